@@ -1,0 +1,114 @@
+/* seed/env.h: the environment interface, and vectors of environments.
+ *
+ * An environment class (seed_env_class) describes one kind of environment:
+ * it parses its options, sizes its per-instance state, and resets, steps and
+ * renders one instance.  The vector (seed_envs) holds K instances of one
+ * class with one random generator each (stream = env index, so env i behaves
+ * the same whatever K is), applies the time limit, resets ended episodes
+ * automatically, and writes straight into caller-owned buffers.
+ *
+ * Built-in classes register themselves (cartpole, catch, ...); later classes
+ * may come from plugins through seed_env_register.
+ *
+ * Threads: a seed_envs belongs to one thread at a time; distinct vectors may
+ * be stepped concurrently.  The registry must be set up (seed_env_register)
+ * before threads start using it.
+ */
+#ifndef SEED_ENV_H
+#define SEED_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/error.h"
+#include "seed/rng.h"
+#include "seed/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SEED_ENV_MAX_OBS_RANK 4
+
+typedef struct seed_env_spec {
+	seed_dtype obs_dtype; /* SEED_DTYPE_F32 or SEED_DTYPE_U8 */
+	int obs_rank;
+	int64_t obs_shape[SEED_ENV_MAX_OBS_RANK];
+	int num_actions; /* discrete actions 0 .. num_actions-1 */
+	int max_steps;   /* truncation after this many steps; 0: none */
+} seed_env_spec;
+
+/* Elements and bytes of one observation. */
+int64_t seed_env_spec_obs_numel(const seed_env_spec *s);
+size_t seed_env_spec_obs_bytes(const seed_env_spec *s);
+
+typedef struct json_t json_t;
+
+typedef struct seed_env_class {
+	const char *name;
+	const char *summary; /* one line for listings */
+	/* Parse options (a JSON object, never NULL; unknown keys are an error),
+	 * allocate *config (may stay NULL), fill spec.  spec->max_steps holds
+	 * the class default on return; the vector applies a "max_steps" option
+	 * on top, so classes must accept and ignore that key.  Errors:
+	 * -SEED_EOPTION with a message naming the option. */
+	int (*configure)(const json_t *options, void **config, seed_env_spec *spec, seed_err *err);
+	void (*free_config)(void *config);
+	size_t state_size; /* bytes of per-instance state, zeroed before reset */
+	/* Start an episode; write the first observation to obs. */
+	void (*reset)(const void *config, void *state, seed_rng *rng, void *obs);
+	/* Apply action (0 <= action < num_actions, checked by the vector);
+	 * write the next observation, the reward, and whether the episode
+	 * ended (a real end, not a time limit). */
+	void (*step)(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward, bool *terminated);
+	/* Draw the state as text (lines ending in '\n') into buf; return the
+	 * length it needed, like snprintf. */
+	int (*render_text)(const void *config, const void *state, char *buf, size_t len);
+} seed_env_class;
+
+/* Add a class to the registry (not copied: must outlive its use).
+ * -EEXIST if the name is taken. */
+int seed_env_register(const seed_env_class *cls);
+/* The class called name, or NULL. */
+const seed_env_class *seed_env_find(const char *name);
+/* The i-th registered class (built-ins first), or NULL past the end. */
+const seed_env_class *seed_env_class_at(int i);
+
+typedef struct seed_envs seed_envs;
+
+/* K instances of the class called name, seeded from seed.  options is a JSON
+ * object as text (NULL or "" means {}); besides the class's own options it
+ * may hold "max_steps" (time limit; 0 disables it).  Errors: -ENOENT (no such
+ * environment), -SEED_EOPTION (bad options), -EINVAL (num < 1); err says
+ * which. */
+int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed, seed_err *err);
+/* Frees e (NULL is fine) and sets *e to NULL. */
+void seed_envs_free(seed_envs **e);
+
+const seed_env_spec *seed_envs_spec(const seed_envs *e);
+int seed_envs_num(const seed_envs *e);
+
+/* Reset every env and write the K first observations to obs
+ * ([K][obs_bytes]).  Episode counters restart. */
+void seed_envs_reset(seed_envs *e, void *obs);
+
+/* Step envs first .. first+count-1 with actions[0..count).  Outputs are
+ * indexed from 0 (row i is env first+i): obs [count][obs], reward,
+ * terminated, truncated (0/1), and, where not NULL, ep_return and ep_length:
+ * the episode's return and length so far, including this step.
+ * An env whose episode ended (terminated or truncated) is reset: its obs row
+ * holds the first observation of the next episode, its ep_* rows the totals
+ * of the episode that ended, and, where final_obs is not NULL, its final_obs
+ * row the last observation of the ended episode (other rows untouched).
+ * Returns -EINVAL (bad range or action out of range; nothing is stepped). */
+int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
+		   uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return, int32_t *ep_length);
+
+/* Draw env i as text; returns the length needed (like snprintf) or -EINVAL. */
+int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
