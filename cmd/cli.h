@@ -1,0 +1,47 @@
+/* cmd/cli.h: what every Seed program shares on its command line.
+ *
+ * Programs parse options with getopt_long from a table of their own; these
+ * helpers keep the behaviour the same everywhere: --help prints to stdout and
+ * exits 0, --version prints "PROG (seed) VERSION", misuse prints a short usage
+ * on stderr and exits 2, runtime failures print "PROG: what: why" and exit 1,
+ * and SIGINT/SIGTERM set a flag the main loop polls (a second signal ends the
+ * program at once).
+ */
+#ifndef SEED_CMD_CLI_H
+#define SEED_CMD_CLI_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+/* The program name used in messages (set by cli_init from argv[0]). */
+extern const char *cli_prog;
+/* Set to the signal number by SIGINT/SIGTERM once cli_catch_signals ran. */
+extern volatile sig_atomic_t cli_stop;
+
+/* Remember the program name and its one-line usage. */
+void cli_init(int argc, char **argv, const char *usage);
+/* Catch SIGINT and SIGTERM into cli_stop; ignore SIGPIPE. */
+void cli_catch_signals(void);
+
+/* "PROG: message" on stderr, then the usage line and a hint; exit 2. */
+noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: message" on stderr; exit 1. */
+noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: message" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "PROG (seed) VERSION" to stdout and exit 0. */
+noreturn void cli_version(void);
+/* Print text to stdout and exit 0 (for --help). */
+noreturn void cli_help(const char *text);
+
+/* Parse an option argument as an integer in [min, max] or a number in
+ * [min, max]; a bad value is a usage error naming the option. */
+long long cli_int(const char *opt, const char *arg, long long min, long long max);
+uint64_t cli_u64(const char *opt, const char *arg);
+double cli_double(const char *opt, const char *arg, double min, double max);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+#endif
