@@ -27,15 +27,15 @@ static void t_golden(void)
 		const struct vtrace_golden *g = &vtrace_golden[k];
 		const int n = g->T * g->B;
 		float *vs = calloc((size_t)n, sizeof *vs), *adv = calloc((size_t)n, sizeof *adv);
-		int rc = seed_vtrace(g->T, g->B, g->log_rhos, g->discounts, g->rewards, g->values, g->bootstrap,
-				     g->clip_rho, g->clip_pg_rho, g->lambda, vs, adv);
+		int rc = seed_vtrace(g->T, g->B, g->log_rhos, g->discounts, g->rewards, g->values,
+		                     g->bootstrap, g->clip_rho, g->clip_pg_rho, g->lambda, vs, adv);
 		CHECK_MSG(rc == 0, "%s: rc %d", g->name, rc);
 		double worst = 0;
 		int bad = 0;
 		for (int i = 0; i < n && !bad; i++) {
 			if (!close_rel(vs[i], g->vs[i]) || !close_rel(adv[i], g->adv[i])) {
 				CHECK_MSG(0, "%s[%d]: vs %.9g want %.17g, adv %.9g want %.17g", g->name, i,
-					  vs[i], g->vs[i], adv[i], g->adv[i]);
+				          vs[i], g->vs[i], adv[i], g->adv[i]);
 				bad = 1;
 			}
 			double e1 = fabs(vs[i] - g->vs[i]) / fmax(fabs(g->vs[i]), 1e-3);
@@ -100,6 +100,16 @@ static void t_on_policy_is_nstep_return(void)
 	}
 }
 
+/* The example in seed_vtrace(3). */
+static void t_man_page_example(void)
+{
+	float lr[2] = {0, 0}, d[2] = {0.9f, 0.9f}, r[2] = {1, 1};
+	float v[2] = {0, 0}, boot[1] = {10}, vs[2], adv[2];
+	CHECK(seed_vtrace(2, 1, lr, d, r, v, boot, 1.0f, 1.0f, 1.0f, vs, adv) == 0);
+	CHECK_NEAR(vs[0], 10.0, 1e-5);
+	CHECK_NEAR(vs[1], 10.0, 1e-5);
+}
+
 /* Outputs may overwrite inputs of the same shape. */
 static void t_in_place(void)
 {
@@ -107,12 +117,12 @@ static void t_in_place(void)
 	const int n = g->T * g->B;
 	float *vs = malloc((size_t)n * sizeof *vs), *adv = malloc((size_t)n * sizeof *adv);
 	float *values = malloc((size_t)n * sizeof *values), *rewards = malloc((size_t)n * sizeof *rewards);
-	CHECK(seed_vtrace(g->T, g->B, g->log_rhos, g->discounts, g->rewards, g->values, g->bootstrap, g->clip_rho,
-			  g->clip_pg_rho, g->lambda, vs, adv) == 0);
+	CHECK(seed_vtrace(g->T, g->B, g->log_rhos, g->discounts, g->rewards, g->values, g->bootstrap,
+	                  g->clip_rho, g->clip_pg_rho, g->lambda, vs, adv) == 0);
 	memcpy(values, g->values, (size_t)n * sizeof *values);
 	memcpy(rewards, g->rewards, (size_t)n * sizeof *rewards);
 	CHECK(seed_vtrace(g->T, g->B, g->log_rhos, g->discounts, rewards, values, g->bootstrap, g->clip_rho,
-			  g->clip_pg_rho, g->lambda, values, rewards) == 0);
+	                  g->clip_pg_rho, g->lambda, values, rewards) == 0);
 	CHECK(memcmp(values, vs, (size_t)n * sizeof *vs) == 0);
 	CHECK(memcmp(rewards, adv, (size_t)n * sizeof *adv) == 0);
 	free(vs);
@@ -168,6 +178,7 @@ int main(void)
 	TAP_RUN(t_golden);
 	TAP_RUN(t_hand_worked);
 	TAP_RUN(t_on_policy_is_nstep_return);
+	TAP_RUN(t_man_page_example);
 	TAP_RUN(t_in_place);
 	TAP_RUN(t_nan_propagates);
 	TAP_RUN(t_errors);
