@@ -61,18 +61,19 @@ static int check_config(const seed_loss_config *c, seed_err *err)
 {
 	if (!(isfinite(c->baseline_cost) && c->baseline_cost >= 0))
 		return seed_err_set(err, -EINVAL, "loss: baseline_cost %g must be finite and >= 0",
-				    (double)c->baseline_cost);
+		                    (double)c->baseline_cost);
 	if (!(isfinite(c->entropy_cost) && c->entropy_cost >= 0))
 		return seed_err_set(err, -EINVAL, "loss: entropy_cost %g must be finite and >= 0",
-				    (double)c->entropy_cost);
+		                    (double)c->entropy_cost);
 	if (!(isfinite(c->kl_cost) && c->kl_cost >= 0))
-		return seed_err_set(err, -EINVAL, "loss: kl_cost %g must be finite and >= 0", (double)c->kl_cost);
+		return seed_err_set(err, -EINVAL, "loss: kl_cost %g must be finite and >= 0",
+		                    (double)c->kl_cost);
 	if (!(c->clip_rho >= 0))
 		return seed_err_set(err, -EINVAL, "loss: clip_rho %g must be >= 0 (INFINITY: no clipping)",
-				    (double)c->clip_rho);
+		                    (double)c->clip_rho);
 	if (!(c->clip_pg_rho >= 0))
 		return seed_err_set(err, -EINVAL, "loss: clip_pg_rho %g must be >= 0 (INFINITY: no clipping)",
-				    (double)c->clip_pg_rho);
+		                    (double)c->clip_pg_rho);
 	if (!(c->lambda >= 0 && c->lambda <= 1))
 		return seed_err_set(err, -EINVAL, "loss: lambda %g must be in [0, 1]", (double)c->lambda);
 	if (c->reduce != SEED_LOSS_MEAN && c->reduce != SEED_LOSS_SUM)
@@ -84,20 +85,21 @@ static int check_batch(const seed_loss_batch *in, seed_err *err)
 {
 	if (in->T < 1 || in->B < 1 || in->A < 1)
 		return seed_err_set(err, -EINVAL, "loss: batch shape T=%d B=%d A=%d must be positive", in->T,
-				    in->B, in->A);
+		                    in->B, in->A);
 	if (!in->logits || !in->behaviour_logits || !in->actions || !in->rewards || !in->discounts ||
 	    !in->values || !in->bootstrap_value)
 		return seed_err_set(err, -EINVAL, "loss: batch has a NULL array");
 	const size_t n = (size_t)in->T * (size_t)in->B;
 	for (size_t i = 0; i < n; i++)
 		if (in->actions[i] < 0 || in->actions[i] >= in->A)
-			return seed_err_set(err, -EINVAL, "loss: action %d at step t=%zu, sequence b=%zu is outside [0, %d)",
-					    (int)in->actions[i], i / (size_t)in->B, i % (size_t)in->B, in->A);
+			return seed_err_set(
+			    err, -EINVAL, "loss: action %d at step t=%zu, sequence b=%zu is outside [0, %d)",
+			    (int)in->actions[i], i / (size_t)in->B, i % (size_t)in->B, in->A);
 	return 0;
 }
 
 int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, seed_loss_stats *stats,
-		     float *dlogits, float *dvalues, seed_err *err)
+                     float *dlogits, float *dvalues, seed_err *err)
 {
 	if (!cfg || !in || !stats)
 		return seed_err_set(err, -EINVAL, "loss: NULL %s", !cfg ? "config" : !in ? "batch" : "stats");
@@ -132,8 +134,8 @@ int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, see
 		n_clipped += rho > cfg->clip_rho;
 	}
 
-	rc = seed_vtrace(T, B, log_rhos, in->discounts, in->rewards, in->values, in->bootstrap_value, cfg->clip_rho,
-			 cfg->clip_pg_rho, cfg->lambda, vs, adv);
+	rc = seed_vtrace(T, B, log_rhos, in->discounts, in->rewards, in->values, in->bootstrap_value,
+	                 cfg->clip_rho, cfg->clip_pg_rho, cfg->lambda, vs, adv);
 	if (rc) {
 		/* Unreachable after the checks above; kept so that a future change
 		 * to seed_vtrace's contract cannot go unnoticed. */

@@ -24,7 +24,7 @@ enum { BLOCK = 16 };
 struct seed_optim {
 	seed_optim_config c;
 	size_t n;
-	int64_t t;    /* steps taken */
+	int64_t t; /* steps taken */
 	int nslots;
 	float *state; /* nslots * n floats, slot i at state + i * n */
 };
@@ -59,20 +59,21 @@ static int check_config(const seed_optim_config *c, size_t n, seed_err *err)
 		return seed_err_set(err, -EINVAL, "optim: eps %g must be finite and >= 0", (double)c->eps);
 	if (!(isfinite(c->weight_decay) && c->weight_decay >= 0))
 		return seed_err_set(err, -EINVAL, "optim: weight_decay %g must be finite and >= 0",
-				    (double)c->weight_decay);
+		                    (double)c->weight_decay);
 	if (c->kind == SEED_OPTIM_ADAM) {
 		if (!unit_interval(c->beta1) || !unit_interval(c->beta2))
 			return seed_err_set(err, -EINVAL, "optim: Adam betas (%g, %g) must be in [0, 1)",
-					    (double)c->beta1, (double)c->beta2);
+			                    (double)c->beta1, (double)c->beta2);
 	} else {
 		if (!unit_interval(c->decay))
 			return seed_err_set(err, -EINVAL, "optim: RMSProp decay %g must be in [0, 1)",
-					    (double)c->decay);
+			                    (double)c->decay);
 		if (!unit_interval(c->momentum))
 			return seed_err_set(err, -EINVAL, "optim: RMSProp momentum %g must be in [0, 1)",
-					    (double)c->momentum);
+			                    (double)c->momentum);
 		if (c->rmsprop_style != SEED_RMSPROP_TF && c->rmsprop_style != SEED_RMSPROP_TORCH)
-			return seed_err_set(err, -EINVAL, "optim: unknown RMSProp style %d", (int)c->rmsprop_style);
+			return seed_err_set(err, -EINVAL, "optim: unknown RMSProp style %d",
+			                    (int)c->rmsprop_style);
 	}
 	return 0;
 }
@@ -162,16 +163,16 @@ const char *seed_optim_slot_name(const seed_optim *o, int i)
 
 /* Per-step scalars shared by the kernels. */
 struct coef {
-	float keep, l2;  /* weight decay: p' = keep p, g' = g + l2 p' */
-	float a, b;      /* Adam beta1, 1 - beta1; RMSProp decay, 1 - decay */
-	float a2, b2;    /* Adam beta2, 1 - beta2 */
-	float step;      /* Adam lr / (1 - beta1^t); RMSProp lr */
-	float bc2s;      /* Adam sqrt(1 - beta2^t) */
-	float eps, mu;   /* eps; RMSProp momentum */
+	float keep, l2; /* weight decay: p' = keep p, g' = g + l2 p' */
+	float a, b;     /* Adam beta1, 1 - beta1; RMSProp decay, 1 - decay */
+	float a2, b2;   /* Adam beta2, 1 - beta2 */
+	float step;     /* Adam lr / (1 - beta1^t); RMSProp lr */
+	float bc2s;     /* Adam sqrt(1 - beta2^t) */
+	float eps, mu;  /* eps; RMSProp momentum */
 };
 
 static inline void adam_kernel(size_t len, float *restrict p, const float *restrict g, float *restrict m,
-			       float *restrict v, const struct coef k)
+                               float *restrict v, const struct coef k)
 {
 	for (size_t i = 0; i < len; i++) {
 		const float pi = k.keep * p[i];
@@ -185,7 +186,7 @@ static inline void adam_kernel(size_t len, float *restrict p, const float *restr
 }
 
 static inline void rms_tf_kernel(size_t len, float *restrict p, const float *restrict g, float *restrict ms,
-				 const struct coef k)
+                                 const struct coef k)
 {
 	for (size_t i = 0; i < len; i++) {
 		const float pi = k.keep * p[i];
@@ -196,8 +197,8 @@ static inline void rms_tf_kernel(size_t len, float *restrict p, const float *res
 	}
 }
 
-static inline void rms_tf_mom_kernel(size_t len, float *restrict p, const float *restrict g, float *restrict ms,
-				     float *restrict mom, const struct coef k)
+static inline void rms_tf_mom_kernel(size_t len, float *restrict p, const float *restrict g,
+                                     float *restrict ms, float *restrict mom, const struct coef k)
 {
 	for (size_t i = 0; i < len; i++) {
 		const float pi = k.keep * p[i];
@@ -210,8 +211,8 @@ static inline void rms_tf_mom_kernel(size_t len, float *restrict p, const float 
 	}
 }
 
-static inline void rms_torch_kernel(size_t len, float *restrict p, const float *restrict g, float *restrict ms,
-				    const struct coef k)
+static inline void rms_torch_kernel(size_t len, float *restrict p, const float *restrict g,
+                                    float *restrict ms, const struct coef k)
 {
 	for (size_t i = 0; i < len; i++) {
 		const float pi = k.keep * p[i];
@@ -223,7 +224,7 @@ static inline void rms_torch_kernel(size_t len, float *restrict p, const float *
 }
 
 static inline void rms_torch_mom_kernel(size_t len, float *restrict p, const float *restrict g,
-					float *restrict ms, float *restrict mom, const struct coef k)
+                                        float *restrict ms, float *restrict mom, const struct coef k)
 {
 	for (size_t i = 0; i < len; i++) {
 		const float pi = k.keep * p[i];
@@ -237,13 +238,13 @@ static inline void rms_torch_mom_kernel(size_t len, float *restrict p, const flo
 }
 
 /* Run KERNEL(len, p, g, slots..., k) over [0, n) in blocks of BLOCK. */
-#define BLOCKED(n, KERNEL, ...)                                                      \
-	do {                                                                         \
-		size_t i_ = 0;                                                       \
-		for (; i_ + BLOCK <= (n); i_ += BLOCK)                               \
-			KERNEL(BLOCK, __VA_ARGS__);                                  \
-		if (i_ < (n))                                                        \
-			KERNEL((n) - i_, __VA_ARGS__);                               \
+#define BLOCKED(n, KERNEL, ...)                                                                              \
+	do {                                                                                                 \
+		size_t i_ = 0;                                                                               \
+		for (; i_ + BLOCK <= (n); i_ += BLOCK)                                                       \
+			KERNEL(BLOCK, __VA_ARGS__);                                                          \
+		if (i_ < (n))                                                                                \
+			KERNEL((n)-i_, __VA_ARGS__);                                                         \
 	} while (0)
 
 int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict grads, float lr)
@@ -283,7 +284,8 @@ int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict
 				BLOCKED(n, rms_tf_kernel, params + i_, grads + i_, s0 + i_, k);
 		} else {
 			if (s1)
-				BLOCKED(n, rms_torch_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
+				BLOCKED(n, rms_torch_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_,
+				        k);
 			else
 				BLOCKED(n, rms_torch_kernel, params + i_, grads + i_, s0 + i_, k);
 		}

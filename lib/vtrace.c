@@ -21,8 +21,8 @@ static inline double cap(double x, double limit)
 }
 
 int seed_vtrace(int T, int B, const float *log_rhos, const float *discounts, const float *rewards,
-		const float *values, const float *bootstrap_value, float clip_rho, float clip_pg_rho,
-		float lambda, float *vs, float *pg_advantages)
+                const float *values, const float *bootstrap_value, float clip_rho, float clip_pg_rho,
+                float lambda, float *vs, float *pg_advantages)
 {
 	if (T < 1 || B < 1 || !log_rhos || !discounts || !rewards || !values || !bootstrap_value || !vs ||
 	    !pg_advantages || vs == pg_advantages)
@@ -33,9 +33,9 @@ int seed_vtrace(int T, int B, const float *log_rhos, const float *discounts, con
 
 	const double crho = clip_rho, cpg = clip_pg_rho, lam = lambda;
 	for (int b = 0; b < B; b++) {
-		double v_next = bootstrap_value[b];  /* V(x_{t+1}) */
-		double vs_next = v_next;             /* v_{t+1}; v_T = V(x_T) */
-		double acc = 0;                      /* v_{t+1} - V(x_{t+1}) */
+		double v_next = bootstrap_value[b]; /* V(x_{t+1}) */
+		double vs_next = v_next;            /* v_{t+1}; v_T = V(x_T) */
+		double acc = 0;                     /* v_{t+1} - V(x_{t+1}) */
 		for (int t = T - 1; t >= 0; t--) {
 			const size_t i = (size_t)t * (size_t)B + (size_t)b;
 			const double rho = exp((double)log_rhos[i]);

@@ -23,15 +23,16 @@ static int close_rel(double got, double want, double rel, double abs_tol)
 
 static seed_loss_batch golden_batch(const struct loss_golden *g)
 {
-	seed_loss_batch b = {g->T, g->B, g->A, g->logits, g->blogits, g->actions, g->rewards, g->discounts,
-			     g->values, g->bootstrap};
+	seed_loss_batch b = {g->T,       g->B,       g->A,         g->logits, g->blogits,
+	                     g->actions, g->rewards, g->discounts, g->values, g->bootstrap};
 	return b;
 }
 
 static seed_loss_config golden_config(const struct loss_golden *g)
 {
-	seed_loss_config c = {g->baseline_cost, g->entropy_cost, g->kl_cost, g->clip_rho, g->clip_pg_rho,
-			      g->lambda, (seed_loss_reduce)g->reduce};
+	seed_loss_config c = {
+	    g->baseline_cost,           g->entropy_cost, g->kl_cost, g->clip_rho, g->clip_pg_rho, g->lambda,
+	    (seed_loss_reduce)g->reduce};
 	return c;
 }
 
@@ -47,24 +48,26 @@ static void t_golden_values_and_gradients(void)
 		seed_err err = {{0}};
 		int rc = seed_loss_vtrace(&cfg, &in, &st, dz, dv, &err);
 		CHECK_MSG(rc == 0, "%s: %s", g->name, err.msg);
-		const double got[] = {st.total, st.pg_loss, st.baseline_loss, st.entropy_loss, st.kl_loss,
-				      st.entropy, st.kl, st.mean_rho, st.clipped_rho_fraction, st.mean_vs,
-				      st.mean_value, st.mean_pg_advantage};
-		static const char *names[] = {"total", "pg_loss", "baseline_loss", "entropy_loss", "kl_loss",
-					      "entropy", "kl", "mean_rho", "clipped_rho_fraction", "mean_vs",
-					      "mean_value", "mean_pg_advantage"};
+		const double got[] = {st.total,        st.pg_loss,    st.baseline_loss,
+		                      st.entropy_loss, st.kl_loss,    st.entropy,
+		                      st.kl,           st.mean_rho,   st.clipped_rho_fraction,
+		                      st.mean_vs,      st.mean_value, st.mean_pg_advantage};
+		static const char *names[] = {"total",        "pg_loss",    "baseline_loss",
+		                              "entropy_loss", "kl_loss",    "entropy",
+		                              "kl",           "mean_rho",   "clipped_rho_fraction",
+		                              "mean_vs",      "mean_value", "mean_pg_advantage"};
 		for (int i = 0; i < 12; i++)
-			CHECK_MSG(close_rel(got[i], g->stats[i], 1e-5, 1e-7), "%s: %s = %.9g, numpy %.9g", g->name,
-				  names[i], got[i], g->stats[i]);
+			CHECK_MSG(close_rel(got[i], g->stats[i], 1e-5, 1e-7), "%s: %s = %.9g, numpy %.9g",
+			          g->name, names[i], got[i], g->stats[i]);
 		double worst = 0;
 		for (size_t i = 0; i < nz; i++) {
-			CHECK_MSG(close_rel(dz[i], g->dlogits[i], 1e-5, 1e-7), "%s: dlogits[%zu] = %.9g, numpy %.9g",
-				  g->name, i, dz[i], g->dlogits[i]);
+			CHECK_MSG(close_rel(dz[i], g->dlogits[i], 1e-5, 1e-7),
+			          "%s: dlogits[%zu] = %.9g, numpy %.9g", g->name, i, dz[i], g->dlogits[i]);
 			worst = fmax(worst, fabs(dz[i] - g->dlogits[i]));
 		}
 		for (size_t i = 0; i < n; i++) {
-			CHECK_MSG(close_rel(dv[i], g->dvalues[i], 1e-5, 1e-7), "%s: dvalues[%zu] = %.9g, numpy %.9g",
-				  g->name, i, dv[i], g->dvalues[i]);
+			CHECK_MSG(close_rel(dv[i], g->dvalues[i], 1e-5, 1e-7),
+			          "%s: dvalues[%zu] = %.9g, numpy %.9g", g->name, i, dv[i], g->dvalues[i]);
 			worst = fmax(worst, fabs(dv[i] - g->dvalues[i]));
 		}
 		printf("# %-22s total %.9g (numpy %.9g), max gradient difference %.2g\n", g->name, st.total,
@@ -77,7 +80,7 @@ static void t_golden_values_and_gradients(void)
 /* An independent double-precision evaluation of the loss with the V-trace
  * targets vs and advantages adv frozen, for finite differences here. */
 static double loss_frozen(const seed_loss_config *c, int T, int B, int A, const double *z, const double *zb,
-			  const int32_t *act, const double *v, const float *vs, const float *adv)
+                          const int32_t *act, const double *v, const float *vs, const float *adv)
 {
 	const int n = T * B;
 	double total = 0;
@@ -95,7 +98,7 @@ static double loss_frozen(const seed_loss_config *c, int T, int B, int A, const 
 		double logpi = zi[act[i]] - log(S), logmu = zbi[act[i]] - log(Sb);
 		double e = vs[i] - v[i];
 		total += -adv[i] * logpi + c->baseline_cost * 0.5 * e * e - c->entropy_cost * H +
-			 c->kl_cost * (logmu - logpi);
+		         c->kl_cost * (logmu - logpi);
 	}
 	return c->reduce == SEED_LOSS_MEAN ? total / n : total;
 }
@@ -140,7 +143,8 @@ static void t_gradients_by_finite_differences(void)
 			lm = zbd[i * A + act[i]] - log(Sb);
 			lr[i] = (float)(lp - lm);
 		}
-		CHECK(seed_vtrace(T, B, lr, d, r, v, boot, c.clip_rho, c.clip_pg_rho, c.lambda, vs, adv) == 0);
+		CHECK(seed_vtrace(T, B, lr, d, r, v, boot, c.clip_rho, c.clip_pg_rho, c.lambda, vs, adv) ==
+		      0);
 		CHECK_NEAR(st.total, loss_frozen(&c, T, B, A, zd, zbd, act, vd, vs, adv), 1e-6);
 		const double h = 1e-5;
 		for (int i = 0; i < N * A; i++) {
@@ -151,8 +155,8 @@ static void t_gradients_by_finite_differences(void)
 			double dn = loss_frozen(&c, T, B, A, zd, zbd, act, vd, vs, adv);
 			zd[i] = z0;
 			double fd = (up - dn) / (2 * h);
-			CHECK_MSG(fabs(dz[i] - fd) <= 1e-5 * fabs(fd) + 1e-7, "reduce %d dlogits[%d] %.9g fd %.9g",
-				  reduce, i, dz[i], fd);
+			CHECK_MSG(fabs(dz[i] - fd) <= 1e-5 * fabs(fd) + 1e-7,
+			          "reduce %d dlogits[%d] %.9g fd %.9g", reduce, i, dz[i], fd);
 		}
 		for (int i = 0; i < N; i++) {
 			const double v0 = vd[i];
@@ -162,8 +166,8 @@ static void t_gradients_by_finite_differences(void)
 			double dn = loss_frozen(&c, T, B, A, zd, zbd, act, vd, vs, adv);
 			vd[i] = v0;
 			double fd = (up - dn) / (2 * h);
-			CHECK_MSG(fabs(dv[i] - fd) <= 1e-5 * fabs(fd) + 1e-7, "reduce %d dvalues[%d] %.9g fd %.9g",
-				  reduce, i, dv[i], fd);
+			CHECK_MSG(fabs(dv[i] - fd) <= 1e-5 * fabs(fd) + 1e-7,
+			          "reduce %d dvalues[%d] %.9g fd %.9g", reduce, i, dv[i], fd);
 		}
 	}
 }

@@ -61,24 +61,25 @@ static void t_golden(void)
 		for (int s = 0; s < OPT_STEPS; s++)
 			CHECK(seed_optim_step(o, p, g->grads + s * OPT_N, g->lrs[s]) == 0);
 		CHECK(seed_optim_steps(o) == OPT_STEPS);
-		CHECK_MSG(seed_optim_slots(o) == g->nslots, "%s: %d slots, want %d", g->name, seed_optim_slots(o),
-			  g->nslots);
+		CHECK_MSG(seed_optim_slots(o) == g->nslots, "%s: %d slots, want %d", g->name,
+		          seed_optim_slots(o), g->nslots);
 		CHECK(seed_optim_state_size(o) == (size_t)g->nslots * OPT_N);
 		double worst = 0, scale = rms(g->p, OPT_N);
 		for (int i = 0; i < OPT_N; i++) {
-			CHECK_MSG(close_rel(p[i], g->p[i], scale), "%s: p[%d] = %.9g, numpy %.17g", g->name, i, p[i],
-				  g->p[i]);
+			CHECK_MSG(close_rel(p[i], g->p[i], scale), "%s: p[%d] = %.9g, numpy %.17g", g->name,
+			          i, p[i], g->p[i]);
 			worst = fmax(worst, fabs(p[i] - g->p[i]) / fmax(fabs(g->p[i]), scale));
 		}
 		const float *st = seed_optim_state(o);
 		for (int i = 0; i < g->nslots * OPT_N && seed_optim_slots(o) == g->nslots; i++) {
 			if (i % OPT_N == 0)
 				scale = rms(g->state + i, OPT_N);
-			CHECK_MSG(close_rel(st[i], g->state[i], scale), "%s: %s[%d] = %.9g, numpy %.17g", g->name,
-				  seed_optim_slot_name(o, i / OPT_N), i % OPT_N, st[i], g->state[i]);
+			CHECK_MSG(close_rel(st[i], g->state[i], scale), "%s: %s[%d] = %.9g, numpy %.17g",
+			          g->name, seed_optim_slot_name(o, i / OPT_N), i % OPT_N, st[i], g->state[i]);
 			worst = fmax(worst, fabs(st[i] - g->state[i]) / fmax(fabs(g->state[i]), scale));
 		}
-		printf("# %-26s %d steps, max error relative to max(|x|, rms) %.2g\n", g->name, OPT_STEPS, worst);
+		printf("# %-26s %d steps, max error relative to max(|x|, rms) %.2g\n", g->name, OPT_STEPS,
+		       worst);
 		seed_optim_free(&o);
 		CHECK(o == NULL);
 	}
@@ -141,7 +142,8 @@ static void t_checkpoint_roundtrip(void)
 	CHECK(seed_optim_new(&b, &c, OPT_N, NULL) == 0);
 	CHECK(seed_optim_new(&fresh, &c, OPT_N, NULL) == 0);
 	CHECK(seed_optim_numel(a) == OPT_N);
-	CHECK(strcmp(seed_optim_slot_name(a, 0), "adam_m") == 0 && strcmp(seed_optim_slot_name(a, 1), "adam_v") == 0);
+	CHECK(strcmp(seed_optim_slot_name(a, 0), "adam_m") == 0 &&
+	      strcmp(seed_optim_slot_name(a, 1), "adam_v") == 0);
 	float pa[OPT_N], pb[OPT_N];
 	memcpy(pa, g->p0, sizeof pa);
 	for (int s = 0; s < 3; s++)

@@ -57,12 +57,12 @@ typedef enum seed_loss_reduce {
 } seed_loss_reduce;
 
 typedef struct seed_loss_config {
-	float baseline_cost;  /* weight of the value loss; 0.5 */
-	float entropy_cost;   /* weight of the entropy bonus; 0.01 */
-	float kl_cost;        /* weight of the sampled KL(mu || pi) term; 0 (off) */
-	float clip_rho;       /* V-trace rho-bar for the value targets; 1 (INFINITY: none) */
-	float clip_pg_rho;    /* rho-bar for the policy-gradient advantages; 1 */
-	float lambda;         /* trace coefficient scale in [0, 1]; 1 */
+	float baseline_cost;     /* weight of the value loss; 0.5 */
+	float entropy_cost;      /* weight of the entropy bonus; 0.01 */
+	float kl_cost;           /* weight of the sampled KL(mu || pi) term; 0 (off) */
+	float clip_rho;          /* V-trace rho-bar for the value targets; 1 (INFINITY: none) */
+	float clip_pg_rho;       /* rho-bar for the policy-gradient advantages; 1 */
+	float lambda;            /* trace coefficient scale in [0, 1]; 1 */
 	seed_loss_reduce reduce; /* SEED_LOSS_MEAN */
 } seed_loss_config;
 
@@ -83,15 +83,15 @@ typedef struct seed_loss_batch {
 typedef struct seed_loss_stats {
 	double total;
 	double pg_loss;
-	double baseline_loss;  /* includes baseline_cost */
-	double entropy_loss;   /* includes entropy_cost, so <= 0 for a positive cost */
-	double kl_loss;        /* includes kl_cost */
-	double entropy;        /* mean H(pi(.|x_t)) in nats */
-	double kl;             /* mean log mu(a_t|x_t) - log pi(a_t|x_t) */
-	double mean_rho;       /* mean pi/mu of the action taken, before clipping */
+	double baseline_loss;        /* includes baseline_cost */
+	double entropy_loss;         /* includes entropy_cost, so <= 0 for a positive cost */
+	double kl_loss;              /* includes kl_cost */
+	double entropy;              /* mean H(pi(.|x_t)) in nats */
+	double kl;                   /* mean log mu(a_t|x_t) - log pi(a_t|x_t) */
+	double mean_rho;             /* mean pi/mu of the action taken, before clipping */
 	double clipped_rho_fraction; /* fraction of steps with pi/mu > clip_rho */
-	double mean_vs;        /* mean V-trace target */
-	double mean_value;     /* mean V(x_t) */
+	double mean_vs;              /* mean V-trace target */
+	double mean_value;           /* mean V(x_t) */
 	double mean_pg_advantage;
 } seed_loss_stats;
 
@@ -111,7 +111,7 @@ void seed_loss_config_default(seed_loss_config *c);
  * err may be NULL.  Thread-safe on distinct outputs.
  */
 int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *batch, seed_loss_stats *stats,
-		     float *dlogits, float *dvalues, seed_err *err);
+                     float *dlogits, float *dvalues, seed_err *err);
 
 #ifdef __cplusplus
 }

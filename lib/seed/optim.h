@@ -64,14 +64,14 @@ typedef enum seed_rmsprop_style {
 
 typedef struct seed_optim_config {
 	seed_optim_kind kind;
-	float beta1;          /* Adam, in [0, 1): 0.9 */
-	float beta2;          /* Adam, in [0, 1): 0.999 */
-	float eps;            /* >= 0: Adam 1e-8; RMSProp 0.01 (IMPALA's Atari setting) */
-	float decay;          /* RMSProp, in [0, 1): 0.99 */
-	float momentum;       /* RMSProp, in [0, 1): 0 (no momentum slot is kept) */
+	float beta1;                      /* Adam, in [0, 1): 0.9 */
+	float beta2;                      /* Adam, in [0, 1): 0.999 */
+	float eps;                        /* >= 0: Adam 1e-8; RMSProp 0.01 (IMPALA's Atari setting) */
+	float decay;                      /* RMSProp, in [0, 1): 0.99 */
+	float momentum;                   /* RMSProp, in [0, 1): 0 (no momentum slot is kept) */
 	seed_rmsprop_style rmsprop_style; /* SEED_RMSPROP_TF */
-	float weight_decay;   /* >= 0: 0 */
-	int decoupled_weight_decay; /* 0: L2 in the gradient; 1: AdamW-style */
+	float weight_decay;               /* >= 0: 0 */
+	int decoupled_weight_decay;       /* 0: L2 in the gradient; 1: AdamW-style */
 } seed_optim_config;
 
 typedef struct seed_optim seed_optim;

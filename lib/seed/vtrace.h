@@ -51,8 +51,8 @@ extern "C" {
  * is NaN or outside [0, 1].  Pure function: thread-safe on distinct outputs.
  */
 int seed_vtrace(int T, int B, const float *log_rhos, const float *discounts, const float *rewards,
-		const float *values, const float *bootstrap_value, float clip_rho, float clip_pg_rho,
-		float lambda, float *vs, float *pg_advantages);
+                const float *values, const float *bootstrap_value, float clip_rho, float clip_pg_rho,
+                float lambda, float *vs, float *pg_advantages);
 
 #ifdef __cplusplus
 }
