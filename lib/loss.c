@@ -1,0 +1,190 @@
+/* loss.c: the V-trace actor-critic loss and its gradients (see seed/loss.h).
+ *
+ * Two passes over the steps.  The first computes, per step, the log-sum-exp of
+ * the learner logits, the entropy, and log pi(a|x) - log mu(a|x) (the V-trace
+ * log ratio); seed_vtrace then gives the targets and advantages; the second
+ * pass forms the loss terms and writes the gradients.  Softmax probabilities
+ * are recomputed in the second pass from the stored log-sum-exp instead of
+ * being kept, so scratch memory is O(T*B), not O(T*B*A).
+ *
+ * Gradients, per step with scale s = 1/(T*B) (mean) or 1 (sum), p = softmax(z),
+ * H = -sum_j p_j log p_j, a the action taken, A_t the advantage:
+ *   d pg_loss / d z_j      = -s A_t (1[j=a] - p_j)
+ *   d kl_loss / d z_j      = -s kl_cost (1[j=a] - p_j)
+ *   d entropy_loss / d z_j =  s entropy_cost p_j (log p_j + H)
+ *   d baseline_loss / d V  = -s baseline_cost (v_t - V(x_t))
+ * (dH/dz_j = -p_j (log p_j + H)); v_t and A_t are held constant.
+ */
+#include "seed/loss.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "seed/buf.h"
+#include "seed/vtrace.h"
+
+void seed_loss_config_default(seed_loss_config *c)
+{
+	c->baseline_cost = 0.5f;
+	c->entropy_cost = 0.01f;
+	c->kl_cost = 0.0f;
+	c->clip_rho = 1.0f;
+	c->clip_pg_rho = 1.0f;
+	c->lambda = 1.0f;
+	c->reduce = SEED_LOSS_MEAN;
+}
+
+/* Log-sum-exp of z[0..A) with the maximum subtracted; also the entropy of
+ * softmax(z), computed as log S - sum_j (e_j / S)(z_j - m) so that no
+ * probability is ever logged. */
+static double log_sum_exp(const float *z, int A, double *entropy)
+{
+	double m = z[0];
+	for (int j = 1; j < A; j++)
+		if (z[j] > m)
+			m = z[j];
+	double S = 0, Sz = 0;
+	for (int j = 0; j < A; j++) {
+		const double d = (double)z[j] - m, e = exp(d);
+		S += e;
+		Sz += e * d;
+	}
+	const double logS = log(S);
+	if (entropy)
+		*entropy = logS - Sz / S;
+	return m + logS;
+}
+
+static int check_config(const seed_loss_config *c, seed_err *err)
+{
+	if (!(isfinite(c->baseline_cost) && c->baseline_cost >= 0))
+		return seed_err_set(err, -EINVAL, "loss: baseline_cost %g must be finite and >= 0",
+		                    (double)c->baseline_cost);
+	if (!(isfinite(c->entropy_cost) && c->entropy_cost >= 0))
+		return seed_err_set(err, -EINVAL, "loss: entropy_cost %g must be finite and >= 0",
+		                    (double)c->entropy_cost);
+	if (!(isfinite(c->kl_cost) && c->kl_cost >= 0))
+		return seed_err_set(err, -EINVAL, "loss: kl_cost %g must be finite and >= 0",
+		                    (double)c->kl_cost);
+	if (!(c->clip_rho >= 0))
+		return seed_err_set(err, -EINVAL, "loss: clip_rho %g must be >= 0 (INFINITY: no clipping)",
+		                    (double)c->clip_rho);
+	if (!(c->clip_pg_rho >= 0))
+		return seed_err_set(err, -EINVAL, "loss: clip_pg_rho %g must be >= 0 (INFINITY: no clipping)",
+		                    (double)c->clip_pg_rho);
+	if (!(c->lambda >= 0 && c->lambda <= 1))
+		return seed_err_set(err, -EINVAL, "loss: lambda %g must be in [0, 1]", (double)c->lambda);
+	if (c->reduce != SEED_LOSS_MEAN && c->reduce != SEED_LOSS_SUM)
+		return seed_err_set(err, -EINVAL, "loss: unknown reduction %d", (int)c->reduce);
+	return 0;
+}
+
+static int check_batch(const seed_loss_batch *in, seed_err *err)
+{
+	if (in->T < 1 || in->B < 1 || in->A < 1)
+		return seed_err_set(err, -EINVAL, "loss: batch shape T=%d B=%d A=%d must be positive", in->T,
+		                    in->B, in->A);
+	if (!in->logits || !in->behaviour_logits || !in->actions || !in->rewards || !in->discounts ||
+	    !in->values || !in->bootstrap_value)
+		return seed_err_set(err, -EINVAL, "loss: batch has a NULL array");
+	const size_t n = (size_t)in->T * (size_t)in->B;
+	for (size_t i = 0; i < n; i++)
+		if (in->actions[i] < 0 || in->actions[i] >= in->A)
+			return seed_err_set(
+			    err, -EINVAL, "loss: action %d at step t=%zu, sequence b=%zu is outside [0, %d)",
+			    (int)in->actions[i], i / (size_t)in->B, i % (size_t)in->B, in->A);
+	return 0;
+}
+
+int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, seed_loss_stats *stats,
+                     float *dlogits, float *dvalues, seed_err *err)
+{
+	if (!cfg || !in || !stats)
+		return seed_err_set(err, -EINVAL, "loss: NULL %s", !cfg ? "config" : !in ? "batch" : "stats");
+	int rc = check_config(cfg, err);
+	if (rc == 0)
+		rc = check_batch(in, err);
+	if (rc)
+		return rc;
+
+	const int T = in->T, B = in->B, A = in->A;
+	const size_t n = (size_t)T * (size_t)B;
+	const double s = cfg->reduce == SEED_LOSS_MEAN ? 1.0 / (double)n : 1.0;
+
+	/* Scratch: log ratios, targets and advantages as float for seed_vtrace;
+	 * per-step log-sum-exp and entropy in double for the second pass. */
+	float *log_rhos = seed_xmalloc(3 * n * sizeof *log_rhos);
+	float *vs = log_rhos + n, *adv = vs + n;
+	double *lse = seed_xmalloc(2 * n * sizeof *lse), *ent = lse + n;
+
+	double sum_kl = 0, sum_rho = 0, n_clipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		const float *z = in->logits + i * (size_t)A, *zb = in->behaviour_logits + i * (size_t)A;
+		const int a = in->actions[i];
+		lse[i] = log_sum_exp(z, A, &ent[i]);
+		const double logpi = (double)z[a] - lse[i];
+		const double logmu = (double)zb[a] - log_sum_exp(zb, A, NULL);
+		const double lr = logpi - logmu;
+		log_rhos[i] = (float)lr;
+		sum_kl -= lr;
+		const double rho = exp(lr);
+		sum_rho += rho;
+		n_clipped += rho > cfg->clip_rho;
+	}
+
+	rc = seed_vtrace(T, B, log_rhos, in->discounts, in->rewards, in->values, in->bootstrap_value,
+	                 cfg->clip_rho, cfg->clip_pg_rho, cfg->lambda, vs, adv);
+	if (rc) {
+		/* Unreachable after the checks above; kept so that a future change
+		 * to seed_vtrace's contract cannot go unnoticed. */
+		free(log_rhos);
+		free(lse);
+		return seed_err_set(err, rc, "loss: seed_vtrace failed");
+	}
+
+	const double ec = cfg->entropy_cost, bc = cfg->baseline_cost, kc = cfg->kl_cost;
+	double pg = 0, base = 0, sum_ent = 0, sum_vs = 0, sum_v = 0, sum_adv = 0;
+	for (size_t i = 0; i < n; i++) {
+		const float *z = in->logits + i * (size_t)A;
+		const int a = in->actions[i];
+		const double A_t = adv[i], v = in->values[i], err_v = (double)vs[i] - v;
+		pg -= A_t * ((double)z[a] - lse[i]);
+		base += err_v * err_v;
+		sum_ent += ent[i];
+		sum_vs += vs[i];
+		sum_v += v;
+		sum_adv += A_t;
+		if (dvalues)
+			dvalues[i] = (float)(-s * bc * err_v);
+		if (dlogits) {
+			float *dz = dlogits + i * (size_t)A;
+			const double w = -s * (A_t + kc);
+			for (int j = 0; j < A; j++) {
+				const double logp = (double)z[j] - lse[i], p = exp(logp);
+				dz[j] = (float)(w * ((j == a) - p) + s * ec * p * (logp + ent[i]));
+			}
+		}
+	}
+
+	const double inv_n = 1.0 / (double)n;
+	seed_loss_stats st;
+	st.pg_loss = s * pg;
+	st.baseline_loss = s * bc * 0.5 * base;
+	st.entropy_loss = -s * ec * sum_ent;
+	st.kl_loss = s * kc * sum_kl;
+	st.total = st.pg_loss + st.baseline_loss + st.entropy_loss + st.kl_loss;
+	st.entropy = sum_ent * inv_n;
+	st.kl = sum_kl * inv_n;
+	st.mean_rho = sum_rho * inv_n;
+	st.clipped_rho_fraction = n_clipped * inv_n;
+	st.mean_vs = sum_vs * inv_n;
+	st.mean_value = sum_v * inv_n;
+	st.mean_pg_advantage = sum_adv * inv_n;
+	*stats = st;
+
+	free(log_rhos);
+	free(lse);
+	return 0;
+}
