@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 			o.policy = optarg;
 			break;
 		case 'n':
-			o.episodes = cli_int("--episodes", optarg, 1, 100000000);
+			o.episodes = cli_int("--episodes", optarg, 1, 10000000);
 			break;
 		case 'k':
 			o.envs = (int)cli_int("--envs", optarg, 1, 65536);

@@ -79,6 +79,27 @@ static const seed_env_class counter_class = {
     .step = counter_step,
 };
 
+/* A class that reports an impossible spec (no actions). */
+static int broken_configure(const json_t *options, void **config, seed_env_spec *spec, seed_err *err)
+{
+	*config = malloc(16);
+	memset(spec, 0, sizeof *spec);
+	spec->obs_dtype = SEED_DTYPE_F32;
+	spec->obs_rank = 1;
+	spec->obs_shape[0] = 1;
+	return 0;
+}
+
+static const seed_env_class broken_class = {
+    .name = "broken",
+    .summary = "reports zero actions (test only)",
+    .configure = broken_configure,
+    .free_config = free,
+    .state_size = 1,
+    .reset = counter_reset,
+    .step = counter_step,
+};
+
 static void t_registry(void)
 {
 	CHECK(seed_env_class_at(0) == seed_env_find("cartpole"));
@@ -109,6 +130,14 @@ static void t_registry(void)
 	CHECK(seed_env_register(&bad) == -EINVAL);
 	CHECK(seed_env_register(NULL) == -EINVAL);
 	CHECK(seed_env_class_at(n + 1) == NULL);
+
+	/* A class whose spec is impossible is refused at creation (and its
+	 * config freed: valgrind runs would show the leak). */
+	CHECK(seed_env_register(&broken_class) == 0);
+	seed_envs *e = NULL;
+	seed_err err = {""};
+	CHECK(seed_envs_new(&e, "broken", NULL, 1, 0, &err) == -EINVAL);
+	CHECK(e == NULL && strstr(err.msg, "broken: 0 actions") != NULL);
 }
 
 static void t_specs(void)

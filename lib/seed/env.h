@@ -125,7 +125,8 @@ typedef struct seed_envs seed_envs;
  * class's default otherwise).  Instance i draws from seed_rng stream i of
  * seed.  All memory is allocated here, none while stepping.  Errors:
  * -ENOENT (no such environment), -SEED_EOPTION (bad options: not JSON, not
- * an object, unknown key, bad value), -EINVAL (num < 1); err says which. */
+ * an object, unknown key, bad value), -EINVAL (num < 1, or the class filled
+ * in an impossible spec); err says which. */
 int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed,
                   seed_err *err);
 /* Frees e (NULL is fine) and sets *e to NULL. */
