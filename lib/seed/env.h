@@ -7,8 +7,17 @@
  * the same whatever K is), applies the time limit, resets ended episodes
  * automatically, and writes straight into caller-owned buffers.
  *
- * Built-in classes register themselves (cartpole, catch, ...); later classes
- * may come from plugins through seed_env_register.
+ * Built-in classes are in the registry from the start (cartpole, catch, ...;
+ * seed_env_class_at lists them); later classes may come from plugins through
+ * seed_env_register.  man seed_env(3) shows how to write a class.
+ *
+ * Episodes follow Gymnasium's conventions: `terminated` is a real end of the
+ * episode (no bootstrapping from the value), `truncated` is the time limit
+ * (elapsed steps >= max_steps, like Gymnasium's TimeLimit wrapper); both can
+ * be 1 on the same step.  Unlike Gymnasium's vector environments, the reset
+ * of an ended episode happens in the same call that ended it: the obs row
+ * then holds the next episode's first observation and final_obs the last
+ * observation of the episode that ended.
  *
  * Threads: a seed_envs belongs to one thread at a time; distinct vectors may
  * be stepped concurrently.  The registry must be set up (seed_env_register)
@@ -43,54 +52,94 @@ typedef struct seed_env_spec {
 int64_t seed_env_spec_obs_numel(const seed_env_spec *s);
 size_t seed_env_spec_obs_bytes(const seed_env_spec *s);
 
+/* jansson's JSON value (include <jansson.h> to look inside). */
 typedef struct json_t json_t;
 
+/* One kind of environment.  Every callback but render_text is required.
+ * The vector calls them from one thread at a time per instance; config is
+ * shared read-only by all instances of a vector. */
 typedef struct seed_env_class {
-	const char *name;
+	const char *name;    /* registry key: lower case, no spaces */
 	const char *summary; /* one line for listings */
 	/* Parse options (a JSON object, never NULL; unknown keys are an error),
 	 * allocate *config (may stay NULL), fill spec.  spec->max_steps holds
 	 * the class default on return; the vector applies a "max_steps" option
-	 * on top, so classes must accept and ignore that key.  Errors:
-	 * -SEED_EOPTION with a message naming the option. */
+	 * on top, so classes must accept and ignore that key (the helpers
+	 * below do).  Errors: -SEED_EOPTION with a message naming the
+	 * option; nothing to free then. */
 	int (*configure)(const json_t *options, void **config, seed_env_spec *spec, seed_err *err);
+	/* Free what configure allocated (config may be NULL); may itself be
+	 * NULL when configure never allocates. */
 	void (*free_config)(void *config);
 	size_t state_size; /* bytes of per-instance state, zeroed before reset */
-	/* Start an episode; write the first observation to obs. */
+	/* Start an episode; write the first observation to obs.  Randomness
+	 * only from rng (the instance's own generator). */
 	void (*reset)(const void *config, void *state, seed_rng *rng, void *obs);
 	/* Apply action (0 <= action < num_actions, checked by the vector);
 	 * write the next observation, the reward, and whether the episode
-	 * ended (a real end, not a time limit). */
-	void (*step)(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward, bool *terminated);
+	 * ended (a real end, not a time limit).  The vector resets an
+	 * instance as soon as it reports terminated, so step never sees an
+	 * ended episode through the vector.  Must not allocate: it runs
+	 * millions of times a second. */
+	void (*step)(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward,
+	             bool *terminated);
 	/* Draw the state as text (lines ending in '\n') into buf; return the
-	 * length it needed, like snprintf. */
+	 * length it needed, like snprintf.  May be NULL (no rendering). */
 	int (*render_text)(const void *config, const void *state, char *buf, size_t len);
 } seed_env_class;
 
 /* Add a class to the registry (not copied: must outlive its use).
- * -EEXIST if the name is taken. */
+ * -EEXIST if the name is taken (built-ins included); -EINVAL if cls has no
+ * name or lacks configure, reset or step.  Not thread-safe: register before
+ * other threads use the registry. */
 int seed_env_register(const seed_env_class *cls);
 /* The class called name, or NULL. */
 const seed_env_class *seed_env_find(const char *name);
-/* The i-th registered class (built-ins first), or NULL past the end. */
+/* The i-th registered class (built-ins first, then seed_env_register's in
+ * order), or NULL past the end (and for i < 0). */
 const seed_env_class *seed_env_class_at(int i);
+
+/* Helpers for configure callbacks.  `env` is the class name, used in
+ * messages ("cartpole: option \"x\": ...").
+ *
+ * seed_env_options_check: -SEED_EOPTION if options holds a key that is
+ * neither in known (a NULL-terminated list) nor "max_steps"; the message
+ * names the key and lists the known ones.
+ *
+ * seed_env_option_int/_double/_bool: if options has key, check its type (an
+ * integer; any number; true or false) and range [min, max], and store it in
+ * *out; if it does not, leave *out alone (the caller's default) and return
+ * 0.  -SEED_EOPTION with a message naming the key if the value is wrong. */
+int seed_env_options_check(const json_t *options, const char *env, const char *const *known, seed_err *err);
+int seed_env_option_int(const json_t *options, const char *env, const char *key, long long min, long long max,
+                        long long *out, seed_err *err);
+int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
+                           double *out, seed_err *err);
+int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err);
 
 typedef struct seed_envs seed_envs;
 
 /* K instances of the class called name, seeded from seed.  options is a JSON
  * object as text (NULL or "" means {}); besides the class's own options it
- * may hold "max_steps" (time limit; 0 disables it).  Errors: -ENOENT (no such
- * environment), -SEED_EOPTION (bad options), -EINVAL (num < 1); err says
- * which. */
-int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed, seed_err *err);
+ * may hold "max_steps" (time limit, an integer >= 0; 0 disables it; the
+ * class's default otherwise).  Instance i draws from seed_rng stream i of
+ * seed.  All memory is allocated here, none while stepping.  Errors:
+ * -ENOENT (no such environment), -SEED_EOPTION (bad options: not JSON, not
+ * an object, unknown key, bad value), -EINVAL (num < 1, or the class filled
+ * in an impossible spec); err says which. */
+int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed,
+                  seed_err *err);
 /* Frees e (NULL is fine) and sets *e to NULL. */
 void seed_envs_free(seed_envs **e);
 
+/* The spec with the time limit in force (the "max_steps" option applied). */
 const seed_env_spec *seed_envs_spec(const seed_envs *e);
 int seed_envs_num(const seed_envs *e);
+const seed_env_class *seed_envs_class(const seed_envs *e);
 
 /* Reset every env and write the K first observations to obs
- * ([K][obs_bytes]).  Episode counters restart. */
+ * ([K][obs_bytes]).  Episode counters restart; the random generators go on
+ * from where they were.  Must be called once before the first step. */
 void seed_envs_reset(seed_envs *e, void *obs);
 
 /* Step envs first .. first+count-1 with actions[0..count).  Outputs are
@@ -101,11 +150,14 @@ void seed_envs_reset(seed_envs *e, void *obs);
  * holds the first observation of the next episode, its ep_* rows the totals
  * of the episode that ended, and, where final_obs is not NULL, its final_obs
  * row the last observation of the ended episode (other rows untouched).
- * Returns -EINVAL (bad range or action out of range; nothing is stepped). */
+ * Returns -EINVAL (bad range, action out of range, or never reset; nothing
+ * is stepped).  Allocates nothing. */
 int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
-		   uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return, int32_t *ep_length);
+                   uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
+                   int32_t *ep_length);
 
-/* Draw env i as text; returns the length needed (like snprintf) or -EINVAL. */
+/* Draw env i as text; returns the length needed (like snprintf) or -EINVAL
+ * (no env i), -ENOTSUP (the class cannot render). */
 int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len);
 
 #ifdef __cplusplus

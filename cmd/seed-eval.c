@@ -1,0 +1,331 @@
+/* cmd/seed-eval.c: play episodes locally and print a JSON summary.
+ *
+ * seed-eval steps a vector of K environments with a policy, collects the
+ * return and length of exactly N finished episodes, and prints one JSON
+ * object on stdout.  No server is involved.
+ *
+ * Structure: a policy is a callback from a batch of observations to a batch
+ * of actions (eval_policy); the policies on offer are a table (policies[]),
+ * so a policy backed by a checkpoint slots in beside "random" with its own
+ * options.  play() owns the loop and the buffers; what happens to each step
+ * besides counting episodes (rendering, recording frames) belongs there.
+ *
+ * Which episodes count: all K envs step together; after each step the
+ * episodes that ended are taken in env order (env 0 first) until N are in,
+ * so the result depends only on the environment, its options, K, the
+ * policy and the seed.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "seed/buf.h"
+#include "seed/env.h"
+#include "seed/rng.h"
+
+static const char usage[] =
+    "--env NAME [--env-options JSON] [--policy random] [--episodes N] [--envs K] [--seed S]\n"
+    "       seed-eval --list-envs";
+
+static const char help[] =
+    "Usage: seed-eval --env NAME [OPTION]...\n"
+    "       seed-eval --list-envs\n"
+    "Play episodes of an environment locally and print one JSON object with the\n"
+    "return and length statistics of exactly N episodes.\n"
+    "\n"
+    "  -e, --env NAME           environment to play (see --list-envs)\n"
+    "  -o, --env-options JSON   environment options as a JSON object, e.g.\n"
+    "                           '{\"max_steps\": 200}' (default {})\n"
+    "  -p, --policy NAME        how to choose actions: random (uniform over the\n"
+    "                           actions; the default)\n"
+    "  -n, --episodes N         episodes to finish (default 10)\n"
+    "  -k, --envs K             environments stepped side by side (default 1)\n"
+    "  -s, --seed S             seed of the environments and of the policy\n"
+    "                           (default 0)\n"
+    "  -l, --list-envs          list the environments and exit\n"
+    "  -h, --help               show this help and exit\n"
+    "  -V, --version            show the version and exit\n"
+    "\n"
+    "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
+    "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
+    "standard deviation (divided by N).  The same arguments give the same output.\n"
+    "\n"
+    "Example: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n";
+
+/* ---- policies ------------------------------------------------------------- */
+
+/* A policy: a batch of observations in, a batch of actions out. */
+typedef struct eval_policy {
+	const char *name;
+	/* Write actions[0..count) in [0, num_actions) for the observations obs
+	 * ([count][obs bytes], env i in row i).  0, or a negative code with a
+	 * message in err. */
+	int (*act)(struct eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err);
+	void (*free)(struct eval_policy *p);
+	void *ctx;
+} eval_policy;
+
+typedef struct eval_options {
+	const char *env;
+	const char *env_options;
+	const char *policy;
+	long long episodes;
+	int envs;
+	uint64_t seed;
+} eval_options;
+
+/* Uniform random actions from one generator on a stream apart from the
+ * environments' (their streams are 0 .. K-1). */
+typedef struct random_policy {
+	seed_rng rng;
+	uint32_t num_actions;
+} random_policy;
+
+static int random_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
+{
+	random_policy *r = p->ctx;
+	for (int i = 0; i < count; i++)
+		actions[i] = (int32_t)seed_rng_below(&r->rng, r->num_actions);
+	return 0;
+}
+
+static void random_free(eval_policy *p)
+{
+	free(p->ctx);
+}
+
+static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err)
+{
+	random_policy *r = seed_xmalloc(sizeof *r);
+	seed_rng_init(&r->rng, o->seed, UINT64_MAX);
+	r->num_actions = (uint32_t)spec->num_actions;
+	p->act = random_act;
+	p->free = random_free;
+	p->ctx = r;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*init)(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err);
+} policies[] = {
+    {"random", random_new},
+};
+
+/* ---- playing -------------------------------------------------------------- */
+
+/* Step envs with policy until n episodes have ended; their returns and
+ * lengths go to ret[0..n) and len[0..n) in the order they ended. */
+static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, double *len, seed_err *err)
+{
+	const int k = seed_envs_num(envs);
+	const size_t ob = seed_env_spec_obs_bytes(seed_envs_spec(envs));
+	void *obs = seed_xmalloc((size_t)k * ob);
+	int32_t *actions = seed_xmalloc((size_t)k * sizeof *actions);
+	float *reward = seed_xmalloc((size_t)k * sizeof *reward);
+	uint8_t *term = seed_xmalloc((size_t)k);
+	uint8_t *trunc = seed_xmalloc((size_t)k);
+	float *ep_return = seed_xmalloc((size_t)k * sizeof *ep_return);
+	int32_t *ep_length = seed_xmalloc((size_t)k * sizeof *ep_length);
+	int rc = 0;
+	long long done = 0;
+
+	seed_envs_reset(envs, obs);
+	while (done < n) {
+		if (cli_stop) {
+			rc = seed_err_set(err, -EINTR, "interrupted after %lld of %lld episodes", done, n);
+			break;
+		}
+		rc = policy->act(policy, obs, k, actions, err);
+		if (rc < 0)
+			break;
+		rc =
+		    seed_envs_step(envs, 0, k, actions, obs, reward, term, trunc, NULL, ep_return, ep_length);
+		if (rc < 0) {
+			seed_err_set(err, rc, "policy %s chose an action out of range", policy->name);
+			break;
+		}
+		for (int i = 0; i < k && done < n; i++) {
+			if (term[i] || trunc[i]) {
+				ret[done] = ep_return[i];
+				len[done] = ep_length[i];
+				done++;
+			}
+		}
+	}
+	free(obs);
+	free(actions);
+	free(reward);
+	free(term);
+	free(trunc);
+	free(ep_return);
+	free(ep_length);
+	return rc;
+}
+
+/* ---- statistics and output ------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* {"mean", "std" (population: divided by n), "median", "min", "max"} of
+ * x[0..n), n >= 1; sorts x. */
+static json_t *summary(double *x, long long n)
+{
+	double mean = 0;
+	for (long long i = 0; i < n; i++)
+		mean += x[i];
+	mean /= (double)n;
+	double var = 0;
+	for (long long i = 0; i < n; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	var /= (double)n;
+	qsort(x, (size_t)n, sizeof *x, cmp_double);
+	double median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "mean", mean, "std", sqrt(var), "median", median, "min",
+	                 x[0], "max", x[n - 1]);
+}
+
+/* One line per environment: name, observation, actions, time limit and
+ * summary, in registry order. */
+static void list_envs(void)
+{
+	const seed_env_class *c;
+	for (int i = 0; (c = seed_env_class_at(i)); i++) {
+		char shape[64] = "?";
+		int actions = 0, max_steps = 0;
+		json_t *empty = json_object();
+		void *config = NULL;
+		seed_env_spec spec;
+		seed_err err;
+		if (c->configure(empty, &config, &spec, &err) == 0) {
+			int used = snprintf(shape, sizeof shape, "%s[", seed_dtype_name(spec.obs_dtype));
+			for (int d = 0; d < spec.obs_rank && used < (int)sizeof shape; d++)
+				used += snprintf(shape + used, sizeof shape - (size_t)used, "%s%" PRId64,
+				                 d ? "," : "", spec.obs_shape[d]);
+			if (used < (int)sizeof shape)
+				snprintf(shape + used, sizeof shape - (size_t)used, "]");
+			actions = spec.num_actions;
+			max_steps = spec.max_steps;
+			if (c->free_config)
+				c->free_config(config);
+		}
+		json_decref(empty);
+		printf("%-12s obs %-14s actions %-3d max_steps %-5d %s\n", c->name, shape, actions, max_steps,
+		       c->summary ? c->summary : "");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"env", required_argument, NULL, 'e'},    {"env-options", required_argument, NULL, 'o'},
+	    {"policy", required_argument, NULL, 'p'}, {"episodes", required_argument, NULL, 'n'},
+	    {"envs", required_argument, NULL, 'k'},   {"seed", required_argument, NULL, 's'},
+	    {"list-envs", no_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	};
+	eval_options o = {.policy = "random", .episodes = 10, .envs = 1, .seed = 0};
+	int list = 0, c;
+
+	cli_init(argc, argv, usage);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:o:p:n:k:s:lhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o.env = optarg;
+			break;
+		case 'o':
+			o.env_options = optarg;
+			break;
+		case 'p':
+			o.policy = optarg;
+			break;
+		case 'n':
+			o.episodes = cli_int("--episodes", optarg, 1, 10000000);
+			break;
+		case 'k':
+			o.envs = (int)cli_int("--envs", optarg, 1, 65536);
+			break;
+		case 's':
+			o.seed = cli_u64("--seed", optarg);
+			if (o.seed > INT64_MAX)
+				cli_usage_error("--seed: %s is out of range [0, %" PRId64 "]", optarg,
+				                INT64_MAX);
+			break;
+		case 'l':
+			list = 1;
+			break;
+		case 'h':
+			cli_help(help);
+		case 'V':
+			cli_version();
+		case ':':
+			cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (list) {
+		list_envs();
+		return 0;
+	}
+	if (!o.env)
+		cli_usage_error("--env is required (see --list-envs)");
+	size_t pi = 0;
+	while (pi < sizeof policies / sizeof policies[0] && strcmp(policies[pi].name, o.policy) != 0)
+		pi++;
+	if (pi == sizeof policies / sizeof policies[0])
+		cli_usage_error("--policy: unknown policy '%s' (known: random)", o.policy);
+
+	seed_err err = {""};
+	seed_envs *envs = NULL;
+	int rc = seed_envs_new(&envs, o.env, o.env_options, o.envs, o.seed, &err);
+	if (rc == -ENOENT)
+		cli_usage_error("--env: %s (see --list-envs)", err.msg);
+	if (rc == -SEED_EOPTION)
+		cli_usage_error("--env-options: %s", err.msg);
+	if (rc < 0)
+		cli_die("%s", err.msg);
+
+	eval_policy policy = {.name = policies[pi].name};
+	rc = policies[pi].init(&policy, &o, seed_envs_spec(envs), &err);
+	if (rc < 0)
+		cli_die("policy %s: %s", policy.name, err.msg);
+
+	cli_catch_signals();
+	double *ret = seed_xmalloc((size_t)o.episodes * sizeof *ret);
+	double *len = seed_xmalloc((size_t)o.episodes * sizeof *len);
+	rc = play(envs, &policy, o.episodes, ret, len, &err);
+	if (rc < 0)
+		cli_die("%s", err.msg);
+
+	json_t *out =
+	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o}", "env", o.env, "policy", policy.name, "episodes",
+	              (json_int_t)o.episodes, "envs", o.envs, "seed", (json_int_t)o.seed, "return",
+	              summary(ret, o.episodes), "length", summary(len, o.episodes));
+	char *text = json_dumps(out, JSON_REAL_PRECISION(10));
+	if (!text)
+		cli_die("cannot format the summary");
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0)
+		cli_die("writing the summary failed");
+	free(text);
+	json_decref(out);
+	free(ret);
+	free(len);
+	if (policy.free)
+		policy.free(&policy);
+	seed_envs_free(&envs);
+	return 0;
+}

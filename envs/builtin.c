@@ -1,0 +1,12 @@
+/* envs/builtin.c: the table of built-in environment classes.
+ *
+ * The registry (lib/env.c) lists these first, in this order, before any
+ * class added with seed_env_register.  One line per class.
+ */
+#include "builtin.h"
+
+const seed_env_class *const seed_env_builtins[] = {
+    &seed_env_cartpole,
+    &seed_env_catch,
+    NULL,
+};

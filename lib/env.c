@@ -1,0 +1,353 @@
+/* env.c: the registry of environment classes and the vector of environments.
+ *
+ * The vector owns everything its instances need, allocated once in
+ * seed_envs_new: one slab of per-instance state (a 64-byte aligned stride
+ * per env so instances never share a cache line), one seed_rng per env
+ * (stream = env index), and the running return and length of each episode.
+ * Stepping allocates nothing and touches only the rows it steps.
+ */
+#include "seed/env.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../envs/builtin.h"
+#include "seed/buf.h"
+
+/* ---- registry ------------------------------------------------------------ */
+
+/* Classes added with seed_env_register, after the built-ins. */
+static const seed_env_class **registered;
+static int nregistered;
+
+static int nbuiltins(void)
+{
+	int n = 0;
+	while (seed_env_builtins[n])
+		n++;
+	return n;
+}
+
+const seed_env_class *seed_env_class_at(int i)
+{
+	if (i < 0)
+		return NULL;
+	int nb = nbuiltins();
+	if (i < nb)
+		return seed_env_builtins[i];
+	i -= nb;
+	return i < nregistered ? registered[i] : NULL;
+}
+
+const seed_env_class *seed_env_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	const seed_env_class *c;
+	for (int i = 0; (c = seed_env_class_at(i)); i++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int seed_env_register(const seed_env_class *cls)
+{
+	if (!cls || !cls->name || !cls->name[0] || !cls->configure || !cls->reset || !cls->step)
+		return -EINVAL;
+	if (seed_env_find(cls->name))
+		return -EEXIST;
+	registered = seed_xrealloc(registered, (size_t)(nregistered + 1) * sizeof *registered);
+	registered[nregistered++] = cls;
+	return 0;
+}
+
+/* ---- option helpers ------------------------------------------------------ */
+
+int seed_env_options_check(const json_t *options, const char *env, const char *const *known, seed_err *err)
+{
+	json_t *obj = (json_t *)options; /* jansson's iterators take no const */
+	for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+		const char *key = json_object_iter_key(it);
+		if (strcmp(key, "max_steps") == 0)
+			continue;
+		int ok = 0;
+		for (int i = 0; known && known[i]; i++)
+			if (strcmp(key, known[i]) == 0)
+				ok = 1;
+		if (ok)
+			continue;
+		char list[256] = "";
+		size_t used = 0;
+		for (int i = 0; known && known[i]; i++) {
+			int n = snprintf(list + used, sizeof list - used, "%s, ", known[i]);
+			if (n < 0 || (size_t)n >= sizeof list - used)
+				break;
+			used += (size_t)n;
+		}
+		return seed_err_set(err, -SEED_EOPTION, "%s: unknown option \"%s\" (known: %smax_steps)", env,
+		                    key, list);
+	}
+	return 0;
+}
+
+int seed_env_option_int(const json_t *options, const char *env, const char *key, long long min, long long max,
+                        long long *out, seed_err *err)
+{
+	json_t *v = json_object_get(options, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v))
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "%s: option \"%s\" must be an integer in [%lld, %lld]", env, key, min,
+		                    max);
+	long long x = json_integer_value(v);
+	if (x < min || x > max)
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %lld, not in [%lld, %lld]", env,
+		                    key, x, min, max);
+	*out = x;
+	return 0;
+}
+
+int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
+                           double *out, seed_err *err)
+{
+	json_t *v = json_object_get(options, key);
+	if (!v)
+		return 0;
+	if (!json_is_number(v))
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be a number in [%g, %g]", env,
+		                    key, min, max);
+	double x = json_number_value(v);
+	if (!(x >= min && x <= max))
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %g, not in [%g, %g]", env, key,
+		                    x, min, max);
+	*out = x;
+	return 0;
+}
+
+int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err)
+{
+	json_t *v = json_object_get(options, key);
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be true or false", env, key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* ---- spec ----------------------------------------------------------------- */
+
+int64_t seed_env_spec_obs_numel(const seed_env_spec *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->obs_rank; i++)
+		n *= s->obs_shape[i];
+	return n;
+}
+
+size_t seed_env_spec_obs_bytes(const seed_env_spec *s)
+{
+	return (size_t)seed_env_spec_obs_numel(s) * seed_dtype_size(s->obs_dtype);
+}
+
+/* ---- vector --------------------------------------------------------------- */
+
+struct seed_envs {
+	const seed_env_class *cls;
+	void *config;
+	seed_env_spec spec;
+	int num;
+	bool was_reset;
+	size_t obs_bytes;
+	size_t stride;      /* bytes between instances in state */
+	uint8_t *state;     /* [num][stride], 64-byte aligned */
+	seed_rng *rng;      /* [num] */
+	double *ep_return;  /* [num] running return of the current episode */
+	int32_t *ep_length; /* [num] steps taken in the current episode */
+};
+
+/* Check the spec a class filled in, so that a faulty plugin fails at
+ * creation instead of corrupting memory while stepping. */
+static int check_spec(const seed_env_class *cls, const seed_env_spec *s, seed_err *err)
+{
+	if (s->obs_dtype != SEED_DTYPE_F32 && s->obs_dtype != SEED_DTYPE_U8)
+		return seed_err_set(err, -EINVAL, "%s: observation dtype must be f32 or u8", cls->name);
+	if (s->obs_rank < 1 || s->obs_rank > SEED_ENV_MAX_OBS_RANK)
+		return seed_err_set(err, -EINVAL, "%s: observation rank %d not in [1, %d]", cls->name,
+		                    s->obs_rank, SEED_ENV_MAX_OBS_RANK);
+	int64_t n = 1;
+	for (int i = 0; i < s->obs_rank; i++) {
+		if (s->obs_shape[i] < 1 || s->obs_shape[i] > (INT64_C(1) << 31) / n)
+			return seed_err_set(err, -EINVAL, "%s: bad observation shape", cls->name);
+		n *= s->obs_shape[i];
+	}
+	if (s->num_actions < 1)
+		return seed_err_set(err, -EINVAL, "%s: %d actions", cls->name, s->num_actions);
+	if (s->max_steps < 0)
+		return seed_err_set(err, -EINVAL, "%s: negative default max_steps", cls->name);
+	return 0;
+}
+
+int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed,
+                  seed_err *err)
+{
+	const seed_env_class *cls = seed_env_find(name);
+	if (!cls)
+		return seed_err_set(err, -ENOENT, "no environment called \"%s\"", name ? name : "(null)");
+	if (num < 1)
+		return seed_err_set(err, -EINVAL, "%s: number of environments must be >= 1, not %d",
+		                    cls->name, num);
+
+	json_t *opts;
+	if (!options || !options[0]) {
+		opts = json_object();
+	} else {
+		json_error_t je;
+		opts = json_loads(options, JSON_REJECT_DUPLICATES, &je);
+		if (!opts)
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "%s: options are not valid JSON: %s (line %d, column %d)",
+			                    cls->name, je.text, je.line, je.column);
+		if (!json_is_object(opts)) {
+			json_decref(opts);
+			return seed_err_set(err, -SEED_EOPTION, "%s: options must be a JSON object",
+			                    cls->name);
+		}
+	}
+	long long max_steps = -1;
+	int rc = seed_env_option_int(opts, cls->name, "max_steps", 0, INT_MAX, &max_steps, err);
+	seed_env_spec spec;
+	memset(&spec, 0, sizeof spec);
+	void *config = NULL;
+	if (rc == 0)
+		rc = cls->configure(opts, &config, &spec, err);
+	json_decref(opts);
+	if (rc < 0)
+		return rc;
+	rc = check_spec(cls, &spec, err);
+	if (rc < 0) {
+		if (cls->free_config)
+			cls->free_config(config);
+		return rc;
+	}
+	if (max_steps >= 0)
+		spec.max_steps = (int)max_steps;
+
+	seed_envs *e = seed_xcalloc(1, sizeof *e);
+	e->cls = cls;
+	e->config = config;
+	e->spec = spec;
+	e->num = num;
+	e->obs_bytes = seed_env_spec_obs_bytes(&spec);
+	e->stride = (cls->state_size + 63) / 64 * 64;
+	e->state = seed_xaligned(e->stride * (size_t)num);
+	memset(e->state, 0, e->stride * (size_t)num);
+	e->rng = seed_xmalloc((size_t)num * sizeof *e->rng);
+	for (int i = 0; i < num; i++)
+		seed_rng_init(&e->rng[i], seed, (uint64_t)i);
+	e->ep_return = seed_xcalloc((size_t)num, sizeof *e->ep_return);
+	e->ep_length = seed_xcalloc((size_t)num, sizeof *e->ep_length);
+	*out = e;
+	return 0;
+}
+
+void seed_envs_free(seed_envs **ep)
+{
+	if (!ep || !*ep)
+		return;
+	seed_envs *e = *ep;
+	if (e->cls->free_config)
+		e->cls->free_config(e->config);
+	free(e->state);
+	free(e->rng);
+	free(e->ep_return);
+	free(e->ep_length);
+	free(e);
+	*ep = NULL;
+}
+
+const seed_env_spec *seed_envs_spec(const seed_envs *e)
+{
+	return &e->spec;
+}
+
+int seed_envs_num(const seed_envs *e)
+{
+	return e->num;
+}
+
+const seed_env_class *seed_envs_class(const seed_envs *e)
+{
+	return e->cls;
+}
+
+static inline void reset_one(seed_envs *e, int i, void *obs)
+{
+	void *st = e->state + (size_t)i * e->stride;
+	memset(st, 0, e->cls->state_size);
+	e->cls->reset(e->config, st, &e->rng[i], obs);
+	e->ep_return[i] = 0;
+	e->ep_length[i] = 0;
+}
+
+void seed_envs_reset(seed_envs *e, void *obs)
+{
+	for (int i = 0; i < e->num; i++)
+		reset_one(e, i, (uint8_t *)obs + (size_t)i * e->obs_bytes);
+	e->was_reset = true;
+}
+
+int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
+                   uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
+                   int32_t *ep_length)
+{
+	if (!e->was_reset || first < 0 || count < 0 || first > e->num - count)
+		return -EINVAL;
+	const int na = e->spec.num_actions;
+	for (int i = 0; i < count; i++)
+		if (actions[i] < 0 || actions[i] >= na)
+			return -EINVAL;
+
+	const seed_env_class *cls = e->cls;
+	const int32_t max_steps = e->spec.max_steps;
+	const size_t ob = e->obs_bytes;
+	for (int i = 0; i < count; i++) {
+		const int k = first + i;
+		uint8_t *o = (uint8_t *)obs + (size_t)i * ob;
+		float r = 0;
+		bool term = false;
+		cls->step(e->config, e->state + (size_t)k * e->stride, &e->rng[k], actions[i], o, &r, &term);
+		double ret = e->ep_return[k] + r;
+		int32_t len = e->ep_length[k] + 1;
+		bool trunc = max_steps > 0 && len >= max_steps;
+		reward[i] = r;
+		terminated[i] = term;
+		truncated[i] = trunc;
+		if (ep_return)
+			ep_return[i] = (float)ret;
+		if (ep_length)
+			ep_length[i] = len;
+		if (term || trunc) {
+			if (final_obs)
+				memcpy((uint8_t *)final_obs + (size_t)i * ob, o, ob);
+			reset_one(e, k, o);
+		} else {
+			e->ep_return[k] = ret;
+			e->ep_length[k] = len;
+		}
+	}
+	return 0;
+}
+
+int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len)
+{
+	if (i < 0 || i >= e->num)
+		return -EINVAL;
+	if (!e->cls->render_text)
+		return -ENOTSUP;
+	return e->cls->render_text(e->config, e->state + (size_t)i * e->stride, buf, len);
+}

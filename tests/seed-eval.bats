@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# tests/seed-eval.bats: the seed-eval command line.
+#
+# Reference values for a uniformly random policy (tests/ref/random_policy_ref.py):
+# - CartPole-v1, Gymnasium 1.4.0, 200000 episodes: mean return 22.253,
+#   population std 11.874.  With N episodes the standard error of the mean is
+#   11.874 / sqrt(N); the tests allow 5 standard errors.
+# - Catch 10 x 5: the paddle's final column is independent of the ball's,
+#   which is uniform, so P(catch) = 1/5: mean return -0.6, std 0.8, length 9
+#   always (bsuite's own Catch, 20000 episodes: -0.593 +- 0.006).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers
+	load_helpers
+}
+
+# within VALUE CENTER TOLERANCE: |VALUE - CENTER| <= TOLERANCE
+within() {
+	awk -v v="$1" -v c="$2" -v t="$3" 'BEGIN { d = v - c; if (d < 0) d = -d; exit !(d <= t) }'
+}
+
+@test "--help prints usage on stdout and exits 0" {
+	run seed-eval --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Usage: seed-eval --env NAME"* ]]
+	[[ "$output" == *"--episodes N"* ]]
+	[[ "$output" == *"--list-envs"* ]]
+}
+
+@test "--version prints the version" {
+	run seed-eval --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^seed-eval\ \(seed\)\ [0-9]+\.[0-9]+ ]]
+}
+
+@test "--list-envs lists cartpole and catch with their specs" {
+	run seed-eval --list-envs
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -E '^cartpole +obs f32\[4\] +actions 2 +max_steps 500 +CartPole-v1'
+	echo "$output" | grep -E '^catch +obs f32\[10,5\] +actions 3 +max_steps 0 +Catch'
+}
+
+@test "prints one JSON object of the documented shape" {
+	run --separate-stderr seed-eval --env cartpole --episodes 5
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+	printf '%s' "$output" | jq -e '
+		(keys == ["env", "envs", "episodes", "length", "policy", "return", "seed"]) and
+		.env == "cartpole" and .policy == "random" and .episodes == 5 and .envs == 1 and .seed == 0 and
+		([.return, .length][] | (keys == ["max", "mean", "median", "min", "std"]) and
+			([.[] | type] | all(. == "number")) and .min <= .median and .median <= .max and
+			.min <= .mean and .mean <= .max and .std >= 0)'
+	# CartPole gives 1 per step: return and length agree.
+	printf '%s' "$output" | jq -e '.return == .length'
+}
+
+@test "the statistics are those of the episodes (std is the population std)" {
+	# Catch episodes last 9 steps and return +1 or -1: with c catches out of
+	# n, mean = (2c - n)/n and population std = sqrt(1 - mean^2).
+	run seed-eval --env catch --episodes 7 --seed 3
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" | jq -e '.length == {"mean": 9, "std": 0, "median": 9, "min": 9, "max": 9}'
+	printf '%s' "$output" | jq -e '
+		.return as $r | ($r.mean * 7 | round) as $s |
+		(($r.mean * 7 - $s) | fabs) < 1e-9 and
+		((($r.std - ((1 - $r.mean * $r.mean) | sqrt)) | fabs) < 1e-8) and
+		([$r.min, $r.max, $r.median] | all(. == 1 or . == -1))'
+}
+
+@test "the same seed gives the same output, another seed another" {
+	a=$(seed-eval --env cartpole --episodes 50 --envs 4 --seed 7)
+	b=$(seed-eval --env cartpole --episodes 50 --envs 4 --seed 7)
+	c=$(seed-eval --env cartpole --episodes 50 --envs 4 --seed 8)
+	[ "$a" = "$b" ]
+	[ "$(jq -c .return <<<"$a")" != "$(jq -c .return <<<"$c")" ]
+}
+
+@test "exactly N episodes are counted, whatever K" {
+	for k in 1 3 64; do
+		run seed-eval --env catch --episodes 10 --envs "$k"
+		[ "$status" -eq 0 ]
+		printf '%s' "$output" | jq -e ".episodes == 10 and .envs == $k"
+		# Ten catch episodes: the mean is a multiple of 0.2.
+		printf '%s' "$output" | jq -e '((.return.mean * 10) - (.return.mean * 10 | round) | fabs) < 1e-9'
+	done
+}
+
+@test "CartPole-v1 random policy: mean return 22.25 within 5 standard errors" {
+	# 3000 episodes: standard error 11.874 / sqrt(3000) = 0.217.
+	run seed-eval --env cartpole --episodes 3000 --envs 32 --seed 11
+	[ "$status" -eq 0 ]
+	mean=$(jq .return.mean <<<"$output")
+	std=$(jq .return.std <<<"$output")
+	echo "mean $mean std $std"
+	within "$mean" 22.253 1.085
+	within "$std" 11.874 1.5
+	printf '%s' "$output" | jq -e '.return == .length and .length.max <= 500'
+}
+
+@test "CartPole max_steps option caps episode length" {
+	run seed-eval --env cartpole --env-options '{"max_steps": 10}' --episodes 200
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" | jq -e '.length.max == 10 and .length.min >= 8'
+}
+
+@test "Catch random policy: mean return -0.6 within 5 standard errors" {
+	# 4000 episodes: standard error 0.8 / sqrt(4000) = 0.0126.
+	run seed-eval --env catch --episodes 4000 --envs 16 --seed 5
+	[ "$status" -eq 0 ]
+	mean=$(jq .return.mean <<<"$output")
+	echo "mean $mean"
+	within "$mean" -0.6 0.063
+	within "$(jq .return.std <<<"$output")" 0.8 0.02
+	printf '%s' "$output" | jq -e '.length.min == 9 and .length.max == 9'
+}
+
+@test "Catch options change the board: rows 4 gives episodes of 3 steps" {
+	run seed-eval --env catch --env-options '{"rows": 4, "columns": 3}' --episodes 20
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" | jq -e '.length.min == 3 and .length.max == 3'
+}
+
+@test "an unknown environment is named in the error" {
+	run seed-eval --env cartpoll --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *'seed-eval: --env: no environment called "cartpoll"'* ]]
+	[[ "$output" == *"--list-envs"* ]]
+}
+
+@test "options that are not JSON are reported" {
+	run seed-eval --env cartpole --env-options '{"max_steps": }' --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"seed-eval: --env-options: cartpole: options are not valid JSON"* ]]
+	run seed-eval --env cartpole --env-options '[1]' --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"must be a JSON object"* ]]
+}
+
+@test "an unknown option key is named, with the known ones" {
+	run seed-eval --env catch --env-options '{"colums": 4}' --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *'catch: unknown option "colums" (known: rows, columns, max_steps)'* ]]
+}
+
+@test "a bad option value is named" {
+	run seed-eval --env cartpole --env-options '{"init_state": [0, 0, 0]}' --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *'"init_state"'* ]]
+	run seed-eval --env cartpole --env-options '{"max_steps": -3}' --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *'"max_steps"'* ]]
+}
+
+@test "usage errors exit 2 with a message" {
+	run seed-eval --episodes 3
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--env is required"* ]]
+	[[ "$output" == *"usage: seed-eval"* ]]
+	run seed-eval --env cartpole --episodes 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--episodes"* ]]
+	run seed-eval --env cartpole --envs x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--envs: 'x' is not an integer"* ]]
+	run seed-eval --env cartpole --policy greedy
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown policy 'greedy'"* ]]
+	run seed-eval --env cartpole --bogus
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown option '--bogus'"* ]]
+	run seed-eval --env
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"needs a value"* ]]
+	run seed-eval --env cartpole extra
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unexpected argument 'extra'"* ]]
+	run seed-eval --env cartpole --seed -1
+	[ "$status" -eq 2 ]
+}
+
+@test "the examples in the manual run" {
+	# Each .EX block of seed-eval(1) that starts with "seed-eval" is a
+	# command: write each to a file, undo the roff escapes, run it.
+	awk -v dir="$BATS_TEST_TMPDIR" '
+	     /^\.EX/ { ex = 1; n++; f = dir "/example." n; next }
+	     /^\.EE/ { ex = 0; next }
+	     ex { print > f }' "$SEED_SRCDIR/man/seed-eval.1"
+	n=0
+	for f in "$BATS_TEST_TMPDIR"/example.*; do
+		grep -q '^seed-eval' "$f" || continue
+		cmd=$(sed -e 's/\\-/-/g' -e 's/\\e/\\/g' "$f")
+		echo "example: $cmd"
+		run bash -o pipefail -c "$cmd"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ -n "$output" ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 4 ]
+}
