@@ -114,7 +114,7 @@ uint64_t cli_u64(const char *opt, const char *arg)
 	errno = 0;
 	if (arg[0] == '-')
 		cli_usage_error("%s: '%s' must not be negative", opt, arg);
-	unsigned long long v = strtoull(arg, &end, 0);
+	unsigned long long v = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end)
 		cli_usage_error("%s: '%s' is not an unsigned integer", opt, arg);
 	return (uint64_t)v;
