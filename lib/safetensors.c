@@ -149,11 +149,13 @@ int seed_safetensors_writer_add(seed_safetensors_writer *w, const char *name, co
 
 int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, const char *value, seed_err *err)
 {
+	if (!is_utf8(key))
+		return seed_err_set(err, -EINVAL, "safetensors: metadata key '%s' is not UTF-8", key);
 	json_t *v = json_string(value);
 	if (!v)
 		return seed_err_set(err, -EINVAL, "safetensors: metadata value for '%s' is not UTF-8", key);
-	if (!is_utf8(key) || json_object_set_new(w->meta, key, v) != 0)
-		return seed_err_set(err, -EINVAL, "safetensors: metadata key '%s' is not UTF-8", key);
+	if (json_object_set_new(w->meta, key, v) != 0)
+		abort(); /* the key is valid UTF-8: only allocation can fail */
 	return 0;
 }
 
