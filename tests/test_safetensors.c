@@ -141,6 +141,10 @@ static void t_roundtrip_all_dtypes(void)
 	CHECK(seed_safetensors_writer_meta(w, "a", "2", &err) == 0); /* replaces */
 	const char *path = pathf(dir, "round.safetensors");
 	CHECK_MSG(seed_safetensors_writer_write(w, path, &err) == 0, "%s", err.msg);
+	/* For the cross-check by hand with Python (tests/ref/checkpoint_readback.py). */
+	const char *export = getenv("SEED_EXPORT_DIR");
+	if (export && *export)
+		CHECK(seed_safetensors_writer_write(w, pathf(export, "roundtrip.safetensors"), &err) == 0);
 	seed_safetensors_writer_free(&w);
 
 	seed_safetensors *st = NULL;
