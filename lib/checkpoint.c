@@ -71,15 +71,15 @@ static int build_meta(const seed_checkpoint *ck, json_t **out, seed_err *err)
 		const char *name;
 		int64_t v;
 	} counts[] = {
-		{"step", ck->step},
-		{"frames", ck->frames},
-		{"policy_version", ck->policy_version},
-		{"optim_step", ck->optim_step},
+	    {"step", ck->step},
+	    {"frames", ck->frames},
+	    {"policy_version", ck->policy_version},
+	    {"optim_step", ck->optim_step},
 	};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		if (counts[i].v < 0)
-			return seed_err_set(err, -EINVAL, "checkpoint: %s is negative (%" PRId64 ")", counts[i].name,
-					    counts[i].v);
+			return seed_err_set(err, -EINVAL, "checkpoint: %s is negative (%" PRId64 ")",
+			                    counts[i].name, counts[i].v);
 	if (!isfinite(ck->wall_time))
 		return seed_err_set(err, -EINVAL, "checkpoint: wall_time is not finite");
 	json_t *env_name = NULL;
@@ -102,14 +102,15 @@ static int build_meta(const seed_checkpoint *ck, json_t **out, seed_err *err)
 	if (env_name || ck->env_options) {
 		json_decref(env);
 		env = json_pack("{s:o, s:o}", "name", env_name ? env_name : json_null(), "options",
-				json_or_null(ck->env_options));
+		                json_or_null(ck->env_options));
 	}
-	json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o}", "format", FORMAT,
-			      "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created", created,
-			      "step", (json_int_t)ck->step, "frames", (json_int_t)ck->frames, "policy_version",
-			      (json_int_t)ck->policy_version, "optim_step", (json_int_t)ck->optim_step, "wall_time",
-			      ck->wall_time, "rng", rng, "env", env, "model", json_or_null(ck->model), "config",
-			      json_or_null(ck->config));
+	json_t *m =
+	    json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o}", "format", FORMAT,
+	              "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created", created,
+	              "step", (json_int_t)ck->step, "frames", (json_int_t)ck->frames, "policy_version",
+	              (json_int_t)ck->policy_version, "optim_step", (json_int_t)ck->optim_step, "wall_time",
+	              ck->wall_time, "rng", rng, "env", env, "model", json_or_null(ck->model), "config",
+	              json_or_null(ck->config));
 	if (!m)
 		abort(); /* every input was checked: only allocation can fail */
 	*out = m;
@@ -138,21 +139,28 @@ static int is_ckpt_name(const char *s)
 
 /* A file name for the tensors of step that no file in dir has yet, so that
  * writing it can never replace the file checkpoint.json names. */
-static char *fresh_name(const char *dir, int64_t step)
+static int fresh_name(const char *dir, int64_t step, char **out, seed_err *err)
 {
 	char name[64];
-	for (unsigned k = 0;; k++) {
+	for (unsigned k = 0; k < 10000; k++) {
 		if (k == 0)
 			snprintf(name, sizeof name, "checkpoint-%012" PRId64 ".safetensors", step);
 		else
 			snprintf(name, sizeof name, "checkpoint-%012" PRId64 ".%u.safetensors", step, k);
 		char *p = join(dir, name);
 		struct stat st;
-		int taken = lstat(p, &st) == 0 || errno != ENOENT;
+		int rc = lstat(p, &st) == 0 ? 1 : errno == ENOENT ? 0 : -errno;
+		if (rc < 0)
+			seed_err_set(err, rc, "%s: cannot check for %s: %s", dir, p, strerror(-rc));
 		free(p);
-		if (!taken)
-			return xstrdup(name);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			*out = xstrdup(name);
+			return 0;
+		}
 	}
+	return seed_err_set(err, -EEXIST, "%s: too many checkpoints of step %" PRId64, dir, step);
 }
 
 /* Point dir/checkpoint.safetensors at name, atomically. */
@@ -168,7 +176,7 @@ static int relink(const char *dir, const char *name, seed_err *err)
 		rc = seed_err_set(err, -errno, "%s: cannot create link %s: %s", link, tmp, strerror(errno));
 	else if (rename(tmp, link) != 0) {
 		rc = seed_err_set(err, -errno, "%s: cannot replace it with a link to %s: %s", link, name,
-				  strerror(errno));
+		                  strerror(errno));
 		unlink(tmp);
 	}
 	free(tmp);
@@ -219,7 +227,8 @@ int seed_checkpoint_save(const char *dir, const seed_checkpoint *ck, seed_err *e
 	if (rc)
 		goto out;
 
-	name = fresh_name(dir, ck->step);
+	if ((rc = fresh_name(dir, ck->step, &name, err)))
+		goto out;
 	st_path = join(dir, name);
 	rc = seed_safetensors_writer_write(w, st_path, err);
 	if (rc)
@@ -292,7 +301,8 @@ static int parse_hex64(const char *s, uint64_t *v)
 	for (int i = 0; i < 16; i++) {
 		if (!isxdigit((unsigned char)s[i]))
 			return -1;
-		x = x << 4 | (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower(s[i]) - 'a' + 10));
+		x = x << 4 |
+		    (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower(s[i]) - 'a' + 10));
 	}
 	*v = x;
 	return 0;
@@ -319,8 +329,9 @@ static int read_meta(json_t *meta, const char *where, seed_checkpoint *ck, seed_
 	if ((rc = get_count(meta, where, "format_version", &version, err)))
 		return rc;
 	if (version != FORMAT_VERSION)
-		return seed_err_set(err, -EBADMSG, "%s: checkpoint format_version %" PRId64 ", this Seed reads %d",
-				    where, version, FORMAT_VERSION);
+		return seed_err_set(err, -EBADMSG,
+		                    "%s: checkpoint format_version %" PRId64 ", this Seed reads %d", where,
+		                    version, FORMAT_VERSION);
 	if ((rc = get_string(meta, where, "seed_version", &ck->seed_version, err)) ||
 	    (rc = get_string(meta, where, "created", &ck->created, err)) ||
 	    (rc = get_count(meta, where, "step", &ck->step, err)) ||
@@ -372,7 +383,7 @@ static int embedded_meta(const seed_safetensors *st, json_t **meta, seed_err *er
 	*meta = json_loads(text, JSON_REJECT_DUPLICATES, &je);
 	if (!*meta)
 		return seed_err_set(err, -EBADMSG, "%s: __metadata__ '" META_KEY "' is not valid JSON: %s",
-				    seed_safetensors_path(st), je.text);
+		                    seed_safetensors_path(st), je.text);
 	return 0;
 }
 
@@ -418,7 +429,7 @@ static int load_lone(const char *path, seed_checkpoint **out, seed_err *err)
 /* Load what json_path commits to.  *vanished is set when the file it names
  * is missing: a concurrent save may have replaced both meanwhile. */
 static int load_committed(const char *dir, const char *json_path, seed_checkpoint **out, int *vanished,
-			  seed_err *err)
+                          seed_err *err)
 {
 	*vanished = 0;
 	void *text;
@@ -432,7 +443,8 @@ static int load_committed(const char *dir, const char *json_path, seed_checkpoin
 	json_t *meta = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	free(text);
 	if (!meta)
-		return seed_err_set(err, -EBADMSG, "%s: not valid JSON: %s (line %d)", json_path, je.text, je.line);
+		return seed_err_set(err, -EBADMSG, "%s: not valid JSON: %s (line %d)", json_path, je.text,
+		                    je.line);
 	const char *file;
 	if (!json_is_object(meta)) {
 		json_decref(meta);
@@ -445,8 +457,9 @@ static int load_committed(const char *dir, const char *json_path, seed_checkpoin
 	/* A bare name in the same directory: the metadata must not send a
 	 * reader elsewhere. */
 	if (!*file || strchr(file, '/') || file[0] == '.') {
-		rc = seed_err_set(err, -EBADMSG, "%s: \"file\" must name a file in the same directory, not '%s'",
-				  json_path, file);
+		rc = seed_err_set(err, -EBADMSG,
+		                  "%s: \"file\" must name a file in the same directory, not '%s'", json_path,
+		                  file);
 		json_decref(meta);
 		return rc;
 	}
@@ -464,11 +477,13 @@ static int load_committed(const char *dir, const char *json_path, seed_checkpoin
 		json_t *mine = json_deep_copy(meta);
 		json_object_del(mine, "file");
 		if (!emb)
-			rc = seed_err_set(err, -EBADMSG, "%s: no '" META_KEY "' metadata, so it cannot be the file %s names",
-					  st_path, json_path);
+			rc = seed_err_set(err, -EBADMSG,
+			                  "%s: no '" META_KEY "' metadata, so it cannot be the file %s names",
+			                  st_path, json_path);
 		else if (!json_equal(mine, emb))
-			rc = seed_err_set(err, -EBADMSG, "%s and %s disagree: they belong to different checkpoints",
-					  json_path, st_path);
+			rc = seed_err_set(err, -EBADMSG,
+			                  "%s and %s disagree: they belong to different checkpoints",
+			                  json_path, st_path);
 		json_decref(mine);
 	}
 	json_decref(emb);
@@ -544,7 +559,7 @@ const seed_tensor *seed_checkpoint_get(const seed_checkpoint *ck, const char *na
 }
 
 int seed_checkpoint_expect(const seed_checkpoint *ck, const char *name, seed_dtype dt, int rank,
-			   const int64_t *shape, seed_tensor *out, seed_err *err)
+                           const int64_t *shape, seed_tensor *out, seed_err *err)
 {
 	if (ck->owned)
 		return seed_safetensors_expect(ck->owned->st, name, dt, rank, shape, out, err);
