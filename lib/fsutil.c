@@ -53,7 +53,8 @@ int seed_fs_sync_dir(const char *dir, seed_err *err)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return seed_err_set(err, -errno, "%s: cannot open directory to sync it: %s", dir, strerror(errno));
+		return seed_err_set(err, -errno, "%s: cannot open directory to sync it: %s", dir,
+		                    strerror(errno));
 	int rc = 0;
 	if (fsync(fd) != 0 && errno != EINVAL)
 		rc = seed_err_set(err, -errno, "%s: cannot sync directory: %s", dir, strerror(errno));
@@ -79,8 +80,8 @@ int seed_fs_write_atomic(const char *path, const seed_fs_part *parts, size_t npa
 		snprintf(tmp, cap, "%.*s.%s.tmp-%ld-%u", (int)dlen, path, base, (long)getpid(), n);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd < 0 && (errno != EEXIST || n >= 1000)) {
-			int rc = seed_err_set(err, -errno, "%s: cannot create temporary file %s: %s", path, tmp,
-					      strerror(errno));
+			int rc = seed_err_set(err, -errno, "%s: cannot create temporary file %s: %s", path,
+			                      tmp, strerror(errno));
 			free(tmp);
 			return rc;
 		}
@@ -90,15 +91,19 @@ int seed_fs_write_atomic(const char *path, const seed_fs_part *parts, size_t npa
 	for (size_t i = 0; i < nparts && rc == 0; i++) {
 		rc = write_all(fd, parts[i].data, parts[i].len);
 		if (rc)
-			seed_err_set(err, rc, "%s: cannot write temporary file %s: %s", path, tmp, strerror(-rc));
+			seed_err_set(err, rc, "%s: cannot write temporary file %s: %s", path, tmp,
+			             strerror(-rc));
 	}
 	if (rc == 0 && fsync(fd) != 0)
-		rc = seed_err_set(err, -errno, "%s: cannot sync temporary file %s: %s", path, tmp, strerror(errno));
+		rc = seed_err_set(err, -errno, "%s: cannot sync temporary file %s: %s", path, tmp,
+		                  strerror(errno));
 	/* close can report a deferred write error (NFS): it counts. */
 	if (close(fd) != 0 && rc == 0)
-		rc = seed_err_set(err, -errno, "%s: cannot close temporary file %s: %s", path, tmp, strerror(errno));
+		rc = seed_err_set(err, -errno, "%s: cannot close temporary file %s: %s", path, tmp,
+		                  strerror(errno));
 	if (rc == 0 && rename(tmp, path) != 0)
-		rc = seed_err_set(err, -errno, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+		rc =
+		    seed_err_set(err, -errno, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
 	if (rc) {
 		unlink(tmp);
 		free(tmp);
@@ -183,7 +188,8 @@ int seed_fs_mkdirs(const char *path, seed_err *err)
 		char c = *s;
 		*s = '\0';
 		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			rc = seed_err_set(err, -errno, "%s: cannot create directory %s: %s", path, p, strerror(errno));
+			rc = seed_err_set(err, -errno, "%s: cannot create directory %s: %s", path, p,
+			                  strerror(errno));
 			break;
 		}
 		*s = c;

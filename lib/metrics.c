@@ -26,7 +26,8 @@ int seed_metrics_open(const char *path, seed_metrics **out, seed_err *err)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
-		return seed_err_set(err, -errno, "%s: cannot open for appending metrics: %s", path, strerror(errno));
+		return seed_err_set(err, -errno, "%s: cannot open for appending metrics: %s", path,
+		                    strerror(errno));
 	seed_metrics *m = seed_xcalloc(1, sizeof *m);
 	m->fd = fd;
 	m->owned = 1;
@@ -75,7 +76,8 @@ int seed_metrics_write(seed_metrics *m, const json_t *obj, seed_err *err)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			rc = seed_err_set(err, -errno, "%s: cannot write metrics: %s", m->path, strerror(errno));
+			rc = seed_err_set(err, -errno, "%s: cannot write metrics: %s", m->path,
+			                  strerror(errno));
 			break;
 		}
 		p += w;

@@ -25,16 +25,16 @@ static const struct {
 	seed_dtype dt;
 	const char *name;
 } st_dtypes[] = {
-	{SEED_DTYPE_U8, "U8"},   {SEED_DTYPE_I8, "I8"},   {SEED_DTYPE_I32, "I32"},
-	{SEED_DTYPE_I64, "I64"}, {SEED_DTYPE_F32, "F32"}, {SEED_DTYPE_F64, "F64"},
+    {SEED_DTYPE_U8, "U8"},   {SEED_DTYPE_I8, "I8"},   {SEED_DTYPE_I32, "I32"},
+    {SEED_DTYPE_I64, "I64"}, {SEED_DTYPE_F32, "F32"}, {SEED_DTYPE_F64, "F64"},
 };
 #define N_ST_DTYPES (sizeof st_dtypes / sizeof st_dtypes[0])
 
 /* dtypes the format knows but Seed has no use for: refused by name, so the
  * message says "unsupported" rather than "unknown". */
 static const char *const foreign_dtypes[] = {
-	"BOOL", "I16", "U16", "F16", "BF16", "U32", "U64", "C64",
-	"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",
+    "BOOL", "I16",     "U16",     "F16",     "BF16",    "U32",     "U64",
+    "C64",  "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",
 };
 
 const char *seed_safetensors_dtype_name(seed_dtype dt)
@@ -113,27 +113,29 @@ static int is_utf8(const char *s)
 }
 
 int seed_safetensors_writer_add(seed_safetensors_writer *w, const char *name, const seed_tensor *t,
-				seed_err *err)
+                                seed_err *err)
 {
 	if (!name || !*name)
 		return seed_err_set(err, -EINVAL, "safetensors: a tensor needs a non-empty name");
 	if (!is_utf8(name))
 		return seed_err_set(err, -EINVAL, "safetensors: tensor name '%s' is not UTF-8", name);
 	if (strcmp(name, "__metadata__") == 0)
-		return seed_err_set(err, -EINVAL, "safetensors: '__metadata__' is reserved, not a tensor name");
+		return seed_err_set(err, -EINVAL,
+		                    "safetensors: '__metadata__' is reserved, not a tensor name");
 	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(w->t[i].name, name) == 0)
 			return seed_err_set(err, -EINVAL, "safetensors: tensor '%s' added twice", name);
 	if (!seed_safetensors_dtype_name(t->dtype))
-		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': invalid dtype %d", name, (int)t->dtype);
+		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': invalid dtype %d", name,
+		                    (int)t->dtype);
 	if (t->rank < 0 || t->rank > SEED_TENSOR_MAX_RANK)
-		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': rank %d outside [0, %d]", name, t->rank,
-				    SEED_TENSOR_MAX_RANK);
+		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': rank %d outside [0, %d]", name,
+		                    t->rank, SEED_TENSOR_MAX_RANK);
 	char sh[160];
 	int64_t nb = nbytes_checked(t->rank, t->shape, seed_dtype_size(t->dtype));
 	if (nb < 0)
 		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': bad shape %s", name,
-				    shape_str(sh, sizeof sh, t->rank, t->shape));
+		                    shape_str(sh, sizeof sh, t->rank, t->shape));
 	if (nb > 0 && !t->data)
 		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': no data", name);
 	if (w->n == w->cap) {
@@ -147,7 +149,8 @@ int seed_safetensors_writer_add(seed_safetensors_writer *w, const char *name, co
 	return 0;
 }
 
-int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, const char *value, seed_err *err)
+int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, const char *value,
+                                 seed_err *err)
 {
 	if (!is_utf8(key))
 		return seed_err_set(err, -EINVAL, "safetensors: metadata key '%s' is not UTF-8", key);
@@ -200,9 +203,9 @@ static int make_plan(const seed_safetensors_writer *w, struct plan *p, seed_err 
 		json_t *shape = json_array();
 		for (int d = 0; d < e->t.rank; d++)
 			json_array_append_new(shape, json_integer(e->t.shape[d]));
-		json_t *ent = json_pack("{s:s, s:o, s:[I, I]}", "dtype", seed_safetensors_dtype_name(e->t.dtype),
-					"shape", shape, "data_offsets", (json_int_t)begin[i],
-					(json_int_t)(begin[i] + e->nbytes));
+		json_t *ent = json_pack(
+		    "{s:s, s:o, s:[I, I]}", "dtype", seed_safetensors_dtype_name(e->t.dtype), "shape", shape,
+		    "data_offsets", (json_int_t)begin[i], (json_int_t)(begin[i] + e->nbytes));
 		if (!ent || json_object_set_new(root, e->name, ent) != 0)
 			abort(); /* only allocation can fail here: inputs were checked by add */
 	}
@@ -216,8 +219,8 @@ static int make_plan(const seed_safetensors_writer *w, struct plan *p, seed_err 
 		free(text);
 		free(p->order);
 		p->order = NULL;
-		return seed_err_set(err, -EFBIG, "safetensors: header of %zu bytes exceeds the limit of %d", len,
-				    SEED_SAFETENSORS_MAX_HEADER);
+		return seed_err_set(err, -EFBIG, "safetensors: header of %zu bytes exceeds the limit of %d",
+		                    len, SEED_SAFETENSORS_MAX_HEADER);
 	}
 	/* Pad with spaces so that 8 + hlen, the data section's start, is a
 	 * multiple of 8. */
@@ -353,14 +356,16 @@ static int parse_dtype(const char *path, const char *name, const json_t *j, seed
 		}
 	for (size_t i = 0; i < sizeof foreign_dtypes / sizeof foreign_dtypes[0]; i++)
 		if (strcmp(s, foreign_dtypes[i]) == 0)
-			return bad(err, "%s: tensor '%s': dtype %s is not supported by Seed (U8, I8, I32, I64, F32, F64)",
-				   path, name, s);
+			return bad(
+			    err,
+			    "%s: tensor '%s': dtype %s is not supported by Seed (U8, I8, I32, I64, F32, F64)",
+			    path, name, s);
 	return bad(err, "%s: tensor '%s': unknown dtype '%s'", path, name, s);
 }
 
 /* Fill r from the header entry ent (everything but the data pointer). */
-static int parse_entry(const char *path, const char *name, const json_t *ent, uint64_t data_len, struct rtensor *r,
-		       seed_err *err)
+static int parse_entry(const char *path, const char *name, const json_t *ent, uint64_t data_len,
+                       struct rtensor *r, seed_err *err)
 {
 	if (!json_is_object(ent))
 		return bad(err, "%s: tensor '%s': header entry is not an object", path, name);
@@ -368,7 +373,8 @@ static int parse_entry(const char *path, const char *name, const json_t *ent, ui
 	json_t *val;
 	json_object_foreach((json_t *)ent, key, val)
 	{
-		if (strcmp(key, "dtype") != 0 && strcmp(key, "shape") != 0 && strcmp(key, "data_offsets") != 0)
+		if (strcmp(key, "dtype") != 0 && strcmp(key, "shape") != 0 &&
+		    strcmp(key, "data_offsets") != 0)
 			return bad(err, "%s: tensor '%s': unknown field '%s'", path, name, key);
 	}
 	const json_t *jd = json_object_get(ent, "dtype");
@@ -376,7 +382,9 @@ static int parse_entry(const char *path, const char *name, const json_t *ent, ui
 	const json_t *jo = json_object_get(ent, "data_offsets");
 	if (!jd || !js || !jo)
 		return bad(err, "%s: tensor '%s': missing field '%s'", path, name,
-			   !jd ? "dtype" : !js ? "shape" : "data_offsets");
+		           !jd   ? "dtype"
+		           : !js ? "shape"
+		                 : "data_offsets");
 	r->name = name;
 	int rc = parse_dtype(path, name, jd, &r->t.dtype, err);
 	if (rc)
@@ -387,12 +395,13 @@ static int parse_entry(const char *path, const char *name, const json_t *ent, ui
 	size_t rank = json_array_size(js);
 	if (rank > SEED_TENSOR_MAX_RANK)
 		return bad(err, "%s: tensor '%s': rank %zu exceeds Seed's limit of %d", path, name, rank,
-			   SEED_TENSOR_MAX_RANK);
+		           SEED_TENSOR_MAX_RANK);
 	r->t.rank = (int)rank;
 	for (size_t i = 0; i < rank; i++) {
 		int64_t d = json_nonneg(json_array_get(js, i));
 		if (d < 0)
-			return bad(err, "%s: tensor '%s': shape[%zu] is not a non-negative integer", path, name, i);
+			return bad(err, "%s: tensor '%s': shape[%zu] is not a non-negative integer", path,
+			           name, i);
 		r->t.shape[i] = d;
 	}
 
@@ -402,24 +411,25 @@ static int parse_entry(const char *path, const char *name, const json_t *ent, ui
 	if (b < 0 || e < 0)
 		return bad(err, "%s: tensor '%s': data_offsets are not non-negative integers", path, name);
 	if (e < b)
-		return bad(err, "%s: tensor '%s': data_offsets [%" PRId64 ", %" PRId64 "] end before they begin", path,
-			   name, b, e);
+		return bad(err,
+		           "%s: tensor '%s': data_offsets [%" PRId64 ", %" PRId64 "] end before they begin",
+		           path, name, b, e);
 	if ((uint64_t)e > data_len)
 		return bad(err,
-			   "%s: tensor '%s': data_offsets [%" PRId64 ", %" PRId64
-			   "] run past the data section (%" PRIu64 " bytes)",
-			   path, name, b, e, data_len);
+		           "%s: tensor '%s': data_offsets [%" PRId64 ", %" PRId64
+		           "] run past the data section (%" PRIu64 " bytes)",
+		           path, name, b, e, data_len);
 	char sh[160];
 	int64_t nb = nbytes_checked(r->t.rank, r->t.shape, seed_dtype_size(r->t.dtype));
 	if (nb < 0)
 		return bad(err, "%s: tensor '%s': shape %s overflows", path, name,
-			   shape_str(sh, sizeof sh, r->t.rank, r->t.shape));
+		           shape_str(sh, sizeof sh, r->t.rank, r->t.shape));
 	if (nb != e - b)
 		return bad(err,
-			   "%s: tensor '%s': shape %s of %s needs %" PRId64 " bytes but data_offsets [%" PRId64
-			   ", %" PRId64 "] span %" PRId64,
-			   path, name, shape_str(sh, sizeof sh, r->t.rank, r->t.shape), json_string_value(jd), nb, b,
-			   e, e - b);
+		           "%s: tensor '%s': shape %s of %s needs %" PRId64
+		           " bytes but data_offsets [%" PRId64 ", %" PRId64 "] span %" PRId64,
+		           path, name, shape_str(sh, sizeof sh, r->t.rank, r->t.shape), json_string_value(jd),
+		           nb, b, e, e - b);
 	r->begin = (uint64_t)b;
 	r->end = (uint64_t)e;
 	return 0;
@@ -455,19 +465,20 @@ static int check_tiling(const seed_safetensors *st, uint64_t data_len, seed_err 
 		const struct rtensor *r = idx[k];
 		if (r->begin > at)
 			rc = bad(err,
-				 "%s: tensor '%s': gap before it: bytes [%" PRIu64 ", %" PRIu64
-				 ") of the data section belong to no tensor",
-				 st->path, r->name, at, r->begin);
+			         "%s: tensor '%s': gap before it: bytes [%" PRIu64 ", %" PRIu64
+			         ") of the data section belong to no tensor",
+			         st->path, r->name, at, r->begin);
 		else if (r->begin < at)
-			rc = bad(err, "%s: tensor '%s' overlaps tensor '%s' in the data section", st->path, r->name,
-				 idx[k - 1]->name);
+			rc = bad(err, "%s: tensor '%s' overlaps tensor '%s' in the data section", st->path,
+			         r->name, idx[k - 1]->name);
 		else
 			at = r->end;
 	}
 	if (rc == 0 && at != data_len)
 		rc = bad(err,
-			 "%s: bytes [%" PRIu64 ", %" PRIu64 ") at the end of the data section belong to no tensor",
-			 st->path, at, data_len);
+		         "%s: bytes [%" PRIu64 ", %" PRIu64
+		         ") at the end of the data section belong to no tensor",
+		         st->path, at, data_len);
 	free(idx);
 	return rc;
 }
@@ -477,17 +488,18 @@ static int parse(seed_safetensors *st, seed_err *err)
 {
 	const char *path = st->path;
 	if (st->len < 8)
-		return bad(err, "%s: %zu bytes: too short for a safetensors file (8-byte header length first)", path,
-			   st->len);
+		return bad(err,
+		           "%s: %zu bytes: too short for a safetensors file (8-byte header length first)",
+		           path, st->len);
 	uint64_t hlen = 0;
 	for (int i = 7; i >= 0; i--)
 		hlen = hlen << 8 | st->file[i];
 	if (hlen > SEED_SAFETENSORS_MAX_HEADER)
 		return bad(err, "%s: header length %" PRIu64 " exceeds the limit of %d bytes", path, hlen,
-			   SEED_SAFETENSORS_MAX_HEADER);
+		           SEED_SAFETENSORS_MAX_HEADER);
 	if (hlen > st->len - 8)
-		return bad(err, "%s: header length %" PRIu64 " runs past the end of the file (%zu bytes)", path, hlen,
-			   st->len);
+		return bad(err, "%s: header length %" PRIu64 " runs past the end of the file (%zu bytes)",
+		           path, hlen, st->len);
 	const char *header = (const char *)st->file + 8;
 	if (hlen < 2)
 		return bad(err, "%s: header length %" PRIu64 " is too small for a JSON object", path, hlen);
@@ -497,7 +509,7 @@ static int parse(seed_safetensors *st, seed_err *err)
 	st->root = json_loadb(header, (size_t)hlen, JSON_REJECT_DUPLICATES, &je);
 	if (!st->root)
 		return bad(err, "%s: header is not valid JSON: %s (byte %d of the header)", path, je.text,
-			   je.position);
+		           je.position);
 	if (!json_is_object(st->root))
 		return bad(err, "%s: header is not a JSON object", path);
 
@@ -519,7 +531,8 @@ static int parse(seed_safetensors *st, seed_err *err)
 			json_object_foreach(ent, k, v)
 			{
 				if (!json_is_string(v))
-					return bad(err, "%s: __metadata__ value for '%s' is not a string", path, k);
+					return bad(err, "%s: __metadata__ value for '%s' is not a string",
+					           path, k);
 				st->mkeys[st->nm] = k;
 				st->mvals[st->nm++] = json_string_value(v);
 			}
@@ -578,7 +591,8 @@ int seed_safetensors_load(const char *path, seed_safetensors **out, seed_err *er
 	return finish(st, out, err);
 }
 
-int seed_safetensors_parse(const void *data, size_t len, const char *what, seed_safetensors **out, seed_err *err)
+int seed_safetensors_parse(const void *data, size_t len, const char *what, seed_safetensors **out,
+                           seed_err *err)
 {
 	if (!what)
 		what = "safetensors data";
@@ -619,7 +633,7 @@ const seed_tensor *seed_safetensors_get(const seed_safetensors *st, const char *
 }
 
 int seed_safetensors_expect(const seed_safetensors *st, const char *name, seed_dtype dt, int rank,
-			    const int64_t *shape, seed_tensor *out, seed_err *err)
+                            const int64_t *shape, seed_tensor *out, seed_err *err)
 {
 	const seed_tensor *t = seed_safetensors_get(st, name);
 	if (!t)
@@ -629,9 +643,10 @@ int seed_safetensors_expect(const seed_safetensors *st, const char *name, seed_d
 		same = t->shape[i] == shape[i];
 	if (!same) {
 		char want[160], have[160];
-		return seed_err_set(err, -EINVAL, "%s: tensor '%s': expected %s %s, found %s %s", st->path, name,
-				    seed_dtype_name(dt), shape_str(want, sizeof want, rank, shape),
-				    seed_dtype_name(t->dtype), shape_str(have, sizeof have, t->rank, t->shape));
+		return seed_err_set(err, -EINVAL, "%s: tensor '%s': expected %s %s, found %s %s", st->path,
+		                    name, seed_dtype_name(dt), shape_str(want, sizeof want, rank, shape),
+		                    seed_dtype_name(t->dtype),
+		                    shape_str(have, sizeof have, t->rank, t->shape));
 	}
 	*out = *t;
 	return 0;

@@ -59,28 +59,32 @@ static void fixture_init(struct fixture *f, int64_t step, float bias)
 	}
 	f->counts[0] = step;
 	f->counts[1] = -1;
-	f->tensors[0] = (seed_checkpoint_tensor){"policy.0.weight",
-						 seed_tensor_view(f->w, SEED_DTYPE_F32, 2, (int64_t[]){3, 4})};
-	f->tensors[1] = (seed_checkpoint_tensor){"policy.0.bias", seed_tensor_view(f->b, SEED_DTYPE_F32, 1, (int64_t[]){4})};
-	f->tensors[2] = (seed_checkpoint_tensor){"optim.m", seed_tensor_view(f->m, SEED_DTYPE_F32, 1, (int64_t[]){16})};
-	f->tensors[3] = (seed_checkpoint_tensor){"optim.v", seed_tensor_view(f->v, SEED_DTYPE_F32, 1, (int64_t[]){16})};
-	f->tensors[4] = (seed_checkpoint_tensor){"counts", seed_tensor_view(f->counts, SEED_DTYPE_I64, 1, (int64_t[]){2})};
-	f->config = json_pack("{s:s, s:f, s:i, s:{s:[i,i]}, s:s}", "algo", "vtrace", "lr", 6e-4, "batch", 32, "net",
-			      "hidden", 64, 64, "note", "üñï \"quoted\"\n");
+	f->tensors[0] = (seed_checkpoint_tensor){
+	    "policy.0.weight", seed_tensor_view(f->w, SEED_DTYPE_F32, 2, (int64_t[]){3, 4})};
+	f->tensors[1] = (seed_checkpoint_tensor){"policy.0.bias",
+	                                         seed_tensor_view(f->b, SEED_DTYPE_F32, 1, (int64_t[]){4})};
+	f->tensors[2] =
+	    (seed_checkpoint_tensor){"optim.m", seed_tensor_view(f->m, SEED_DTYPE_F32, 1, (int64_t[]){16})};
+	f->tensors[3] =
+	    (seed_checkpoint_tensor){"optim.v", seed_tensor_view(f->v, SEED_DTYPE_F32, 1, (int64_t[]){16})};
+	f->tensors[4] = (seed_checkpoint_tensor){
+	    "counts", seed_tensor_view(f->counts, SEED_DTYPE_I64, 1, (int64_t[]){2})};
+	f->config = json_pack("{s:s, s:f, s:i, s:{s:[i,i]}, s:s}", "algo", "vtrace", "lr", 6e-4, "batch", 32,
+	                      "net", "hidden", 64, 64, "note", "üñï \"quoted\"\n");
 	f->model = json_pack("{s:s, s:[i,i], s:i}", "kind", "mlp", "hidden", 64, 64, "actions", 2);
 	f->env_options = json_pack("{s:i}", "max_steps", 500);
 	f->ck = (seed_checkpoint){
-		.config = f->config,
-		.env = "cartpole",
-		.env_options = f->env_options,
-		.model = f->model,
-		.step = step,
-		.frames = step * 1280 + 3,
-		.policy_version = step + 1,
-		.optim_step = step,
-		.wall_time = 1234.5678901234567,
-		.ntensors = 5,
-		.tensors = f->tensors,
+	    .config = f->config,
+	    .env = "cartpole",
+	    .env_options = f->env_options,
+	    .model = f->model,
+	    .step = step,
+	    .frames = step * 1280 + 3,
+	    .policy_version = step + 1,
+	    .optim_step = step,
+	    .wall_time = 1234.5678901234567,
+	    .ntensors = 5,
+	    .tensors = f->tensors,
 	};
 	seed_rng_init(&f->ck.rng, 42, 7);
 	for (int i = 0; i < 5; i++)
@@ -110,18 +114,20 @@ static void check_same(const seed_checkpoint *got, const seed_checkpoint *want)
 	CHECK(json_equal(got->env_options, want->env_options));
 	CHECK(got->seed_version && strcmp(got->seed_version, PACKAGE_VERSION) == 0);
 	/* "YYYY-MM-DDTHH:MM:SSZ" */
-	CHECK(got->created && strlen(got->created) == 20 && got->created[10] == 'T' && got->created[19] == 'Z');
+	CHECK(got->created && strlen(got->created) == 20 && got->created[10] == 'T' &&
+	      got->created[19] == 'Z');
 	CHECK(got->ntensors == want->ntensors);
 	for (size_t i = 0; i < want->ntensors && i < got->ntensors; i++) {
 		CHECK_MSG(strcmp(got->tensors[i].name, want->tensors[i].name) == 0, "tensor %zu is %s", i,
-			  got->tensors[i].name);
+		          got->tensors[i].name);
 		const seed_tensor *t = seed_checkpoint_get(got, want->tensors[i].name);
 		const seed_tensor *w = &want->tensors[i].tensor;
 		CHECK(t && t->dtype == w->dtype && t->rank == w->rank);
 		if (!t)
 			continue;
 		CHECK(seed_tensor_nbytes(t) == seed_tensor_nbytes(w));
-		CHECK_MSG(memcmp(t->data, w->data, seed_tensor_nbytes(w)) == 0, "%s values", want->tensors[i].name);
+		CHECK_MSG(memcmp(t->data, w->data, seed_tensor_nbytes(w)) == 0, "%s values",
+		          want->tensors[i].name);
 	}
 }
 
@@ -138,8 +144,8 @@ static void t_save_load_roundtrip(void)
 		check_same(ck, &f.ck);
 		CHECK(has(seed_checkpoint_file(ck), "checkpoint-000000001000.safetensors"));
 		json_t *meta = seed_checkpoint_meta(ck);
-		CHECK(json_is_object(meta) && strcmp(json_string_value(json_object_get(meta, "format")),
-						     "seed-checkpoint") == 0);
+		CHECK(json_is_object(meta) &&
+		      strcmp(json_string_value(json_object_get(meta, "format")), "seed-checkpoint") == 0);
 	}
 	seed_checkpoint_free(&ck);
 	CHECK(ck == NULL);
@@ -194,7 +200,8 @@ static void t_directory_layout(void)
 	json_error_t je;
 	json_t *j = json_load_file(pathf(run, "checkpoint.json"), 0, &je);
 	CHECK_MSG(j != NULL, "%s", je.text);
-	CHECK(strcmp(json_string_value(json_object_get(j, "file")), "checkpoint-000000000010.safetensors") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(j, "file")), "checkpoint-000000000010.safetensors") ==
+	      0);
 	CHECK(json_integer_value(json_object_get(j, "step")) == 10);
 	CHECK(json_integer_value(json_object_get(j, "format_version")) == 1);
 	/* The rng words as hex, worked out from the state by hand-formatting. */
@@ -221,9 +228,9 @@ static void t_load_other_entry_points(void)
 	seed_err err = {""};
 	CHECK(seed_checkpoint_save(run, &f.ck, &err) == 0);
 	const char *paths[] = {
-		pathf(run, "checkpoint.json"),
-		pathf(run, "checkpoint.safetensors"),
-		pathf(run, "checkpoint-000000000077.safetensors"),
+	    pathf(run, "checkpoint.json"),
+	    pathf(run, "checkpoint.safetensors"),
+	    pathf(run, "checkpoint-000000000077.safetensors"),
 	};
 	for (int i = 0; i < 3; i++) {
 		seed_checkpoint *ck = NULL;
@@ -328,7 +335,8 @@ static void t_crash_leftovers_ignored(void)
 		CHECK(seed_safetensors_writer_add(w, g.tensors[i].name, &g.tensors[i].tensor, &err) == 0);
 	CHECK(seed_safetensors_writer_write(w, pathf(run, "checkpoint-000000000099.safetensors"), &err) == 0);
 	seed_safetensors_writer_free(&w);
-	CHECK(write_bytes(pathf(run, ".checkpoint-000000000100.safetensors.tmp-12345-0"), "\x10\0\0", 3) == 0);
+	CHECK(write_bytes(pathf(run, ".checkpoint-000000000100.safetensors.tmp-12345-0"), "\x10\0\0", 3) ==
+	      0);
 	CHECK(write_bytes(pathf(run, ".checkpoint.json.tmp-12345-0"), "{\"fi", 4) == 0);
 
 	seed_checkpoint *ck = NULL;
@@ -455,7 +463,8 @@ static void t_get_on_hand_built(void)
 	seed_tensor t;
 	seed_err err;
 	CHECK(seed_checkpoint_expect(&f.ck, "optim.m", SEED_DTYPE_F32, 1, (int64_t[]){16}, &t, &err) == 0);
-	CHECK(seed_checkpoint_expect(&f.ck, "optim.m", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) == -EINVAL);
+	CHECK(seed_checkpoint_expect(&f.ck, "optim.m", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) ==
+	      -EINVAL);
 	CHECK(seed_checkpoint_expect(&f.ck, "nope", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) == -ENOENT);
 	CHECK(seed_checkpoint_meta(&f.ck) == NULL && seed_checkpoint_file(&f.ck) == NULL);
 	fixture_free(&f);
@@ -529,7 +538,7 @@ static void t_json_file_outside_directory(void)
 	char runbuf[4096];
 	const char *run = saved_run(runbuf, "escape", &f);
 	const char *bad[] = {"{\"file\": \"../other.safetensors\"}", "{\"file\": \"/etc/passwd\"}",
-			     "{\"file\": \".hidden\"}", "{\"file\": \"\"}", "{\"file\": 5}"};
+	                     "{\"file\": \".hidden\"}", "{\"file\": \"\"}", "{\"file\": 5}"};
 	for (int i = 0; i < 5; i++) {
 		CHECK(write_bytes(pathf(run, "checkpoint.json"), bad[i], strlen(bad[i])) == 0);
 		expect_load_error(run, -EBADMSG, "escape/checkpoint.json", "file");
@@ -584,30 +593,37 @@ static void t_metadata_fields_validated(void)
 	static const struct {
 		const char *meta, *want;
 	} cases[] = {
-		{"[1]", "not a JSON object"},
-		{"{\"format\": \"other\"}", "format is 'other'"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 2}", "format_version 2"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1}", "seed_version is missing"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": \"x\","
-		 " \"step\": -1}",
-		 "step is not a non-negative integer"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": \"x\","
-		 " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": \"1\"}",
-		 "wall_time is not a number"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": \"x\","
-		 " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
-		 " \"rng\": [\"0\", \"1\", \"2\", \"3\"]}",
-		 "rng words"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": \"x\","
-		 " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
-		 " \"rng\": [\"0000000000000000\", \"0000000000000000\", \"000000000000000g\", \"0000000000000000\"]}",
-		 "rng words"},
-		{"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": \"x\","
-		 " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
-		 " \"rng\": [\"0000000000000000\", \"0000000000000000\", \"0000000000000000\", \"0000000000000000\"],"
-		 " \"env\": {\"name\": 3}}",
-		 "env.name is not a string"},
-		{"not json", "not valid JSON"},
+	    {"[1]", "not a JSON object"},
+	    {"{\"format\": \"other\"}", "format is 'other'"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 2}", "format_version 2"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1}", "seed_version is missing"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": -1}",
+	     "step is not a non-negative integer"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": \"1\"}",
+	     "wall_time is not a number"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
+	     " \"rng\": [\"0\", \"1\", \"2\", \"3\"]}",
+	     "rng words"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
+	     " \"rng\": [\"0000000000000000\", \"0000000000000000\", \"000000000000000g\", "
+	     "\"0000000000000000\"]}",
+	     "rng words"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": 1, \"frames\": 1, \"policy_version\": 1, \"optim_step\": 1, \"wall_time\": 1,"
+	     " \"rng\": [\"0000000000000000\", \"0000000000000000\", \"0000000000000000\", "
+	     "\"0000000000000000\"],"
+	     " \"env\": {\"name\": 3}}",
+	     "env.name is not a string"},
+	    {"not json", "not valid JSON"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		seed_safetensors_writer *w = seed_safetensors_writer_new();
@@ -620,20 +636,22 @@ static void t_metadata_fields_validated(void)
 		seed_safetensors_writer_free(&w);
 		seed_checkpoint *ck = NULL;
 		int rc = seed_checkpoint_load(path, &ck, &err);
-		CHECK_MSG(rc == -EBADMSG && has(err.msg, path) && has(err.msg, cases[i].want), "case %zu: rc %d: %s",
-			  i, rc, err.msg);
+		CHECK_MSG(rc == -EBADMSG && has(err.msg, path) && has(err.msg, cases[i].want),
+		          "case %zu: rc %d: %s", i, rc, err.msg);
 		CHECK(ck == NULL);
 	}
 	/* And the complete one loads, with null env/model/config as absent. */
 	seed_safetensors_writer *w = seed_safetensors_writer_new();
 	seed_err err;
-	CHECK(seed_safetensors_writer_meta(
-		      w, "seed.checkpoint",
-		      "{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"9.9\", \"created\":"
-		      " \"2020-01-02T03:04:05Z\", \"step\": 9007199254740993, \"frames\": 2, \"policy_version\": 3,"
-		      " \"optim_step\": 4, \"wall_time\": 5, \"rng\": [\"0123456789abcdef\", \"FEDCBA9876543210\","
-		      " \"0000000000000000\", \"ffffffffffffffff\"], \"env\": null, \"model\": null}",
-		      &err) == 0);
+	CHECK(
+	    seed_safetensors_writer_meta(
+	        w, "seed.checkpoint",
+	        "{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"9.9\", "
+	        "\"created\":"
+	        " \"2020-01-02T03:04:05Z\", \"step\": 9007199254740993, \"frames\": 2, \"policy_version\": 3,"
+	        " \"optim_step\": 4, \"wall_time\": 5, \"rng\": [\"0123456789abcdef\", \"FEDCBA9876543210\","
+	        " \"0000000000000000\", \"ffffffffffffffff\"], \"env\": null, \"model\": null}",
+	        &err) == 0);
 	const char *path = pathf(dir, "meta-ok.safetensors");
 	CHECK(seed_safetensors_writer_write(w, path, &err) == 0);
 	seed_safetensors_writer_free(&w);
@@ -642,9 +660,11 @@ static void t_metadata_fields_validated(void)
 	if (ck) {
 		CHECK(ck->step == INT64_C(9007199254740993) && ck->frames == 2 && ck->policy_version == 3 &&
 		      ck->optim_step == 4 && ck->wall_time == 5.0);
-		CHECK(ck->rng.s[0] == UINT64_C(0x0123456789abcdef) && ck->rng.s[1] == UINT64_C(0xfedcba9876543210) &&
-		      ck->rng.s[2] == 0 && ck->rng.s[3] == UINT64_MAX);
-		CHECK(!ck->env && !ck->model && !ck->config && strcmp(ck->created, "2020-01-02T03:04:05Z") == 0);
+		CHECK(ck->rng.s[0] == UINT64_C(0x0123456789abcdef) &&
+		      ck->rng.s[1] == UINT64_C(0xfedcba9876543210) && ck->rng.s[2] == 0 &&
+		      ck->rng.s[3] == UINT64_MAX);
+		CHECK(!ck->env && !ck->model && !ck->config &&
+		      strcmp(ck->created, "2020-01-02T03:04:05Z") == 0);
 	}
 	seed_checkpoint_free(&ck);
 }

@@ -32,7 +32,7 @@ static void t_lines_exact(void)
 	size_t len;
 	char *text = read_bytes(path, &len);
 	const char *want = "{\"step\":1,\"loss\":0.5,\"tag\":\"a\\nb\\\"c\"}\n"
-			   "{\"step\":2,\"frames\":1280,\"loss\":0.25,\"neg\":-3}\n";
+	                   "{\"step\":2,\"frames\":1280,\"loss\":0.25,\"neg\":-3}\n";
 	CHECK_MSG(text && strcmp(text, want) == 0, "got: %s", text ? text : "(null)");
 	free(text);
 	json_decref(a);
@@ -65,10 +65,11 @@ static void t_obj_values(void)
 {
 	double third = 1.0 / 3.0;
 	json_t *o = SEED_METRICS_OBJ({"int", 100}, {"third", third}, {"nan", NAN}, {"inf", -INFINITY},
-				     {"big", 9007199254740992.0}, {"bigger", 18014398509481984.0}, {"zero", -0.0},
-				     {"tiny", 5e-324}, {"int", 7});
+	                             {"big", 9007199254740992.0}, {"bigger", 18014398509481984.0},
+	                             {"zero", -0.0}, {"tiny", 5e-324}, {"int", 7});
 	CHECK(json_object_size(o) == 8);
-	CHECK(json_is_integer(json_object_get(o, "int")) && json_integer_value(json_object_get(o, "int")) == 7);
+	CHECK(json_is_integer(json_object_get(o, "int")) &&
+	      json_integer_value(json_object_get(o, "int")) == 7);
 	CHECK(json_is_real(json_object_get(o, "third")));
 	CHECK(json_is_null(json_object_get(o, "nan")) && json_is_null(json_object_get(o, "inf")));
 	CHECK(json_is_integer(json_object_get(o, "big")));
@@ -166,7 +167,8 @@ static void t_concurrent_lines_whole(void)
 	}
 	for (int w = 0; w < WRITERS; w++) {
 		int status;
-		CHECK(waitpid(pids[w], &status, 0) == pids[w] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK(waitpid(pids[w], &status, 0) == pids[w] && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0);
 	}
 	FILE *f = fopen(path, "r");
 	CHECK(f != NULL);

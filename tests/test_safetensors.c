@@ -51,8 +51,9 @@ static void t_reads_reference_files(void)
 		CHECK(seed_safetensors_count(st) == rf->ntensors);
 		for (size_t i = 0; i < rf->ntensors && i < seed_safetensors_count(st); i++) {
 			const struct st_ref_tensor *r = &rf->tensors[i];
-			CHECK_MSG(strcmp(seed_safetensors_name(st, i), r->name) == 0, "%s: name %zu is %s, want %s",
-				  rf->file, i, seed_safetensors_name(st, i), r->name);
+			CHECK_MSG(strcmp(seed_safetensors_name(st, i), r->name) == 0,
+			          "%s: name %zu is %s, want %s", rf->file, i, seed_safetensors_name(st, i),
+			          r->name);
 			const seed_tensor *t = seed_safetensors_get(st, r->name);
 			CHECK_MSG(t != NULL, "%s: no tensor %s", rf->file, r->name);
 			if (!t)
@@ -61,15 +62,16 @@ static void t_reads_reference_files(void)
 			for (int d = 0; d < r->rank; d++)
 				CHECK_MSG(t->shape[d] == r->shape[d], "%s: %s dim %d", rf->file, r->name, d);
 			CHECK(seed_tensor_nbytes(t) == r->nbytes);
-			CHECK_MSG(r->nbytes == 0 || memcmp(t->data, r->values, r->nbytes) == 0, "%s: %s values differ",
-				  rf->file, r->name);
-			CHECK_MSG((uintptr_t)t->data % seed_dtype_size(t->dtype) == 0, "%s: %s misaligned", rf->file,
-				  r->name);
+			CHECK_MSG(r->nbytes == 0 || memcmp(t->data, r->values, r->nbytes) == 0,
+			          "%s: %s values differ", rf->file, r->name);
+			CHECK_MSG((uintptr_t)t->data % seed_dtype_size(t->dtype) == 0, "%s: %s misaligned",
+			          rf->file, r->name);
 		}
 		CHECK(seed_safetensors_meta_count(st) == rf->nmeta);
 		for (size_t m = 0; m < rf->nmeta; m++) {
 			const char *v = seed_safetensors_meta(st, rf->meta[2 * m]);
-			CHECK_MSG(v && strcmp(v, rf->meta[2 * m + 1]) == 0, "%s: metadata %s", rf->file, rf->meta[2 * m]);
+			CHECK_MSG(v && strcmp(v, rf->meta[2 * m + 1]) == 0, "%s: metadata %s", rf->file,
+			          rf->meta[2 * m]);
 		}
 		CHECK(seed_safetensors_get(st, "no such tensor") == NULL);
 		CHECK(seed_safetensors_meta(st, "no such key") == NULL);
@@ -100,8 +102,8 @@ static void t_encodes_like_reference(void)
 		snprintf(path, sizeof path, "%s/tests/data/%s", srcdir(), cases[c].file);
 		size_t rlen = 0;
 		char *ref = read_bytes(path, &rlen);
-		CHECK_MSG(ref && rlen == len && memcmp(ref, ours, len) == 0, "%s: %zu bytes vs our %zu", cases[c].file,
-			  rlen, len);
+		CHECK_MSG(ref && rlen == len && memcmp(ref, ours, len) == 0, "%s: %zu bytes vs our %zu",
+		          cases[c].file, rlen, len);
 		free(ref);
 		free(ours);
 		seed_safetensors_writer_free(&w);
@@ -123,13 +125,13 @@ static void t_roundtrip_all_dtypes(void)
 		const char *name;
 		seed_tensor t;
 	} ts[] = {
-		{"u8", seed_tensor_view(u8, SEED_DTYPE_U8, 1, (int64_t[]){5})},
-		{"layer.0/i8 ünï", seed_tensor_view(i8, SEED_DTYPE_I8, 1, (int64_t[]){3})},
-		{"i32", seed_tensor_view(i32, SEED_DTYPE_I32, 2, (int64_t[]){2, 2})},
-		{"scalar", seed_tensor_view(&i64, SEED_DTYPE_I64, 0, NULL)},
-		{"rank6", seed_tensor_view(f32, SEED_DTYPE_F32, 6, (int64_t[]){1, 2, 1, 1, 2, 1})},
-		{"empty", seed_tensor_view(NULL, SEED_DTYPE_F32, 3, (int64_t[]){4, 0, 2})},
-		{"f64", seed_tensor_view(f64, SEED_DTYPE_F64, 1, (int64_t[]){3})},
+	    {"u8", seed_tensor_view(u8, SEED_DTYPE_U8, 1, (int64_t[]){5})},
+	    {"layer.0/i8 ünï", seed_tensor_view(i8, SEED_DTYPE_I8, 1, (int64_t[]){3})},
+	    {"i32", seed_tensor_view(i32, SEED_DTYPE_I32, 2, (int64_t[]){2, 2})},
+	    {"scalar", seed_tensor_view(&i64, SEED_DTYPE_I64, 0, NULL)},
+	    {"rank6", seed_tensor_view(f32, SEED_DTYPE_F32, 6, (int64_t[]){1, 2, 1, 1, 2, 1})},
+	    {"empty", seed_tensor_view(NULL, SEED_DTYPE_F32, 3, (int64_t[]){4, 0, 2})},
+	    {"f64", seed_tensor_view(f64, SEED_DTYPE_F64, 1, (int64_t[]){3})},
 	};
 	size_t n = sizeof ts / sizeof ts[0];
 	seed_safetensors_writer *w = seed_safetensors_writer_new();
@@ -154,7 +156,7 @@ static void t_roundtrip_all_dtypes(void)
 	CHECK(seed_safetensors_count(st) == n);
 	for (size_t i = 0; i < n && i < seed_safetensors_count(st); i++) {
 		CHECK_MSG(strcmp(seed_safetensors_name(st, i), ts[i].name) == 0, "order: %zu is %s", i,
-			  seed_safetensors_name(st, i));
+		          seed_safetensors_name(st, i));
 		const seed_tensor *t = seed_safetensors_get(st, ts[i].name);
 		CHECK_MSG(t && t->dtype == ts[i].t.dtype && t->rank == ts[i].t.rank, "%s", ts[i].name);
 		if (!t)
@@ -214,8 +216,8 @@ static void t_writer_layout_aligned(void)
 	for (size_t i = 0; i < 4; i++) {
 		json_t *o = json_object_get(json_object_get(h, want[i].name), "data_offsets");
 		CHECK_MSG(json_integer_value(json_array_get(o, 0)) == want[i].b &&
-				  json_integer_value(json_array_get(o, 1)) == want[i].e,
-			  "%s offsets", want[i].name);
+		              json_integer_value(json_array_get(o, 1)) == want[i].e,
+		          "%s offsets", want[i].name);
 	}
 	/* Header order is the order added. */
 	const char *key;
@@ -235,7 +237,7 @@ static void t_writer_layout_aligned(void)
 static void t_misaligned_tensor_copied(void)
 {
 	const char *h = "{\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},"
-			"\"f\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[3,11]}}";
+	                "\"f\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[3,11]}}";
 	size_t hl = strlen(h);
 	unsigned char file[256] = {0};
 	for (int i = 0; i < 8; i++)
@@ -264,10 +266,10 @@ static void t_misaligned_tensor_copied(void)
 static void t_empty_tensors_between(void)
 {
 	const char *h = "{\"a\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-			"\"e1\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]},"
-			"\"e2\":{\"dtype\":\"U8\",\"shape\":[2,0],\"data_offsets\":[4,4]},"
-			"\"b\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[4,8]},"
-			"\"e3\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]}}";
+	                "\"e1\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]},"
+	                "\"e2\":{\"dtype\":\"U8\",\"shape\":[2,0],\"data_offsets\":[4,4]},"
+	                "\"b\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+	                "\"e3\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]}}";
 	size_t hl = strlen(h);
 	unsigned char file[512] = {0};
 	for (int i = 0; i < 8; i++)
@@ -341,13 +343,16 @@ static void t_expect_names_both_shapes(void)
 	CHECK(seed_safetensors_expect(st, "w", SEED_DTYPE_F32, 2, (int64_t[]){2, 3}, &out, &err) == 0);
 	CHECK(out.data == seed_safetensors_get(st, "w")->data);
 	seed_tensor untouched = {.rank = 99};
-	CHECK(seed_safetensors_expect(st, "w", SEED_DTYPE_F32, 2, (int64_t[]){3, 2}, &untouched, &err) == -EINVAL);
+	CHECK(seed_safetensors_expect(st, "w", SEED_DTYPE_F32, 2, (int64_t[]){3, 2}, &untouched, &err) ==
+	      -EINVAL);
 	CHECK_MSG(has(err.msg, "model.st") && has(err.msg, "'w'") && has(err.msg, "f32 [3, 2]") &&
-			  has(err.msg, "f32 [2, 3]"),
-		  "%s", err.msg);
+	              has(err.msg, "f32 [2, 3]"),
+	          "%s", err.msg);
 	CHECK(untouched.rank == 99);
-	CHECK(seed_safetensors_expect(st, "w", SEED_DTYPE_F64, 2, (int64_t[]){2, 3}, &untouched, &err) == -EINVAL);
-	CHECK(seed_safetensors_expect(st, "v", SEED_DTYPE_F32, 1, (int64_t[]){6}, &untouched, &err) == -ENOENT);
+	CHECK(seed_safetensors_expect(st, "w", SEED_DTYPE_F64, 2, (int64_t[]){2, 3}, &untouched, &err) ==
+	      -EINVAL);
+	CHECK(seed_safetensors_expect(st, "v", SEED_DTYPE_F32, 1, (int64_t[]){6}, &untouched, &err) ==
+	      -ENOENT);
 	CHECK_MSG(has(err.msg, "'v'"), "%s", err.msg);
 	seed_safetensors_free(&st);
 }
@@ -363,28 +368,29 @@ static void t_writer_rejects_bad_tensors(void)
 		int null_data;
 		const char *want;
 	} cases[] = {
-		{"", SEED_DTYPE_F32, 1, {2}, 0, "non-empty"},
-		{"__metadata__", SEED_DTYPE_F32, 1, {2}, 0, "reserved"},
-		{"dup", SEED_DTYPE_F32, 1, {2}, 0, "twice"},
-		{"bad\xff", SEED_DTYPE_F32, 1, {2}, 0, "UTF-8"},
-		{"dtype", SEED_DTYPE_INVALID, 1, {2}, 0, "dtype"},
-		{"rank", SEED_DTYPE_F32, 7, {1, 1, 1, 1, 1, 1, 2}, 0, "rank 7"},
-		{"negative", SEED_DTYPE_F32, 1, {-2}, 0, "shape [-2]"},
-		{"overflow", SEED_DTYPE_F32, 2, {INT64_MAX, 2}, 0, "shape"},
-		{"nodata", SEED_DTYPE_F32, 1, {2}, 1, "no data"},
+	    {"", SEED_DTYPE_F32, 1, {2}, 0, "non-empty"},
+	    {"__metadata__", SEED_DTYPE_F32, 1, {2}, 0, "reserved"},
+	    {"dup", SEED_DTYPE_F32, 1, {2}, 0, "twice"},
+	    {"bad\xff", SEED_DTYPE_F32, 1, {2}, 0, "UTF-8"},
+	    {"dtype", SEED_DTYPE_INVALID, 1, {2}, 0, "dtype"},
+	    {"rank", SEED_DTYPE_F32, 7, {1, 1, 1, 1, 1, 1, 2}, 0, "rank 7"},
+	    {"negative", SEED_DTYPE_F32, 1, {-2}, 0, "shape [-2]"},
+	    {"overflow", SEED_DTYPE_F32, 2, {INT64_MAX, 2}, 0, "shape"},
+	    {"nodata", SEED_DTYPE_F32, 1, {2}, 1, "no data"},
 	};
 	seed_safetensors_writer *w = seed_safetensors_writer_new();
 	seed_err err;
 	seed_tensor ok = seed_tensor_view(x, SEED_DTYPE_F32, 1, (int64_t[]){2});
 	CHECK(seed_safetensors_writer_add(w, "dup", &ok, &err) == 0);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		seed_tensor t = {.dtype = cases[i].dt, .rank = cases[i].rank, .data = cases[i].null_data ? NULL : x};
+		seed_tensor t = {
+		    .dtype = cases[i].dt, .rank = cases[i].rank, .data = cases[i].null_data ? NULL : x};
 		for (int d = 0; d < cases[i].rank && d < SEED_TENSOR_MAX_RANK; d++)
 			t.shape[d] = cases[i].shape[d];
 		err.msg[0] = '\0';
 		int rc = seed_safetensors_writer_add(w, cases[i].name, &t, &err);
-		CHECK_MSG(rc == -EINVAL && has(err.msg, cases[i].want), "case %zu (%s): rc %d, '%s'", i, cases[i].name,
-			  rc, err.msg);
+		CHECK_MSG(rc == -EINVAL && has(err.msg, cases[i].want), "case %zu (%s): rc %d, '%s'", i,
+		          cases[i].name, rc, err.msg);
 	}
 	CHECK(seed_safetensors_writer_meta(w, "k", "bad\xff", &err) == -EINVAL);
 	CHECK(seed_safetensors_writer_meta(w, "bad\xff", "v", &err) == -EINVAL);
@@ -405,88 +411,88 @@ static void t_writer_rejects_bad_tensors(void)
 
 struct bad_case {
 	const char *name;
-	const char *header;   /* header text; NULL: the file is raw */
-	size_t data_len;      /* zero bytes after the header */
-	int set_hlen;         /* write hlen instead of the header's length */
+	const char *header; /* header text; NULL: the file is raw */
+	size_t data_len;    /* zero bytes after the header */
+	int set_hlen;       /* write hlen instead of the header's length */
 	uint64_t hlen;
-	const char *raw;      /* the whole file when header is NULL */
+	const char *raw; /* the whole file when header is NULL */
 	size_t rawlen;
 	const char *want1, *want2; /* in the message, besides the path */
 };
 
 #define T(fields) "{\"t\":{" fields "}}"
 static const struct bad_case bad_cases[] = {
-	{"too_short", NULL, 0, 0, 0, "\x02\x00\x00", 3, "too short", NULL},
-	{"header_length_zero", NULL, 0, 0, 0, "\0\0\0\0\0\0\0\0{}", 10, "header length 0", "too small"},
-	{"header_length_past_eof", "{}", 0, 1, 1000, NULL, 0, "header length 1000", "past the end"},
-	{"header_length_over_limit", "{}", 0, 1, 100000001, NULL, 0, "exceeds the limit", NULL},
-	{"header_length_2_64_minus_1", "{}", 0, 1, UINT64_MAX, NULL, 0, "exceeds the limit", NULL},
-	{"header_leading_space", " {}", 0, 0, 0, NULL, 0, "does not start with '{'", NULL},
-	{"header_not_json", "{\"t\":", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
-	{"header_not_utf8", "{\"t\xff\":{}}", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
-	{"header_nul_padding", NULL, 0, 0, 0, "\x08\0\0\0\0\0\0\0{}\0\0\0\0\0\0", 16, "not valid JSON", NULL},
-	{"header_trailing_garbage", "{} x", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
-	{"duplicate_name",
-	 "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-	 "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
-	 8, 0, 0, NULL, 0, "duplicate", "\"t\""},
-	{"entry_not_object", "{\"t\":5}", 0, 0, 0, NULL, 0, "tensor 't'", "not an object"},
-	{"unknown_field", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"extra\":1"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "unknown field 'extra'"},
-	{"missing_dtype", T("\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "missing field 'dtype'"},
-	{"missing_shape", T("\"dtype\":\"F32\",\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "missing field 'shape'"},
-	{"missing_data_offsets", T("\"dtype\":\"F32\",\"shape\":[1]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "missing field 'data_offsets'"},
-	{"dtype_not_string", T("\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "dtype is not a string"},
-	{"dtype_unknown", T("\"dtype\":\"F17\",\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "unknown dtype 'F17'"},
-	{"dtype_lowercase", T("\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "unknown dtype 'f32'"},
-	{"dtype_unsupported", T("\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "BF16 is not supported"},
-	{"shape_not_array", T("\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "shape is not an array"},
-	{"shape_negative", T("\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "shape[0] is not a non-negative integer"},
-	{"shape_fractional", T("\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "shape[0]"},
-	{"shape_rank_7", T("\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "rank 7"},
-	{"shape_overflow", T("\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],\"data_offsets\":[0,4]"), 4, 0,
-	 0, NULL, 0, "tensor 't'", "overflows"},
-	{"data_offsets_one_number", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "data_offsets is not an array [begin, end]"},
-	{"data_offsets_negative", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "non-negative"},
-	{"data_offsets_reversed", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "end before they begin"},
-	{"data_offsets_past_data", T("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"), 4, 0, 0, NULL, 0,
-	 "tensor 't'", "past the data section (4 bytes)"},
-	{"size_mismatch", T("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
-	 "needs 8 bytes"},
-	{"gap_between_tensors",
-	 "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-	 "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
-	 12, 0, 0, NULL, 0, "tensor 't'", "gap"},
-	{"gap_at_start", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]"), 8, 0, 0, NULL, 0, "tensor 't'",
-	 "bytes [0, 4)"},
-	{"overlap",
-	 "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-	 "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
-	 8, 0, 0, NULL, 0, "tensor 't' overlaps tensor 'a'", NULL},
-	{"same_offsets_twice",
-	 "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-	 "\"t\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-	 4, 0, 0, NULL, 0, "overlaps", "'t'"},
-	{"bytes_left_over", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]"), 8, 0, 0, NULL, 0,
-	 "bytes [4, 8)", "belong to no tensor"},
-	{"data_without_tensors", "{}", 8, 0, 0, NULL, 0, "bytes [0, 8)", "belong to no tensor"},
-	{"metadata_not_object", "{\"__metadata__\":[\"a\"]}", 0, 0, 0, NULL, 0, "__metadata__ is not an object",
-	 NULL},
-	{"metadata_value_not_string", "{\"__metadata__\":{\"k\":1}}", 0, 0, 0, NULL, 0, "'k'", "not a string"},
+    {"too_short", NULL, 0, 0, 0, "\x02\x00\x00", 3, "too short", NULL},
+    {"header_length_zero", NULL, 0, 0, 0, "\0\0\0\0\0\0\0\0{}", 10, "header length 0", "too small"},
+    {"header_length_past_eof", "{}", 0, 1, 1000, NULL, 0, "header length 1000", "past the end"},
+    {"header_length_over_limit", "{}", 0, 1, 100000001, NULL, 0, "exceeds the limit", NULL},
+    {"header_length_2_64_minus_1", "{}", 0, 1, UINT64_MAX, NULL, 0, "exceeds the limit", NULL},
+    {"header_leading_space", " {}", 0, 0, 0, NULL, 0, "does not start with '{'", NULL},
+    {"header_not_json", "{\"t\":", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
+    {"header_not_utf8", "{\"t\xff\":{}}", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
+    {"header_nul_padding", NULL, 0, 0, 0, "\x08\0\0\0\0\0\0\0{}\0\0\0\0\0\0", 16, "not valid JSON", NULL},
+    {"header_trailing_garbage", "{} x", 0, 0, 0, NULL, 0, "not valid JSON", NULL},
+    {"duplicate_name",
+     "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+     "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+     8, 0, 0, NULL, 0, "duplicate", "\"t\""},
+    {"entry_not_object", "{\"t\":5}", 0, 0, 0, NULL, 0, "tensor 't'", "not an object"},
+    {"unknown_field", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"extra\":1"), 4, 0, 0, NULL,
+     0, "tensor 't'", "unknown field 'extra'"},
+    {"missing_dtype", T("\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
+     "missing field 'dtype'"},
+    {"missing_shape", T("\"dtype\":\"F32\",\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0, "tensor 't'",
+     "missing field 'shape'"},
+    {"missing_data_offsets", T("\"dtype\":\"F32\",\"shape\":[1]"), 4, 0, 0, NULL, 0, "tensor 't'",
+     "missing field 'data_offsets'"},
+    {"dtype_not_string", T("\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "dtype is not a string"},
+    {"dtype_unknown", T("\"dtype\":\"F17\",\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "unknown dtype 'F17'"},
+    {"dtype_lowercase", T("\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "unknown dtype 'f32'"},
+    {"dtype_unsupported", T("\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "BF16 is not supported"},
+    {"shape_not_array", T("\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "shape is not an array"},
+    {"shape_negative", T("\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "shape[0] is not a non-negative integer"},
+    {"shape_fractional", T("\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "shape[0]"},
+    {"shape_rank_7", T("\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1],\"data_offsets\":[0,4]"), 4, 0, 0, NULL,
+     0, "tensor 't'", "rank 7"},
+    {"shape_overflow", T("\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],\"data_offsets\":[0,4]"), 4,
+     0, 0, NULL, 0, "tensor 't'", "overflows"},
+    {"data_offsets_one_number", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "data_offsets is not an array [begin, end]"},
+    {"data_offsets_negative", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "non-negative"},
+    {"data_offsets_reversed", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "end before they begin"},
+    {"data_offsets_past_data", T("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "past the data section (4 bytes)"},
+    {"size_mismatch", T("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]"), 4, 0, 0, NULL, 0,
+     "tensor 't'", "needs 8 bytes"},
+    {"gap_between_tensors",
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+     "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+     12, 0, 0, NULL, 0, "tensor 't'", "gap"},
+    {"gap_at_start", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]"), 8, 0, 0, NULL, 0,
+     "tensor 't'", "bytes [0, 4)"},
+    {"overlap",
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+     "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+     8, 0, 0, NULL, 0, "tensor 't' overlaps tensor 'a'", NULL},
+    {"same_offsets_twice",
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+     "\"t\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+     4, 0, 0, NULL, 0, "overlaps", "'t'"},
+    {"bytes_left_over", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]"), 8, 0, 0, NULL, 0,
+     "bytes [4, 8)", "belong to no tensor"},
+    {"data_without_tensors", "{}", 8, 0, 0, NULL, 0, "bytes [0, 8)", "belong to no tensor"},
+    {"metadata_not_object", "{\"__metadata__\":[\"a\"]}", 0, 0, 0, NULL, 0, "__metadata__ is not an object",
+     NULL},
+    {"metadata_value_not_string", "{\"__metadata__\":{\"k\":1}}", 0, 0, 0, NULL, 0, "'k'", "not a string"},
 };
 #undef T
 
@@ -514,7 +520,8 @@ static void run_bad_case(const struct bad_case *c)
 	int rc = seed_safetensors_load(path, &st, &err);
 	CHECK_MSG(rc == -EBADMSG, "rc %d (%s)", rc, err.msg);
 	CHECK(st == (seed_safetensors *)&st);
-	CHECK_MSG(has(err.msg, path) && has(err.msg, c->want1) && has(err.msg, c->want2), "message: %s", err.msg);
+	CHECK_MSG(has(err.msg, path) && has(err.msg, c->want1) && has(err.msg, c->want2), "message: %s",
+	          err.msg);
 	/* The same bytes from memory fail the same way. */
 	rc = seed_safetensors_parse(file, len, "mem", &st, &err);
 	CHECK(rc == -EBADMSG && has(err.msg, "mem") && has(err.msg, c->want1));

@@ -115,7 +115,7 @@ const seed_tensor *seed_checkpoint_get(const seed_checkpoint *ck, const char *na
  * the tensor and both shapes.  For restoring parameters into a model of a
  * known shape. */
 int seed_checkpoint_expect(const seed_checkpoint *ck, const char *name, seed_dtype dt, int rank,
-			   const int64_t *shape, seed_tensor *out, seed_err *err);
+                           const int64_t *shape, seed_tensor *out, seed_err *err);
 
 /* For a loaded checkpoint: its whole metadata object as described above
  * (borrowed; NULL when the file had none), and the path of the .safetensors

@@ -56,9 +56,9 @@ json_t *seed_metrics_obj(const seed_metric *kv, size_t n);
 /* seed_metrics_obj over a literal list:
  *   json_t *o = SEED_METRICS_OBJ({"step", step}, {"loss", loss});
  * Every value converts to double, so any arithmetic type is fine. */
-#define SEED_METRICS_OBJ(...)                                                                                 \
-	seed_metrics_obj((const seed_metric[]){__VA_ARGS__},                                                  \
-			 sizeof((const seed_metric[]){__VA_ARGS__}) / sizeof(seed_metric))
+#define SEED_METRICS_OBJ(...)                                                                                \
+	seed_metrics_obj((const seed_metric[]){__VA_ARGS__},                                                 \
+	                 sizeof((const seed_metric[]){__VA_ARGS__}) / sizeof(seed_metric))
 
 #ifdef __cplusplus
 }

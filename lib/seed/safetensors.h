@@ -64,11 +64,12 @@ void seed_safetensors_writer_free(seed_safetensors_writer **w);
  * invalid dtype, rank outside [0, SEED_TENSOR_MAX_RANK], a negative
  * dimension, NULL data for a non-empty tensor, a size that overflows. */
 int seed_safetensors_writer_add(seed_safetensors_writer *w, const char *name, const seed_tensor *t,
-				seed_err *err);
+                                seed_err *err);
 
 /* Set metadata key to value (both copied, both UTF-8; a key set before gets
  * the new value).  -EINVAL for text that is not UTF-8. */
-int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, const char *value, seed_err *err);
+int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, const char *value,
+                                 seed_err *err);
 
 /* Replace the file at path with the tensors and metadata added so far,
  * atomically: on failure (negative errno, message naming path) the file
@@ -96,7 +97,7 @@ int seed_safetensors_load(const char *path, seed_safetensors **out, seed_err *er
 /* The same for a file already in memory (len bytes at data, copied); what
  * names the data in messages. */
 int seed_safetensors_parse(const void *data, size_t len, const char *what, seed_safetensors **out,
-			   seed_err *err);
+                           seed_err *err);
 
 /* Free st (NULL is fine) and set *st to NULL. */
 void seed_safetensors_free(seed_safetensors **st);
@@ -115,7 +116,7 @@ const seed_tensor *seed_safetensors_get(const seed_safetensors *st, const char *
  * naming the file, the tensor, and both shapes.  *out is a view owned by
  * st. */
 int seed_safetensors_expect(const seed_safetensors *st, const char *name, seed_dtype dt, int rank,
-			    const int64_t *shape, seed_tensor *out, seed_err *err);
+                            const int64_t *shape, seed_tensor *out, seed_err *err);
 
 /* Metadata: the value of key, or NULL; the number of keys and the i-th key
  * (in header order). */
