@@ -8,5 +8,10 @@
 const seed_env_class *const seed_env_builtins[] = {
     &seed_env_cartpole,
     &seed_env_catch,
+    &seed_env_minatar_breakout,
+    &seed_env_minatar_asterix,
+    &seed_env_minatar_freeway,
+    &seed_env_minatar_seaquest,
+    &seed_env_minatar_space_invaders,
     NULL,
 };

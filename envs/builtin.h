@@ -12,6 +12,11 @@
 
 extern const seed_env_class seed_env_cartpole;
 extern const seed_env_class seed_env_catch;
+extern const seed_env_class seed_env_minatar_breakout;
+extern const seed_env_class seed_env_minatar_asterix;
+extern const seed_env_class seed_env_minatar_freeway;
+extern const seed_env_class seed_env_minatar_seaquest;
+extern const seed_env_class seed_env_minatar_space_invaders;
 
 /* The built-in classes in listing order, ending with NULL. */
 extern const seed_env_class *const seed_env_builtins[];

@@ -287,8 +287,9 @@ const seed_env_class *seed_envs_class(const seed_envs *e)
 
 static inline void reset_one(seed_envs *e, int i, void *obs)
 {
+	/* State is zeroed once, at creation, not here: some games keep what
+	 * must survive episodes (MinAtar's sticky last action). */
 	void *st = e->state + (size_t)i * e->stride;
-	memset(st, 0, e->cls->state_size);
 	e->cls->reset(e->config, st, &e->rng[i], obs);
 	e->ep_return[i] = 0;
 	e->ep_length[i] = 0;

@@ -71,7 +71,9 @@ typedef struct seed_env_class {
 	/* Free what configure allocated (config may be NULL); may itself be
 	 * NULL when configure never allocates. */
 	void (*free_config)(void *config);
-	size_t state_size; /* bytes of per-instance state, zeroed before reset */
+	size_t state_size; /* bytes of per-instance state, zeroed once when the vector is made;
+	                      reset must set what an episode needs and may keep the rest
+	                      (e.g. the last action, for sticky actions) */
 	/* Start an episode; write the first observation to obs.  Randomness
 	 * only from rng (the instance's own generator). */
 	void (*reset)(const void *config, void *state, seed_rng *rng, void *obs);
