@@ -2,29 +2,41 @@
  *
  * A frame is one msgpack map: {"type": str, "version": int, fields...}.  A
  * tensor field is a map {"dtype": str, "shape": [int...], "data": bin} whose
- * bin holds the little-endian elements, row-major.  One ZeroMQ message carries
- * one frame; a file of concatenated frames is a recorded stream.
+ * bin holds the little-endian elements, row-major.  Every other field value
+ * is nil, a bool, an int, a float or a str (arrays, other maps, bin and ext
+ * are refused).  One ZeroMQ message carries one frame; a file of
+ * concatenated frames is a recorded stream.
  *
  * The fields of every frame type are checked on decode and before encode
- * against the type's schema (man seed-frames(7) is the reference):
+ * against the type's schema (man seed-frames(7) is the reference).  K is the
+ * number of environments of a step, B the unrolls in a batch, T+1 the steps
+ * of an unroll, A the number of actions, N the episodes, P the parameters:
  *
  *   step     actor -> infer  run actor seq env0 num_actions
  *                            obs[K,...] reward f32[K] terminated u8[K]
  *                            truncated u8[K] ep_return f32[K] ep_length i32[K]
- *                            (final_obs[K,...] when some env was truncated)
+ *                            (optional final_obs: obs's dtype and shape)
  *   action   infer -> actor  run actor seq env0 policy_version action i32[K]
  *   unroll   infer -> learn  run actor num_actions env i32[B] and, over
  *                            T+1 steps, obs[B,T+1,...] action i32[B,T+1]
  *                            reward f32 terminated u8 truncated u8
  *                            final_value f32 policy_version i32 [B,T+1]
- *                            logits f32[B,T+1,A]
+ *                            logits f32[B,T+1,A] (A = num_actions)
  *   episode  infer -> learn  run actor env i32[N] return f32[N]
  *                            length i32[N] truncated u8[N]
- *   error    anyone          code message (frame: the type that failed)
+ *   params   learn -> infer  policy_version run params f32[P] (optional
+ *                            model: str, the model's JSON description)
+ *   error    anyone          code message (optional frame: the type of the
+ *                            frame that failed)
  *
- * Fields not in the schema are kept (and printed by seed-cat) but not
- * interpreted, so newer peers can add fields.  A decoded frame points into
- * the buffer it was decoded from: keep that buffer alive while using it.
+ * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
+ * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
+ * least 1.  The checks cover structure, not tensor contents.
+ *
+ * Fields not in the schema are kept (decoded, re-encoded, printed by
+ * seed-cat) but not interpreted, so newer peers can add fields.  A decoded
+ * frame points into the buffer it was decoded from: keep that buffer alive
+ * while using the frame.
  *
  * Threads: a seed_frame belongs to one thread at a time; the functions keep
  * no global state.
@@ -45,6 +57,7 @@ extern "C" {
 #endif
 
 #define SEED_PROTOCOL_VERSION 1
+/* Fields of a frame besides type and version. */
 #define SEED_FRAME_MAX_FIELDS 32
 /* Frames larger than this are refused by the decoder. */
 #define SEED_FRAME_MAX_BYTES ((size_t)1 << 30)
@@ -89,29 +102,42 @@ typedef struct seed_field {
 	seed_value value;
 } seed_field;
 
+/* Fields are kept in the order they were set or decoded; encoding and JSON
+ * write type and version first, then the fields in that order. */
 typedef struct seed_frame {
 	seed_frame_type type;
 	int version;
 	int nfields;
 	seed_field fields[SEED_FRAME_MAX_FIELDS];
-	void *storage; /* decoder-owned memory; released by seed_frame_clear */
+	void *storage; /* memory the frame owns (seed_frame_from_json); NULL
+			* for built and decoded frames; released by
+			* seed_frame_clear */
 } seed_frame;
 
+/* "step", "action", ...; "invalid" for anything else. */
 const char *seed_frame_type_name(seed_frame_type t);
-/* SEED_FRAME_INVALID if unknown. */
+/* Parse a name as above (len bytes, need not be NUL-terminated);
+ * SEED_FRAME_INVALID if unknown. */
 seed_frame_type seed_frame_type_parse(const char *name, size_t len);
 
-/* Start an empty frame of type t at SEED_PROTOCOL_VERSION. */
+/* Start an empty frame of type t at SEED_PROTOCOL_VERSION.  f need not be
+ * initialised before; nothing is released. */
 void seed_frame_init(seed_frame *f, seed_frame_type t);
-/* Release what decoding allocated; f is then an empty INVALID frame.
- * Safe on a zeroed or already cleared frame. */
+/* Release the memory the frame owns; f is then an empty INVALID frame.
+ * Safe on a zeroed, initialised, decoded or already cleared frame. */
 void seed_frame_clear(seed_frame *f);
 
-/* Add or replace a field.  name must outlive f (a string literal, say); a
- * tensor's data is referenced, not copied.  -ENOSPC past MAX_FIELDS. */
+/* Add a field, or replace the value of the field of that name (it keeps
+ * its place).  name must outlive f (a string literal, say); strings and
+ * tensor data are referenced, not copied.  Errors: -ENOSPC past
+ * SEED_FRAME_MAX_FIELDS; -EINVAL for a NULL name or string, the reserved
+ * names "type" and "version", or a tensor with a rank outside
+ * [0, SEED_TENSOR_MAX_RANK] or an invalid dtype.  The rest is checked by
+ * seed_frame_validate. */
 int seed_frame_set_int(seed_frame *f, const char *name, int64_t v);
 int seed_frame_set_float(seed_frame *f, const char *name, double v);
 int seed_frame_set_bool(seed_frame *f, const char *name, bool v);
+int seed_frame_set_nil(seed_frame *f, const char *name);
 int seed_frame_set_str(seed_frame *f, const char *name, const char *s);
 int seed_frame_set_tensor(seed_frame *f, const char *name, seed_tensor t);
 
@@ -122,45 +148,78 @@ const seed_value *seed_frame_get(const seed_frame *f, const char *name);
 int64_t seed_frame_int(const seed_frame *f, const char *name, int64_t dflt);
 double seed_frame_float(const seed_frame *f, const char *name, double dflt);
 const seed_tensor *seed_frame_tensor(const seed_frame *f, const char *name);
-/* *s points into the frame (not NUL-terminated); -ENOENT if missing. */
+/* *s points into the frame (not NUL-terminated); -ENOENT if missing or not
+ * a string. */
 int seed_frame_str(const seed_frame *f, const char *name, const char **s, size_t *len);
 
-/* Check f against its type's schema: required fields present with the
- * right kind, dtypes, ranks and matching leading dimensions.  On failure the
- * message names the frame type and the field, e.g.
+/* Check f: type known (else -SEED_ETYPE), version SEED_PROTOCOL_VERSION
+ * (else -SEED_EVERSION), field names unique and not reserved, tensors with
+ * a valid dtype, rank and size and data; then the type's schema: required
+ * fields present with the right kind, range, dtype, rank and matching
+ * dimensions.  Everything else is -SEED_EFRAME.  The message names the
+ * frame type and the field, e.g.
  *   "step frame: field 'reward': dtype i32, expected f32". */
 int seed_frame_validate(const seed_frame *f, seed_err *err);
 
-/* Decode and validate one frame from buf[0..len).  Trailing bytes after the
- * map are an error.  f's strings and tensors point into buf afterwards.
- * Errors: -SEED_EFRAME (not msgpack, missing/wrong field, shape vs data,
- * oversize), -SEED_ETYPE, -SEED_EVERSION; err says what and where.  On
- * failure f is left cleared. */
+/* Decode and validate one frame from buf[0..len).  f need not be
+ * initialised, and what it held is not released (clear a decoded-from-JSON
+ * frame first).  Afterwards f's names, strings and tensors point into buf
+ * (tensor data may be unaligned); f owns no memory.  Ints are accepted in
+ * any msgpack int encoding, floats as float32 or float64.
+ * Errors: -SEED_EFRAME (not msgpack, trailing bytes after the map, not a
+ * map, missing or duplicate field, field of the wrong kind, bad tensor:
+ * unknown dtype, bad shape, shape vs data length; more than
+ * SEED_FRAME_MAX_FIELDS fields; more than SEED_FRAME_MAX_BYTES bytes),
+ * -SEED_ETYPE (unknown type), -SEED_EVERSION (unsupported version, checked
+ * before the type); err says what and where.  On failure f is left cleared.
+ * Cost: one msgpack-c zone (two small allocations), nothing per field. */
 int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err);
 
-/* Validate f and append its msgpack encoding to out. */
+/* Validate f and append its msgpack encoding to out: type, version, then
+ * the fields in order; ints in their shortest msgpack form, floats as
+ * float64, tensor data as bin.  On failure out is unchanged. */
 int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err);
 
-/* Append f as one line of JSON (no newline) to out.  Tensors become
- * {"dtype":..,"shape":[..],"data":[numbers]}; type and version come first. */
+/* Validate f and append it as one line of JSON (no newline) to out.
+ * Tensors become {"dtype":..,"shape":[..],"data":[..]} with data nested
+ * like numpy's tolist() (a bare number for rank 0); type and version come
+ * first.  Floats are written with the fewest digits that read back to the
+ * same value; tensors write non-finite floats as the strings "nan", "-nan",
+ * "inf" and "-inf" (NaN payloads are not kept).  Errors (-SEED_EFRAME, out
+ * unchanged): a non-finite float field (JSON has no number for it), a
+ * string or name that is not UTF-8 or a name holding a NUL byte. */
 int seed_frame_to_json(const seed_frame *f, seed_buf *out, seed_err *err);
 
-/* Parse one JSON object in the form seed_frame_to_json writes (integers in
- * tensors of float dtype are fine; data may also be a flat list for any
- * shape) and validate it.  The frame owns the memory it needs (freed by
- * seed_frame_clear). */
+/* Parse one JSON object in the form seed_frame_to_json writes and validate
+ * it.  Integers in tensors of float dtype are fine; data may also be a flat
+ * list for any shape.  JSON integers become int fields, reals float fields.
+ * f need not be initialised; on success it owns the memory it needs (freed
+ * by seed_frame_clear) and json may be freed.  Errors as for decoding
+ * (-SEED_EFRAME for JSON that does not parse). */
 int seed_frame_from_json(seed_frame *f, const char *json, size_t len, seed_err *err);
 
-/* Reads a recorded stream (concatenated frames) from a file descriptor. */
+/* Reads a recorded stream (concatenated frames) from a file descriptor, in
+ * chunks, holding one frame at a time whatever its size (up to
+ * SEED_FRAME_MAX_BYTES). */
 typedef struct seed_frame_reader seed_frame_reader;
 
+/* A reader of fd (blocking or not).  Returns 0; allocation failure aborts. */
 int seed_frame_reader_new(seed_frame_reader **out, int fd);
 /* Frees r (NULL is fine) and sets *r to NULL; does not close fd. */
 void seed_frame_reader_free(seed_frame_reader **r);
-/* The bytes of the next whole msgpack object: *data/*len stay valid until the
- * next call.  -SEED_EEOF at a clean end of input; -SEED_EFRAME when the input
- * ends inside an object or is not msgpack; -errno on read errors. */
+/* The bytes of the next whole msgpack object, which need not be a valid
+ * frame (give it to seed_frame_decode): *data and *len stay valid until the
+ * next call.  -SEED_EEOF at a clean end of input; -SEED_EFRAME when the
+ * input ends inside an object, is not msgpack or holds an object larger
+ * than SEED_FRAME_MAX_BYTES (there is no way to find the next frame, so
+ * every later call fails the same way); -EINTR or -EAGAIN when a signal
+ * interrupted the read or a non-blocking fd has nothing yet (call again:
+ * nothing is lost); other -errno on read errors. */
 int seed_frame_reader_next(seed_frame_reader *r, const void **data, size_t *len, seed_err *err);
+
+/* Bytes of input the reader has handed out so far: the stream offset of
+ * the next object (to locate a bad frame in a file). */
+uint64_t seed_frame_reader_offset(const seed_frame_reader *r);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,562 @@
+/* frame.c: the frame model (fields, getters, setters) and the schema of
+ * every frame type, checked by seed_frame_validate.
+ *
+ * The schema is a table per type: each entry names a field, its kind, its
+ * range (ints), its dtypes and its leading dimensions (tensors).  Dimensions
+ * are symbols (K, B, T+1, A, N, P): the first field that has a symbol fixes
+ * its value, every later one must agree, and an int field can fix one too
+ * (num_actions fixes A).  Messages name the frame type and the field.
+ *
+ * The wire codec is in frame_msgpack.c, JSON in frame_json.c, recorded
+ * streams in frame_reader.c.
+ */
+#include "seed/frame.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame_internal.h"
+
+static const char *const type_names[SEED_FRAME_NTYPES] = {
+	[SEED_FRAME_INVALID] = "invalid", [SEED_FRAME_STEP] = "step",       [SEED_FRAME_ACTION] = "action",
+	[SEED_FRAME_UNROLL] = "unroll",   [SEED_FRAME_EPISODE] = "episode", [SEED_FRAME_PARAMS] = "params",
+	[SEED_FRAME_ERROR] = "error",
+};
+
+const char *seed_frame_type_name(seed_frame_type t)
+{
+	return (unsigned)t < SEED_FRAME_NTYPES ? type_names[t] : "invalid";
+}
+
+seed_frame_type seed_frame_type_parse(const char *name, size_t len)
+{
+	for (int t = 1; t < SEED_FRAME_NTYPES; t++)
+		if (strlen(type_names[t]) == len && memcmp(type_names[t], name, len) == 0)
+			return (seed_frame_type)t;
+	return SEED_FRAME_INVALID;
+}
+
+/* ---- frame-owned memory -------------------------------------------------- */
+
+struct block {
+	struct block *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
+
+void *frame_alloc(seed_frame *f, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct block *b = f->storage;
+	if (!b || b->size - b->used < n) {
+		size_t size = n > 4000 ? n : 4000;
+		b = seed_xmalloc(sizeof *b + size);
+		b->size = size;
+		b->used = 0;
+		b->next = f->storage;
+		f->storage = b;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+void frame_storage_free(void *storage)
+{
+	struct block *b = storage;
+	while (b) {
+		struct block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+const char *frame_quote(char buf[FRAME_QUOTE_MAX], const char *p, size_t n)
+{
+	size_t keep = n, i;
+	if (keep > FRAME_QUOTE_MAX - 4)
+		keep = FRAME_QUOTE_MAX - 7;
+	for (i = 0; i < keep; i++) {
+		unsigned char c = (unsigned char)p[i];
+		buf[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (keep < n) {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, size_t name_len, const char *fmt, ...)
+{
+	if (!err)
+		return code;
+	char what[400], q[FRAME_QUOTE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	const char *tn = type == SEED_FRAME_INVALID ? "" : seed_frame_type_name(type);
+	const char *sp = type == SEED_FRAME_INVALID ? "" : " ";
+	if (name)
+		return seed_err_set(err, code, "%s%sframe: field '%s': %s", tn, sp, frame_quote(q, name, name_len),
+				    what);
+	return seed_err_set(err, code, "%s%sframe: %s", tn, sp, what);
+}
+
+const char *frame_shape_str(char *buf, size_t size, const seed_tensor *t)
+{
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, size - o, "[");
+	for (int i = 0; i < t->rank && i < SEED_TENSOR_MAX_RANK && o < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+	if (o < size)
+		snprintf(buf + o, size - o, "]");
+	return buf;
+}
+
+static const char *kind_name(seed_value_kind k)
+{
+	switch (k) {
+	case SEED_VALUE_NIL: return "nil";
+	case SEED_VALUE_BOOL: return "bool";
+	case SEED_VALUE_INT: return "int";
+	case SEED_VALUE_FLOAT: return "float";
+	case SEED_VALUE_STR: return "str";
+	case SEED_VALUE_TENSOR: return "tensor";
+	}
+	return "invalid";
+}
+
+/* ---- fields -------------------------------------------------------------- */
+
+void seed_frame_init(seed_frame *f, seed_frame_type t)
+{
+	f->type = t;
+	f->version = SEED_PROTOCOL_VERSION;
+	f->nfields = 0;
+	f->storage = NULL;
+}
+
+void seed_frame_clear(seed_frame *f)
+{
+	frame_storage_free(f->storage);
+	f->storage = NULL;
+	f->type = SEED_FRAME_INVALID;
+	f->version = 0;
+	f->nfields = 0;
+}
+
+static int find(const seed_frame *f, const char *name, size_t len)
+{
+	for (int i = 0; i < f->nfields; i++)
+		if (f->fields[i].name_len == len && memcmp(f->fields[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+static bool reserved(const char *name, size_t len)
+{
+	return (len == 4 && memcmp(name, "type", 4) == 0) || (len == 7 && memcmp(name, "version", 7) == 0);
+}
+
+static int set(seed_frame *f, const char *name, seed_value v)
+{
+	if (!name)
+		return -EINVAL;
+	size_t len = strlen(name);
+	if (reserved(name, len))
+		return -EINVAL;
+	int i = find(f, name, len);
+	if (i < 0) {
+		if (f->nfields >= SEED_FRAME_MAX_FIELDS)
+			return -ENOSPC;
+		i = f->nfields++;
+		f->fields[i].name = name;
+		f->fields[i].name_len = len;
+	}
+	f->fields[i].value = v;
+	return 0;
+}
+
+int seed_frame_set_int(seed_frame *f, const char *name, int64_t v)
+{
+	return set(f, name, (seed_value){.kind = SEED_VALUE_INT, .u.i = v});
+}
+
+int seed_frame_set_float(seed_frame *f, const char *name, double v)
+{
+	return set(f, name, (seed_value){.kind = SEED_VALUE_FLOAT, .u.f = v});
+}
+
+int seed_frame_set_bool(seed_frame *f, const char *name, bool v)
+{
+	return set(f, name, (seed_value){.kind = SEED_VALUE_BOOL, .u.b = v});
+}
+
+int seed_frame_set_nil(seed_frame *f, const char *name)
+{
+	return set(f, name, (seed_value){.kind = SEED_VALUE_NIL});
+}
+
+int seed_frame_set_str(seed_frame *f, const char *name, const char *s)
+{
+	if (!s)
+		return -EINVAL;
+	return set(f, name, (seed_value){.kind = SEED_VALUE_STR, .u.str = {s, strlen(s)}});
+}
+
+int seed_frame_set_tensor(seed_frame *f, const char *name, seed_tensor t)
+{
+	if (t.rank < 0 || t.rank > SEED_TENSOR_MAX_RANK || seed_dtype_size(t.dtype) == 0)
+		return -EINVAL;
+	return set(f, name, (seed_value){.kind = SEED_VALUE_TENSOR, .u.tensor = t});
+}
+
+const seed_value *seed_frame_get(const seed_frame *f, const char *name)
+{
+	int i = find(f, name, strlen(name));
+	return i < 0 ? NULL : &f->fields[i].value;
+}
+
+int64_t seed_frame_int(const seed_frame *f, const char *name, int64_t dflt)
+{
+	const seed_value *v = seed_frame_get(f, name);
+	return v && v->kind == SEED_VALUE_INT ? v->u.i : dflt;
+}
+
+double seed_frame_float(const seed_frame *f, const char *name, double dflt)
+{
+	const seed_value *v = seed_frame_get(f, name);
+	if (v && v->kind == SEED_VALUE_FLOAT)
+		return v->u.f;
+	if (v && v->kind == SEED_VALUE_INT)
+		return (double)v->u.i;
+	return dflt;
+}
+
+const seed_tensor *seed_frame_tensor(const seed_frame *f, const char *name)
+{
+	const seed_value *v = seed_frame_get(f, name);
+	return v && v->kind == SEED_VALUE_TENSOR ? &v->u.tensor : NULL;
+}
+
+int seed_frame_str(const seed_frame *f, const char *name, const char **s, size_t *len)
+{
+	const seed_value *v = seed_frame_get(f, name);
+	if (!v || v->kind != SEED_VALUE_STR)
+		return -ENOENT;
+	*s = v->u.str.ptr;
+	*len = v->u.str.len;
+	return 0;
+}
+
+/* ---- generic checks ------------------------------------------------------ */
+
+int frame_check_tensor(const seed_tensor *t, size_t *nbytes, seed_frame_type type, const char *name,
+		       size_t name_len, seed_err *err)
+{
+	size_t esize = seed_dtype_size(t->dtype);
+	if (esize == 0)
+		return frame_err(err, -SEED_EFRAME, type, name, name_len, "dtype %d unknown", (int)t->dtype);
+	if (t->rank < 0 || t->rank > SEED_TENSOR_MAX_RANK)
+		return frame_err(err, -SEED_EFRAME, type, name, name_len, "rank %d, at most %d", t->rank,
+				 SEED_TENSOR_MAX_RANK);
+	int64_t n = 1;
+	for (int i = 0; i < t->rank; i++) {
+		if (t->shape[i] < 0)
+			return frame_err(err, -SEED_EFRAME, type, name, name_len, "dimension %d is negative (%lld)",
+					 i, (long long)t->shape[i]);
+		if (__builtin_mul_overflow(n, t->shape[i], &n))
+			n = INT64_MAX; /* as good as infinite: refused below */
+	}
+	uint64_t bytes;
+	if (__builtin_mul_overflow((uint64_t)n, (uint64_t)esize, &bytes) || bytes > SEED_FRAME_MAX_BYTES) {
+		char s[160];
+		return frame_err(err, -SEED_EFRAME, type, name, name_len,
+				 "shape %s %s is too large (more than %zu bytes)", frame_shape_str(s, sizeof s, t),
+				 seed_dtype_name(t->dtype), SEED_FRAME_MAX_BYTES);
+	}
+	*nbytes = (size_t)bytes;
+	return 0;
+}
+
+int seed_frame_validate(const seed_frame *f, seed_err *err)
+{
+	if (f->type <= SEED_FRAME_INVALID || f->type >= SEED_FRAME_NTYPES)
+		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, NULL, 0, "type %d unknown", (int)f->type);
+	if (f->version != SEED_PROTOCOL_VERSION)
+		return frame_err(err, -SEED_EVERSION, f->type, "version", 7,
+				 "version %d not supported (this build speaks version %d)", f->version,
+				 SEED_PROTOCOL_VERSION);
+	if (f->nfields < 0 || f->nfields > SEED_FRAME_MAX_FIELDS)
+		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "%d fields, at most %d", f->nfields,
+				 SEED_FRAME_MAX_FIELDS);
+	for (int i = 0; i < f->nfields; i++) {
+		const seed_field *fd = &f->fields[i];
+		if (!fd->name && fd->name_len)
+			return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "field %d has no name", i);
+		if (reserved(fd->name, fd->name_len))
+			return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
+					 "reserved name used for a field");
+		for (int j = 0; j < i; j++)
+			if (f->fields[j].name_len == fd->name_len &&
+			    memcmp(f->fields[j].name, fd->name, fd->name_len) == 0)
+				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
+						 "appears twice");
+		const seed_value *v = &fd->value;
+		size_t nbytes;
+		int rc;
+		switch (v->kind) {
+		case SEED_VALUE_NIL:
+		case SEED_VALUE_BOOL:
+		case SEED_VALUE_INT:
+		case SEED_VALUE_FLOAT: break;
+		case SEED_VALUE_STR:
+			if (!v->u.str.ptr && v->u.str.len)
+				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
+						 "string without data");
+			break;
+		case SEED_VALUE_TENSOR:
+			rc = frame_check_tensor(&v->u.tensor, &nbytes, f->type, fd->name, fd->name_len, err);
+			if (rc < 0)
+				return rc;
+			if (nbytes && !v->u.tensor.data)
+				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
+						 "tensor without data");
+			break;
+		default:
+			return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len, "value of kind %d",
+					 (int)v->kind);
+		}
+	}
+	return frame_check_schema(f, err);
+}
+
+/* ---- schema -------------------------------------------------------------- */
+
+enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_COUNT };
+static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P"};
+
+enum fkind { FK_INT = 1, FK_STR, FK_TENSOR };
+
+#define DT(x) (1u << SEED_DTYPE_##x)
+#define DT_ANY (DT(U8) | DT(I8) | DT(I32) | DT(I64) | DT(F32) | DT(F64))
+
+struct fspec {
+	const char *name;
+	uint8_t kind;
+	bool optional;
+	/* FK_INT: the allowed range, and the dimension the value fixes */
+	int64_t min, max;
+	uint8_t fixes;
+	/* FK_TENSOR: allowed dtypes, leading dimensions, whether more
+	 * dimensions may follow them, or the field whose dtype and shape this
+	 * one repeats */
+	uint32_t dtypes;
+	uint8_t dims[3];
+	bool more;
+	const char *like;
+};
+
+#define U32 4294967295LL
+#define I32 2147483647LL
+#define I64 INT64_MAX
+#define INT(n, lo, hi) {.name = n, .kind = FK_INT, .min = lo, .max = hi}
+#define STR(n) {.name = n, .kind = FK_STR}
+#define OPT_STR(n) {.name = n, .kind = FK_STR, .optional = true}
+#define TENSOR(n, dt, ...) {.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}}
+/* A tensor whose listed dimensions may be followed by more (observations). */
+#define TENSOR_MORE(n, dt, ...) {.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}, .more = true}
+
+static const struct fspec step_spec[] = {
+	INT("run", 0, U32),
+	INT("actor", 0, U32),
+	INT("seq", 0, I64),
+	INT("env0", 0, I32),
+	{.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
+	TENSOR_MORE("obs", DT_ANY, D_K),
+	TENSOR("reward", DT(F32), D_K),
+	TENSOR("terminated", DT(U8), D_K),
+	TENSOR("truncated", DT(U8), D_K),
+	TENSOR("ep_return", DT(F32), D_K),
+	TENSOR("ep_length", DT(I32), D_K),
+	{.name = "final_obs", .kind = FK_TENSOR, .optional = true, .like = "obs"},
+};
+
+static const struct fspec action_spec[] = {
+	INT("run", 0, U32),
+	INT("actor", 0, U32),
+	INT("seq", 0, I64),
+	INT("env0", 0, I32),
+	INT("policy_version", 0, I64),
+	TENSOR("action", DT(I32), D_K),
+};
+
+static const struct fspec unroll_spec[] = {
+	INT("run", 0, U32),
+	INT("actor", 0, U32),
+	{.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
+	TENSOR("env", DT(I32), D_B),
+	TENSOR_MORE("obs", DT_ANY, D_B, D_T1),
+	TENSOR("action", DT(I32), D_B, D_T1),
+	TENSOR("reward", DT(F32), D_B, D_T1),
+	TENSOR("terminated", DT(U8), D_B, D_T1),
+	TENSOR("truncated", DT(U8), D_B, D_T1),
+	TENSOR("final_value", DT(F32), D_B, D_T1),
+	TENSOR("policy_version", DT(I32), D_B, D_T1),
+	TENSOR("logits", DT(F32), D_B, D_T1, D_A),
+};
+
+static const struct fspec episode_spec[] = {
+	INT("run", 0, U32),
+	INT("actor", 0, U32),
+	TENSOR("env", DT(I32), D_N),
+	TENSOR("return", DT(F32), D_N),
+	TENSOR("length", DT(I32), D_N),
+	TENSOR("truncated", DT(U8), D_N),
+};
+
+static const struct fspec params_spec[] = {
+	/* The parameters' version: "version" itself is the protocol's. */
+	INT("policy_version", 0, I64),
+	INT("run", 0, U32),
+	TENSOR("params", DT(F32), D_P),
+	OPT_STR("model"),
+};
+
+static const struct fspec error_spec[] = {
+	INT("code", INT64_MIN, I64),
+	STR("message"),
+	OPT_STR("frame"),
+};
+
+#define SPEC(a) {a, sizeof a / sizeof a[0]}
+static const struct {
+	const struct fspec *fields;
+	int n;
+} schema[SEED_FRAME_NTYPES] = {
+	[SEED_FRAME_STEP] = SPEC(step_spec),       [SEED_FRAME_ACTION] = SPEC(action_spec),
+	[SEED_FRAME_UNROLL] = SPEC(unroll_spec),   [SEED_FRAME_EPISODE] = SPEC(episode_spec),
+	[SEED_FRAME_PARAMS] = SPEC(params_spec),   [SEED_FRAME_ERROR] = SPEC(error_spec),
+};
+
+struct dims {
+	int64_t value[D_COUNT];
+	const char *from[D_COUNT]; /* the field that fixed it, NULL while unset */
+};
+
+static int check_int(const seed_frame *f, const struct fspec *s, const seed_value *v, struct dims *d, seed_err *err)
+{
+	size_t nl = strlen(s->name);
+	if (v->kind != SEED_VALUE_INT)
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected int", kind_name(v->kind));
+	if (v->u.i < s->min || v->u.i > s->max)
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%lld out of range [%lld, %lld]",
+				 (long long)v->u.i, (long long)s->min, (long long)s->max);
+	if (s->fixes) {
+		d->value[s->fixes] = v->u.i;
+		d->from[s->fixes] = s->name;
+	}
+	return 0;
+}
+
+static void expected_shape(char *buf, size_t size, const struct fspec *s)
+{
+	size_t o = (size_t)snprintf(buf, size, "[");
+	for (int i = 0; i < 3 && s->dims[i] && o < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", dim_names[s->dims[i]]);
+	if (o < size)
+		snprintf(buf + o, size - o, "%s]", s->more ? ",..." : "");
+}
+
+static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_tensor *t, struct dims *d,
+			seed_err *err)
+{
+	size_t nl = strlen(s->name);
+	char got[160], want[40];
+	if (s->like) {
+		const seed_tensor *o = seed_frame_tensor(f, s->like);
+		if (t->dtype != o->dtype)
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s (as '%s')",
+					 seed_dtype_name(t->dtype), seed_dtype_name(o->dtype), s->like);
+		if (t->rank != o->rank || memcmp(t->shape, o->shape, (size_t)t->rank * sizeof t->shape[0]) != 0) {
+			char os[160];
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s (as '%s')",
+					 frame_shape_str(got, sizeof got, t), frame_shape_str(os, sizeof os, o),
+					 s->like);
+		}
+		return 0;
+	}
+	if (!(s->dtypes & (1u << t->dtype)))
+		/* Every dtype mask in the tables is either one dtype or all. */
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s",
+				 seed_dtype_name(t->dtype), seed_dtype_name((seed_dtype)__builtin_ctz(s->dtypes)));
+	int nd = 0;
+	while (nd < 3 && s->dims[nd])
+		nd++;
+	if (s->more ? t->rank < nd : t->rank != nd) {
+		expected_shape(want, sizeof want, s);
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s",
+				 frame_shape_str(got, sizeof got, t), want);
+	}
+	for (int i = 0; i < t->rank; i++)
+		if (t->shape[i] < 1)
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
+					 "shape %s: dimension %d is %lld, expected at least 1",
+					 frame_shape_str(got, sizeof got, t), i, (long long)t->shape[i]);
+	for (int i = 0; i < nd; i++) {
+		int sym = s->dims[i];
+		if (!d->from[sym]) {
+			d->value[sym] = t->shape[i];
+			d->from[sym] = s->name;
+		} else if (t->shape[i] != d->value[sym]) {
+			expected_shape(want, sizeof want, s);
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
+					 "shape %s, expected %s: dimension %d is %lld, but %s = %lld (from '%s')",
+					 frame_shape_str(got, sizeof got, t), want, i, (long long)t->shape[i],
+					 dim_names[sym], (long long)d->value[sym], d->from[sym]);
+		}
+	}
+	return 0;
+}
+
+int frame_check_schema(const seed_frame *f, seed_err *err)
+{
+	struct dims d;
+	memset(&d, 0, sizeof d);
+	const struct fspec *spec = schema[f->type].fields;
+	for (int i = 0; i < schema[f->type].n; i++) {
+		const struct fspec *s = &spec[i];
+		const seed_value *v = seed_frame_get(f, s->name);
+		size_t nl = strlen(s->name);
+		if (!v) {
+			if (s->optional)
+				continue;
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "missing");
+		}
+		int rc = 0;
+		switch (s->kind) {
+		case FK_INT: rc = check_int(f, s, v, &d, err); break;
+		case FK_STR:
+			if (v->kind != SEED_VALUE_STR)
+				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected str",
+					       kind_name(v->kind));
+			break;
+		case FK_TENSOR:
+			if (v->kind != SEED_VALUE_TENSOR)
+				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected tensor",
+					       kind_name(v->kind));
+			else
+				rc = check_tensor(f, s, &v->u.tensor, &d, err);
+			break;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

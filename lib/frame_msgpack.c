@@ -1,0 +1,456 @@
+/* frame_msgpack.c: frames to and from msgpack bytes.
+ *
+ * Decoding runs on the hot path (thousands of frames a second, each a few
+ * to tens of kilobytes), so it copies nothing: names, strings and tensor
+ * data of the decoded frame point into the caller's buffer, and the only
+ * heap memory is msgpack-c's zone for the object tree, freed before
+ * seed_frame_decode returns.  Before msgpack-c sees the bytes, frame_scan
+ * walks the headers once: it finds where the object ends (trailing bytes are
+ * an error) and refuses counts that cannot fit in the input, so a peer
+ * cannot make msgpack-c allocate for a billion-entry array in a 5-byte
+ * message.
+ */
+#include <msgpack.h>
+#include <string.h>
+
+#include "frame_internal.h"
+#include "seed/frame.h"
+
+/* ---- delimiting ---------------------------------------------------------- */
+
+void frame_scan_init(struct frame_scan *s)
+{
+	s->off = 0;
+	s->pending = 1;
+	s->objects = 0;
+	s->need = 0;
+}
+
+static uint64_t be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_bytes, const char *limit,
+	       uint64_t max_objects, seed_err *err)
+{
+	while (s->pending) {
+		size_t o = s->off;
+		if (o >= avail) {
+			s->need = o + 1;
+			return 0;
+		}
+		uint8_t c = p[o];
+		int lenbytes = 0; /* bytes of the size field after the type byte */
+		int container = 0; /* children per entry: 1 array, 2 map */
+		uint64_t body = 0, extra = 0, children = 0;
+		if (c <= 0x7f || c >= 0xe0) {
+			/* positive or negative fixint */
+		} else if (c <= 0x8f) {
+			children = 2u * (c & 0x0f);
+		} else if (c <= 0x9f) {
+			children = c & 0x0f;
+		} else if (c <= 0xbf) {
+			body = c & 0x1f;
+		} else {
+			switch (c) {
+			case 0xc0: case 0xc2: case 0xc3: break;
+			case 0xc4: case 0xd9: lenbytes = 1; break; /* bin 8, str 8 */
+			case 0xc5: case 0xda: lenbytes = 2; break;
+			case 0xc6: case 0xdb: lenbytes = 4; break;
+			case 0xc7: lenbytes = 1, extra = 1; break; /* ext: size, type, data */
+			case 0xc8: lenbytes = 2, extra = 1; break;
+			case 0xc9: lenbytes = 4, extra = 1; break;
+			case 0xca: body = 4; break;
+			case 0xcb: body = 8; break;
+			case 0xcc: case 0xd0: body = 1; break;
+			case 0xcd: case 0xd1: body = 2; break;
+			case 0xce: case 0xd2: body = 4; break;
+			case 0xcf: case 0xd3: body = 8; break;
+			case 0xd4: body = 2; break; /* fixext: type and 1..16 bytes */
+			case 0xd5: body = 3; break;
+			case 0xd6: body = 5; break;
+			case 0xd7: body = 9; break;
+			case 0xd8: body = 17; break;
+			case 0xdc: lenbytes = 2, container = 1; break;
+			case 0xdd: lenbytes = 4, container = 1; break;
+			case 0xde: lenbytes = 2, container = 2; break;
+			case 0xdf: lenbytes = 4, container = 2; break;
+			default: /* 0xc1, never used */
+				return seed_err_set(err, -SEED_EFRAME, "not msgpack: byte 0xc1 at offset %zu", o);
+			}
+		}
+		if (lenbytes) {
+			if (o + 1 + (size_t)lenbytes > avail) {
+				s->need = o + 1 + (size_t)lenbytes;
+				return 0;
+			}
+			uint64_t n = be(p + o + 1, lenbytes);
+			if (container)
+				children = n * (uint64_t)container;
+			else
+				body = n + extra;
+		}
+		uint64_t total = 1 + (uint64_t)lenbytes + body;
+		if (total > max_bytes || o > max_bytes - total)
+			return seed_err_set(err, -SEED_EFRAME,
+					    "an object at offset %zu ends at byte %llu, past %s (%zu bytes)", o,
+					    (unsigned long long)(o + total), limit, max_bytes);
+		size_t end = o + (size_t)total;
+		/* Every object takes at least one byte. */
+		if (children > max_bytes - end || s->pending - 1 > max_bytes - end - children)
+			return seed_err_set(err, -SEED_EFRAME,
+					    "%llu entries at offset %zu cannot fit in %s (%zu bytes)",
+					    (unsigned long long)children, o, limit, max_bytes);
+		if (s->objects + 1 > max_objects)
+			return seed_err_set(err, -SEED_EFRAME, "more than %llu msgpack objects",
+					    (unsigned long long)max_objects);
+		if (end > avail) {
+			s->need = end;
+			return 0;
+		}
+		s->off = end;
+		s->objects++;
+		s->pending += children - 1;
+	}
+	return 1;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+static const char *obj_kind(msgpack_object_type t)
+{
+	switch (t) {
+	case MSGPACK_OBJECT_NIL: return "nil";
+	case MSGPACK_OBJECT_BOOLEAN: return "bool";
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "int";
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64: return "float";
+	case MSGPACK_OBJECT_STR: return "str";
+	case MSGPACK_OBJECT_ARRAY: return "array";
+	case MSGPACK_OBJECT_MAP: return "map";
+	case MSGPACK_OBJECT_BIN: return "bin";
+	case MSGPACK_OBJECT_EXT: return "ext";
+	}
+	return "unknown";
+}
+
+static bool str_is(const msgpack_object *o, const char *s, size_t n)
+{
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
+}
+
+static int tensor_from(seed_tensor *t, const msgpack_object *m, seed_frame_type type, const char *name,
+		       size_t nl, seed_err *err)
+{
+	const msgpack_object *dtype = NULL, *shape = NULL, *data = NULL;
+	char q[FRAME_QUOTE_MAX], s[160];
+	if (m->via.map.size != 3)
+		return frame_err(err, -SEED_EFRAME, type, name, nl,
+				 "a tensor is a map of dtype, shape and data; this map has %u keys",
+				 (unsigned)m->via.map.size);
+	for (uint32_t i = 0; i < 3; i++) {
+		const msgpack_object *k = &m->via.map.ptr[i].key, *v = &m->via.map.ptr[i].val;
+		const msgpack_object **slot;
+		if (str_is(k, "dtype", 5))
+			slot = &dtype;
+		else if (str_is(k, "shape", 5))
+			slot = &shape;
+		else if (str_is(k, "data", 4))
+			slot = &data;
+		else if (k->type == MSGPACK_OBJECT_STR)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "unknown tensor key '%s'",
+					 frame_quote(q, k->via.str.ptr, k->via.str.size));
+		else
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "tensor key of kind %s",
+					 obj_kind(k->type));
+		if (*slot)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "tensor key '%s' appears twice",
+					 frame_quote(q, k->via.str.ptr, k->via.str.size));
+		*slot = v;
+	}
+	if (dtype->type != MSGPACK_OBJECT_STR)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "dtype is %s, expected str",
+				 obj_kind(dtype->type));
+	t->dtype = seed_dtype_parse(dtype->via.str.ptr, dtype->via.str.size);
+	if (t->dtype == SEED_DTYPE_INVALID)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "dtype '%s' unknown",
+				 frame_quote(q, dtype->via.str.ptr, dtype->via.str.size));
+	if (shape->type != MSGPACK_OBJECT_ARRAY)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape is %s, expected an array of ints",
+				 obj_kind(shape->type));
+	if (shape->via.array.size > SEED_TENSOR_MAX_RANK)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape of rank %u, at most %d",
+				 (unsigned)shape->via.array.size, SEED_TENSOR_MAX_RANK);
+	t->rank = (int)shape->via.array.size;
+	for (int i = 0; i < t->rank; i++) {
+		const msgpack_object *d = &shape->via.array.ptr[i];
+		if (d->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is negative (%lld)", i,
+					 (long long)d->via.i64);
+		if (d->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is %s, expected int", i,
+					 obj_kind(d->type));
+		if (d->via.u64 > INT64_MAX)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is too large (%llu)", i,
+					 (unsigned long long)d->via.u64);
+		t->shape[i] = (int64_t)d->via.u64;
+	}
+	size_t nbytes;
+	int rc = frame_check_tensor(t, &nbytes, type, name, nl, err);
+	if (rc < 0)
+		return rc;
+	if (data->type != MSGPACK_OBJECT_BIN)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "data is %s, expected bin", obj_kind(data->type));
+	if (data->via.bin.size != nbytes)
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape %s %s needs %zu bytes of data, got %u",
+				 frame_shape_str(s, sizeof s, t), seed_dtype_name(t->dtype), nbytes,
+				 (unsigned)data->via.bin.size);
+	/* Zero copy: the data stays in the caller's buffer (maybe unaligned). */
+	t->data = (void *)data->via.bin.ptr;
+	return 0;
+}
+
+static int value_from(seed_value *v, const msgpack_object *o, seed_frame_type type, const char *name, size_t nl,
+		      seed_err *err)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL: v->kind = SEED_VALUE_NIL; return 0;
+	case MSGPACK_OBJECT_BOOLEAN:
+		v->kind = SEED_VALUE_BOOL;
+		v->u.b = o->via.boolean;
+		return 0;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		if (o->via.u64 > INT64_MAX)
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "integer %llu out of range",
+					 (unsigned long long)o->via.u64);
+		v->kind = SEED_VALUE_INT;
+		v->u.i = (int64_t)o->via.u64;
+		return 0;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		v->kind = SEED_VALUE_INT;
+		v->u.i = o->via.i64;
+		return 0;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		v->kind = SEED_VALUE_FLOAT;
+		v->u.f = o->via.f64;
+		return 0;
+	case MSGPACK_OBJECT_STR:
+		v->kind = SEED_VALUE_STR;
+		v->u.str.ptr = o->via.str.ptr;
+		v->u.str.len = o->via.str.size;
+		return 0;
+	case MSGPACK_OBJECT_MAP:
+		v->kind = SEED_VALUE_TENSOR;
+		return tensor_from(&v->u.tensor, o, type, name, nl, err);
+	default:
+		return frame_err(err, -SEED_EFRAME, type, name, nl,
+				 "%s values are not allowed (nil, bool, int, float, str or tensor)",
+				 obj_kind(o->type));
+	}
+}
+
+static int frame_from(seed_frame *f, const msgpack_object *root, seed_err *err)
+{
+	char q[FRAME_QUOTE_MAX];
+	if (root->type != MSGPACK_OBJECT_MAP)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "not a map but %s",
+				 obj_kind(root->type));
+	const msgpack_object_kv *kv = root->via.map.ptr;
+	uint32_t n = root->via.map.size;
+
+	/* First the type and version, so that later messages can name the
+	 * type. */
+	const msgpack_object *type = NULL, *version = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		const msgpack_object *k = &kv[i].key;
+		if (k->type != MSGPACK_OBJECT_STR)
+			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "key %u is %s, expected str",
+					 (unsigned)i, obj_kind(k->type));
+		const msgpack_object **slot = str_is(k, "type", 4) ? &type : str_is(k, "version", 7) ? &version : NULL;
+		if (!slot)
+			continue;
+		if (*slot)
+			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, k->via.str.ptr, k->via.str.size,
+					 "appears twice");
+		*slot = &kv[i].val;
+	}
+	if (!type)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "missing");
+	if (type->type != MSGPACK_OBJECT_STR)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "%s, expected str",
+				 obj_kind(type->type));
+	seed_frame_type t = seed_frame_type_parse(type->via.str.ptr, type->via.str.size);
+	if (!version)
+		return frame_err(err, -SEED_EFRAME, t, "version", 7, "missing");
+	if (version->type != MSGPACK_OBJECT_POSITIVE_INTEGER && version->type != MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		return frame_err(err, -SEED_EFRAME, t, "version", 7, "%s, expected int", obj_kind(version->type));
+	/* The version first: a newer protocol may well have new types. */
+	if (version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || version->via.u64 != SEED_PROTOCOL_VERSION)
+		return frame_err(err, -SEED_EVERSION, t, "version", 7,
+				 "version %s%llu not supported (this build speaks version %d)",
+				 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ? "-" : "",
+				 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER
+					 ? 0ULL - (unsigned long long)version->via.i64
+					 : (unsigned long long)version->via.u64,
+				 SEED_PROTOCOL_VERSION);
+	if (t == SEED_FRAME_INVALID)
+		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, "type", 4, "unknown frame type '%s'",
+				 frame_quote(q, type->via.str.ptr, type->via.str.size));
+	if (n - 2 > SEED_FRAME_MAX_FIELDS)
+		return frame_err(err, -SEED_EFRAME, t, NULL, 0, "%u fields, at most %d besides type and version",
+				 (unsigned)(n - 2), SEED_FRAME_MAX_FIELDS);
+	f->type = t;
+	f->version = SEED_PROTOCOL_VERSION;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (&kv[i].val == type || &kv[i].val == version)
+			continue;
+		const char *name = kv[i].key.via.str.ptr;
+		size_t nl = kv[i].key.via.str.size;
+		for (int j = 0; j < f->nfields; j++)
+			if (f->fields[j].name_len == nl && memcmp(f->fields[j].name, name, nl) == 0)
+				return frame_err(err, -SEED_EFRAME, t, name, nl, "appears twice");
+		seed_field *fd = &f->fields[f->nfields];
+		fd->name = name;
+		fd->name_len = nl;
+		int rc = value_from(&fd->value, &kv[i].val, t, name, nl, err);
+		if (rc < 0)
+			return rc;
+		f->nfields++;
+	}
+	return frame_check_schema(f, err);
+}
+
+int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
+{
+	f->type = SEED_FRAME_INVALID;
+	f->version = 0;
+	f->nfields = 0;
+	f->storage = NULL;
+	if (len > SEED_FRAME_MAX_BYTES)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "%zu bytes, more than %zu", len,
+				 SEED_FRAME_MAX_BYTES);
+	if (len == 0)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "empty");
+
+	struct frame_scan s;
+	seed_err serr;
+	frame_scan_init(&s);
+	int rc = frame_scan(&s, buf, len, len, "the end of the input", FRAME_MAX_OBJECTS, &serr);
+	if (rc == 0)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+				 "not msgpack: the input ends inside an object (%zu bytes)", len);
+	if (rc < 0)
+		return frame_err(err, rc, SEED_FRAME_INVALID, NULL, 0, "%s", serr.msg);
+	if (s.off != len)
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "%zu trailing byte(s) after the frame",
+				 len - s.off);
+
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	msgpack_unpack_return r = msgpack_unpack_next(&u, buf, len, &off);
+	if (r == MSGPACK_UNPACK_SUCCESS && off == len) {
+		rc = frame_from(f, &u.data, err);
+	} else {
+		/* frame_scan accepted the layout, so what msgpack-c refuses is
+		 * nesting deeper than its parser's stack, or bad ext data. */
+		rc = frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+			       "not msgpack, or nested too deeply (msgpack-c says %d)", (int)r);
+	}
+	msgpack_unpacked_destroy(&u);
+	if (rc < 0)
+		seed_frame_clear(f);
+	return rc;
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+static int append(void *data, const char *buf, size_t len)
+{
+	seed_buf_append(data, buf, len);
+	return 0;
+}
+
+static void pack_str(msgpack_packer *pk, const char *s, size_t n)
+{
+	msgpack_pack_str(pk, n);
+	if (n)
+		msgpack_pack_str_body(pk, s, n);
+}
+
+int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
+{
+	int rc = seed_frame_validate(f, err);
+	if (rc < 0)
+		return rc;
+
+	/* One allocation up front for the whole frame (when out is new). */
+	size_t estimate = 64;
+	for (int i = 0; i < f->nfields; i++) {
+		const seed_value *v = &f->fields[i].value;
+		estimate += 16 + f->fields[i].name_len;
+		if (v->kind == SEED_VALUE_STR)
+			estimate += v->u.str.len;
+		else if (v->kind == SEED_VALUE_TENSOR)
+			estimate += 96 + seed_tensor_nbytes(&v->u.tensor);
+	}
+	seed_buf_reserve(out, estimate);
+
+	size_t start = out->len;
+	msgpack_packer pk;
+	msgpack_packer_init(&pk, out, append);
+	msgpack_pack_map(&pk, (size_t)f->nfields + 2);
+	pack_str(&pk, "type", 4);
+	const char *tn = seed_frame_type_name(f->type);
+	pack_str(&pk, tn, strlen(tn));
+	pack_str(&pk, "version", 7);
+	msgpack_pack_int64(&pk, f->version);
+	for (int i = 0; i < f->nfields; i++) {
+		const seed_field *fd = &f->fields[i];
+		const seed_value *v = &fd->value;
+		pack_str(&pk, fd->name, fd->name_len);
+		switch (v->kind) {
+		case SEED_VALUE_NIL: msgpack_pack_nil(&pk); break;
+		case SEED_VALUE_BOOL:
+			if (v->u.b)
+				msgpack_pack_true(&pk);
+			else
+				msgpack_pack_false(&pk);
+			break;
+		case SEED_VALUE_INT: msgpack_pack_int64(&pk, v->u.i); break;
+		case SEED_VALUE_FLOAT: msgpack_pack_double(&pk, v->u.f); break;
+		case SEED_VALUE_STR: pack_str(&pk, v->u.str.ptr, v->u.str.len); break;
+		case SEED_VALUE_TENSOR: {
+			const seed_tensor *t = &v->u.tensor;
+			const char *dn = seed_dtype_name(t->dtype);
+			size_t nbytes = seed_tensor_nbytes(t);
+			msgpack_pack_map(&pk, 3);
+			pack_str(&pk, "dtype", 5);
+			pack_str(&pk, dn, strlen(dn));
+			pack_str(&pk, "shape", 5);
+			msgpack_pack_array(&pk, (size_t)t->rank);
+			for (int d = 0; d < t->rank; d++)
+				msgpack_pack_int64(&pk, t->shape[d]);
+			pack_str(&pk, "data", 4);
+			msgpack_pack_bin(&pk, nbytes);
+			if (nbytes)
+				msgpack_pack_bin_body(&pk, t->data, nbytes);
+			break;
+		}
+		}
+	}
+	if (out->len - start > SEED_FRAME_MAX_BYTES) {
+		size_t n = out->len - start;
+		out->len = start;
+		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu", n,
+				 SEED_FRAME_MAX_BYTES);
+	}
+	return 0;
+}
