@@ -8,7 +8,10 @@
  * for both.
  *
  * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
- * go to BLAS (seed_blas_sgemm); element-wise work to nn_kernels.
+ * go to BLAS (seed_blas_sgemm); element-wise work and the convolution's
+ * forward and weight gradient to nn_kernels (direct, SIMD: faster than
+ * im2col + sgemm for these narrow shapes); the convolution's input gradient
+ * (needed only when it is not the first layer) is sgemm + col2im.
  */
 #include "seed/nn.h"
 
@@ -39,7 +42,7 @@ typedef struct layer {
 	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
 	float *dw, *db; /* gradients, same shapes */
 	float *out;     /* (B, numel_out); flatten: the input itself */
-	float *col;     /* conv2d: (B * OH * OW, k * k * C) patches of the input */
+	nnk_conv conv;  /* conv2d: the shapes, for the kernels */
 } layer;
 
 struct seed_model {
@@ -60,6 +63,7 @@ struct seed_model {
 	float *input; /* (B, obs_numel) the observations as f32 */
 	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
 	float *dcol;  /* (B * OH * OW, k * k * C) for conv2d input gradients */
+	float *wt;    /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
 	float *head;  /* (B, A + 1) gradient of the fused head's output */
 	const nnk_ops *k;
 };
@@ -307,7 +311,6 @@ void seed_model_free(seed_model **mp)
 	for (int i = 0; i < m->nlayers; i++) {
 		if (m->layers[i].kind != L_FLATTEN)
 			free(m->layers[i].out);
-		free(m->layers[i].col);
 	}
 	free(m->layers);
 	free(m->params);
@@ -318,6 +321,7 @@ void seed_model_free(seed_model **mp)
 	free(m->gbuf[0]);
 	free(m->gbuf[1]);
 	free(m->dcol);
+	free(m->wt);
 	free(m->head);
 	free(m);
 	*mp = NULL;
@@ -495,7 +499,7 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	H->db = m->grads + m->tensors[t + 2].offset;
 
 	/* Activations and scratch, for max_batch rows. */
-	size_t B = (size_t)max_batch, widest = obs_numel, dcol = 0;
+	size_t B = (size_t)max_batch, widest = obs_numel, dcol = 0, wt = 0;
 	m->input = falloc(B * obs_numel);
 	const float *prev = m->input;
 	for (int i = 0; i < m->nlayers; i++) {
@@ -505,10 +509,13 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 		else
 			L->out = falloc(B * L->numel_out);
 		if (L->kind == L_CONV2D) {
+			L->conv = (nnk_conv){L->H, L->W, L->C, L->k, L->F, L->OH, L->OW};
 			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
-			L->col = falloc(cols);
 			if (i > 0 && cols > dcol)
 				dcol = cols;
+			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(m->k, L->F);
+			if (w > wt)
+				wt = w;
 		}
 		if (L->numel_out > widest)
 			widest = L->numel_out;
@@ -518,6 +525,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	m->gbuf[1] = falloc(B * widest);
 	if (dcol)
 		m->dcol = falloc(dcol);
+	if (wt)
+		m->wt = falloc(wt);
 	m->head = falloc(B * (size_t)H->n_out);
 
 	/* Last, so that a bad description fails without needing a BLAS. */
@@ -611,23 +620,19 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 
 /* ---- forward ----------------------------------------------------------- */
 
-/* col (B*OH*OW, k*k*C): row (b, oy, ox) holds the k x k x C patch at (oy, ox).
- * In HWC each patch row ky is k*C contiguous input values. */
-static void im2col(const layer *L, int B, const float *x, float *col)
+/* wt (k*k*C, Fp) = w (F, k*k*C) transposed, zeros in the padding: the
+ * layout the convolution kernels read (NNK_W filters in one vector). */
+static void transpose_weights(const seed_model *m, const layer *L, float *wt)
 {
-	size_t run = (size_t)L->k * L->C;
-	for (int b = 0; b < B; b++)
-		for (int oy = 0; oy < L->OH; oy++)
-			for (int ox = 0; ox < L->OW; ox++) {
-				for (int ky = 0; ky < L->k; ky++) {
-					const float *src = x + (((size_t)b * L->H + oy + ky) * L->W + ox) * L->C;
-					memcpy(col + ky * run, src, run * sizeof *col);
-				}
-				col += run * L->k;
-			}
+	int kk = L->k * L->k * L->C, Fp = nnk_fpad(m->k, L->F);
+	memset(wt, 0, (size_t)kk * Fp * sizeof *wt);
+	for (int f = 0; f < L->F; f++)
+		for (int j = 0; j < kk; j++)
+			wt[(size_t)j * Fp + f] = L->w[(size_t)f * kk + j];
 }
 
-/* The adjoint of im2col: dx (B, H, W, C) = sum of patch gradients. */
+/* dx (B, H, W, C) = the sum of the patch gradients dcol (B*OH*OW, k*k*C)
+ * over the patches each input is in (the adjoint of gathering patches). */
 static void col2im(const layer *L, int B, const float *dcol, float *dx)
 {
 	size_t run = (size_t)L->k * L->C;
@@ -655,14 +660,11 @@ static void layer_forward(const seed_model *m, layer *L, int B, const float *x)
 				L->n_out);
 		m->k->bias_add((size_t)B, (size_t)L->n_out, L->b, L->out);
 		break;
-	case L_CONV2D: {
-		/* out (B*OH*OW, F) = col (B*OH*OW, k*k*C) W^T + b: HWC out. */
-		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C;
-		im2col(L, B, x, L->col);
-		seed_blas_sgemm(false, true, rows, L->F, kk, 1.0f, L->col, kk, L->w, kk, 0.0f, L->out, L->F);
-		m->k->bias_add((size_t)rows, (size_t)L->F, L->b, L->out);
+	case L_CONV2D:
+		/* out (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
+		transpose_weights(m, L, m->wt);
+		m->k->conv_fwd(&L->conv, B, x, m->wt, L->b, L->out);
 		break;
-	}
 	case L_RELU:
 		m->k->relu_fwd(n, x, L->out);
 		break;
@@ -718,11 +720,17 @@ static void layer_backward(const seed_model *m, layer *L, int B, const float *x,
 					dx, L->n_in);
 		break;
 	case L_CONV2D: {
-		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C;
-		/* dW (F, kk) += dy^T col; db += column sums; dcol = dy W -> dx */
-		seed_blas_sgemm(true, false, L->F, kk, rows, 1.0f, dy, L->F, L->col, kk, 1.0f, L->dw, kk);
+		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C, Fp = nnk_fpad(m->k, L->F);
+		/* dW (F, kk) += sum over pixels of dy (outer) patch, computed
+		 * transposed in m->wt; db += column sums of dy (rows, F). */
+		memset(m->wt, 0, (size_t)kk * Fp * sizeof *m->wt);
+		m->k->conv_dw(&L->conv, B, x, dy, m->wt);
+		for (int f = 0; f < L->F; f++)
+			for (int j = 0; j < kk; j++)
+				L->dw[(size_t)f * kk + j] += m->wt[(size_t)j * Fp + f];
 		m->k->col_sum((size_t)rows, (size_t)L->F, dy, L->db);
 		if (dx) {
+			/* dcol (rows, kk) = dy (rows, F) W (F, kk), then scatter. */
 			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f, m->dcol, kk);
 			col2im(L, B, m->dcol, dx);
 		}

@@ -1,8 +1,12 @@
-/* nn_kernels.h: element-wise kernels of the neural-network layers (internal).
+/* nn_kernels.h: element-wise and convolution kernels of the layers (internal).
  *
- * Matrix products go to BLAS (seed/blas.h); what is left is element-wise
- * work that BLAS does not do: activations and their gradients, bias rows,
- * column sums, u8 -> f32.  Each kernel exists as a plain scalar reference
+ * Matrix products go to BLAS (seed/blas.h); what is left is work that BLAS
+ * does not do: activations and their gradients, bias rows, column sums,
+ * u8 -> f32, and the convolution forward and weight gradient, which are
+ * faster computed directly than as im2col + sgemm (the product of a
+ * B*OH*OW x k*k*C patch matrix with a 16-wide filter matrix is too narrow
+ * for BLAS's kernels, and building the patch matrix costs as much again;
+ * bench/RESULTS.md has the figures).  Each kernel exists as a plain scalar reference
  * (nnk_ref) and in SIMD variants written once with GCC vector extensions and
  * compiled for AVX-512, AVX2 and the baseline ISA.  nnk_best() picks the
  * widest variant the CPU supports; the tests compare every variant the CPU
@@ -17,8 +21,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A stride-1, unpadded convolution of (H, W, C) inputs (HWC) with k x k
+ * kernels and F filters into (OH, OW, F) = (H-k+1, W-k+1, F). */
+typedef struct nnk_conv {
+	int H, W, C, k, F, OH, OW;
+} nnk_conv;
+
 typedef struct nnk_ops {
 	const char *name; /* "avx512", "avx2", "sse2"/"vector", "reference" */
+	/* Filter padding of the convolution kernels' transposed weights: they
+	 * take wt as (k, k, C, Fp) with Fp = F rounded up to a multiple of
+	 * fpad, zeros in the padding. */
+	int fpad;
 	/* y = tanh(x) (y may be x).  Error within a few ulp of tanh in double;
 	 * NaN stays NaN. */
 	void (*tanh_fwd)(size_t n, const float *x, float *y);
@@ -34,7 +48,20 @@ typedef struct nnk_ops {
 	void (*col_sum)(size_t rows, size_t cols, const float *dy, float *db);
 	/* y = (float)x. */
 	void (*u8_to_f32)(size_t n, const uint8_t *x, float *y);
+	/* out (B, OH, OW, F) = bias + sum over the k x k x C patch of x
+	 * (B, H, W, C) times wt (k*k*C, Fp). */
+	void (*conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias, float *out);
+	/* dwt (k*k*C, Fp) += sum over output positions of the patch of x
+	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
+	 * transposed and padded like wt (padding columns stay untouched). */
+	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
 } nnk_ops;
+
+/* Fp for F filters under ops. */
+static inline int nnk_fpad(const nnk_ops *ops, int F)
+{
+	return (F + ops->fpad - 1) / ops->fpad * ops->fpad;
+}
 
 /* The scalar reference (libm's tanhf). */
 extern const nnk_ops nnk_ref;

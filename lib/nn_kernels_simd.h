@@ -1,11 +1,12 @@
-/* nn_kernels_simd.h: the SIMD element-wise kernels, written once.
+/* nn_kernels_simd.h: the SIMD kernels, written once.
  *
  * Included by nn_kernels.c once per instruction set with NNK_W (floats per
  * vector), NNK_SUFFIX (name suffix), NNK_TARGET (a function attribute, or
  * nothing) and NNK_MADD(a, b, c) (a * b + c, fused where the instruction
  * set has FMA) defined; defines the nnk_ops table nnk_ops_NNK_SUFFIX.
- * Only tanh uses NNK_MADD: the other kernels must stay bit-identical to the
- * reference, which -ffp-contract=off compiles without fused operations.  GCC's
+ * Only tanh and the convolutions use NNK_MADD: the element-wise kernels must
+ * stay bit-identical to the reference, which -ffp-contract=off compiles
+ * without fused operations.  GCC's
  * vector extensions turn each operation on a vector type into the
  * instruction set's own instructions, so the same text becomes AVX-512,
  * AVX2 or SSE2 code.  Tails shorter than a vector go through a zero-padded
@@ -159,8 +160,133 @@ NNK_STATIC void NNK_FN(u8_to_f32)(size_t n, const uint8_t *x, float *y)
 		y[i] = (float)x[i];
 }
 
+
+/* A partial vector: n < NNK_W floats, zeros after. */
+NNK_INLINE VF NNK_FN(load_part)(const float *p, int n)
+{
+	float buf[NNK_W] = {0};
+	__builtin_memcpy(buf, p, (size_t)n * sizeof *p);
+	return NNK_FN(load)(buf);
+}
+
+NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
+{
+	float buf[NNK_W];
+	NNK_FN(store)(buf, v);
+	__builtin_memcpy(p, buf, (size_t)n * sizeof *p);
+}
+
+/* Direct convolution.  One vector holds NNK_W filters of one output pixel;
+ * eight pixels along a row are computed together, so each weight vector
+ * loaded feeds eight fused multiply-adds with broadcast inputs.  In HWC the
+ * patch row ky of pixel ox is the k*C contiguous inputs at (oy+ky, ox). */
+#define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+				  float *out)
+{
+	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int fb = 0; fb < F; fb += NNK_W) {
+				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
+				const VF bv = nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
+				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+				int ox = 0;
+				for (; ox + 8 <= s->OW; ox += 8) {
+#define ACC_INIT(p) VF acc##p = bv;
+					NNK_REP8(ACC_INIT)
+					for (int ky = 0; ky < k; ky++) {
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p) * C + j]), w, acc##p);
+							NNK_REP8(ACC_FMA)
+						}
+					}
+#define ACC_STORE(p)                                                                                 \
+	if (nf == NNK_W)                                                                             \
+		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                   \
+	else                                                                                         \
+		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
+					NNK_REP8(ACC_STORE)
+				}
+				for (; ox < s->OW; ox++) {
+					VF acc = bv;
+					for (int ky = 0; ky < k; ky++) {
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++)
+							acc = NNK_MADD(NNK_FN(splat)(xr[j]), NNK_FN(load)(wr + (size_t)j * Fp),
+								       acc);
+					}
+					if (nf == NNK_W)
+						NNK_FN(store)(o + (size_t)ox * F, acc);
+					else
+						NNK_FN(store_part)(o + (size_t)ox * F, acc, nf);
+				}
+			}
+}
+
+/* Weight gradient: eight rows of dwt (patch positions j0..j0+7 of patch
+ * row ky) stay in registers while the output pixels of one image go by,
+ * each adding its input at j times its dy vector; one image's x and dy
+ * stay in the L1 cache across the passes.  The last block of a patch row
+ * may have fewer than eight positions (rem): the others are skipped. */
+NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt)
+{
+	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
+	for (int b = 0; b < B; b++)
+		for (int fb = 0; fb < F; fb += NNK_W) {
+			const int nf = F - fb < NNK_W ? F - fb : NNK_W;
+			for (int ky = 0; ky < k; ky++) {
+				float *dr = dwt + (size_t)ky * run * Fp + fb;
+				for (int j0 = 0; j0 < run; j0 += 8) {
+					const int rem = run - j0 < 8 ? run - j0 : 8;
+#define DW_INIT(p) VF acc##p = (p) < rem ? NNK_FN(load)(dr + (size_t)(j0 + (p)) * Fp) : (VF){0};
+					NNK_REP8(DW_INIT)
+					for (int oy = 0; oy < s->OH; oy++) {
+						const float *g = dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W) * C + j0;
+						if (rem == 8) {
+							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
+											  : NNK_FN(load_part)(g, nf);
+#define DW_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
+								NNK_REP8(DW_FMA)
+							}
+						} else {
+							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
+											  : NNK_FN(load_part)(g, nf);
+#define DW_FMA_PART(p)                                                                               \
+	if ((p) < rem)                                                                               \
+		acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
+								NNK_REP8(DW_FMA_PART)
+							}
+						}
+					}
+#define DW_STORE(p)                                                                                  \
+	if ((p) < rem)                                                                               \
+		NNK_FN(store)(dr + (size_t)(j0 + (p)) * Fp, acc##p);
+					NNK_REP8(DW_STORE)
+				}
+			}
+		}
+}
+#undef NNK_REP8
+#undef ACC_INIT
+#undef ACC_FMA
+#undef ACC_STORE
+#undef DW_INIT
+#undef DW_FMA
+#undef DW_STORE
+#undef DW_FMA_PART
+
 static const nnk_ops NNK_FN(nnk_ops) = {
 	.name = NNK_NAME,
+	.fpad = NNK_W,
 	.tanh_fwd = NNK_FN(tanh_fwd),
 	.tanh_bwd = NNK_FN(tanh_bwd),
 	.relu_fwd = NNK_FN(relu_fwd),
@@ -168,6 +294,8 @@ static const nnk_ops NNK_FN(nnk_ops) = {
 	.bias_add = NNK_FN(bias_add),
 	.col_sum = NNK_FN(col_sum),
 	.u8_to_f32 = NNK_FN(u8_to_f32),
+	.conv_fwd = NNK_FN(conv_fwd),
+	.conv_dw = NNK_FN(conv_dw),
 };
 
 #undef VF

@@ -1,10 +1,13 @@
-/* test_nn_kernels.c: every SIMD variant of the element-wise kernels that this
- * CPU can run, against the scalar reference and against libm in double.
+/* test_nn_kernels.c: every SIMD variant of the kernels that this CPU can
+ * run, against the scalar reference and against libm in double.
  *
  * Lengths 0..67 and a long one cover every tail length of every vector
  * width; in-place calls (y == x) are checked too.  Everything but tanh must
  * be bit-exact (same operations, no contraction); tanh is an approximation,
  * checked against double-precision tanh over [-12, 12] and special values.
+ * The convolutions sum in another order (and fused) than the reference, so
+ * they are compared within a tolerance scaled by the sum of |terms|, which
+ * the reference itself computes when given |x| and |w|.
  */
 #include <math.h>
 #include <stdio.h>
@@ -151,6 +154,137 @@ static void t_tanh_accuracy(void)
 	free(y);
 }
 
+static float *rnd(seed_rng *rng, size_t n, double scale)
+{
+	float *p = malloc((n ? n : 1) * sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)(scale * seed_rng_normal(rng));
+	return p;
+}
+
+/* wt (kk, Fp) from w (kk, F): padded with pad. */
+static float *pad_cols(const float *w, int kk, int F, int Fp, float pad)
+{
+	float *wt = malloc((size_t)kk * Fp * sizeof *wt);
+	for (int j = 0; j < kk; j++)
+		for (int f = 0; f < Fp; f++)
+			wt[(size_t)j * Fp + f] = f < F ? w[(size_t)j * F + f] : pad;
+	return wt;
+}
+
+static void absf(float *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = fabsf(p[i]);
+}
+
+static void t_conv_variants(void)
+{
+	/* H, W, C, k, F: MinAtar's, filter tails (F = 5, 20, 33), rows of
+	 * fewer than 8 pixels and rows with 8-pixel blocks plus leftovers,
+	 * C = 1, k = 1. */
+	static const int shapes[][5] = {
+		{10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
+		{4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},
+	};
+	const int B = 2;
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 0);
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		nnk_conv s = {shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], shapes[si][4], 0, 0};
+		s.OH = s.H - s.k + 1;
+		s.OW = s.W - s.k + 1;
+		int kk = s.k * s.k * s.C;
+		size_t nx = (size_t)B * s.H * s.W * s.C, ny = (size_t)B * s.OH * s.OW * s.F;
+		float *x = rnd(&rng, nx, 1.0), *w = rnd(&rng, (size_t)kk * s.F, 1.0 / sqrt(kk));
+		float *bias = rnd(&rng, (size_t)s.F, 0.5), *dy = rnd(&rng, ny, 1.0);
+		float *dw0 = rnd(&rng, (size_t)kk * s.F, 1.0);
+		/* The reference, and |terms| for the tolerances. */
+		float *ref = malloc(ny * sizeof *ref), *mag = malloc(ny * sizeof *mag);
+		float *rdw = malloc((size_t)kk * s.F * sizeof *rdw), *mdw = calloc((size_t)kk * s.F, sizeof *mdw);
+		nnk_ref.conv_fwd(&s, B, x, w, bias, ref);
+		memcpy(rdw, dw0, (size_t)kk * s.F * sizeof *rdw);
+		nnk_ref.conv_dw(&s, B, x, dy, rdw);
+		{
+			float *ax = malloc(nx * sizeof *ax), *aw = malloc((size_t)kk * s.F * sizeof *aw);
+			float *ab = malloc((size_t)s.F * sizeof *ab), *ady = malloc(ny * sizeof *ady);
+			memcpy(ax, x, nx * sizeof *ax);
+			memcpy(aw, w, (size_t)kk * s.F * sizeof *aw);
+			memcpy(ab, bias, (size_t)s.F * sizeof *ab);
+			memcpy(ady, dy, ny * sizeof *ady);
+			absf(ax, nx);
+			absf(aw, (size_t)kk * s.F);
+			absf(ab, (size_t)s.F);
+			absf(ady, ny);
+			nnk_ref.conv_fwd(&s, B, ax, aw, ab, mag);
+			nnk_ref.conv_dw(&s, B, ax, ady, mdw);
+			free(ax);
+			free(aw);
+			free(ab);
+			free(ady);
+		}
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k) || k == &nnk_ref)
+				continue;
+			int Fp = nnk_fpad(k, s.F);
+			float *wt = pad_cols(w, kk, s.F, Fp, 0.0f), *out = malloc(ny * sizeof *out);
+			k->conv_fwd(&s, B, x, wt, bias, out);
+			int bad = 0;
+			for (size_t i = 0; i < ny; i++)
+				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
+			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W, s.C, s.k,
+				  s.F, bad);
+			/* dwt accumulates onto what is there; padding untouched. */
+			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
+			k->conv_dw(&s, B, x, dy, dwt);
+			bad = 0;
+			for (int j = 0; j < kk; j++)
+				for (int f = 0; f < Fp; f++) {
+					float got = dwt[(size_t)j * Fp + f];
+					if (f >= s.F)
+						bad += got != 7.0f;
+					else
+						bad += !(fabsf(got - rdw[(size_t)j * s.F + f]) <=
+							 1e-5f * (mdw[(size_t)j * s.F + f] + fabsf(dw0[(size_t)j * s.F + f])));
+				}
+			CHECK_MSG(bad == 0, "%s conv_dw %dx%dx%d k%d F%d: %d weights off", k->name, s.H, s.W, s.C, s.k,
+				  s.F, bad);
+			free(wt);
+			free(out);
+			free(dwt);
+		}
+		free(x);
+		free(w);
+		free(bias);
+		free(dy);
+		free(dw0);
+		free(ref);
+		free(mag);
+		free(rdw);
+		free(mdw);
+	}
+}
+
+/* A hand-worked convolution for the reference itself: 3x3 input, one
+ * channel, 2x2 kernel, one filter. */
+static void t_conv_reference_by_hand(void)
+{
+	nnk_conv s = {3, 3, 1, 2, 1, 2, 2};
+	float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 0, 0, -1}, b = 0.5f, out[4];
+	nnk_ref.conv_fwd(&s, 1, x, w, &b, out);
+	/* out[y][x] = x[y][x] - x[y+1][x+1] + 0.5 = -4 + 0.5 everywhere */
+	for (int i = 0; i < 4; i++)
+		CHECK(out[i] == -3.5f);
+	float dy[4] = {1, 2, 3, 4}, dw[4] = {0};
+	nnk_ref.conv_dw(&s, 1, x, dy, dw);
+	/* dw[ky][kx] = sum_{y,x} x[y+ky][x+kx] dy[y][x] */
+	CHECK(dw[0] == 1 * 1 + 2 * 2 + 4 * 3 + 5 * 4);
+	CHECK(dw[1] == 2 * 1 + 3 * 2 + 5 * 3 + 6 * 4);
+	CHECK(dw[2] == 4 * 1 + 5 * 2 + 7 * 3 + 8 * 4);
+	CHECK(dw[3] == 5 * 1 + 6 * 2 + 8 * 3 + 9 * 4);
+}
+
 int main(void)
 {
 	for (size_t n = 0; n < 68; n++)
@@ -160,5 +294,7 @@ int main(void)
 	TAP_RUN(t_variants_exact);
 	TAP_RUN(t_relu_values);
 	TAP_RUN(t_tanh_accuracy);
+	TAP_RUN(t_conv_reference_by_hand);
+	TAP_RUN(t_conv_variants);
 	return tap_done();
 }
