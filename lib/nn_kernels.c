@@ -1,0 +1,164 @@
+/* nn_kernels.c: element-wise kernels for the layers, reference and SIMD.
+ *
+ * The reference is plain scalar C; the SIMD variants come from one template
+ * (nn_kernels_simd.h) compiled per instruction set.  Variant choice happens
+ * at run time from CPUID, so one binary runs everywhere and uses AVX-512
+ * where it exists.
+ */
+#include "nn_kernels.h"
+
+#include <math.h>
+
+static void ref_tanh_fwd(size_t n, const float *x, float *y)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = tanhf(x[i]);
+}
+
+static void ref_tanh_bwd(size_t n, const float *y, const float *dy, float *dx)
+{
+	for (size_t i = 0; i < n; i++)
+		dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+static void ref_relu_fwd(size_t n, const float *x, float *y)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+static void ref_relu_bwd(size_t n, const float *y, const float *dy, float *dx)
+{
+	for (size_t i = 0; i < n; i++)
+		dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+static void ref_bias_add(size_t rows, size_t cols, const float *b, float *y)
+{
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			y[r * cols + c] += b[c];
+}
+
+static void ref_col_sum(size_t rows, size_t cols, const float *dy, float *db)
+{
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			db[c] += dy[r * cols + c];
+}
+
+static void ref_u8_to_f32(size_t n, const uint8_t *x, float *y)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = (float)x[i];
+}
+
+/* The convolution as its definition says, one output at a time. */
+static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias, float *out)
+{
+	int Fp = nnk_fpad(&nnk_ref, s->F);
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int ox = 0; ox < s->OW; ox++)
+				for (int f = 0; f < s->F; f++) {
+					float acc = bias[f];
+					for (int ky = 0; ky < s->k; ky++)
+						for (int j = 0; j < s->k * s->C; j++) {
+							float xv = x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
+							acc += xv * wt[((size_t)ky * s->k * s->C + j) * Fp + f];
+						}
+					out[(((size_t)b * s->OH + oy) * s->OW + ox) * s->F + f] = acc;
+				}
+}
+
+static void ref_conv_dw(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt)
+{
+	int Fp = nnk_fpad(&nnk_ref, s->F);
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int ox = 0; ox < s->OW; ox++) {
+				const float *g = dy + (((size_t)b * s->OH + oy) * s->OW + ox) * s->F;
+				for (int ky = 0; ky < s->k; ky++)
+					for (int j = 0; j < s->k * s->C; j++) {
+						float xv = x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
+						float *d = dwt + ((size_t)ky * s->k * s->C + j) * Fp;
+						for (int f = 0; f < s->F; f++)
+							d[f] += xv * g[f];
+					}
+			}
+}
+
+const nnk_ops nnk_ref = {
+	.name = "reference",
+	.fpad = 1,
+	.tanh_fwd = ref_tanh_fwd,
+	.tanh_bwd = ref_tanh_bwd,
+	.relu_fwd = ref_relu_fwd,
+	.relu_bwd = ref_relu_bwd,
+	.bias_add = ref_bias_add,
+	.col_sum = ref_col_sum,
+	.u8_to_f32 = ref_u8_to_f32,
+	.conv_fwd = ref_conv_fwd,
+	.conv_dw = ref_conv_dw,
+};
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define NNK_W 16
+#define NNK_SUFFIX avx512
+#define NNK_TARGET __attribute__((target("avx512f")))
+#define NNK_NAME "avx512"
+#define NNK_MADD(a, b, c) _mm512_fmadd_ps(a, b, c)
+#include "nn_kernels_simd.h"
+
+#define NNK_W 8
+#define NNK_SUFFIX avx2
+#define NNK_TARGET __attribute__((target("avx2,fma")))
+#define NNK_NAME "avx2"
+#define NNK_MADD(a, b, c) _mm256_fmadd_ps(a, b, c)
+#include "nn_kernels_simd.h"
+
+#define NNK_W 4
+#define NNK_SUFFIX base
+#define NNK_TARGET
+#define NNK_NAME "sse2"
+#define NNK_MADD(a, b, c) ((a) * (b) + (c))
+#include "nn_kernels_simd.h"
+
+const nnk_ops *const nnk_variants[] = {&nnk_ops_avx512, &nnk_ops_avx2, &nnk_ops_base, &nnk_ref, NULL};
+
+int nnk_usable(const nnk_ops *ops)
+{
+	__builtin_cpu_init();
+	if (ops == &nnk_ops_avx512)
+		return __builtin_cpu_supports("avx512f");
+	if (ops == &nnk_ops_avx2)
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	return 1;
+}
+#else
+/* Other architectures: the vectors become whatever the baseline ISA has. */
+#define NNK_W 4
+#define NNK_SUFFIX base
+#define NNK_TARGET
+#define NNK_NAME "vector"
+#define NNK_MADD(a, b, c) ((a) * (b) + (c))
+#include "nn_kernels_simd.h"
+
+const nnk_ops *const nnk_variants[] = {&nnk_ops_base, &nnk_ref, NULL};
+
+int nnk_usable(const nnk_ops *ops)
+{
+	(void)ops;
+	return 1;
+}
+#endif
+
+const nnk_ops *nnk_best(void)
+{
+	for (int i = 0; nnk_variants[i]; i++)
+		if (nnk_usable(nnk_variants[i]))
+			return nnk_variants[i];
+	return &nnk_ref;
+}

@@ -1,0 +1,75 @@
+/* nn_kernels.h: element-wise and convolution kernels of the layers (internal).
+ *
+ * Matrix products go to BLAS (seed/blas.h); what is left is work that BLAS
+ * does not do: activations and their gradients, bias rows, column sums,
+ * u8 -> f32, and the convolution forward and weight gradient, which are
+ * faster computed directly than as im2col + sgemm (the product of a
+ * B*OH*OW x k*k*C patch matrix with a 16-wide filter matrix is too narrow
+ * for BLAS's kernels, and building the patch matrix costs as much again;
+ * bench/RESULTS.md has the figures).  Each kernel exists as a plain scalar reference
+ * (nnk_ref) and in SIMD variants written once with GCC vector extensions and
+ * compiled for AVX-512, AVX2 and the baseline ISA.  nnk_best() picks the
+ * widest variant the CPU supports; the tests compare every variant the CPU
+ * can run with the reference.
+ *
+ * These names are not exported from libseed (only seed_* are); the tests
+ * compile nn_kernels.c themselves to reach every variant.
+ */
+#ifndef SEED_NN_KERNELS_H
+#define SEED_NN_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A stride-1, unpadded convolution of (H, W, C) inputs (HWC) with k x k
+ * kernels and F filters into (OH, OW, F) = (H-k+1, W-k+1, F). */
+typedef struct nnk_conv {
+	int H, W, C, k, F, OH, OW;
+} nnk_conv;
+
+typedef struct nnk_ops {
+	const char *name; /* "avx512", "avx2", "sse2"/"vector", "reference" */
+	/* Filter padding of the convolution kernels' transposed weights: they
+	 * take wt as (k, k, C, Fp) with Fp = F rounded up to a multiple of
+	 * fpad, zeros in the padding. */
+	int fpad;
+	/* y = tanh(x) (y may be x).  Error within a few ulp of tanh in double;
+	 * NaN stays NaN. */
+	void (*tanh_fwd)(size_t n, const float *x, float *y);
+	/* dx = dy * (1 - y*y) (dx may be dy). */
+	void (*tanh_bwd)(size_t n, const float *y, const float *dy, float *dx);
+	/* y = max(x, 0) (y may be x); NaN stays NaN. */
+	void (*relu_fwd)(size_t n, const float *x, float *y);
+	/* dx = y > 0 ? dy : 0 (dx may be dy). */
+	void (*relu_bwd)(size_t n, const float *y, const float *dy, float *dx);
+	/* y[r][c] += b[c] for a rows x cols matrix. */
+	void (*bias_add)(size_t rows, size_t cols, const float *b, float *y);
+	/* db[c] += sum_r dy[r][c]. */
+	void (*col_sum)(size_t rows, size_t cols, const float *dy, float *db);
+	/* y = (float)x. */
+	void (*u8_to_f32)(size_t n, const uint8_t *x, float *y);
+	/* out (B, OH, OW, F) = bias + sum over the k x k x C patch of x
+	 * (B, H, W, C) times wt (k*k*C, Fp). */
+	void (*conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias, float *out);
+	/* dwt (k*k*C, Fp) += sum over output positions of the patch of x
+	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
+	 * transposed and padded like wt (padding columns stay untouched). */
+	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
+} nnk_ops;
+
+/* Fp for F filters under ops. */
+static inline int nnk_fpad(const nnk_ops *ops, int F)
+{
+	return (F + ops->fpad - 1) / ops->fpad * ops->fpad;
+}
+
+/* The scalar reference (libm's tanhf). */
+extern const nnk_ops nnk_ref;
+/* Every variant compiled in, widest first, NULL-terminated; only those
+ * for which nnk_usable() is true may be called. */
+extern const nnk_ops *const nnk_variants[];
+int nnk_usable(const nnk_ops *ops);
+/* The widest usable variant. */
+const nnk_ops *nnk_best(void);
+
+#endif

@@ -1,0 +1,310 @@
+/* nn_kernels_simd.h: the SIMD kernels, written once.
+ *
+ * Included by nn_kernels.c once per instruction set with NNK_W (floats per
+ * vector), NNK_SUFFIX (name suffix), NNK_TARGET (a function attribute, or
+ * nothing) and NNK_MADD(a, b, c) (a * b + c, fused where the instruction
+ * set has FMA) defined; defines the nnk_ops table nnk_ops_NNK_SUFFIX.
+ * Only tanh and the convolutions use NNK_MADD: the element-wise kernels must
+ * stay bit-identical to the reference, which -ffp-contract=off compiles
+ * without fused operations.  GCC's
+ * vector extensions turn each operation on a vector type into the
+ * instruction set's own instructions, so the same text becomes AVX-512,
+ * AVX2 or SSE2 code.  Tails shorter than a vector go through a zero-padded
+ * copy, so every element follows the same arithmetic.
+ */
+#define NNK_CAT_(a, b) a##b
+#define NNK_CAT(a, b) NNK_CAT_(a, b)
+#define NNK_FN(name) NNK_CAT(name##_, NNK_SUFFIX)
+
+#define VF NNK_FN(vf)
+#define VI NNK_FN(vi)
+#define VB NNK_FN(vb)
+#define NNK_INLINE static inline __attribute__((always_inline)) NNK_TARGET
+#define NNK_STATIC static NNK_TARGET
+
+typedef float VF __attribute__((vector_size(NNK_W * 4)));
+typedef int32_t VI __attribute__((vector_size(NNK_W * 4)));
+typedef uint8_t VB __attribute__((vector_size(NNK_W)));
+
+NNK_INLINE VF NNK_FN(splat)(float x)
+{
+	return (VF){0} + x;
+}
+
+NNK_INLINE VF NNK_FN(load)(const float *p)
+{
+	VF v;
+	__builtin_memcpy(&v, p, sizeof v);
+	return v;
+}
+
+NNK_INLINE void NNK_FN(store)(float *p, VF v)
+{
+	__builtin_memcpy(p, &v, sizeof v);
+}
+
+/* m ? a : b lane by lane, m from a comparison (all ones or all zeros). */
+NNK_INLINE VF NNK_FN(select)(VI m, VF a, VF b)
+{
+	return (VF)(((VI)a & m) | ((VI)b & ~m));
+}
+
+/* tanh through expm1: for a = 2|x|, tanh|x| = expm1(a) / (expm1(a) + 2),
+ * which has no cancellation near 0 (unlike (1 - e^-a) / (1 + e^-a)).
+ * expm1(a) = 2^n * expm1(r) + (2^n - 1) with a = n ln2 + r, |r| <= ln2/2,
+ * expm1(r) by its Taylor series to r^7 (truncation below 2e-8 relative,
+ * a sixth of a float ulp).
+ * ln2 is split (Cody and Waite) so that n * C1 is exact.  a is capped at 20,
+ * where tanh is 1 in float. */
+NNK_INLINE VF NNK_FN(tanh_v)(VF x)
+{
+	const VI abs_mask = (VI){0} + 0x7fffffff;
+	VI sign = (VI)x & ~abs_mask;
+	VF ax = (VF)((VI)x & abs_mask);
+	VF a = ax + ax;
+	a = NNK_FN(select)(a > 20.0f, (VF){0} + 20.0f, a);
+	VI n = __builtin_convertvector(a * 1.44269504088896341f + 0.5f, VI); /* a >= 0: rounds */
+	VF nf = __builtin_convertvector(n, VF);
+	VF r = a - nf * 0.693359375f;
+	r = r - nf * -2.12194440e-4f;
+	VF p = NNK_MADD(r, NNK_FN(splat)(1.0f / 5040.0f), NNK_FN(splat)(1.0f / 720.0f));
+	p = NNK_MADD(p, r, NNK_FN(splat)(1.0f / 120.0f));
+	p = NNK_MADD(p, r, NNK_FN(splat)(1.0f / 24.0f));
+	p = NNK_MADD(p, r, NNK_FN(splat)(1.0f / 6.0f));
+	p = NNK_MADD(p, r, NNK_FN(splat)(0.5f));
+	p = NNK_MADD(p, r, NNK_FN(splat)(1.0f));
+	p = p * r;
+	VF s = (VF)((n + 127) << 23); /* 2^n, 0 <= n <= 29 */
+	VF em = NNK_MADD(s, p, s - 1.0f);
+	VF t = (VF)((VI)(em / (em + 2.0f)) | sign);
+	return NNK_FN(select)(x != x, x, t);
+}
+
+NNK_STATIC void NNK_FN(tanh_fwd)(size_t n, const float *x, float *y)
+{
+	size_t i = 0;
+	for (; i + NNK_W <= n; i += NNK_W)
+		NNK_FN(store)(y + i, NNK_FN(tanh_v)(NNK_FN(load)(x + i)));
+	if (i < n) {
+		float buf[NNK_W] = {0};
+		__builtin_memcpy(buf, x + i, (n - i) * sizeof *x);
+		NNK_FN(store)(buf, NNK_FN(tanh_v)(NNK_FN(load)(buf)));
+		__builtin_memcpy(y + i, buf, (n - i) * sizeof *y);
+	}
+}
+
+NNK_STATIC void NNK_FN(tanh_bwd)(size_t n, const float *y, const float *dy, float *dx)
+{
+	size_t i = 0;
+	for (; i + NNK_W <= n; i += NNK_W) {
+		VF v = NNK_FN(load)(y + i);
+		NNK_FN(store)(dx + i, NNK_FN(load)(dy + i) * (1.0f - v * v));
+	}
+	for (; i < n; i++)
+		dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+NNK_STATIC void NNK_FN(relu_fwd)(size_t n, const float *x, float *y)
+{
+	size_t i = 0;
+	for (; i + NNK_W <= n; i += NNK_W) {
+		VF v = NNK_FN(load)(x + i);
+		NNK_FN(store)(y + i, NNK_FN(select)(v < 0.0f, (VF){0}, v));
+	}
+	for (; i < n; i++)
+		y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+NNK_STATIC void NNK_FN(relu_bwd)(size_t n, const float *y, const float *dy, float *dx)
+{
+	size_t i = 0;
+	for (; i + NNK_W <= n; i += NNK_W) {
+		VF v = NNK_FN(load)(y + i);
+		NNK_FN(store)(dx + i, NNK_FN(select)(v > 0.0f, NNK_FN(load)(dy + i), (VF){0}));
+	}
+	for (; i < n; i++)
+		dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+NNK_STATIC void NNK_FN(bias_add)(size_t rows, size_t cols, const float *b, float *y)
+{
+	for (size_t r = 0; r < rows; r++, y += cols) {
+		size_t c = 0;
+		for (; c + NNK_W <= cols; c += NNK_W)
+			NNK_FN(store)(y + c, NNK_FN(load)(y + c) + NNK_FN(load)(b + c));
+		for (; c < cols; c++)
+			y[c] += b[c];
+	}
+}
+
+NNK_STATIC void NNK_FN(col_sum)(size_t rows, size_t cols, const float *dy, float *db)
+{
+	for (size_t r = 0; r < rows; r++, dy += cols) {
+		size_t c = 0;
+		for (; c + NNK_W <= cols; c += NNK_W)
+			NNK_FN(store)(db + c, NNK_FN(load)(db + c) + NNK_FN(load)(dy + c));
+		for (; c < cols; c++)
+			db[c] += dy[c];
+	}
+}
+
+NNK_STATIC void NNK_FN(u8_to_f32)(size_t n, const uint8_t *x, float *y)
+{
+	size_t i = 0;
+	for (; i + NNK_W <= n; i += NNK_W) {
+		VB v;
+		__builtin_memcpy(&v, x + i, sizeof v);
+		NNK_FN(store)(y + i, __builtin_convertvector(v, VF));
+	}
+	for (; i < n; i++)
+		y[i] = (float)x[i];
+}
+
+
+/* A partial vector: n < NNK_W floats, zeros after. */
+NNK_INLINE VF NNK_FN(load_part)(const float *p, int n)
+{
+	float buf[NNK_W] = {0};
+	__builtin_memcpy(buf, p, (size_t)n * sizeof *p);
+	return NNK_FN(load)(buf);
+}
+
+NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
+{
+	float buf[NNK_W];
+	NNK_FN(store)(buf, v);
+	__builtin_memcpy(p, buf, (size_t)n * sizeof *p);
+}
+
+/* Direct convolution.  One vector holds NNK_W filters of one output pixel;
+ * eight pixels along a row are computed together, so each weight vector
+ * loaded feeds eight fused multiply-adds with broadcast inputs.  In HWC the
+ * patch row ky of pixel ox is the k*C contiguous inputs at (oy+ky, ox). */
+#define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+				  float *out)
+{
+	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int fb = 0; fb < F; fb += NNK_W) {
+				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
+				const VF bv = nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
+				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+				int ox = 0;
+				for (; ox + 8 <= s->OW; ox += 8) {
+#define ACC_INIT(p) VF acc##p = bv;
+					NNK_REP8(ACC_INIT)
+					for (int ky = 0; ky < k; ky++) {
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p) * C + j]), w, acc##p);
+							NNK_REP8(ACC_FMA)
+						}
+					}
+#define ACC_STORE(p)                                                                                 \
+	if (nf == NNK_W)                                                                             \
+		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                   \
+	else                                                                                         \
+		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
+					NNK_REP8(ACC_STORE)
+				}
+				for (; ox < s->OW; ox++) {
+					VF acc = bv;
+					for (int ky = 0; ky < k; ky++) {
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++)
+							acc = NNK_MADD(NNK_FN(splat)(xr[j]), NNK_FN(load)(wr + (size_t)j * Fp),
+								       acc);
+					}
+					if (nf == NNK_W)
+						NNK_FN(store)(o + (size_t)ox * F, acc);
+					else
+						NNK_FN(store_part)(o + (size_t)ox * F, acc, nf);
+				}
+			}
+}
+
+/* Weight gradient: eight rows of dwt (patch positions j0..j0+7 of patch
+ * row ky) stay in registers while the output pixels of one image go by,
+ * each adding its input at j times its dy vector; one image's x and dy
+ * stay in the L1 cache across the passes.  The last block of a patch row
+ * may have fewer than eight positions (rem): the others are skipped. */
+NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt)
+{
+	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
+	for (int b = 0; b < B; b++)
+		for (int fb = 0; fb < F; fb += NNK_W) {
+			const int nf = F - fb < NNK_W ? F - fb : NNK_W;
+			for (int ky = 0; ky < k; ky++) {
+				float *dr = dwt + (size_t)ky * run * Fp + fb;
+				for (int j0 = 0; j0 < run; j0 += 8) {
+					const int rem = run - j0 < 8 ? run - j0 : 8;
+#define DW_INIT(p) VF acc##p = (p) < rem ? NNK_FN(load)(dr + (size_t)(j0 + (p)) * Fp) : (VF){0};
+					NNK_REP8(DW_INIT)
+					for (int oy = 0; oy < s->OH; oy++) {
+						const float *g = dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W) * C + j0;
+						if (rem == 8) {
+							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
+											  : NNK_FN(load_part)(g, nf);
+#define DW_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
+								NNK_REP8(DW_FMA)
+							}
+						} else {
+							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
+											  : NNK_FN(load_part)(g, nf);
+#define DW_FMA_PART(p)                                                                               \
+	if ((p) < rem)                                                                               \
+		acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
+								NNK_REP8(DW_FMA_PART)
+							}
+						}
+					}
+#define DW_STORE(p)                                                                                  \
+	if ((p) < rem)                                                                               \
+		NNK_FN(store)(dr + (size_t)(j0 + (p)) * Fp, acc##p);
+					NNK_REP8(DW_STORE)
+				}
+			}
+		}
+}
+#undef NNK_REP8
+#undef ACC_INIT
+#undef ACC_FMA
+#undef ACC_STORE
+#undef DW_INIT
+#undef DW_FMA
+#undef DW_STORE
+#undef DW_FMA_PART
+
+static const nnk_ops NNK_FN(nnk_ops) = {
+	.name = NNK_NAME,
+	.fpad = NNK_W,
+	.tanh_fwd = NNK_FN(tanh_fwd),
+	.tanh_bwd = NNK_FN(tanh_bwd),
+	.relu_fwd = NNK_FN(relu_fwd),
+	.relu_bwd = NNK_FN(relu_bwd),
+	.bias_add = NNK_FN(bias_add),
+	.col_sum = NNK_FN(col_sum),
+	.u8_to_f32 = NNK_FN(u8_to_f32),
+	.conv_fwd = NNK_FN(conv_fwd),
+	.conv_dw = NNK_FN(conv_dw),
+};
+
+#undef VF
+#undef VI
+#undef VB
+#undef NNK_INLINE
+#undef NNK_STATIC
+#undef NNK_W
+#undef NNK_SUFFIX
+#undef NNK_TARGET
+#undef NNK_NAME
+#undef NNK_MADD

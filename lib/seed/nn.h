@@ -1,0 +1,142 @@
+/* seed/nn.h: actor-critic models on the CPU, with backprop.
+ *
+ * A model is a torso described in JSON followed by two heads on the torso's
+ * output: a policy head (linear -> num_actions logits) and a value head
+ * (linear -> 1).  The JSON is an object:
+ *
+ *   {"torso": [{"type": "conv2d", "filters": 16, "kernel": 3},
+ *              {"type": "relu"}, {"type": "flatten"},
+ *              {"type": "linear", "out": 128}, {"type": "relu"}],
+ *    "init": "orthogonal"}
+ *
+ * Layers ("type" and its keys; unknown keys are errors):
+ *   linear  "out": n       y = x W^T + b, W [out, in], b [out]; input rank 1
+ *   conv2d  "filters": f, "kernel": k
+ *                          stride 1, no padding; input [H, W, C] (HWC, as
+ *                          MinAtar observations come), output
+ *                          [H-k+1, W-k+1, f]; weight [f, k, k, C] (filter,
+ *                          row, column, channel: PyTorch's [f, C, k, k]
+ *                          permuted (0, 2, 3, 1)), bias [f]
+ *   relu, tanh             element-wise
+ *   flatten                any rank -> rank 1, row-major (HWC order)
+ * The torso must end with a rank-1 output (flatten after conv2d); an empty
+ * torso puts the heads straight on a rank-1 observation.
+ *
+ * "init" (optional) chooses seed_model_init's scheme:
+ *   "orthogonal" (default): orthogonal weights (as torch.nn.init.orthogonal_)
+ *     with gain sqrt(2) in the torso, 0.01 for the policy head, 1 for the
+ *     value head, zero biases.  This is the initialisation of the IMPALA and
+ *     PPO baselines (OpenAI baselines, CleanRL): the tiny policy gain starts
+ *     from a near-uniform policy (maximum entropy, so early exploration is
+ *     not biased by random weights) and orthogonal torso weights keep
+ *     activations and gradients at the same scale through the layers.  It is
+ *     what learns CartPole fastest with PPO/A2C in those baselines.
+ *   "pytorch": PyTorch's defaults for nn.Linear / nn.Conv2d, weights and
+ *     biases uniform in +-1/sqrt(fan_in).
+ *
+ * Parameters live in ONE float slab and their gradients in another with the
+ * same layout, carved per tensor in this order, without gaps:
+ *   torso.<i>.weight, torso.<i>.bias    for each linear/conv2d layer i (its
+ *                                       index in the torso list)
+ *   policy.weight [A, in], value.weight [1, in],
+ *   policy.bias [A], value.bias [1]
+ * (the two heads' weights are adjacent so that they form one [A+1, in]
+ * matrix: both heads are one matrix product).  seed_model_param_at lists
+ * names, shapes and offsets, e.g. for checkpoints.
+ *
+ * Observations: obs_dtype f32, or u8 converted to f32 (0..255, not scaled).
+ * Rank 1 to 4; a conv2d layer needs rank 3 [H, W, C].
+ *
+ * Threads: a model belongs to one thread at a time; distinct models may be
+ * used concurrently.  BLAS runs with seed_blas_threads() threads.
+ */
+#ifndef SEED_NN_H
+#define SEED_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/error.h"
+#include "seed/rng.h"
+#include "seed/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct seed_model seed_model;
+
+/* One parameter tensor: a named, shaped window of the slabs. */
+typedef struct seed_model_param {
+	const char *name; /* "torso.0.weight", "policy.bias", ... */
+	int rank;
+	int64_t shape[4];
+	size_t offset; /* index of its first float in params and grads */
+	size_t numel;
+} seed_model_param;
+
+/* Build a model from its JSON description for observations of obs_dtype
+ * (SEED_DTYPE_F32 or SEED_DTYPE_U8) and shape obs_shape[obs_rank], with
+ * num_actions policy logits, for batches of at most max_batch rows.
+ * Parameters and gradients start at zero: call seed_model_init (or load
+ * parameters).  Loads the BLAS (seed_blas_init) on first use.
+ * Errors: -SEED_EOPTION (bad JSON: err names the layer index and key),
+ * -EINVAL (bad dtype, shape, num_actions or max_batch), -ENOENT (no BLAS). */
+int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank, const int64_t *obs_shape,
+		   int num_actions, int max_batch, seed_err *err);
+/* Free m (NULL is fine) and set *m to NULL. */
+void seed_model_free(seed_model **m);
+
+/* Initialise the parameters with the model's "init" scheme, drawing from
+ * rng (same rng state, same parameters).  Gradients are not touched. */
+void seed_model_init(seed_model *m, seed_rng *rng);
+
+/* The parameter and gradient slabs (seed_model_num_params floats each,
+ * 64-byte aligned, owned by m). */
+float *seed_model_params(seed_model *m);
+float *seed_model_grads(seed_model *m);
+size_t seed_model_num_params(const seed_model *m);
+
+/* Parameter tensors in slab order: i in [0, seed_model_num_tensors); NULL
+ * past the end.  The pointers live as long as m. */
+int seed_model_num_tensors(const seed_model *m);
+const seed_model_param *seed_model_param_at(const seed_model *m, int i);
+/* The tensor called name, or NULL. */
+const seed_model_param *seed_model_param_find(const seed_model *m, const char *name);
+
+int seed_model_num_actions(const seed_model *m);
+int seed_model_max_batch(const seed_model *m);
+/* Bytes of one observation row as forward reads it. */
+size_t seed_model_obs_bytes(const seed_model *m);
+/* A one-line description ("u8[10,10,4] conv2d(16,k3) relu flatten
+ * linear(128) relu | heads 6+1 | 132695 params") into buf; returns the
+ * length it needed, like snprintf. */
+int seed_model_summary(const seed_model *m, char *buf, size_t len);
+
+/* Forward pass on B rows (1 <= B <= max_batch) of obs (B x obs_bytes,
+ * any alignment): logits [B, A] and values [B] (either may be NULL).  Keeps
+ * the activations for seed_model_backward.  Errors: -EINVAL (bad B). */
+int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values);
+
+/* Backward pass for the last forward, which must have had the same B:
+ * given dL/dlogits [B, A] and dL/dvalues [B] (either may be NULL, meaning
+ * zero), ADD dL/dparams into the gradient slab.  May be called several times
+ * after one forward.  Errors: -EINVAL (no forward yet, or a different B). */
+int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues);
+
+/* Set every gradient to zero. */
+void seed_model_zero_grad(seed_model *m);
+
+/* Copy src's parameters into dst (e.g. learner -> inference copy); the two
+ * must have the same tensors (names and shapes), max_batch may differ.
+ * Errors: -EINVAL (different layouts). */
+int seed_model_copy_params(seed_model *dst, const seed_model *src);
+/* Load parameters from nbytes of raw little-endian f32 in slab order (any
+ * alignment, e.g. straight from a received frame).  Errors: -EINVAL
+ * (nbytes is not 4 * seed_model_num_params). */
+int seed_model_load_params(seed_model *m, const void *data, size_t nbytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

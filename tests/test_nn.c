@@ -1,0 +1,895 @@
+/* test_nn.c: the model (seed/nn.h): shapes, parameters, initialisation,
+ * forward against numpy golden values, and gradients by finite differences.
+ *
+ * Gradients: every layer kind is checked in a small model where its
+ * gradient matters (a layer's input gradient only shows in the parameters
+ * of the layers before it, so each kind sits after a layer with
+ * parameters).  The reference is an independent double-precision forward
+ * written here with plain loops (rnet_*), differentiated by central
+ * differences; the loss is L = sum c_l * logits + sum c_v * values with fixed
+ * random c, so dL/dlogits = c_l and dL/dvalues = c_v.  The model's forward is
+ * also compared with the same reference.  Parameters near a ReLU kink (left
+ * and right differences disagree) are skipped, and counted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/blas.h"
+#include "seed/nn.h"
+#include "tap.h"
+#include "nn_golden.h"
+
+/* ---- a double-precision reference network ------------------------------ */
+
+enum { R_LINEAR, R_CONV, R_RELU, R_TANH, R_FLATTEN };
+
+typedef struct {
+	int kind;
+	int n; /* out (linear) or filters (conv) */
+	int k; /* kernel (conv) */
+} rlayer;
+
+typedef struct {
+	int nl;
+	rlayer l[10];
+	int rank;
+	int64_t shape[3];
+	int A;
+} rnet;
+
+static size_t off_of(const seed_model *m, const char *name)
+{
+	const seed_model_param *p = seed_model_param_find(m, name);
+	if (!p) {
+		printf("# no tensor %s\n", name);
+		abort();
+	}
+	return p->offset;
+}
+
+/* logits (B, A) and values (B) of rn with parameters theta (in m's slab
+ * layout, found by name) for obs (B, numel). */
+static void rnet_forward(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
+			 double *logits, double *values)
+{
+	int rank = rn->rank;
+	int64_t sh[3] = {rn->shape[0], rn->shape[1], rn->shape[2]};
+	size_t numel = 1;
+	for (int d = 0; d < rank; d++)
+		numel *= (size_t)sh[d];
+	double *x = malloc((size_t)B * numel * sizeof *x);
+	memcpy(x, obs, (size_t)B * numel * sizeof *x);
+	char name[64];
+	for (int i = 0; i < rn->nl; i++) {
+		const rlayer *L = &rn->l[i];
+		const double *w = NULL, *bias = NULL;
+		if (L->kind == R_LINEAR || L->kind == R_CONV) {
+			snprintf(name, sizeof name, "torso.%d.weight", i);
+			w = theta + off_of(m, name);
+			snprintf(name, sizeof name, "torso.%d.bias", i);
+			bias = theta + off_of(m, name);
+		}
+		double *y = NULL;
+		size_t nout = numel;
+		switch (L->kind) {
+		case R_LINEAR:
+			nout = (size_t)L->n;
+			y = malloc((size_t)B * nout * sizeof *y);
+			for (int b = 0; b < B; b++)
+				for (size_t o = 0; o < nout; o++) {
+					double s = bias[o];
+					for (size_t j = 0; j < numel; j++)
+						s += w[o * numel + j] * x[b * numel + j];
+					y[b * nout + o] = s;
+				}
+			sh[0] = L->n;
+			break;
+		case R_CONV: {
+			int H = (int)sh[0], W = (int)sh[1], C = (int)sh[2], k = L->k, F = L->n;
+			int OH = H - k + 1, OW = W - k + 1;
+			nout = (size_t)OH * OW * F;
+			y = malloc((size_t)B * nout * sizeof *y);
+			for (int b = 0; b < B; b++)
+				for (int oy = 0; oy < OH; oy++)
+					for (int ox = 0; ox < OW; ox++)
+						for (int f = 0; f < F; f++) {
+							double s = bias[f];
+							for (int ky = 0; ky < k; ky++)
+								for (int kx = 0; kx < k; kx++)
+									for (int c = 0; c < C; c++)
+										s += w[((f * k + ky) * k + kx) * C + c] *
+										     x[b * numel + ((size_t)(oy + ky) * W + ox + kx) * C + c];
+							y[b * nout + ((size_t)oy * OW + ox) * F + f] = s;
+						}
+			sh[0] = OH;
+			sh[1] = OW;
+			sh[2] = F;
+			break;
+		}
+		case R_RELU:
+		case R_TANH:
+			y = malloc((size_t)B * nout * sizeof *y);
+			for (size_t e = 0; e < (size_t)B * nout; e++)
+				y[e] = L->kind == R_RELU ? (x[e] > 0 ? x[e] : 0) : tanh(x[e]);
+			break;
+		case R_FLATTEN:
+			y = malloc((size_t)B * nout * sizeof *y);
+			memcpy(y, x, (size_t)B * nout * sizeof *y);
+			sh[0] = (int64_t)nout;
+			break;
+		}
+		if (L->kind == R_FLATTEN || L->kind == R_LINEAR)
+			rank = 1;
+		free(x);
+		x = y;
+		numel = nout;
+	}
+	const double *pw = theta + off_of(m, "policy.weight"), *pb = theta + off_of(m, "policy.bias");
+	const double *vw = theta + off_of(m, "value.weight"), *vb = theta + off_of(m, "value.bias");
+	for (int b = 0; b < B; b++) {
+		for (int a = 0; a < rn->A; a++) {
+			double s = pb[a];
+			for (size_t j = 0; j < numel; j++)
+				s += pw[a * numel + j] * x[b * numel + j];
+			logits[b * rn->A + a] = s;
+		}
+		double s = vb[0];
+		for (size_t j = 0; j < numel; j++)
+			s += vw[j] * x[b * numel + j];
+		values[b] = s;
+	}
+	free(x);
+}
+
+static double rnet_loss(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
+			const double *cl, const double *cv)
+{
+	double *lg = malloc((size_t)B * rn->A * sizeof *lg), *v = malloc((size_t)B * sizeof *v);
+	rnet_forward(rn, m, theta, B, obs, lg, v);
+	double L = 0;
+	for (int i = 0; i < B * rn->A; i++)
+		L += cl[i] * lg[i];
+	for (int b = 0; b < B; b++)
+		L += cv[b] * v[b];
+	free(lg);
+	free(v);
+	return L;
+}
+
+/* ---- the gradient check ------------------------------------------------ */
+
+typedef struct {
+	const char *json;
+	rnet rn;
+	seed_dtype dtype;
+	int B;
+	int stride; /* check every stride-th parameter (and every bias) */
+} gcase;
+
+static void grad_check(const gcase *gc, uint64_t seed)
+{
+	const rnet *rn = &gc->rn;
+	int B = gc->B, A = rn->A;
+	seed_model *m = NULL;
+	seed_err err = {{0}};
+	int rc = seed_model_new(&m, gc->json, gc->dtype, rn->rank, rn->shape, A, B, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, seed, 0);
+	seed_model_init(m, &rng);
+
+	size_t numel = 1;
+	for (int d = 0; d < rn->rank; d++)
+		numel *= (size_t)rn->shape[d];
+	size_t nobs = (size_t)B * numel;
+	double *obs = malloc(nobs * sizeof *obs);
+	float *obs_f = malloc(nobs * sizeof *obs_f);
+	unsigned char *obs_u = malloc(nobs);
+	for (size_t i = 0; i < nobs; i++) {
+		if (gc->dtype == SEED_DTYPE_U8) {
+			obs_u[i] = (unsigned char)seed_rng_below(&rng, 4);
+			obs[i] = obs_u[i];
+		} else {
+			obs_f[i] = (float)seed_rng_normal(&rng);
+			obs[i] = obs_f[i];
+		}
+	}
+	double *cl = malloc((size_t)B * A * sizeof *cl), *cv = malloc((size_t)B * sizeof *cv);
+	float *dl = malloc((size_t)B * A * sizeof *dl), *dv = malloc((size_t)B * sizeof *dv);
+	for (int i = 0; i < B * A; i++)
+		dl[i] = (float)(cl[i] = seed_rng_normal(&rng));
+	for (int b = 0; b < B; b++)
+		dv[b] = (float)(cv[b] = seed_rng_normal(&rng));
+
+	/* Forward against the reference. */
+	float *logits = malloc((size_t)B * A * sizeof *logits), *values = malloc((size_t)B * sizeof *values);
+	double *rl = malloc((size_t)B * A * sizeof *rl), *rv = malloc((size_t)B * sizeof *rv);
+	size_t np = seed_model_num_params(m);
+	double *theta = malloc(np * sizeof *theta);
+	const float *params = seed_model_params(m);
+	for (size_t j = 0; j < np; j++)
+		theta[j] = params[j];
+	CHECK(seed_model_forward(m, B, gc->dtype == SEED_DTYPE_U8 ? (const void *)obs_u : (const void *)obs_f, logits,
+				 values) == 0);
+	rnet_forward(rn, m, theta, B, obs, rl, rv);
+	for (int i = 0; i < B * A; i++)
+		CHECK_NEAR(logits[i], rl[i], 2e-5 * (1 + fabs(rl[i])));
+	for (int b = 0; b < B; b++)
+		CHECK_NEAR(values[b], rv[b], 2e-5 * (1 + fabs(rv[b])));
+
+	/* Backward against central differences of the reference. */
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, B, dl, dv) == 0);
+	const float *g = seed_model_grads(m);
+	double L0 = rnet_loss(rn, m, theta, B, obs, cl, cv);
+	int checked = 0, skipped = 0, failed = 0;
+	double worst = 0;
+	for (int t = 0; t < seed_model_num_tensors(m); t++) {
+		const seed_model_param *p = seed_model_param_at(m, t);
+		int is_bias = strstr(p->name, "bias") != NULL;
+		for (size_t e = 0; e < p->numel; e++) {
+			size_t j = p->offset + e;
+			if (!is_bias && gc->stride > 1 && j % (size_t)gc->stride != 0)
+				continue;
+			const double h = 1e-6;
+			double save = theta[j];
+			theta[j] = save + h;
+			double Lp = rnet_loss(rn, m, theta, B, obs, cl, cv);
+			theta[j] = save - h;
+			double Lm = rnet_loss(rn, m, theta, B, obs, cl, cv);
+			theta[j] = save;
+			double right = (Lp - L0) / h, left = (L0 - Lm) / h;
+			if (fabs(right - left) > 1e-3 * (1 + fabs(right))) {
+				skipped++; /* a kink within h */
+				continue;
+			}
+			double num = (Lp - Lm) / (2 * h), diff = fabs(g[j] - num);
+			checked++;
+			if (diff > worst)
+				worst = diff;
+			if (diff > 1e-4 + 1e-3 * fabs(num)) {
+				if (failed++ < 5)
+					printf("# %s[%zu]: backward %.9g, finite differences %.9g\n", p->name, e,
+					       (double)g[j], num);
+				tap_case_failed = 1;
+			}
+		}
+	}
+	printf("# %d gradients checked, %d skipped near a kink, worst |error| %.3g\n", checked, skipped, worst);
+	CHECK(checked > 0);
+	CHECK(skipped * 20 <= checked);
+
+	free(obs);
+	free(obs_f);
+	free(obs_u);
+	free(cl);
+	free(cv);
+	free(dl);
+	free(dv);
+	free(logits);
+	free(values);
+	free(rl);
+	free(rv);
+	free(theta);
+	seed_model_free(&m);
+}
+
+static void t_grad_heads(void)
+{
+	/* No torso: the policy and value heads straight on the observation. */
+	gcase gc = {"{\"torso\": [], \"init\": \"pytorch\"}", {0, {{0}}, 1, {5}, 3}, SEED_DTYPE_F32, 4, 1};
+	grad_check(&gc, 1);
+}
+
+static void t_grad_linear(void)
+{
+	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 6}, {\"type\": \"linear\", \"out\": 5}],"
+		    " \"init\": \"pytorch\"}",
+		    {2, {{R_LINEAR, 6, 0}, {R_LINEAR, 5, 0}}, 1, {7}, 4},
+		    SEED_DTYPE_F32,
+		    5,
+		    1};
+	grad_check(&gc, 2);
+}
+
+static void t_grad_relu(void)
+{
+	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"relu\"},"
+		    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
+		    {4, {{R_LINEAR, 9, 0}, {R_RELU, 0, 0}, {R_LINEAR, 5, 0}, {R_RELU, 0, 0}}, 1, {6}, 3},
+		    SEED_DTYPE_F32,
+		    6,
+		    1};
+	grad_check(&gc, 3);
+}
+
+static void t_grad_tanh(void)
+{
+	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"tanh\"},"
+		    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
+		    {4, {{R_LINEAR, 9, 0}, {R_TANH, 0, 0}, {R_LINEAR, 5, 0}, {R_TANH, 0, 0}}, 1, {6}, 3},
+		    SEED_DTYPE_F32,
+		    6,
+		    1};
+	grad_check(&gc, 4);
+}
+
+static void t_grad_conv2d(void)
+{
+	/* Two convolutions (the second one's input gradient reaches the
+	 * first's parameters), non-square input, C > 1. */
+	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
+		    " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"flatten\"}],"
+		    " \"init\": \"pytorch\"}",
+		    {3, {{R_CONV, 4, 2}, {R_CONV, 3, 3}, {R_FLATTEN, 0, 0}}, 3, {5, 6, 3}, 3},
+		    SEED_DTYPE_F32,
+		    3,
+		    1};
+	grad_check(&gc, 5);
+}
+
+static void t_grad_flatten(void)
+{
+	/* flatten between a convolution and linear layers, and as a first
+	 * layer on a rank-3 observation. */
+	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"tanh\"},"
+		    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 5}], \"init\": \"pytorch\"}",
+		    {4, {{R_CONV, 3, 3}, {R_TANH, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 5, 0}}, 3, {4, 5, 2}, 2},
+		    SEED_DTYPE_F32,
+		    3,
+		    1};
+	grad_check(&gc, 6);
+	gcase first = {"{\"torso\": [{\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 4}],"
+		       " \"init\": \"pytorch\"}",
+		       {2, {{R_FLATTEN, 0, 0}, {R_LINEAR, 4, 0}}, 3, {2, 3, 2}, 2},
+		       SEED_DTYPE_F32,
+		       3,
+		       1};
+	grad_check(&first, 7);
+}
+
+static void t_grad_mlp64(void)
+{
+	/* The CartPole preset, whole, with its default orthogonal init. */
+	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
+		    " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
+		    {4, {{R_LINEAR, 64, 0}, {R_TANH, 0, 0}, {R_LINEAR, 64, 0}, {R_TANH, 0, 0}}, 1, {4}, 2},
+		    SEED_DTYPE_F32,
+		    8,
+		    7};
+	grad_check(&gc, 8);
+}
+
+static void t_grad_minatar(void)
+{
+	/* The MinAtar preset, whole, on u8 observations (Breakout's 10x10x4). */
+	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"},"
+		    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}],"
+		    " \"init\": \"pytorch\"}",
+		    {5, {{R_CONV, 16, 3}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 128, 0}, {R_RELU, 0, 0}}, 3,
+		     {10, 10, 4}, 6},
+		    SEED_DTYPE_U8,
+		    3,
+		    401};
+	grad_check(&gc, 9);
+}
+
+/* The float model differentiated by itself: central differences of its own
+ * forward (smooth tanh MLP), with float-sized steps and tolerances. */
+static void t_grad_float_central(void)
+{
+	const int B = 6, A = 3;
+	const int64_t shape[1] = {5};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m,
+				"{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"},"
+				" {\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
+				SEED_DTYPE_F32, 1, shape, A, B, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 10, 0);
+	seed_model_init(m, &rng);
+	float obs[6 * 5], cl[6 * 3], cv[6], lg[6 * 3], v[6];
+	for (int i = 0; i < B * 5; i++)
+		obs[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < B * A; i++)
+		cl[i] = (float)seed_rng_normal(&rng);
+	for (int b = 0; b < B; b++)
+		cv[b] = (float)seed_rng_normal(&rng);
+	seed_model_zero_grad(m);
+	seed_model_forward(m, B, obs, lg, v);
+	seed_model_backward(m, B, cl, cv);
+	float *p = seed_model_params(m);
+	const float *g = seed_model_grads(m);
+	size_t np = seed_model_num_params(m);
+	int bad = 0;
+	for (size_t j = 0; j < np; j++) {
+		const float h = 1e-2f;
+		float save = p[j];
+		double L[2];
+		for (int s = 0; s < 2; s++) {
+			p[j] = save + (s ? -h : h);
+			seed_model_forward(m, B, obs, lg, v);
+			L[s] = 0;
+			for (int i = 0; i < B * A; i++)
+				L[s] += (double)cl[i] * lg[i];
+			for (int b = 0; b < B; b++)
+				L[s] += (double)cv[b] * v[b];
+		}
+		p[j] = save;
+		double num = (L[0] - L[1]) / (2 * (double)h);
+		if (fabs(num - g[j]) > 2e-3 + 2e-2 * fabs(num) && bad++ < 5)
+			printf("# param %zu: backward %.6g, central differences %.6g\n", j, (double)g[j], num);
+	}
+	CHECK(bad == 0);
+	seed_model_free(&m);
+}
+
+/* ---- forward against numpy --------------------------------------------- */
+
+static void load_golden(seed_model *m, const golden_param *gp)
+{
+	int n = 0;
+	for (; gp->name; gp++, n++) {
+		const seed_model_param *p = seed_model_param_find(m, gp->name);
+		CHECK_MSG(p && p->numel == (size_t)gp->numel, "tensor %s", gp->name);
+		if (p && p->numel == (size_t)gp->numel)
+			memcpy(seed_model_params(m) + p->offset, gp->data, p->numel * sizeof(float));
+	}
+	CHECK(n == seed_model_num_tensors(m));
+}
+
+static void t_golden_mlp(void)
+{
+	const int64_t shape[1] = {4};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, GOLDEN_MLP_JSON, SEED_DTYPE_F32, 1, shape, GOLDEN_MLP_A, 8, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	load_golden(m, golden_mlp_params);
+	float lg[GOLDEN_MLP_B * GOLDEN_MLP_A], v[GOLDEN_MLP_B];
+	CHECK(seed_model_forward(m, GOLDEN_MLP_B, golden_mlp_obs, lg, v) == 0);
+	for (int i = 0; i < GOLDEN_MLP_B * GOLDEN_MLP_A; i++)
+		CHECK_NEAR(lg[i], golden_mlp_logits[i], 1e-5 * (1 + fabs(golden_mlp_logits[i])));
+	for (int b = 0; b < GOLDEN_MLP_B; b++)
+		CHECK_NEAR(v[b], golden_mlp_values[b], 1e-5 * (1 + fabs(golden_mlp_values[b])));
+	seed_model_free(&m);
+}
+
+static void t_golden_conv(void)
+{
+	const int64_t shape[3] = {GOLDEN_CONV_H, GOLDEN_CONV_W, GOLDEN_CONV_C};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, GOLDEN_CONV_JSON, SEED_DTYPE_U8, 3, shape, GOLDEN_CONV_A, GOLDEN_CONV_B, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	load_golden(m, golden_conv_params);
+	float lg[GOLDEN_CONV_B * GOLDEN_CONV_A], v[GOLDEN_CONV_B];
+	CHECK(seed_model_forward(m, GOLDEN_CONV_B, golden_conv_obs, lg, v) == 0);
+	for (int i = 0; i < GOLDEN_CONV_B * GOLDEN_CONV_A; i++)
+		CHECK_NEAR(lg[i], golden_conv_logits[i], 1e-5 * (1 + fabs(golden_conv_logits[i])));
+	for (int b = 0; b < GOLDEN_CONV_B; b++)
+		CHECK_NEAR(v[b], golden_conv_values[b], 1e-5 * (1 + fabs(golden_conv_values[b])));
+	seed_model_free(&m);
+}
+
+/* ---- parameters, shapes, errors ---------------------------------------- */
+
+static const char minatar_json[] = "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
+				   "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
+
+static void t_param_table(void)
+{
+	const int64_t shape[3] = {10, 10, 4};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, minatar_json, SEED_DTYPE_U8, 3, shape, 6, 32, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	/* Worked by hand: conv 16x3x3x4 + 16, linear 128x(8*8*16) + 128,
+	 * policy 6x128 + 6, value 1x128 + 1. */
+	static const struct {
+		const char *name;
+		int rank;
+		int64_t shape[4];
+	} want[] = {
+		{"torso.0.weight", 4, {16, 3, 3, 4}}, {"torso.0.bias", 1, {16}},
+		{"torso.3.weight", 2, {128, 1024}},   {"torso.3.bias", 1, {128}},
+		{"policy.weight", 2, {6, 128}},       {"value.weight", 2, {1, 128}},
+		{"policy.bias", 1, {6}},              {"value.bias", 1, {1}},
+	};
+	CHECK(seed_model_num_tensors(m) == 8);
+	CHECK(seed_model_num_params(m) == 576 + 16 + 131072 + 128 + 768 + 128 + 6 + 1);
+	size_t off = 0;
+	for (int i = 0; i < 8; i++) {
+		const seed_model_param *p = seed_model_param_at(m, i);
+		CHECK(p && strcmp(p->name, want[i].name) == 0);
+		if (!p)
+			continue;
+		CHECK(p->rank == want[i].rank);
+		size_t n = 1;
+		for (int d = 0; d < p->rank; d++) {
+			CHECK(p->shape[d] == want[i].shape[d]);
+			n *= (size_t)want[i].shape[d];
+		}
+		CHECK(p->numel == n);
+		CHECK(p->offset == off); /* in order, no gaps */
+		off += n;
+		CHECK(seed_model_param_find(m, want[i].name) == p);
+	}
+	CHECK(seed_model_param_at(m, 8) == NULL);
+	CHECK(seed_model_param_at(m, -1) == NULL);
+	CHECK(seed_model_param_find(m, "torso.1.weight") == NULL);
+	CHECK(((uintptr_t)seed_model_params(m) & 63) == 0);
+	CHECK(((uintptr_t)seed_model_grads(m) & 63) == 0);
+	CHECK(seed_model_num_actions(m) == 6);
+	CHECK(seed_model_max_batch(m) == 32);
+	CHECK(seed_model_obs_bytes(m) == 400);
+	char buf[256];
+	int n = seed_model_summary(m, buf, sizeof buf);
+	CHECK(n == (int)strlen(buf));
+	CHECK_MSG(strcmp(buf, "u8[10,10,4] conv2d(16,k3) relu flatten linear(128) relu | heads 6+1 | 132695 params") ==
+			  0,
+		  "%s", buf);
+	CHECK(seed_model_summary(m, NULL, 0) == n);
+	seed_model_free(&m);
+	CHECK(m == NULL);
+	seed_model_free(&m);
+	seed_model_free(NULL);
+}
+
+static void t_json_errors(void)
+{
+	static const struct {
+		const char *json;
+		int rank;
+		const char *want[2]; /* substrings of the message */
+	} cases[] = {
+		{"{\"torso\": [{\"type\": \"linear\"}]}", 1, {"torso[0]", "\"out\""}},
+		{"{\"torso\": [{\"type\": \"relu\"}, {\"type\": \"linear\", \"out\": 0}]}", 1, {"torso[1]", "\"out\""}},
+		{"{\"torso\": [{\"type\": \"linear\", \"out\": \"8\"}]}", 1, {"torso[0]", "\"out\""}},
+		{"{\"torso\": [{\"type\": \"dense\", \"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
+		{"{\"torso\": [{\"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
+		{"{\"torso\": [{\"type\": \"tanh\"}, {\"type\": \"relu\", \"inplace\": true}]}", 1,
+		 {"torso[1]", "\"inplace\""}},
+		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 1, {"torso[0]", "conv2d"}},
+		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 11}, {\"type\": \"flatten\"}]}", 3,
+		 {"torso[0]", "\"kernel\""}},
+		{"{\"torso\": [{\"type\": \"conv2d\", \"kernel\": 3}, {\"type\": \"flatten\"}]}", 3,
+		 {"torso[0]", "\"filters\""}},
+		{"{\"torso\": [{\"type\": \"linear\", \"out\": 8}]}", 3, {"torso[0]", "flatten"}},
+		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 3, {"torso", "flatten"}},
+		{"{\"torso\": [3]}", 1, {"torso[0]", "object"}},
+		{"{\"torso\": {}}", 1, {"\"torso\"", "list"}},
+		{"{\"layers\": []}", 1, {"\"layers\"", "unknown"}},
+		{"{\"torso\": [], \"init\": \"xavier\"}", 1, {"\"init\"", "orthogonal"}},
+		{"{\"torso\": [", 1, {"JSON", "line 1"}},
+		{"[]", 1, {"object", "torso"}},
+	};
+	const int64_t vec[1] = {10}, img[3] = {10, 10, 4};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		seed_model *m = NULL;
+		seed_err err = {{0}};
+		int rc = seed_model_new(&m, cases[i].json, SEED_DTYPE_F32, cases[i].rank, cases[i].rank == 1 ? vec : img,
+					2, 4, &err);
+		CHECK_MSG(rc == -SEED_EOPTION, "case %zu: rc %d", i, rc);
+		CHECK_MSG(m == NULL, "case %zu", i);
+		for (int w = 0; w < 2; w++)
+			CHECK_MSG(strstr(err.msg, cases[i].want[w]) != NULL, "case %zu: \"%s\" lacks %s", i, err.msg,
+				  cases[i].want[w]);
+		seed_model_free(&m);
+	}
+	/* Arguments. */
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_I32, 1, vec, 2, 4, &err) == -EINVAL);
+	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 0, vec, 2, 4, &err) == -EINVAL);
+	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 0, 4, &err) == -EINVAL);
+	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 2, 0, &err) == -EINVAL);
+	CHECK(seed_model_new(&m, NULL, SEED_DTYPE_F32, 1, vec, 2, 4, &err) == -EINVAL);
+	CHECK(m == NULL);
+}
+
+/* ---- initialisation ---------------------------------------------------- */
+
+/* max |W W^T - gain^2 I| over the short side of W (rows x cols). */
+static double orth_error(const float *w, int rows, int cols, double gain)
+{
+	double worst = 0;
+	int tall = rows >= cols, n = tall ? cols : rows, len = tall ? rows : cols;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			double s = 0;
+			for (int e = 0; e < len; e++)
+				s += tall ? (double)w[e * cols + i] * w[e * cols + j] : (double)w[i * cols + e] * w[j * cols + e];
+			double d = fabs(s - (i == j ? gain * gain : 0));
+			if (d > worst)
+				worst = d;
+		}
+	return worst;
+}
+
+static void t_init_orthogonal(void)
+{
+	const int64_t shape[3] = {10, 10, 4};
+	seed_model *m = NULL, *m2 = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&m, minatar_json, SEED_DTYPE_U8, 3, shape, 6, 1, &err) == 0);
+	CHECK(seed_model_new(&m2, minatar_json, SEED_DTYPE_U8, 3, shape, 6, 1, &err) == 0);
+	if (!m || !m2)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 42, 0);
+	seed_model_init(m, &rng);
+	const float *p = seed_model_params(m);
+	const seed_model_param *t;
+	t = seed_model_param_find(m, "torso.0.weight"); /* 16 x 36: orthonormal rows */
+	CHECK_NEAR(orth_error(p + t->offset, 16, 36, sqrt(2.0)), 0, 1e-5);
+	t = seed_model_param_find(m, "torso.3.weight"); /* 128 x 1024 */
+	CHECK_NEAR(orth_error(p + t->offset, 128, 1024, sqrt(2.0)), 0, 1e-5);
+	t = seed_model_param_find(m, "policy.weight");
+	CHECK_NEAR(orth_error(p + t->offset, 6, 128, 0.01), 0, 1e-7);
+	t = seed_model_param_find(m, "value.weight");
+	CHECK_NEAR(orth_error(p + t->offset, 1, 128, 1.0), 0, 1e-5);
+	for (int i = 0; i < seed_model_num_tensors(m); i++) {
+		t = seed_model_param_at(m, i);
+		if (strstr(t->name, "bias"))
+			for (size_t e = 0; e < t->numel; e++)
+				CHECK(p[t->offset + e] == 0.0f);
+	}
+	/* Tall matrices (more rows than columns): orthonormal columns. */
+	seed_model *tall = NULL;
+	const int64_t vec[1] = {3};
+	CHECK(seed_model_new(&tall, "{\"torso\": [{\"type\": \"linear\", \"out\": 20}]}", SEED_DTYPE_F32, 1, vec, 2, 1,
+			     &err) == 0);
+	if (tall) {
+		seed_model_init(tall, &rng);
+		t = seed_model_param_find(tall, "torso.0.weight");
+		CHECK_NEAR(orth_error(seed_model_params(tall) + t->offset, 20, 3, sqrt(2.0)), 0, 1e-5);
+		seed_model_free(&tall);
+	}
+	/* Same seed, same parameters; another seed, others. */
+	seed_rng_init(&rng, 42, 0);
+	seed_model_init(m2, &rng);
+	size_t np = seed_model_num_params(m);
+	CHECK(memcmp(seed_model_params(m2), p, np * sizeof *p) == 0);
+	seed_rng_init(&rng, 43, 0);
+	seed_model_init(m2, &rng);
+	CHECK(memcmp(seed_model_params(m2), p, np * sizeof *p) != 0);
+	seed_model_free(&m);
+	seed_model_free(&m2);
+}
+
+static void t_init_pytorch(void)
+{
+	const int64_t vec[1] = {16};
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 64}], \"init\": \"pytorch\"}",
+			     SEED_DTYPE_F32, 1, vec, 4, 1, &err) == 0);
+	if (!m)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 0);
+	seed_model_init(m, &rng);
+	const float *p = seed_model_params(m);
+	for (int i = 0; i < seed_model_num_tensors(m); i++) {
+		const seed_model_param *t = seed_model_param_at(m, i);
+		int64_t fan_in = strncmp(t->name, "torso", 5) == 0 ? 16 : 64;
+		double bound = 1 / sqrt((double)fan_in), sum2 = 0, amax = 0;
+		for (size_t e = 0; e < t->numel; e++) {
+			double v = p[t->offset + e];
+			sum2 += v * v;
+			if (fabs(v) > amax)
+				amax = fabs(v);
+		}
+		CHECK_MSG(amax <= bound, "%s", t->name);
+		/* Uniform in +-bound has variance bound^2 / 3. */
+		if (t->numel >= 64)
+			CHECK_NEAR(sum2 / t->numel, bound * bound / 3, 0.25 * bound * bound / 3);
+	}
+	seed_model_free(&m);
+}
+
+/* ---- forward and backward bookkeeping ---------------------------------- */
+
+static seed_model *mlp(int max_batch)
+{
+	const int64_t vec[1] = {4};
+	seed_model *m = NULL;
+	seed_err err;
+	if (seed_model_new(&m,
+			   "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
+			   " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
+			   SEED_DTYPE_F32, 1, vec, 2, max_batch, &err) < 0) {
+		printf("# %s\n", err.msg);
+		return NULL;
+	}
+	seed_rng rng;
+	seed_rng_init(&rng, 5, 0);
+	seed_model_init(m, &rng);
+	return m;
+}
+
+static void t_batch_rows_independent(void)
+{
+	seed_model *m = mlp(64);
+	if (!m)
+		return;
+	float obs[64 * 4], lg[64 * 2], v[64], lg1[2], v1;
+	seed_rng rng;
+	seed_rng_init(&rng, 6, 0);
+	for (int i = 0; i < 64 * 4; i++)
+		obs[i] = (float)seed_rng_normal(&rng);
+	CHECK(seed_model_forward(m, 64, obs, lg, v) == 0);
+	for (int b = 0; b < 64; b += 9) {
+		CHECK(seed_model_forward(m, 1, obs + 4 * b, lg1, &v1) == 0);
+		CHECK_NEAR(lg1[0], lg[2 * b], 1e-6);
+		CHECK_NEAR(lg1[1], lg[2 * b + 1], 1e-6);
+		CHECK_NEAR(v1, v[b], 1e-6);
+	}
+	/* NULL outputs are allowed. */
+	CHECK(seed_model_forward(m, 3, obs, NULL, v) == 0);
+	CHECK(seed_model_forward(m, 3, obs, lg, NULL) == 0);
+	/* Batch limits. */
+	CHECK(seed_model_forward(m, 0, obs, lg, v) == -EINVAL);
+	CHECK(seed_model_forward(m, 65, obs, lg, v) == -EINVAL);
+	seed_model_free(&m);
+}
+
+static void t_backward_accumulates(void)
+{
+	seed_model *m = mlp(8);
+	if (!m)
+		return;
+	float obs[8 * 4], dl[8 * 2], dv[8];
+	CHECK(seed_model_backward(m, 8, dl, dv) == -EINVAL); /* no forward yet */
+	seed_rng rng;
+	seed_rng_init(&rng, 11, 0);
+	for (int i = 0; i < 8 * 4; i++)
+		obs[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < 8 * 2; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < 8; i++)
+		dv[i] = (float)seed_rng_normal(&rng);
+	CHECK(seed_model_forward(m, 8, obs, NULL, NULL) == 0);
+	CHECK(seed_model_backward(m, 7, dl, dv) == -EINVAL); /* not the forward's B */
+	size_t np = seed_model_num_params(m);
+	float *g1 = malloc(np * sizeof *g1), *g = seed_model_grads(m);
+	for (size_t j = 0; j < np; j++)
+		CHECK(g[j] == 0.0f); /* zero from the start */
+	CHECK(seed_model_backward(m, 8, dl, dv) == 0);
+	memcpy(g1, g, np * sizeof *g1);
+	CHECK(seed_model_backward(m, 8, dl, dv) == 0);
+	int doubled = 1, nonzero = 0;
+	for (size_t j = 0; j < np; j++) {
+		doubled &= fabsf(g[j] - 2 * g1[j]) <= 1e-6f * (1 + fabsf(g1[j]));
+		nonzero += g1[j] != 0.0f;
+	}
+	CHECK(doubled);
+	CHECK(nonzero > (int)np / 2);
+	/* NULL dlogits and dvalues are zeros: the sum of the two parts. */
+	seed_model_zero_grad(m);
+	for (size_t j = 0; j < np; j++)
+		CHECK(g[j] == 0.0f);
+	CHECK(seed_model_backward(m, 8, dl, NULL) == 0);
+	CHECK(seed_model_backward(m, 8, NULL, dv) == 0);
+	for (size_t j = 0; j < np; j++)
+		CHECK_NEAR(g[j], g1[j], 1e-6 * (1 + fabsf(g1[j])));
+	/* The value head gets no gradient from the logits alone. */
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, 8, dl, NULL) == 0);
+	const seed_model_param *vw = seed_model_param_find(m, "value.weight");
+	for (size_t e = 0; e < vw->numel; e++)
+		CHECK(g[vw->offset + e] == 0.0f);
+	free(g1);
+	seed_model_free(&m);
+}
+
+static void t_u8_matches_f32(void)
+{
+	const int64_t shape[3] = {10, 10, 4};
+	seed_model *mu = NULL, *mf = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&mu, minatar_json, SEED_DTYPE_U8, 3, shape, 6, 4, &err) == 0);
+	CHECK(seed_model_new(&mf, minatar_json, SEED_DTYPE_F32, 3, shape, 6, 4, &err) == 0);
+	if (!mu || !mf)
+		return;
+	CHECK(seed_model_obs_bytes(mf) == 1600);
+	seed_rng rng;
+	seed_rng_init(&rng, 12, 0);
+	seed_model_init(mu, &rng);
+	CHECK(seed_model_copy_params(mf, mu) == 0);
+	unsigned char ou[4 * 400];
+	float of[4 * 400], l1[24], l2[24], v1[4], v2[4];
+	for (int i = 0; i < 1600; i++)
+		of[i] = ou[i] = (unsigned char)seed_rng_below(&rng, 256);
+	seed_model_forward(mu, 4, ou, l1, v1);
+	seed_model_forward(mf, 4, of, l2, v2);
+	CHECK(memcmp(l1, l2, sizeof l1) == 0);
+	CHECK(memcmp(v1, v2, sizeof v1) == 0);
+	seed_model_free(&mu);
+	seed_model_free(&mf);
+}
+
+static void t_copy_and_load(void)
+{
+	seed_model *learner = mlp(8), *infer = mlp(256);
+	if (!learner || !infer)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 99, 0);
+	seed_model_init(learner, &rng);
+	CHECK(memcmp(seed_model_params(learner), seed_model_params(infer),
+		     seed_model_num_params(learner) * sizeof(float)) != 0);
+	CHECK(seed_model_copy_params(infer, learner) == 0);
+	CHECK(memcmp(seed_model_params(learner), seed_model_params(infer),
+		     seed_model_num_params(learner) * sizeof(float)) == 0);
+	float obs[4] = {0.1f, -0.2f, 0.3f, 0.05f}, l1[2], l2[2], v1, v2;
+	seed_model_forward(learner, 1, obs, l1, &v1);
+	seed_model_forward(infer, 1, obs, l2, &v2);
+	CHECK(l1[0] == l2[0] && l1[1] == l2[1] && v1 == v2);
+
+	/* Loading raw bytes from an unaligned buffer (as in a frame). */
+	size_t nb = seed_model_num_params(learner) * sizeof(float);
+	unsigned char *raw = malloc(nb + 1);
+	seed_model_init(learner, &rng);
+	memcpy(raw + 1, seed_model_params(learner), nb);
+	CHECK(seed_model_load_params(infer, raw + 1, nb) == 0);
+	CHECK(memcmp(seed_model_params(learner), seed_model_params(infer), nb) == 0);
+	CHECK(seed_model_load_params(infer, raw + 1, nb - 4) == -EINVAL);
+	free(raw);
+
+	/* A model of another shape is refused. */
+	const int64_t vec[1] = {4};
+	seed_model *other = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&other, "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"relu\"},"
+				     " {\"type\": \"linear\", \"out\": 32}]}",
+			     SEED_DTYPE_F32, 1, vec, 2, 4, &err) == 0);
+	if (other)
+		CHECK(seed_model_copy_params(other, learner) == -EINVAL);
+	seed_model_free(&other);
+	seed_model_free(&learner);
+	seed_model_free(&infer);
+}
+
+int main(void)
+{
+	seed_err err;
+	if (seed_blas_init(&err) < 0)
+		printf("# %s\n", err.msg);
+	printf("# BLAS: %s\n", seed_blas_info());
+	TAP_RUN(t_grad_heads);
+	TAP_RUN(t_grad_linear);
+	TAP_RUN(t_grad_relu);
+	TAP_RUN(t_grad_tanh);
+	TAP_RUN(t_grad_conv2d);
+	TAP_RUN(t_grad_flatten);
+	TAP_RUN(t_grad_mlp64);
+	TAP_RUN(t_grad_minatar);
+	TAP_RUN(t_grad_float_central);
+	TAP_RUN(t_golden_mlp);
+	TAP_RUN(t_golden_conv);
+	TAP_RUN(t_param_table);
+	TAP_RUN(t_json_errors);
+	TAP_RUN(t_init_orthogonal);
+	TAP_RUN(t_init_pytorch);
+	TAP_RUN(t_batch_rows_independent);
+	TAP_RUN(t_backward_accumulates);
+	TAP_RUN(t_u8_matches_f32);
+	TAP_RUN(t_copy_and_load);
+	return tap_done();
+}

@@ -1,0 +1,300 @@
+/* test_nn_kernels.c: every SIMD variant of the kernels that this CPU can
+ * run, against the scalar reference and against libm in double.
+ *
+ * Lengths 0..67 and a long one cover every tail length of every vector
+ * width; in-place calls (y == x) are checked too.  Everything but tanh must
+ * be bit-exact (same operations, no contraction); tanh is an approximation,
+ * checked against double-precision tanh over [-12, 12] and special values.
+ * The convolutions sum in another order (and fused) than the reference, so
+ * they are compared within a tolerance scaled by the sum of |terms|, which
+ * the reference itself computes when given |x| and |w|.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_kernels.h"
+#include "seed/rng.h"
+#include "tap.h"
+
+#define NMAX 4099
+
+static float xs[NMAX], ys[NMAX], ds[NMAX], r1[NMAX], r2[NMAX];
+static uint8_t us[NMAX];
+
+static void fill(seed_rng *rng, size_t n, double scale)
+{
+	for (size_t i = 0; i < n; i++) {
+		xs[i] = (float)(scale * seed_rng_normal(rng));
+		ys[i] = (float)tanh(seed_rng_normal(rng));
+		ds[i] = (float)seed_rng_normal(rng);
+		us[i] = (uint8_t)seed_rng_below(rng, 256);
+	}
+	xs[0] = 0.0f; /* exact zeros matter for relu */
+	if (n > 3)
+		ys[3] = 0.0f;
+}
+
+static int same(const float *a, const float *b, size_t n)
+{
+	return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static size_t lengths[70];
+static int nlengths;
+
+static void t_variants_exact(void)
+{
+	seed_rng rng;
+	seed_rng_init(&rng, 1, 0);
+	int tested = 0;
+	for (int v = 0; nnk_variants[v]; v++) {
+		const nnk_ops *k = nnk_variants[v];
+		if (!nnk_usable(k)) {
+			printf("# %s: not supported by this CPU, skipped\n", k->name);
+			continue;
+		}
+		tested++;
+		for (int li = 0; li < nlengths; li++) {
+			size_t n = lengths[li];
+			fill(&rng, n, 2.0);
+			nnk_ref.relu_fwd(n, xs, r1);
+			k->relu_fwd(n, xs, r2);
+			CHECK_MSG(same(r1, r2, n), "%s relu_fwd n=%zu", k->name, n);
+			memcpy(r2, xs, n * sizeof *r2);
+			k->relu_fwd(n, r2, r2);
+			CHECK_MSG(same(r1, r2, n), "%s relu_fwd in place n=%zu", k->name, n);
+
+			nnk_ref.relu_bwd(n, ys, ds, r1);
+			k->relu_bwd(n, ys, ds, r2);
+			CHECK_MSG(same(r1, r2, n), "%s relu_bwd n=%zu", k->name, n);
+
+			nnk_ref.tanh_bwd(n, ys, ds, r1);
+			memcpy(r2, ds, n * sizeof *r2);
+			k->tanh_bwd(n, ys, r2, r2);
+			CHECK_MSG(same(r1, r2, n), "%s tanh_bwd in place n=%zu", k->name, n);
+
+			nnk_ref.u8_to_f32(n, us, r1);
+			k->u8_to_f32(n, us, r2);
+			CHECK_MSG(same(r1, r2, n), "%s u8_to_f32 n=%zu", k->name, n);
+
+			/* Matrices: rows x cols with n = rows * cols. */
+			size_t cols = n % 37 + 1, rows = n / cols;
+			memcpy(r1, xs, n * sizeof *r1);
+			memcpy(r2, xs, n * sizeof *r2);
+			nnk_ref.bias_add(rows, cols, ds, r1);
+			k->bias_add(rows, cols, ds, r2);
+			CHECK_MSG(same(r1, r2, n), "%s bias_add %zux%zu", k->name, rows, cols);
+			memcpy(r1, ds, cols * sizeof *r1);
+			memcpy(r2, ds, cols * sizeof *r2);
+			nnk_ref.col_sum(rows, cols, xs, r1);
+			k->col_sum(rows, cols, xs, r2);
+			CHECK_MSG(same(r1, r2, cols), "%s col_sum %zux%zu", k->name, rows, cols);
+		}
+	}
+	CHECK(tested >= 2); /* the reference and at least one SIMD variant */
+}
+
+/* Hand-worked values: relu keeps NaN, gradients at exactly 0 are 0. */
+static void t_relu_values(void)
+{
+	const nnk_ops *k = nnk_best();
+	float x[5] = {-1.5f, -0.0f, 0.0f, 2.25f, NAN}, y[5];
+	float dy[5] = {1, 2, 3, 4, 5}, dx[5];
+	k->relu_fwd(5, x, y);
+	CHECK(y[0] == 0.0f && y[1] == 0.0f && y[2] == 0.0f && y[3] == 2.25f && isnan(y[4]));
+	k->relu_bwd(5, y, dy, dx);
+	CHECK(dx[0] == 0.0f && dx[1] == 0.0f && dx[2] == 0.0f && dx[3] == 4.0f && dx[4] == 0.0f);
+}
+
+static void t_tanh_accuracy(void)
+{
+	enum { N = 200003 };
+	float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+	for (int i = 0; i < N; i++)
+		x[i] = (float)(-12.0 + 24.0 * i / (N - 1));
+	/* Small magnitudes, where a naive formula loses its digits. */
+	for (int i = 0; i < 2000; i++)
+		x[i] = (float)((i % 2 ? 1 : -1) * pow(10.0, -12.0 + 11.0 * i / 2000));
+	for (int v = 0; nnk_variants[v]; v++) {
+		const nnk_ops *k = nnk_variants[v];
+		if (!nnk_usable(k))
+			continue;
+		k->tanh_fwd(N, x, y);
+		double worst = 0;
+		int at = 0;
+		for (int i = 0; i < N; i++) {
+			double t = tanh((double)x[i]);
+			double rel = fabs(y[i] - t) / fabs(t);
+			if (rel > worst) {
+				worst = rel;
+				at = i;
+			}
+		}
+		printf("# %s: worst relative error %.3g at x = %.9g\n", k->name, worst, (double)x[at]);
+		/* A few float ulps (2^-23 = 1.2e-7). */
+		CHECK_MSG(worst < 4e-7, "%s: relative error %g at %g", k->name, worst, (double)x[at]);
+		float sp[7] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 30.0f, -30.0f}, o[7];
+		k->tanh_fwd(7, sp, o);
+		CHECK(o[0] == 0.0f && !signbit(o[0]));
+		CHECK(o[1] == 0.0f && signbit(o[1]));
+		CHECK(o[2] == 1.0f && o[3] == -1.0f);
+		CHECK(isnan(o[4]));
+		CHECK(o[5] == 1.0f && o[6] == -1.0f);
+		/* Odd symmetry, exactly. */
+		for (int i = 0; i < 1000; i++) {
+			float a = x[i * 37 % N], ya, yb, na = -a;
+			k->tanh_fwd(1, &a, &ya);
+			k->tanh_fwd(1, &na, &yb);
+			CHECK(ya == -yb);
+		}
+	}
+	free(x);
+	free(y);
+}
+
+static float *rnd(seed_rng *rng, size_t n, double scale)
+{
+	float *p = malloc((n ? n : 1) * sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)(scale * seed_rng_normal(rng));
+	return p;
+}
+
+/* wt (kk, Fp) from w (kk, F): padded with pad. */
+static float *pad_cols(const float *w, int kk, int F, int Fp, float pad)
+{
+	float *wt = malloc((size_t)kk * Fp * sizeof *wt);
+	for (int j = 0; j < kk; j++)
+		for (int f = 0; f < Fp; f++)
+			wt[(size_t)j * Fp + f] = f < F ? w[(size_t)j * F + f] : pad;
+	return wt;
+}
+
+static void absf(float *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = fabsf(p[i]);
+}
+
+static void t_conv_variants(void)
+{
+	/* H, W, C, k, F: MinAtar's, filter tails (F = 5, 20, 33), rows of
+	 * fewer than 8 pixels and rows with 8-pixel blocks plus leftovers,
+	 * C = 1, k = 1. */
+	static const int shapes[][5] = {
+		{10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
+		{4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},
+	};
+	const int B = 2;
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 0);
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		nnk_conv s = {shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], shapes[si][4], 0, 0};
+		s.OH = s.H - s.k + 1;
+		s.OW = s.W - s.k + 1;
+		int kk = s.k * s.k * s.C;
+		size_t nx = (size_t)B * s.H * s.W * s.C, ny = (size_t)B * s.OH * s.OW * s.F;
+		float *x = rnd(&rng, nx, 1.0), *w = rnd(&rng, (size_t)kk * s.F, 1.0 / sqrt(kk));
+		float *bias = rnd(&rng, (size_t)s.F, 0.5), *dy = rnd(&rng, ny, 1.0);
+		float *dw0 = rnd(&rng, (size_t)kk * s.F, 1.0);
+		/* The reference, and |terms| for the tolerances. */
+		float *ref = malloc(ny * sizeof *ref), *mag = malloc(ny * sizeof *mag);
+		float *rdw = malloc((size_t)kk * s.F * sizeof *rdw), *mdw = calloc((size_t)kk * s.F, sizeof *mdw);
+		nnk_ref.conv_fwd(&s, B, x, w, bias, ref);
+		memcpy(rdw, dw0, (size_t)kk * s.F * sizeof *rdw);
+		nnk_ref.conv_dw(&s, B, x, dy, rdw);
+		{
+			float *ax = malloc(nx * sizeof *ax), *aw = malloc((size_t)kk * s.F * sizeof *aw);
+			float *ab = malloc((size_t)s.F * sizeof *ab), *ady = malloc(ny * sizeof *ady);
+			memcpy(ax, x, nx * sizeof *ax);
+			memcpy(aw, w, (size_t)kk * s.F * sizeof *aw);
+			memcpy(ab, bias, (size_t)s.F * sizeof *ab);
+			memcpy(ady, dy, ny * sizeof *ady);
+			absf(ax, nx);
+			absf(aw, (size_t)kk * s.F);
+			absf(ab, (size_t)s.F);
+			absf(ady, ny);
+			nnk_ref.conv_fwd(&s, B, ax, aw, ab, mag);
+			nnk_ref.conv_dw(&s, B, ax, ady, mdw);
+			free(ax);
+			free(aw);
+			free(ab);
+			free(ady);
+		}
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k) || k == &nnk_ref)
+				continue;
+			int Fp = nnk_fpad(k, s.F);
+			float *wt = pad_cols(w, kk, s.F, Fp, 0.0f), *out = malloc(ny * sizeof *out);
+			k->conv_fwd(&s, B, x, wt, bias, out);
+			int bad = 0;
+			for (size_t i = 0; i < ny; i++)
+				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
+			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W, s.C, s.k,
+				  s.F, bad);
+			/* dwt accumulates onto what is there; padding untouched. */
+			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
+			k->conv_dw(&s, B, x, dy, dwt);
+			bad = 0;
+			for (int j = 0; j < kk; j++)
+				for (int f = 0; f < Fp; f++) {
+					float got = dwt[(size_t)j * Fp + f];
+					if (f >= s.F)
+						bad += got != 7.0f;
+					else
+						bad += !(fabsf(got - rdw[(size_t)j * s.F + f]) <=
+							 1e-5f * (mdw[(size_t)j * s.F + f] + fabsf(dw0[(size_t)j * s.F + f])));
+				}
+			CHECK_MSG(bad == 0, "%s conv_dw %dx%dx%d k%d F%d: %d weights off", k->name, s.H, s.W, s.C, s.k,
+				  s.F, bad);
+			free(wt);
+			free(out);
+			free(dwt);
+		}
+		free(x);
+		free(w);
+		free(bias);
+		free(dy);
+		free(dw0);
+		free(ref);
+		free(mag);
+		free(rdw);
+		free(mdw);
+	}
+}
+
+/* A hand-worked convolution for the reference itself: 3x3 input, one
+ * channel, 2x2 kernel, one filter. */
+static void t_conv_reference_by_hand(void)
+{
+	nnk_conv s = {3, 3, 1, 2, 1, 2, 2};
+	float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 0, 0, -1}, b = 0.5f, out[4];
+	nnk_ref.conv_fwd(&s, 1, x, w, &b, out);
+	/* out[y][x] = x[y][x] - x[y+1][x+1] + 0.5 = -4 + 0.5 everywhere */
+	for (int i = 0; i < 4; i++)
+		CHECK(out[i] == -3.5f);
+	float dy[4] = {1, 2, 3, 4}, dw[4] = {0};
+	nnk_ref.conv_dw(&s, 1, x, dy, dw);
+	/* dw[ky][kx] = sum_{y,x} x[y+ky][x+kx] dy[y][x] */
+	CHECK(dw[0] == 1 * 1 + 2 * 2 + 4 * 3 + 5 * 4);
+	CHECK(dw[1] == 2 * 1 + 3 * 2 + 5 * 3 + 6 * 4);
+	CHECK(dw[2] == 4 * 1 + 5 * 2 + 7 * 3 + 8 * 4);
+	CHECK(dw[3] == 5 * 1 + 6 * 2 + 8 * 3 + 9 * 4);
+}
+
+int main(void)
+{
+	for (size_t n = 0; n < 68; n++)
+		lengths[nlengths++] = n;
+	lengths[nlengths++] = NMAX;
+	printf("# best variant on this CPU: %s\n", nnk_best()->name);
+	TAP_RUN(t_variants_exact);
+	TAP_RUN(t_relu_values);
+	TAP_RUN(t_tanh_accuracy);
+	TAP_RUN(t_conv_reference_by_hand);
+	TAP_RUN(t_conv_variants);
+	return tap_done();
+}
