@@ -54,10 +54,12 @@ static void build_step(seed_frame *f, int64_t K, seed_tensor obs, seed_rng *r)
 	seed_frame_set_int(f, "env0", 0);
 	seed_frame_set_int(f, "num_actions", 2);
 	seed_frame_set_tensor(f, "obs", obs);
-	seed_frame_set_tensor(f, "reward", seed_tensor_view(random_floats((size_t)K, r), SEED_DTYPE_F32, 1, k));
+	seed_frame_set_tensor(f, "reward",
+	                      seed_tensor_view(random_floats((size_t)K, r), SEED_DTYPE_F32, 1, k));
 	seed_frame_set_tensor(f, "terminated", seed_tensor_view(zeros((size_t)K), SEED_DTYPE_U8, 1, k));
 	seed_frame_set_tensor(f, "truncated", seed_tensor_view(zeros((size_t)K), SEED_DTYPE_U8, 1, k));
-	seed_frame_set_tensor(f, "ep_return", seed_tensor_view(random_floats((size_t)K, r), SEED_DTYPE_F32, 1, k));
+	seed_frame_set_tensor(f, "ep_return",
+	                      seed_tensor_view(random_floats((size_t)K, r), SEED_DTYPE_F32, 1, k));
 	seed_frame_set_tensor(f, "ep_length", seed_tensor_view(zeros((size_t)K * 4), SEED_DTYPE_I32, 1, k));
 }
 
@@ -77,7 +79,8 @@ static void build_unroll(seed_frame *f, int64_t B, int64_t T1, int64_t A, seed_r
 	seed_frame_set_tensor(f, "truncated", seed_tensor_view(zeros(n), SEED_DTYPE_U8, 2, bt));
 	seed_frame_set_tensor(f, "final_value", seed_tensor_view(zeros(n * 4), SEED_DTYPE_F32, 2, bt));
 	seed_frame_set_tensor(f, "policy_version", seed_tensor_view(zeros(n * 4), SEED_DTYPE_I32, 2, bt));
-	seed_frame_set_tensor(f, "logits", seed_tensor_view(random_floats(n * (size_t)A, r), SEED_DTYPE_F32, 3, lg));
+	seed_frame_set_tensor(f, "logits",
+	                      seed_tensor_view(random_floats(n * (size_t)A, r), SEED_DTYPE_F32, 3, lg));
 }
 
 static void bench(const char *name, const seed_frame *f, double seconds)
@@ -115,7 +118,8 @@ static void bench(const char *name, const seed_frame *f, double seconds)
 		fprintf(stderr, "frame_bench: %s: decoding failed: %s\n", name, err.msg);
 		exit(1);
 	}
-	printf("%-16s %7zu bytes  encode %7.2f us (%6.0f MB/s)  decode %7.2f us (%6.0f MB/s)  both %8.0f frames/s\n",
+	printf("%-16s %7zu bytes  encode %7.2f us (%6.0f MB/s)  decode %7.2f us (%6.0f MB/s)  both %8.0f "
+	       "frames/s\n",
 	       name, bytes, enc * 1e6, (double)bytes / enc / 1e6, dec * 1e6, (double)bytes / dec / 1e6,
 	       1.0 / (enc + dec));
 	seed_buf_free(&out);

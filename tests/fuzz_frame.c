@@ -54,7 +54,8 @@ static bool same_frame(const seed_frame *a, const seed_frame *b)
 		if (v->kind != w->kind)
 			return false;
 		switch (v->kind) {
-		case SEED_VALUE_NIL: break;
+		case SEED_VALUE_NIL:
+			break;
 		case SEED_VALUE_BOOL:
 			if (v->u.b != w->u.b)
 				return false;
@@ -64,11 +65,13 @@ static bool same_frame(const seed_frame *a, const seed_frame *b)
 				return false;
 			break;
 		case SEED_VALUE_FLOAT:
-			if (!same_float((const unsigned char *)&v->u.f, (const unsigned char *)&w->u.f, SEED_DTYPE_F64))
+			if (!same_float((const unsigned char *)&v->u.f, (const unsigned char *)&w->u.f,
+			                SEED_DTYPE_F64))
 				return false;
 			break;
 		case SEED_VALUE_STR:
-			if (v->u.str.len != w->u.str.len || (v->u.str.len && memcmp(v->u.str.ptr, w->u.str.ptr, v->u.str.len)))
+			if (v->u.str.len != w->u.str.len ||
+			    (v->u.str.len && memcmp(v->u.str.ptr, w->u.str.ptr, v->u.str.len)))
 				return false;
 			break;
 		case SEED_VALUE_TENSOR: {

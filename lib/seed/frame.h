@@ -110,8 +110,8 @@ typedef struct seed_frame {
 	int nfields;
 	seed_field fields[SEED_FRAME_MAX_FIELDS];
 	void *storage; /* memory the frame owns (seed_frame_from_json); NULL
-			* for built and decoded frames; released by
-			* seed_frame_clear */
+	                * for built and decoded frames; released by
+	                * seed_frame_clear */
 } seed_frame;
 
 /* "step", "action", ...; "invalid" for anything else. */
