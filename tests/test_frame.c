@@ -1006,7 +1006,9 @@ static void t_decode_zero_copy(void)
 
 static int temp_fd(const void *data, size_t n)
 {
-	char path[] = "/tmp/test_frame_XXXXXX";
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/test_frame_XXXXXX", dir && *dir ? dir : "/tmp");
 	int fd = mkstemp(path);
 	unlink(path);
 	if (fd < 0)
