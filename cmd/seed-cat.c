@@ -23,36 +23,35 @@
 #include "seed/frame.h"
 
 static const char usage[] = "[--connect|--bind ENDPOINT [--sub]] [--encode] [--raw] [--count N] [--out FILE] "
-			    "[--strict] [FILE|-]";
+                            "[--strict] [FILE|-]";
 
-static const char help[] =
-	"Usage: seed-cat [OPTION]... [FILE|-]\n"
-	"       seed-cat --connect ENDPOINT [--sub] [OPTION]...\n"
-	"       seed-cat --encode [OPTION]... [FILE|-]\n"
-	"Print Seed frames as JSON lines (one object per frame, for jq), from a\n"
-	"recorded stream (FILE, or standard input) or from a ZeroMQ socket; or, with\n"
-	"--encode, turn JSON lines into frames.\n"
-	"\n"
-	"  -c, --connect ENDPOINT  receive from a PUSH peer bound at ENDPOINT\n"
-	"                          (tcp://HOST:PORT, ipc://PATH, ...), until SIGINT,\n"
-	"                          SIGTERM or --count frames\n"
-	"  -b, --bind ENDPOINT     the same, but bind ENDPOINT and let peers connect\n"
-	"  -s, --sub               with --connect/--bind: a SUB socket subscribed to\n"
-	"                          everything, for PUB peers\n"
-	"  -e, --encode            read JSON lines (blank lines skipped), write frames\n"
-	"  -r, --raw               write each good frame's msgpack bytes, not JSON\n"
-	"                          (record or filter a stream)\n"
-	"  -n, --count N           stop after N frames, good or bad\n"
-	"  -o, --out FILE          write to FILE instead of standard output; FILE is\n"
-	"                          replaced at the end, and left alone on failure\n"
-	"      --strict            stop at the first bad frame (and write no FILE)\n"
-	"  -h, --help              print this help and exit\n"
-	"  -V, --version           print the version and exit\n"
-	"\n"
-	"A bad frame is reported on stderr as 'frame N (byte B): why' ('line N' with\n"
-	"--encode) and skipped.  Exit status: 0 when all frames were good, 1 when\n"
-	"some were bad or input or output failed, 2 for a usage error.\n"
-	"The protocol is described in seed-frames(7).\n";
+static const char help[] = "Usage: seed-cat [OPTION]... [FILE|-]\n"
+                           "       seed-cat --connect ENDPOINT [--sub] [OPTION]...\n"
+                           "       seed-cat --encode [OPTION]... [FILE|-]\n"
+                           "Print Seed frames as JSON lines (one object per frame, for jq), from a\n"
+                           "recorded stream (FILE, or standard input) or from a ZeroMQ socket; or, with\n"
+                           "--encode, turn JSON lines into frames.\n"
+                           "\n"
+                           "  -c, --connect ENDPOINT  receive from a PUSH peer bound at ENDPOINT\n"
+                           "                          (tcp://HOST:PORT, ipc://PATH, ...), until SIGINT,\n"
+                           "                          SIGTERM or --count frames\n"
+                           "  -b, --bind ENDPOINT     the same, but bind ENDPOINT and let peers connect\n"
+                           "  -s, --sub               with --connect/--bind: a SUB socket subscribed to\n"
+                           "                          everything, for PUB peers\n"
+                           "  -e, --encode            read JSON lines (blank lines skipped), write frames\n"
+                           "  -r, --raw               write each good frame's msgpack bytes, not JSON\n"
+                           "                          (record or filter a stream)\n"
+                           "  -n, --count N           stop after N frames, good or bad\n"
+                           "  -o, --out FILE          write to FILE instead of standard output; FILE is\n"
+                           "                          replaced at the end, and left alone on failure\n"
+                           "      --strict            stop at the first bad frame (and write no FILE)\n"
+                           "  -h, --help              print this help and exit\n"
+                           "  -V, --version           print the version and exit\n"
+                           "\n"
+                           "A bad frame is reported on stderr as 'frame N (byte B): why' ('line N' with\n"
+                           "--encode) and skipped.  Exit status: 0 when all frames were good, 1 when\n"
+                           "some were bad or input or output failed, 2 for a usage error.\n"
+                           "The protocol is described in seed-frames(7).\n";
 
 static struct {
 	const char *endpoint;
@@ -217,7 +216,7 @@ static bool read_socket(void)
 		int e = errno;
 		if (e == EINVAL || e == EPROTONOSUPPORT)
 			cli_usage_error("%s: '%s': %s", opt.bind ? "--bind" : "--connect", opt.endpoint,
-					zmq_strerror(e));
+			                zmq_strerror(e));
 		die_out(opt.endpoint, zmq_strerror(e));
 	}
 	bool ok = true;
@@ -299,17 +298,17 @@ int main(int argc, char **argv)
 {
 	enum { OPT_STRICT = 256 };
 	static const struct option options[] = {
-		{"connect", required_argument, NULL, 'c'},
-		{"bind", required_argument, NULL, 'b'},
-		{"sub", no_argument, NULL, 's'},
-		{"encode", no_argument, NULL, 'e'},
-		{"raw", no_argument, NULL, 'r'},
-		{"count", required_argument, NULL, 'n'},
-		{"out", required_argument, NULL, 'o'},
-		{"strict", no_argument, NULL, OPT_STRICT},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+	    {"connect", required_argument, NULL, 'c'},
+	    {"bind", required_argument, NULL, 'b'},
+	    {"sub", no_argument, NULL, 's'},
+	    {"encode", no_argument, NULL, 'e'},
+	    {"raw", no_argument, NULL, 'r'},
+	    {"count", required_argument, NULL, 'n'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"strict", no_argument, NULL, OPT_STRICT},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	cli_init(argc, argv, usage);
 	opterr = 0; /* our messages, with the usage line */
@@ -323,16 +322,32 @@ int main(int argc, char **argv)
 			opt.endpoint = optarg;
 			opt.bind = c == 'b';
 			break;
-		case 's': opt.sub = true; break;
-		case 'e': opt.encode = true; break;
-		case 'r': opt.raw = true; break;
-		case 'n': opt.count = cli_int("--count", optarg, 1, INT64_MAX); break;
-		case 'o': opt.out = optarg; break;
-		case OPT_STRICT: opt.strict = true; break;
-		case 'h': cli_help(help);
-		case 'V': cli_version();
-		case ':': cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		case 's':
+			opt.sub = true;
+			break;
+		case 'e':
+			opt.encode = true;
+			break;
+		case 'r':
+			opt.raw = true;
+			break;
+		case 'n':
+			opt.count = cli_int("--count", optarg, 1, INT64_MAX);
+			break;
+		case 'o':
+			opt.out = optarg;
+			break;
+		case OPT_STRICT:
+			opt.strict = true;
+			break;
+		case 'h':
+			cli_help(help);
+		case 'V':
+			cli_version();
+		case ':':
+			cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			cli_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	const char *file = optind < argc ? argv[optind] : NULL;

@@ -19,9 +19,9 @@
 #include "frame_internal.h"
 
 static const char *const type_names[SEED_FRAME_NTYPES] = {
-	[SEED_FRAME_INVALID] = "invalid", [SEED_FRAME_STEP] = "step",       [SEED_FRAME_ACTION] = "action",
-	[SEED_FRAME_UNROLL] = "unroll",   [SEED_FRAME_EPISODE] = "episode", [SEED_FRAME_PARAMS] = "params",
-	[SEED_FRAME_ERROR] = "error",
+    [SEED_FRAME_INVALID] = "invalid", [SEED_FRAME_STEP] = "step",       [SEED_FRAME_ACTION] = "action",
+    [SEED_FRAME_UNROLL] = "unroll",   [SEED_FRAME_EPISODE] = "episode", [SEED_FRAME_PARAMS] = "params",
+    [SEED_FRAME_ERROR] = "error",
 };
 
 const char *seed_frame_type_name(seed_frame_type t)
@@ -91,7 +91,8 @@ const char *frame_quote(char buf[FRAME_QUOTE_MAX], const char *p, size_t n)
 	return buf;
 }
 
-int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, size_t name_len, const char *fmt, ...)
+int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, size_t name_len,
+              const char *fmt, ...)
 {
 	if (!err)
 		return code;
@@ -103,8 +104,8 @@ int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, s
 	const char *tn = type == SEED_FRAME_INVALID ? "" : seed_frame_type_name(type);
 	const char *sp = type == SEED_FRAME_INVALID ? "" : " ";
 	if (name)
-		return seed_err_set(err, code, "%s%sframe: field '%s': %s", tn, sp, frame_quote(q, name, name_len),
-				    what);
+		return seed_err_set(err, code, "%s%sframe: field '%s': %s", tn, sp,
+		                    frame_quote(q, name, name_len), what);
 	return seed_err_set(err, code, "%s%sframe: %s", tn, sp, what);
 }
 
@@ -122,12 +123,18 @@ const char *frame_shape_str(char *buf, size_t size, const seed_tensor *t)
 static const char *kind_name(seed_value_kind k)
 {
 	switch (k) {
-	case SEED_VALUE_NIL: return "nil";
-	case SEED_VALUE_BOOL: return "bool";
-	case SEED_VALUE_INT: return "int";
-	case SEED_VALUE_FLOAT: return "float";
-	case SEED_VALUE_STR: return "str";
-	case SEED_VALUE_TENSOR: return "tensor";
+	case SEED_VALUE_NIL:
+		return "nil";
+	case SEED_VALUE_BOOL:
+		return "bool";
+	case SEED_VALUE_INT:
+		return "int";
+	case SEED_VALUE_FLOAT:
+		return "float";
+	case SEED_VALUE_STR:
+		return "str";
+	case SEED_VALUE_TENSOR:
+		return "tensor";
 	}
 	return "invalid";
 }
@@ -258,28 +265,28 @@ int seed_frame_str(const seed_frame *f, const char *name, const char **s, size_t
 /* ---- generic checks ------------------------------------------------------ */
 
 int frame_check_tensor(const seed_tensor *t, size_t *nbytes, seed_frame_type type, const char *name,
-		       size_t name_len, seed_err *err)
+                       size_t name_len, seed_err *err)
 {
 	size_t esize = seed_dtype_size(t->dtype);
 	if (esize == 0)
 		return frame_err(err, -SEED_EFRAME, type, name, name_len, "dtype %d unknown", (int)t->dtype);
 	if (t->rank < 0 || t->rank > SEED_TENSOR_MAX_RANK)
 		return frame_err(err, -SEED_EFRAME, type, name, name_len, "rank %d, at most %d", t->rank,
-				 SEED_TENSOR_MAX_RANK);
+		                 SEED_TENSOR_MAX_RANK);
 	int64_t n = 1;
 	for (int i = 0; i < t->rank; i++) {
 		if (t->shape[i] < 0)
-			return frame_err(err, -SEED_EFRAME, type, name, name_len, "dimension %d is negative (%lld)",
-					 i, (long long)t->shape[i]);
+			return frame_err(err, -SEED_EFRAME, type, name, name_len,
+			                 "dimension %d is negative (%lld)", i, (long long)t->shape[i]);
 		if (__builtin_mul_overflow(n, t->shape[i], &n))
 			n = INT64_MAX; /* as good as infinite: refused below */
 	}
 	uint64_t bytes;
 	if (__builtin_mul_overflow((uint64_t)n, (uint64_t)esize, &bytes) || bytes > SEED_FRAME_MAX_BYTES) {
 		char s[160];
-		return frame_err(err, -SEED_EFRAME, type, name, name_len,
-				 "shape %s %s is too large (more than %zu bytes)", frame_shape_str(s, sizeof s, t),
-				 seed_dtype_name(t->dtype), SEED_FRAME_MAX_BYTES);
+		return frame_err(
+		    err, -SEED_EFRAME, type, name, name_len, "shape %s %s is too large (more than %zu bytes)",
+		    frame_shape_str(s, sizeof s, t), seed_dtype_name(t->dtype), SEED_FRAME_MAX_BYTES);
 	}
 	*nbytes = (size_t)bytes;
 	return 0;
@@ -288,26 +295,27 @@ int frame_check_tensor(const seed_tensor *t, size_t *nbytes, seed_frame_type typ
 int seed_frame_validate(const seed_frame *f, seed_err *err)
 {
 	if (f->type <= SEED_FRAME_INVALID || f->type >= SEED_FRAME_NTYPES)
-		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, NULL, 0, "type %d unknown", (int)f->type);
+		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, NULL, 0, "type %d unknown",
+		                 (int)f->type);
 	if (f->version != SEED_PROTOCOL_VERSION)
 		return frame_err(err, -SEED_EVERSION, f->type, "version", 7,
-				 "version %d not supported (this build speaks version %d)", f->version,
-				 SEED_PROTOCOL_VERSION);
+		                 "version %d not supported (this build speaks version %d)", f->version,
+		                 SEED_PROTOCOL_VERSION);
 	if (f->nfields < 0 || f->nfields > SEED_FRAME_MAX_FIELDS)
 		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "%d fields, at most %d", f->nfields,
-				 SEED_FRAME_MAX_FIELDS);
+		                 SEED_FRAME_MAX_FIELDS);
 	for (int i = 0; i < f->nfields; i++) {
 		const seed_field *fd = &f->fields[i];
-		if (!fd->name && fd->name_len)
+		if (!fd->name)
 			return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "field %d has no name", i);
 		if (reserved(fd->name, fd->name_len))
 			return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-					 "reserved name used for a field");
+			                 "reserved name used for a field");
 		for (int j = 0; j < i; j++)
 			if (f->fields[j].name_len == fd->name_len &&
 			    memcmp(f->fields[j].name, fd->name, fd->name_len) == 0)
 				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-						 "appears twice");
+				                 "appears twice");
 		const seed_value *v = &fd->value;
 		size_t nbytes;
 		int rc;
@@ -315,11 +323,12 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 		case SEED_VALUE_NIL:
 		case SEED_VALUE_BOOL:
 		case SEED_VALUE_INT:
-		case SEED_VALUE_FLOAT: break;
+		case SEED_VALUE_FLOAT:
+			break;
 		case SEED_VALUE_STR:
 			if (!v->u.str.ptr && v->u.str.len)
 				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-						 "string without data");
+				                 "string without data");
 			break;
 		case SEED_VALUE_TENSOR:
 			rc = frame_check_tensor(&v->u.tensor, &nbytes, f->type, fd->name, fd->name_len, err);
@@ -327,11 +336,11 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 				return rc;
 			if (nbytes && !v->u.tensor.data)
 				return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-						 "tensor without data");
+				                 "tensor without data");
 			break;
 		default:
-			return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len, "value of kind %d",
-					 (int)v->kind);
+			return frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
+			                 "value of kind %d", (int)v->kind);
 		}
 	}
 	return frame_check_schema(f, err);
@@ -366,83 +375,97 @@ struct fspec {
 #define U32 4294967295LL
 #define I32 2147483647LL
 #define I64 INT64_MAX
-#define INT(n, lo, hi) {.name = n, .kind = FK_INT, .min = lo, .max = hi}
-#define STR(n) {.name = n, .kind = FK_STR}
-#define OPT_STR(n) {.name = n, .kind = FK_STR, .optional = true}
-#define TENSOR(n, dt, ...) {.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}}
+#define INT(n, lo, hi)                                                                                       \
+	{                                                                                                    \
+		.name = n, .kind = FK_INT, .min = lo, .max = hi                                              \
+	}
+#define STR(n)                                                                                               \
+	{                                                                                                    \
+		.name = n, .kind = FK_STR                                                                    \
+	}
+#define OPT_STR(n)                                                                                           \
+	{                                                                                                    \
+		.name = n, .kind = FK_STR, .optional = true                                                  \
+	}
+#define TENSOR(n, dt, ...)                                                                                   \
+	{                                                                                                    \
+		.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = { __VA_ARGS__ }                          \
+	}
 /* A tensor whose listed dimensions may be followed by more (observations). */
-#define TENSOR_MORE(n, dt, ...) {.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}, .more = true}
+#define TENSOR_MORE(n, dt, ...)                                                                              \
+	{                                                                                                    \
+		.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}, .more = true              \
+	}
 
 static const struct fspec step_spec[] = {
-	INT("run", 0, U32),
-	INT("actor", 0, U32),
-	INT("seq", 0, I64),
-	INT("env0", 0, I32),
-	{.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
-	TENSOR_MORE("obs", DT_ANY, D_K),
-	TENSOR("reward", DT(F32), D_K),
-	TENSOR("terminated", DT(U8), D_K),
-	TENSOR("truncated", DT(U8), D_K),
-	TENSOR("ep_return", DT(F32), D_K),
-	TENSOR("ep_length", DT(I32), D_K),
-	{.name = "final_obs", .kind = FK_TENSOR, .optional = true, .like = "obs"},
+    INT("run", 0, U32),
+    INT("actor", 0, U32),
+    INT("seq", 0, I64),
+    INT("env0", 0, I32),
+    {.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
+    TENSOR_MORE("obs", DT_ANY, D_K),
+    TENSOR("reward", DT(F32), D_K),
+    TENSOR("terminated", DT(U8), D_K),
+    TENSOR("truncated", DT(U8), D_K),
+    TENSOR("ep_return", DT(F32), D_K),
+    TENSOR("ep_length", DT(I32), D_K),
+    {.name = "final_obs", .kind = FK_TENSOR, .optional = true, .like = "obs"},
 };
 
 static const struct fspec action_spec[] = {
-	INT("run", 0, U32),
-	INT("actor", 0, U32),
-	INT("seq", 0, I64),
-	INT("env0", 0, I32),
-	INT("policy_version", 0, I64),
-	TENSOR("action", DT(I32), D_K),
+    INT("run", 0, U32),  INT("actor", 0, U32),          INT("seq", 0, I64),
+    INT("env0", 0, I32), INT("policy_version", 0, I64), TENSOR("action", DT(I32), D_K),
 };
 
 static const struct fspec unroll_spec[] = {
-	INT("run", 0, U32),
-	INT("actor", 0, U32),
-	{.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
-	TENSOR("env", DT(I32), D_B),
-	TENSOR_MORE("obs", DT_ANY, D_B, D_T1),
-	TENSOR("action", DT(I32), D_B, D_T1),
-	TENSOR("reward", DT(F32), D_B, D_T1),
-	TENSOR("terminated", DT(U8), D_B, D_T1),
-	TENSOR("truncated", DT(U8), D_B, D_T1),
-	TENSOR("final_value", DT(F32), D_B, D_T1),
-	TENSOR("policy_version", DT(I32), D_B, D_T1),
-	TENSOR("logits", DT(F32), D_B, D_T1, D_A),
+    INT("run", 0, U32),
+    INT("actor", 0, U32),
+    {.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
+    TENSOR("env", DT(I32), D_B),
+    TENSOR_MORE("obs", DT_ANY, D_B, D_T1),
+    TENSOR("action", DT(I32), D_B, D_T1),
+    TENSOR("reward", DT(F32), D_B, D_T1),
+    TENSOR("terminated", DT(U8), D_B, D_T1),
+    TENSOR("truncated", DT(U8), D_B, D_T1),
+    TENSOR("final_value", DT(F32), D_B, D_T1),
+    TENSOR("policy_version", DT(I32), D_B, D_T1),
+    TENSOR("logits", DT(F32), D_B, D_T1, D_A),
 };
 
 static const struct fspec episode_spec[] = {
-	INT("run", 0, U32),
-	INT("actor", 0, U32),
-	TENSOR("env", DT(I32), D_N),
-	TENSOR("return", DT(F32), D_N),
-	TENSOR("length", DT(I32), D_N),
-	TENSOR("truncated", DT(U8), D_N),
+    INT("run", 0, U32),
+    INT("actor", 0, U32),
+    TENSOR("env", DT(I32), D_N),
+    TENSOR("return", DT(F32), D_N),
+    TENSOR("length", DT(I32), D_N),
+    TENSOR("truncated", DT(U8), D_N),
 };
 
 static const struct fspec params_spec[] = {
-	/* The parameters' version: "version" itself is the protocol's. */
-	INT("policy_version", 0, I64),
-	INT("run", 0, U32),
-	TENSOR("params", DT(F32), D_P),
-	OPT_STR("model"),
+    /* The parameters' version: "version" itself is the protocol's. */
+    INT("policy_version", 0, I64),
+    INT("run", 0, U32),
+    TENSOR("params", DT(F32), D_P),
+    OPT_STR("model"),
 };
 
 static const struct fspec error_spec[] = {
-	INT("code", INT64_MIN, I64),
-	STR("message"),
-	OPT_STR("frame"),
+    INT("code", INT64_MIN, I64),
+    STR("message"),
+    OPT_STR("frame"),
 };
 
-#define SPEC(a) {a, sizeof a / sizeof a[0]}
+#define SPEC(a)                                                                                              \
+	{                                                                                                    \
+		a, sizeof a / sizeof a[0]                                                                    \
+	}
 static const struct {
 	const struct fspec *fields;
 	int n;
 } schema[SEED_FRAME_NTYPES] = {
-	[SEED_FRAME_STEP] = SPEC(step_spec),       [SEED_FRAME_ACTION] = SPEC(action_spec),
-	[SEED_FRAME_UNROLL] = SPEC(unroll_spec),   [SEED_FRAME_EPISODE] = SPEC(episode_spec),
-	[SEED_FRAME_PARAMS] = SPEC(params_spec),   [SEED_FRAME_ERROR] = SPEC(error_spec),
+    [SEED_FRAME_STEP] = SPEC(step_spec),     [SEED_FRAME_ACTION] = SPEC(action_spec),
+    [SEED_FRAME_UNROLL] = SPEC(unroll_spec), [SEED_FRAME_EPISODE] = SPEC(episode_spec),
+    [SEED_FRAME_PARAMS] = SPEC(params_spec), [SEED_FRAME_ERROR] = SPEC(error_spec),
 };
 
 struct dims {
@@ -450,14 +473,16 @@ struct dims {
 	const char *from[D_COUNT]; /* the field that fixed it, NULL while unset */
 };
 
-static int check_int(const seed_frame *f, const struct fspec *s, const seed_value *v, struct dims *d, seed_err *err)
+static int check_int(const seed_frame *f, const struct fspec *s, const seed_value *v, struct dims *d,
+                     seed_err *err)
 {
 	size_t nl = strlen(s->name);
 	if (v->kind != SEED_VALUE_INT)
-		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected int", kind_name(v->kind));
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected int",
+		                 kind_name(v->kind));
 	if (v->u.i < s->min || v->u.i > s->max)
 		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%lld out of range [%lld, %lld]",
-				 (long long)v->u.i, (long long)s->min, (long long)s->max);
+		                 (long long)v->u.i, (long long)s->min, (long long)s->max);
 	if (s->fixes) {
 		d->value[s->fixes] = v->u.i;
 		d->from[s->fixes] = s->name;
@@ -475,40 +500,43 @@ static void expected_shape(char *buf, size_t size, const struct fspec *s)
 }
 
 static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_tensor *t, struct dims *d,
-			seed_err *err)
+                        seed_err *err)
 {
 	size_t nl = strlen(s->name);
 	char got[160], want[40];
 	if (s->like) {
 		const seed_tensor *o = seed_frame_tensor(f, s->like);
 		if (t->dtype != o->dtype)
-			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s (as '%s')",
-					 seed_dtype_name(t->dtype), seed_dtype_name(o->dtype), s->like);
-		if (t->rank != o->rank || memcmp(t->shape, o->shape, (size_t)t->rank * sizeof t->shape[0]) != 0) {
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
+			                 "dtype %s, expected %s (as '%s')", seed_dtype_name(t->dtype),
+			                 seed_dtype_name(o->dtype), s->like);
+		if (t->rank != o->rank ||
+		    memcmp(t->shape, o->shape, (size_t)t->rank * sizeof t->shape[0]) != 0) {
 			char os[160];
-			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s (as '%s')",
-					 frame_shape_str(got, sizeof got, t), frame_shape_str(os, sizeof os, o),
-					 s->like);
+			return frame_err(
+			    err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s (as '%s')",
+			    frame_shape_str(got, sizeof got, t), frame_shape_str(os, sizeof os, o), s->like);
 		}
 		return 0;
 	}
 	if (!(s->dtypes & (1u << t->dtype)))
 		/* Every dtype mask in the tables is either one dtype or all. */
 		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s",
-				 seed_dtype_name(t->dtype), seed_dtype_name((seed_dtype)__builtin_ctz(s->dtypes)));
+		                 seed_dtype_name(t->dtype),
+		                 seed_dtype_name((seed_dtype)__builtin_ctz(s->dtypes)));
 	int nd = 0;
 	while (nd < 3 && s->dims[nd])
 		nd++;
 	if (s->more ? t->rank < nd : t->rank != nd) {
 		expected_shape(want, sizeof want, s);
 		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s",
-				 frame_shape_str(got, sizeof got, t), want);
+		                 frame_shape_str(got, sizeof got, t), want);
 	}
 	for (int i = 0; i < t->rank; i++)
 		if (t->shape[i] < 1)
 			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
-					 "shape %s: dimension %d is %lld, expected at least 1",
-					 frame_shape_str(got, sizeof got, t), i, (long long)t->shape[i]);
+			                 "shape %s: dimension %d is %lld, expected at least 1",
+			                 frame_shape_str(got, sizeof got, t), i, (long long)t->shape[i]);
 	for (int i = 0; i < nd; i++) {
 		int sym = s->dims[i];
 		if (!d->from[sym]) {
@@ -516,10 +544,11 @@ static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_t
 			d->from[sym] = s->name;
 		} else if (t->shape[i] != d->value[sym]) {
 			expected_shape(want, sizeof want, s);
-			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
-					 "shape %s, expected %s: dimension %d is %lld, but %s = %lld (from '%s')",
-					 frame_shape_str(got, sizeof got, t), want, i, (long long)t->shape[i],
-					 dim_names[sym], (long long)d->value[sym], d->from[sym]);
+			return frame_err(
+			    err, -SEED_EFRAME, f->type, s->name, nl,
+			    "shape %s, expected %s: dimension %d is %lld, but %s = %lld (from '%s')",
+			    frame_shape_str(got, sizeof got, t), want, i, (long long)t->shape[i],
+			    dim_names[sym], (long long)d->value[sym], d->from[sym]);
 		}
 	}
 	return 0;
@@ -541,16 +570,18 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 		}
 		int rc = 0;
 		switch (s->kind) {
-		case FK_INT: rc = check_int(f, s, v, &d, err); break;
+		case FK_INT:
+			rc = check_int(f, s, v, &d, err);
+			break;
 		case FK_STR:
 			if (v->kind != SEED_VALUE_STR)
 				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected str",
-					       kind_name(v->kind));
+				               kind_name(v->kind));
 			break;
 		case FK_TENSOR:
 			if (v->kind != SEED_VALUE_TENSOR)
 				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected tensor",
-					       kind_name(v->kind));
+				               kind_name(v->kind));
 			else
 				rc = check_tensor(f, s, &v->u.tensor, &d, err);
 			break;

@@ -36,7 +36,7 @@ void frame_scan_init(struct frame_scan *s);
  * longer than max_bytes (called `limit` in the message), or it holds more
  * than max_objects objects. */
 int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_bytes, const char *limit,
-	       uint64_t max_objects, seed_err *err);
+               uint64_t max_objects, seed_err *err);
 
 /* A printable form of a name from the wire for messages: bytes outside
  * printable ASCII become '?', long names are cut with "...". */
@@ -46,14 +46,14 @@ const char *frame_quote(char buf[FRAME_QUOTE_MAX], const char *p, size_t n);
 /* Set err to "<type> frame: field '<name>': <fmt...>" ("frame: ..." when
  * type is SEED_FRAME_INVALID, no field part when name is NULL) and return
  * code. */
-int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, size_t name_len, const char *fmt,
-	      ...) __attribute__((format(printf, 6, 7)));
+int frame_err(seed_err *err, int code, seed_frame_type type, const char *name, size_t name_len,
+              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* Check a tensor's dtype, rank, dimensions and size (not its data
  * pointer); on success *nbytes is the size of its data.  Messages as for
  * frame_err. */
 int frame_check_tensor(const seed_tensor *t, size_t *nbytes, seed_frame_type type, const char *name,
-		       size_t name_len, seed_err *err);
+                       size_t name_len, seed_err *err);
 
 /* The schema part of seed_frame_validate: fields the type requires, their
  * kinds, ranges, dtypes and shapes.  Assumes the generic checks passed. */

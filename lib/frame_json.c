@@ -11,6 +11,9 @@
  * (a string there would read back as a str field).  Scalar floats always
  * carry a '.' or an exponent so they read back as floats, not ints.
  *
+ * Numbers are formatted with snprintf in the C locale (Seed programs do not
+ * set LC_NUMERIC).
+ *
  * Reading goes through jansson (duplicate keys refused, NUL bytes in
  * strings allowed); the frame then owns copies of names, strings and tensor
  * data in its storage.
@@ -97,13 +100,27 @@ static int put_string(seed_buf *b, const char *s, size_t n, bool name)
 		}
 		char e[6] = {'\\', 0};
 		switch (c) {
-		case '"': e[1] = '"'; break;
-		case '\\': e[1] = '\\'; break;
-		case '\n': e[1] = 'n'; break;
-		case '\t': e[1] = 't'; break;
-		case '\r': e[1] = 'r'; break;
-		case '\b': e[1] = 'b'; break;
-		case '\f': e[1] = 'f'; break;
+		case '"':
+			e[1] = '"';
+			break;
+		case '\\':
+			e[1] = '\\';
+			break;
+		case '\n':
+			e[1] = 'n';
+			break;
+		case '\t':
+			e[1] = 't';
+			break;
+		case '\r':
+			e[1] = 'r';
+			break;
+		case '\b':
+			e[1] = 'b';
+			break;
+		case '\f':
+			e[1] = 'f';
+			break;
 		default:
 			if (c == 0 && name)
 				return -1;
@@ -182,8 +199,12 @@ static void put_elements(seed_buf *b, const seed_tensor *t, int dim, size_t *idx
 		const unsigned char *p = (const unsigned char *)t->data + *idx * seed_dtype_size(t->dtype);
 		(*idx)++;
 		switch (t->dtype) {
-		case SEED_DTYPE_U8: put_int(b, *p); break;
-		case SEED_DTYPE_I8: put_int(b, (int8_t)*p); break;
+		case SEED_DTYPE_U8:
+			put_int(b, *p);
+			break;
+		case SEED_DTYPE_I8:
+			put_int(b, (int8_t)*p);
+			break;
 		case SEED_DTYPE_I32: {
 			int32_t v;
 			memcpy(&v, p, 4);
@@ -208,7 +229,8 @@ static void put_elements(seed_buf *b, const seed_tensor *t, int dim, size_t *idx
 			put_float(b, v, false);
 			break;
 		}
-		default: break;
+		default:
+			break;
 		}
 		return;
 	}
@@ -238,22 +260,29 @@ int seed_frame_to_json(const seed_frame *f, seed_buf *out, seed_err *err)
 		put(out, ",", 1);
 		if (put_string(out, fd->name, fd->name_len, true) < 0) {
 			rc = frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-				       "the name is not UTF-8 or holds a NUL byte: no JSON form");
+			               "the name is not UTF-8 or holds a NUL byte: no JSON form");
 			goto fail;
 		}
 		put(out, ":", 1);
 		switch (v->kind) {
-		case SEED_VALUE_NIL: puts_(out, "null"); break;
-		case SEED_VALUE_BOOL: puts_(out, v->u.b ? "true" : "false"); break;
-		case SEED_VALUE_INT: put_int(out, v->u.i); break;
+		case SEED_VALUE_NIL:
+			puts_(out, "null");
+			break;
+		case SEED_VALUE_BOOL:
+			puts_(out, v->u.b ? "true" : "false");
+			break;
+		case SEED_VALUE_INT:
+			put_int(out, v->u.i);
+			break;
 		case SEED_VALUE_FLOAT: {
 			if (!isfinite(v->u.f)) {
 				rc = frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-					       "float %g has no JSON form", v->u.f);
+				               "float %g has no JSON form", v->u.f);
 				goto fail;
 			}
-			int n = v->u.f == 0 ? snprintf(buf, sizeof buf, "%s", signbit(v->u.f) ? "-0.0" : "0.0")
-					    : fmt_shortest(buf, sizeof buf, v->u.f, false);
+			int n = v->u.f == 0
+			            ? snprintf(buf, sizeof buf, "%s", signbit(v->u.f) ? "-0.0" : "0.0")
+			            : fmt_shortest(buf, sizeof buf, v->u.f, false);
 			put(out, buf, (size_t)n);
 			if (!strpbrk(buf, ".e"))
 				put(out, ".0", 2);
@@ -262,7 +291,7 @@ int seed_frame_to_json(const seed_frame *f, seed_buf *out, seed_err *err)
 		case SEED_VALUE_STR:
 			if (put_string(out, v->u.str.ptr, v->u.str.len, false) < 0) {
 				rc = frame_err(err, -SEED_EFRAME, f->type, fd->name, fd->name_len,
-					       "the string is not UTF-8: no JSON form");
+				               "the string is not UTF-8: no JSON form");
 				goto fail;
 			}
 			break;
@@ -296,14 +325,21 @@ fail:
 static const char *json_kind(const json_t *j)
 {
 	switch (json_typeof(j)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a bool";
-	case JSON_NULL: return "null";
+	case JSON_FALSE:
+		return "a bool";
+	case JSON_NULL:
+		return "null";
 	}
 	return "unknown";
 }
@@ -311,6 +347,7 @@ static const char *json_kind(const json_t *j)
 struct fill {
 	seed_frame_type type;
 	const char *name;
+	size_t nl;
 	const seed_tensor *t;
 	unsigned char *out;
 	size_t esize;
@@ -321,21 +358,17 @@ struct fill {
 static int element(struct fill *c, const json_t *j)
 {
 	unsigned char *p = c->out + c->idx * c->esize;
-	size_t nl = strlen(c->name);
 	seed_dtype dt = c->t->dtype;
 	if (dt == SEED_DTYPE_F32 || dt == SEED_DTYPE_F64) {
 		double v;
-		if (json_is_integer(j)) {
-			v = (double)json_integer_value(j);
-			if (dt == SEED_DTYPE_F32) {
-				/* Straight from the integer: one rounding, not two. */
-				float x = (float)json_integer_value(j);
-				memcpy(p, &x, 4);
-				c->idx++;
-				return 0;
-			}
-		} else if (json_is_real(j)) {
-			v = json_real_value(j);
+		if (json_is_integer(j) && dt == SEED_DTYPE_F32) {
+			/* Straight from the integer: one rounding, not two. */
+			float x = (float)json_integer_value(j);
+			memcpy(p, &x, 4);
+			c->idx++;
+			return 0;
+		} else if (json_is_number(j)) {
+			v = json_number_value(j);
 		} else if (json_is_string(j)) {
 			const char *s = json_string_value(j);
 			if (strcmp(s, "nan") == 0)
@@ -347,11 +380,12 @@ static int element(struct fill *c, const json_t *j)
 			else if (strcmp(s, "-inf") == 0)
 				v = -INFINITY;
 			else
-				return frame_err(c->err, -SEED_EFRAME, c->type, c->name, nl,
-						 "data element %zu is a string other than nan, -nan, inf, -inf", c->idx);
+				return frame_err(
+				    c->err, -SEED_EFRAME, c->type, c->name, c->nl,
+				    "data element %zu is a string other than nan, -nan, inf, -inf", c->idx);
 		} else {
-			return frame_err(c->err, -SEED_EFRAME, c->type, c->name, nl,
-					 "data element %zu is %s, expected a number", c->idx, json_kind(j));
+			return frame_err(c->err, -SEED_EFRAME, c->type, c->name, c->nl,
+			                 "data element %zu is %s, expected a number", c->idx, json_kind(j));
 		}
 		if (dt == SEED_DTYPE_F32) {
 			float x = (float)v;
@@ -363,18 +397,27 @@ static int element(struct fill *c, const json_t *j)
 		return 0;
 	}
 	if (!json_is_integer(j))
-		return frame_err(c->err, -SEED_EFRAME, c->type, c->name, nl,
-				 "data element %zu is %s, expected an integer (dtype %s)", c->idx, json_kind(j),
-				 seed_dtype_name(dt));
+		return frame_err(c->err, -SEED_EFRAME, c->type, c->name, c->nl,
+		                 "data element %zu is %s, expected an integer (dtype %s)", c->idx,
+		                 json_kind(j), seed_dtype_name(dt));
 	json_int_t v = json_integer_value(j);
-	json_int_t lo = dt == SEED_DTYPE_U8 ? 0 : dt == SEED_DTYPE_I8 ? -128 : dt == SEED_DTYPE_I32 ? INT32_MIN : INT64_MIN;
-	json_int_t hi = dt == SEED_DTYPE_U8 ? 255 : dt == SEED_DTYPE_I8 ? 127 : dt == SEED_DTYPE_I32 ? INT32_MAX : INT64_MAX;
+	json_int_t lo = dt == SEED_DTYPE_U8    ? 0
+	                : dt == SEED_DTYPE_I8  ? -128
+	                : dt == SEED_DTYPE_I32 ? INT32_MIN
+	                                       : INT64_MIN;
+	json_int_t hi = dt == SEED_DTYPE_U8    ? 255
+	                : dt == SEED_DTYPE_I8  ? 127
+	                : dt == SEED_DTYPE_I32 ? INT32_MAX
+	                                       : INT64_MAX;
 	if (v < lo || v > hi)
-		return frame_err(c->err, -SEED_EFRAME, c->type, c->name, nl, "data element %zu (%lld) out of range for %s",
-				 c->idx, (long long)v, seed_dtype_name(dt));
+		return frame_err(c->err, -SEED_EFRAME, c->type, c->name, c->nl,
+		                 "data element %zu (%lld) out of range for %s", c->idx, (long long)v,
+		                 seed_dtype_name(dt));
 	switch (dt) {
 	case SEED_DTYPE_U8:
-	case SEED_DTYPE_I8: *p = (unsigned char)(v & 0xff); break;
+	case SEED_DTYPE_I8:
+		*p = (unsigned char)(v & 0xff);
+		break;
 	case SEED_DTYPE_I32: {
 		int32_t x = (int32_t)v;
 		memcpy(p, &x, 4);
@@ -395,10 +438,11 @@ static int nested(struct fill *c, const json_t *j, int dim)
 	if (dim == c->t->rank)
 		return element(c, j);
 	if (!json_is_array(j) || (int64_t)json_array_size(j) != c->t->shape[dim])
-		return frame_err(c->err, -SEED_EFRAME, c->type, c->name, strlen(c->name),
-				 "data does not match the shape: at element %zu, dimension %d wants a list of %lld, "
-				 "got %s",
-				 c->idx, dim, (long long)c->t->shape[dim], json_kind(j));
+		return frame_err(
+		    c->err, -SEED_EFRAME, c->type, c->name, c->nl,
+		    "data does not match the shape: at element %zu, dimension %d wants a list of %lld, "
+		    "got %s",
+		    c->idx, dim, (long long)c->t->shape[dim], json_kind(j));
 	for (size_t i = 0; i < json_array_size(j); i++) {
 		int rc = nested(c, json_array_get(j, i), dim + 1);
 		if (rc < 0)
@@ -417,31 +461,32 @@ static int tensor_from_json(seed_frame *f, seed_tensor *t, const json_t *o, cons
 	{
 		if (strcmp(key, "dtype") && strcmp(key, "shape") && strcmp(key, "data"))
 			return frame_err(err, -SEED_EFRAME, f->type, name, nl, "unknown tensor key '%s'",
-					 frame_quote(q, key, strlen(key)));
+			                 frame_quote(q, key, strlen(key)));
 	}
 	const json_t *dtype = json_object_get(o, "dtype"), *shape = json_object_get(o, "shape"),
-		     *data = json_object_get(o, "data");
+	             *data = json_object_get(o, "data");
 	if (!dtype || !shape || !data)
-		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "a tensor needs dtype, shape and data");
+		return frame_err(err, -SEED_EFRAME, f->type, name, nl,
+		                 "a tensor needs dtype, shape and data");
 	if (!json_is_string(dtype))
 		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "dtype is %s, expected a string",
-				 json_kind(dtype));
+		                 json_kind(dtype));
 	t->dtype = seed_dtype_parse(json_string_value(dtype), json_string_length(dtype));
 	if (t->dtype == SEED_DTYPE_INVALID)
 		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "dtype '%s' unknown",
-				 frame_quote(q, json_string_value(dtype), json_string_length(dtype)));
+		                 frame_quote(q, json_string_value(dtype), json_string_length(dtype)));
 	if (!json_is_array(shape))
-		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "shape is %s, expected a list of integers",
-				 json_kind(shape));
+		return frame_err(err, -SEED_EFRAME, f->type, name, nl,
+		                 "shape is %s, expected a list of integers", json_kind(shape));
 	if (json_array_size(shape) > SEED_TENSOR_MAX_RANK)
 		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "shape of rank %zu, at most %d",
-				 json_array_size(shape), SEED_TENSOR_MAX_RANK);
+		                 json_array_size(shape), SEED_TENSOR_MAX_RANK);
 	t->rank = (int)json_array_size(shape);
 	for (int i = 0; i < t->rank; i++) {
 		const json_t *d = json_array_get(shape, (size_t)i);
 		if (!json_is_integer(d))
-			return frame_err(err, -SEED_EFRAME, f->type, name, nl, "dimension %d is %s, expected an integer",
-					 i, json_kind(d));
+			return frame_err(err, -SEED_EFRAME, f->type, name, nl,
+			                 "dimension %d is %s, expected an integer", i, json_kind(d));
 		t->shape[i] = json_integer_value(d);
 	}
 	size_t nbytes;
@@ -450,18 +495,19 @@ static int tensor_from_json(seed_frame *f, seed_tensor *t, const json_t *o, cons
 		return rc;
 	int64_t numel = seed_tensor_numel(t);
 	t->data = frame_alloc(f, nbytes);
-	struct fill c = {f->type, name, t, t->data, seed_dtype_size(t->dtype), 0, err};
+	struct fill c = {f->type, name, nl, t, t->data, seed_dtype_size(t->dtype), 0, err};
 	if (t->rank == 0 && !json_is_array(data))
 		return element(&c, data);
 	if (!json_is_array(data))
-		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "data is %s, expected a list", json_kind(data));
+		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "data is %s, expected a list",
+		                 json_kind(data));
 	size_t n = json_array_size(data);
 	bool flat = t->rank <= 1 || n == 0 || !json_is_array(json_array_get(data, 0));
 	if (!flat)
 		return nested(&c, data, 0);
 	if ((int64_t)n != numel)
-		return frame_err(err, -SEED_EFRAME, f->type, name, nl, "data has %zu elements, the shape needs %lld",
-				 n, (long long)numel);
+		return frame_err(err, -SEED_EFRAME, f->type, name, nl,
+		                 "data has %zu elements, the shape needs %lld", n, (long long)numel);
 	for (size_t i = 0; i < n; i++) {
 		rc = element(&c, json_array_get(data, i));
 		if (rc < 0)
@@ -482,29 +528,31 @@ static int from_json(seed_frame *f, const json_t *root, seed_err *err)
 {
 	char q[FRAME_QUOTE_MAX];
 	if (!json_is_object(root))
-		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "JSON is %s, expected an object",
-				 json_kind(root));
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+		                 "JSON is %s, expected an object", json_kind(root));
 	const json_t *type = json_object_get(root, "type"), *version = json_object_get(root, "version");
 	if (!type)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "missing");
 	if (!json_is_string(type))
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "%s, expected a string",
-				 json_kind(type));
+		                 json_kind(type));
 	seed_frame_type t = seed_frame_type_parse(json_string_value(type), json_string_length(type));
 	if (!version)
 		return frame_err(err, -SEED_EFRAME, t, "version", 7, "missing");
 	if (!json_is_integer(version))
-		return frame_err(err, -SEED_EFRAME, t, "version", 7, "%s, expected an integer", json_kind(version));
+		return frame_err(err, -SEED_EFRAME, t, "version", 7, "%s, expected an integer",
+		                 json_kind(version));
 	if (json_integer_value(version) != SEED_PROTOCOL_VERSION)
 		return frame_err(err, -SEED_EVERSION, t, "version", 7,
-				 "version %lld not supported (this build speaks version %d)",
-				 (long long)json_integer_value(version), SEED_PROTOCOL_VERSION);
+		                 "version %lld not supported (this build speaks version %d)",
+		                 (long long)json_integer_value(version), SEED_PROTOCOL_VERSION);
 	if (t == SEED_FRAME_INVALID)
 		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, "type", 4, "unknown frame type '%s'",
-				 frame_quote(q, json_string_value(type), json_string_length(type)));
+		                 frame_quote(q, json_string_value(type), json_string_length(type)));
 	if (json_object_size(root) - 2 > SEED_FRAME_MAX_FIELDS)
-		return frame_err(err, -SEED_EFRAME, t, NULL, 0, "%zu fields, at most %d besides type and version",
-				 json_object_size(root) - 2, SEED_FRAME_MAX_FIELDS);
+		return frame_err(err, -SEED_EFRAME, t, NULL, 0,
+		                 "%zu fields, at most %d besides type and version",
+		                 json_object_size(root) - 2, SEED_FRAME_MAX_FIELDS);
 	f->type = t;
 	f->version = SEED_PROTOCOL_VERSION;
 
@@ -519,7 +567,9 @@ static int from_json(seed_frame *f, const json_t *root, seed_err *err)
 		fd->name = copy(f, key, fd->name_len);
 		seed_value *val = &fd->value;
 		switch (json_typeof(v)) {
-		case JSON_NULL: val->kind = SEED_VALUE_NIL; break;
+		case JSON_NULL:
+			val->kind = SEED_VALUE_NIL;
+			break;
 		case JSON_TRUE:
 		case JSON_FALSE:
 			val->kind = SEED_VALUE_BOOL;
@@ -547,7 +597,7 @@ static int from_json(seed_frame *f, const json_t *root, seed_err *err)
 		}
 		case JSON_ARRAY:
 			return frame_err(err, -SEED_EFRAME, t, fd->name, fd->name_len,
-					 "lists are not allowed (nil, bool, int, float, str or tensor)");
+			                 "lists are not allowed (nil, bool, int, float, str or tensor)");
 		}
 		f->nfields++;
 	}
@@ -563,8 +613,8 @@ int seed_frame_from_json(seed_frame *f, const char *json, size_t len, seed_err *
 	json_error_t je;
 	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!root)
-		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "bad JSON at line %d, column %d: %s",
-				 je.line, je.column, je.text);
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+		                 "bad JSON at line %d, column %d: %s", je.line, je.column, je.text);
 	int rc = from_json(f, root, err);
 	json_decref(root);
 	if (rc < 0)

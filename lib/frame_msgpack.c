@@ -34,8 +34,48 @@ static uint64_t be(const uint8_t *p, int n)
 	return v;
 }
 
+/* The headers 0xc0..0xdf: bytes of the size field after the type byte,
+ * fixed body bytes, bytes between size and data (ext's type), and for arrays
+ * and maps the objects per entry. */
+static const struct {
+	uint8_t lenbytes, body, extra, per_entry, unused;
+} headers[32] = {
+    [0x00] = {0},                             /* nil */
+    [0x01] = {.unused = 1},                   /* never used */
+    [0x02] = {0},                             /* false */
+    [0x03] = {0},                             /* true */
+    [0x04] = {.lenbytes = 1},                 /* bin 8 */
+    [0x05] = {.lenbytes = 2},                 /* bin 16 */
+    [0x06] = {.lenbytes = 4},                 /* bin 32 */
+    [0x07] = {.lenbytes = 1, .extra = 1},     /* ext 8 */
+    [0x08] = {.lenbytes = 2, .extra = 1},     /* ext 16 */
+    [0x09] = {.lenbytes = 4, .extra = 1},     /* ext 32 */
+    [0x0a] = {.body = 4},                     /* float 32 */
+    [0x0b] = {.body = 8},                     /* float 64 */
+    [0x0c] = {.body = 1},                     /* uint 8 */
+    [0x0d] = {.body = 2},                     /* uint 16 */
+    [0x0e] = {.body = 4},                     /* uint 32 */
+    [0x0f] = {.body = 8},                     /* uint 64 */
+    [0x10] = {.body = 1},                     /* int 8 */
+    [0x11] = {.body = 2},                     /* int 16 */
+    [0x12] = {.body = 4},                     /* int 32 */
+    [0x13] = {.body = 8},                     /* int 64 */
+    [0x14] = {.body = 2},                     /* fixext 1: type, data */
+    [0x15] = {.body = 3},                     /* fixext 2 */
+    [0x16] = {.body = 5},                     /* fixext 4 */
+    [0x17] = {.body = 9},                     /* fixext 8 */
+    [0x18] = {.body = 17},                    /* fixext 16 */
+    [0x19] = {.lenbytes = 1},                 /* str 8 */
+    [0x1a] = {.lenbytes = 2},                 /* str 16 */
+    [0x1b] = {.lenbytes = 4},                 /* str 32 */
+    [0x1c] = {.lenbytes = 2, .per_entry = 1}, /* array 16 */
+    [0x1d] = {.lenbytes = 4, .per_entry = 1}, /* array 32 */
+    [0x1e] = {.lenbytes = 2, .per_entry = 2}, /* map 16 */
+    [0x1f] = {.lenbytes = 4, .per_entry = 2}, /* map 32 */
+};
+
 int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_bytes, const char *limit,
-	       uint64_t max_objects, seed_err *err)
+               uint64_t max_objects, seed_err *err)
 {
 	while (s->pending) {
 		size_t o = s->off;
@@ -44,44 +84,24 @@ int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_
 			return 0;
 		}
 		uint8_t c = p[o];
-		int lenbytes = 0; /* bytes of the size field after the type byte */
-		int container = 0; /* children per entry: 1 array, 2 map */
+		int lenbytes = 0, per_entry = 0;
 		uint64_t body = 0, extra = 0, children = 0;
 		if (c <= 0x7f || c >= 0xe0) {
 			/* positive or negative fixint */
 		} else if (c <= 0x8f) {
-			children = 2u * (c & 0x0f);
+			children = 2u * (c & 0x0f); /* fixmap */
 		} else if (c <= 0x9f) {
-			children = c & 0x0f;
+			children = c & 0x0f; /* fixarray */
 		} else if (c <= 0xbf) {
-			body = c & 0x1f;
+			body = c & 0x1f; /* fixstr */
+		} else if (headers[c - 0xc0].unused) {
+			return seed_err_set(err, -SEED_EFRAME, "not msgpack: byte 0x%02x at offset %zu", c,
+			                    o);
 		} else {
-			switch (c) {
-			case 0xc0: case 0xc2: case 0xc3: break;
-			case 0xc4: case 0xd9: lenbytes = 1; break; /* bin 8, str 8 */
-			case 0xc5: case 0xda: lenbytes = 2; break;
-			case 0xc6: case 0xdb: lenbytes = 4; break;
-			case 0xc7: lenbytes = 1, extra = 1; break; /* ext: size, type, data */
-			case 0xc8: lenbytes = 2, extra = 1; break;
-			case 0xc9: lenbytes = 4, extra = 1; break;
-			case 0xca: body = 4; break;
-			case 0xcb: body = 8; break;
-			case 0xcc: case 0xd0: body = 1; break;
-			case 0xcd: case 0xd1: body = 2; break;
-			case 0xce: case 0xd2: body = 4; break;
-			case 0xcf: case 0xd3: body = 8; break;
-			case 0xd4: body = 2; break; /* fixext: type and 1..16 bytes */
-			case 0xd5: body = 3; break;
-			case 0xd6: body = 5; break;
-			case 0xd7: body = 9; break;
-			case 0xd8: body = 17; break;
-			case 0xdc: lenbytes = 2, container = 1; break;
-			case 0xdd: lenbytes = 4, container = 1; break;
-			case 0xde: lenbytes = 2, container = 2; break;
-			case 0xdf: lenbytes = 4, container = 2; break;
-			default: /* 0xc1, never used */
-				return seed_err_set(err, -SEED_EFRAME, "not msgpack: byte 0xc1 at offset %zu", o);
-			}
+			lenbytes = headers[c - 0xc0].lenbytes;
+			body = headers[c - 0xc0].body;
+			extra = headers[c - 0xc0].extra;
+			per_entry = headers[c - 0xc0].per_entry;
 		}
 		if (lenbytes) {
 			if (o + 1 + (size_t)lenbytes > avail) {
@@ -89,25 +109,25 @@ int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_
 				return 0;
 			}
 			uint64_t n = be(p + o + 1, lenbytes);
-			if (container)
-				children = n * (uint64_t)container;
+			if (per_entry)
+				children = n * (uint64_t)per_entry;
 			else
 				body = n + extra;
 		}
 		uint64_t total = 1 + (uint64_t)lenbytes + body;
 		if (total > max_bytes || o > max_bytes - total)
 			return seed_err_set(err, -SEED_EFRAME,
-					    "an object at offset %zu ends at byte %llu, past %s (%zu bytes)", o,
-					    (unsigned long long)(o + total), limit, max_bytes);
+			                    "an object at offset %zu ends at byte %llu, past %s (%zu bytes)",
+			                    o, (unsigned long long)(o + total), limit, max_bytes);
 		size_t end = o + (size_t)total;
 		/* Every object takes at least one byte. */
 		if (children > max_bytes - end || s->pending - 1 > max_bytes - end - children)
 			return seed_err_set(err, -SEED_EFRAME,
-					    "%llu entries at offset %zu cannot fit in %s (%zu bytes)",
-					    (unsigned long long)children, o, limit, max_bytes);
+			                    "%llu entries at offset %zu cannot fit in %s (%zu bytes)",
+			                    (unsigned long long)children, o, limit, max_bytes);
 		if (s->objects + 1 > max_objects)
 			return seed_err_set(err, -SEED_EFRAME, "more than %llu msgpack objects",
-					    (unsigned long long)max_objects);
+			                    (unsigned long long)max_objects);
 		if (end > avail) {
 			s->need = end;
 			return 0;
@@ -124,17 +144,26 @@ int frame_scan(struct frame_scan *s, const uint8_t *p, size_t avail, size_t max_
 static const char *obj_kind(msgpack_object_type t)
 {
 	switch (t) {
-	case MSGPACK_OBJECT_NIL: return "nil";
-	case MSGPACK_OBJECT_BOOLEAN: return "bool";
+	case MSGPACK_OBJECT_NIL:
+		return "nil";
+	case MSGPACK_OBJECT_BOOLEAN:
+		return "bool";
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
-	case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "int";
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return "int";
 	case MSGPACK_OBJECT_FLOAT32:
-	case MSGPACK_OBJECT_FLOAT64: return "float";
-	case MSGPACK_OBJECT_STR: return "str";
-	case MSGPACK_OBJECT_ARRAY: return "array";
-	case MSGPACK_OBJECT_MAP: return "map";
-	case MSGPACK_OBJECT_BIN: return "bin";
-	case MSGPACK_OBJECT_EXT: return "ext";
+	case MSGPACK_OBJECT_FLOAT64:
+		return "float";
+	case MSGPACK_OBJECT_STR:
+		return "str";
+	case MSGPACK_OBJECT_ARRAY:
+		return "array";
+	case MSGPACK_OBJECT_MAP:
+		return "map";
+	case MSGPACK_OBJECT_BIN:
+		return "bin";
+	case MSGPACK_OBJECT_EXT:
+		return "ext";
 	}
 	return "unknown";
 }
@@ -145,14 +174,14 @@ static bool str_is(const msgpack_object *o, const char *s, size_t n)
 }
 
 static int tensor_from(seed_tensor *t, const msgpack_object *m, seed_frame_type type, const char *name,
-		       size_t nl, seed_err *err)
+                       size_t nl, seed_err *err)
 {
 	const msgpack_object *dtype = NULL, *shape = NULL, *data = NULL;
 	char q[FRAME_QUOTE_MAX], s[160];
 	if (m->via.map.size != 3)
 		return frame_err(err, -SEED_EFRAME, type, name, nl,
-				 "a tensor is a map of dtype, shape and data; this map has %u keys",
-				 (unsigned)m->via.map.size);
+		                 "a tensor is a map of dtype, shape and data; this map has %u keys",
+		                 (unsigned)m->via.map.size);
 	for (uint32_t i = 0; i < 3; i++) {
 		const msgpack_object *k = &m->via.map.ptr[i].key, *v = &m->via.map.ptr[i].val;
 		const msgpack_object **slot;
@@ -164,40 +193,41 @@ static int tensor_from(seed_tensor *t, const msgpack_object *m, seed_frame_type 
 			slot = &data;
 		else if (k->type == MSGPACK_OBJECT_STR)
 			return frame_err(err, -SEED_EFRAME, type, name, nl, "unknown tensor key '%s'",
-					 frame_quote(q, k->via.str.ptr, k->via.str.size));
+			                 frame_quote(q, k->via.str.ptr, k->via.str.size));
 		else
 			return frame_err(err, -SEED_EFRAME, type, name, nl, "tensor key of kind %s",
-					 obj_kind(k->type));
+			                 obj_kind(k->type));
 		if (*slot)
 			return frame_err(err, -SEED_EFRAME, type, name, nl, "tensor key '%s' appears twice",
-					 frame_quote(q, k->via.str.ptr, k->via.str.size));
+			                 frame_quote(q, k->via.str.ptr, k->via.str.size));
 		*slot = v;
 	}
 	if (dtype->type != MSGPACK_OBJECT_STR)
 		return frame_err(err, -SEED_EFRAME, type, name, nl, "dtype is %s, expected str",
-				 obj_kind(dtype->type));
+		                 obj_kind(dtype->type));
 	t->dtype = seed_dtype_parse(dtype->via.str.ptr, dtype->via.str.size);
 	if (t->dtype == SEED_DTYPE_INVALID)
 		return frame_err(err, -SEED_EFRAME, type, name, nl, "dtype '%s' unknown",
-				 frame_quote(q, dtype->via.str.ptr, dtype->via.str.size));
+		                 frame_quote(q, dtype->via.str.ptr, dtype->via.str.size));
 	if (shape->type != MSGPACK_OBJECT_ARRAY)
 		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape is %s, expected an array of ints",
-				 obj_kind(shape->type));
+		                 obj_kind(shape->type));
 	if (shape->via.array.size > SEED_TENSOR_MAX_RANK)
 		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape of rank %u, at most %d",
-				 (unsigned)shape->via.array.size, SEED_TENSOR_MAX_RANK);
+		                 (unsigned)shape->via.array.size, SEED_TENSOR_MAX_RANK);
 	t->rank = (int)shape->via.array.size;
 	for (int i = 0; i < t->rank; i++) {
 		const msgpack_object *d = &shape->via.array.ptr[i];
 		if (d->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
-			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is negative (%lld)", i,
-					 (long long)d->via.i64);
+			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is negative (%lld)",
+			                 i, (long long)d->via.i64);
 		if (d->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is %s, expected int", i,
-					 obj_kind(d->type));
+			return frame_err(err, -SEED_EFRAME, type, name, nl,
+			                 "dimension %d is %s, expected int", i, obj_kind(d->type));
 		if (d->via.u64 > INT64_MAX)
-			return frame_err(err, -SEED_EFRAME, type, name, nl, "dimension %d is too large (%llu)", i,
-					 (unsigned long long)d->via.u64);
+			return frame_err(err, -SEED_EFRAME, type, name, nl,
+			                 "dimension %d is too large (%llu)", i,
+			                 (unsigned long long)d->via.u64);
 		t->shape[i] = (int64_t)d->via.u64;
 	}
 	size_t nbytes;
@@ -205,21 +235,25 @@ static int tensor_from(seed_tensor *t, const msgpack_object *m, seed_frame_type 
 	if (rc < 0)
 		return rc;
 	if (data->type != MSGPACK_OBJECT_BIN)
-		return frame_err(err, -SEED_EFRAME, type, name, nl, "data is %s, expected bin", obj_kind(data->type));
+		return frame_err(err, -SEED_EFRAME, type, name, nl, "data is %s, expected bin",
+		                 obj_kind(data->type));
 	if (data->via.bin.size != nbytes)
-		return frame_err(err, -SEED_EFRAME, type, name, nl, "shape %s %s needs %zu bytes of data, got %u",
-				 frame_shape_str(s, sizeof s, t), seed_dtype_name(t->dtype), nbytes,
-				 (unsigned)data->via.bin.size);
+		return frame_err(err, -SEED_EFRAME, type, name, nl,
+		                 "shape %s %s needs %zu bytes of data, got %u",
+		                 frame_shape_str(s, sizeof s, t), seed_dtype_name(t->dtype), nbytes,
+		                 (unsigned)data->via.bin.size);
 	/* Zero copy: the data stays in the caller's buffer (maybe unaligned). */
 	t->data = (void *)data->via.bin.ptr;
 	return 0;
 }
 
-static int value_from(seed_value *v, const msgpack_object *o, seed_frame_type type, const char *name, size_t nl,
-		      seed_err *err)
+static int value_from(seed_value *v, const msgpack_object *o, seed_frame_type type, const char *name,
+                      size_t nl, seed_err *err)
 {
 	switch (o->type) {
-	case MSGPACK_OBJECT_NIL: v->kind = SEED_VALUE_NIL; return 0;
+	case MSGPACK_OBJECT_NIL:
+		v->kind = SEED_VALUE_NIL;
+		return 0;
 	case MSGPACK_OBJECT_BOOLEAN:
 		v->kind = SEED_VALUE_BOOL;
 		v->u.b = o->via.boolean;
@@ -227,7 +261,7 @@ static int value_from(seed_value *v, const msgpack_object *o, seed_frame_type ty
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		if (o->via.u64 > INT64_MAX)
 			return frame_err(err, -SEED_EFRAME, type, name, nl, "integer %llu out of range",
-					 (unsigned long long)o->via.u64);
+			                 (unsigned long long)o->via.u64);
 		v->kind = SEED_VALUE_INT;
 		v->u.i = (int64_t)o->via.u64;
 		return 0;
@@ -250,8 +284,8 @@ static int value_from(seed_value *v, const msgpack_object *o, seed_frame_type ty
 		return tensor_from(&v->u.tensor, o, type, name, nl, err);
 	default:
 		return frame_err(err, -SEED_EFRAME, type, name, nl,
-				 "%s values are not allowed (nil, bool, int, float, str or tensor)",
-				 obj_kind(o->type));
+		                 "%s values are not allowed (nil, bool, int, float, str or tensor)",
+		                 obj_kind(o->type));
 	}
 }
 
@@ -260,7 +294,7 @@ static int frame_from(seed_frame *f, const msgpack_object *root, seed_err *err)
 	char q[FRAME_QUOTE_MAX];
 	if (root->type != MSGPACK_OBJECT_MAP)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "not a map but %s",
-				 obj_kind(root->type));
+		                 obj_kind(root->type));
 	const msgpack_object_kv *kv = root->via.map.ptr;
 	uint32_t n = root->via.map.size;
 
@@ -270,41 +304,46 @@ static int frame_from(seed_frame *f, const msgpack_object *root, seed_err *err)
 	for (uint32_t i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key;
 		if (k->type != MSGPACK_OBJECT_STR)
-			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "key %u is %s, expected str",
-					 (unsigned)i, obj_kind(k->type));
-		const msgpack_object **slot = str_is(k, "type", 4) ? &type : str_is(k, "version", 7) ? &version : NULL;
+			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+			                 "key %u is %s, expected str", (unsigned)i, obj_kind(k->type));
+		const msgpack_object **slot = str_is(k, "type", 4)      ? &type
+		                              : str_is(k, "version", 7) ? &version
+		                                                        : NULL;
 		if (!slot)
 			continue;
 		if (*slot)
-			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, k->via.str.ptr, k->via.str.size,
-					 "appears twice");
+			return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, k->via.str.ptr,
+			                 k->via.str.size, "appears twice");
 		*slot = &kv[i].val;
 	}
 	if (!type)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "missing");
 	if (type->type != MSGPACK_OBJECT_STR)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, "type", 4, "%s, expected str",
-				 obj_kind(type->type));
+		                 obj_kind(type->type));
 	seed_frame_type t = seed_frame_type_parse(type->via.str.ptr, type->via.str.size);
 	if (!version)
 		return frame_err(err, -SEED_EFRAME, t, "version", 7, "missing");
-	if (version->type != MSGPACK_OBJECT_POSITIVE_INTEGER && version->type != MSGPACK_OBJECT_NEGATIVE_INTEGER)
-		return frame_err(err, -SEED_EFRAME, t, "version", 7, "%s, expected int", obj_kind(version->type));
+	if (version->type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    version->type != MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		return frame_err(err, -SEED_EFRAME, t, "version", 7, "%s, expected int",
+		                 obj_kind(version->type));
 	/* The version first: a newer protocol may well have new types. */
 	if (version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || version->via.u64 != SEED_PROTOCOL_VERSION)
 		return frame_err(err, -SEED_EVERSION, t, "version", 7,
-				 "version %s%llu not supported (this build speaks version %d)",
-				 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ? "-" : "",
-				 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER
-					 ? 0ULL - (unsigned long long)version->via.i64
-					 : (unsigned long long)version->via.u64,
-				 SEED_PROTOCOL_VERSION);
+		                 "version %s%llu not supported (this build speaks version %d)",
+		                 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ? "-" : "",
+		                 version->type == MSGPACK_OBJECT_NEGATIVE_INTEGER
+		                     ? 0ULL - (unsigned long long)version->via.i64
+		                     : (unsigned long long)version->via.u64,
+		                 SEED_PROTOCOL_VERSION);
 	if (t == SEED_FRAME_INVALID)
 		return frame_err(err, -SEED_ETYPE, SEED_FRAME_INVALID, "type", 4, "unknown frame type '%s'",
-				 frame_quote(q, type->via.str.ptr, type->via.str.size));
+		                 frame_quote(q, type->via.str.ptr, type->via.str.size));
 	if (n - 2 > SEED_FRAME_MAX_FIELDS)
-		return frame_err(err, -SEED_EFRAME, t, NULL, 0, "%u fields, at most %d besides type and version",
-				 (unsigned)(n - 2), SEED_FRAME_MAX_FIELDS);
+		return frame_err(err, -SEED_EFRAME, t, NULL, 0,
+		                 "%u fields, at most %d besides type and version", (unsigned)(n - 2),
+		                 SEED_FRAME_MAX_FIELDS);
 	f->type = t;
 	f->version = SEED_PROTOCOL_VERSION;
 
@@ -334,8 +373,8 @@ int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
 	f->nfields = 0;
 	f->storage = NULL;
 	if (len > SEED_FRAME_MAX_BYTES)
-		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "%zu bytes, more than %zu", len,
-				 SEED_FRAME_MAX_BYTES);
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "%zu bytes, more than %zu",
+		                 len, SEED_FRAME_MAX_BYTES);
 	if (len == 0)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "empty");
 
@@ -345,12 +384,12 @@ int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
 	int rc = frame_scan(&s, buf, len, len, "the end of the input", FRAME_MAX_OBJECTS, &serr);
 	if (rc == 0)
 		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
-				 "not msgpack: the input ends inside an object (%zu bytes)", len);
+		                 "not msgpack: the input ends inside an object (%zu bytes)", len);
 	if (rc < 0)
 		return frame_err(err, rc, SEED_FRAME_INVALID, NULL, 0, "%s", serr.msg);
 	if (s.off != len)
-		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0, "%zu trailing byte(s) after the frame",
-				 len - s.off);
+		return frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
+		                 "%zu trailing byte(s) after the frame", len - s.off);
 
 	msgpack_unpacked u;
 	msgpack_unpacked_init(&u);
@@ -362,7 +401,7 @@ int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
 		/* frame_scan accepted the layout, so what msgpack-c refuses is
 		 * nesting deeper than its parser's stack, or bad ext data. */
 		rc = frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
-			       "not msgpack, or nested too deeply (msgpack-c says %d)", (int)r);
+		               "not msgpack, or nested too deeply (msgpack-c says %d)", (int)r);
 	}
 	msgpack_unpacked_destroy(&u);
 	if (rc < 0)
@@ -417,16 +456,24 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 		const seed_value *v = &fd->value;
 		pack_str(&pk, fd->name, fd->name_len);
 		switch (v->kind) {
-		case SEED_VALUE_NIL: msgpack_pack_nil(&pk); break;
+		case SEED_VALUE_NIL:
+			msgpack_pack_nil(&pk);
+			break;
 		case SEED_VALUE_BOOL:
 			if (v->u.b)
 				msgpack_pack_true(&pk);
 			else
 				msgpack_pack_false(&pk);
 			break;
-		case SEED_VALUE_INT: msgpack_pack_int64(&pk, v->u.i); break;
-		case SEED_VALUE_FLOAT: msgpack_pack_double(&pk, v->u.f); break;
-		case SEED_VALUE_STR: pack_str(&pk, v->u.str.ptr, v->u.str.len); break;
+		case SEED_VALUE_INT:
+			msgpack_pack_int64(&pk, v->u.i);
+			break;
+		case SEED_VALUE_FLOAT:
+			msgpack_pack_double(&pk, v->u.f);
+			break;
+		case SEED_VALUE_STR:
+			pack_str(&pk, v->u.str.ptr, v->u.str.len);
+			break;
 		case SEED_VALUE_TENSOR: {
 			const seed_tensor *t = &v->u.tensor;
 			const char *dn = seed_dtype_name(t->dtype);
@@ -449,8 +496,8 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 	if (out->len - start > SEED_FRAME_MAX_BYTES) {
 		size_t n = out->len - start;
 		out->len = start;
-		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu", n,
-				 SEED_FRAME_MAX_BYTES);
+		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu",
+		                 n, SEED_FRAME_MAX_BYTES);
 	}
 	return 0;
 }

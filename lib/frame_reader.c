@@ -24,11 +24,11 @@ struct seed_frame_reader {
 	int fd;
 	unsigned char *buf;
 	size_t cap, head, tail;
-	size_t handed;    /* bytes handed out by the last call */
-	uint64_t offset;  /* stream offset of buf[head] */
+	size_t handed;   /* bytes handed out by the last call */
+	uint64_t offset; /* stream offset of buf[head] */
 	struct frame_scan s;
-	int failed;        /* sticky error code, 0 while fine */
-	seed_err failure;  /* its message */
+	int failed;       /* sticky error code, 0 while fine */
+	seed_err failure; /* its message */
 	bool eof;
 };
 
@@ -75,7 +75,7 @@ int seed_frame_reader_next(seed_frame_reader *r, const void **data, size_t *len,
 	for (;;) {
 		seed_err serr;
 		int rc = frame_scan(&r->s, r->buf + r->head, r->tail - r->head, SEED_FRAME_MAX_BYTES,
-				    "the largest frame allowed", UINT64_MAX, &serr);
+		                    "the largest frame allowed", UINT64_MAX, &serr);
 		if (rc < 0)
 			return fail(r, err, serr.msg);
 		if (rc == 1) {

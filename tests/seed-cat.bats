@@ -221,3 +221,38 @@ same_json() {
 		rm got.jsonl
 	done
 }
+
+@test "the manual's examples print what the manual says" {
+	man="$SEED_SRCDIR/man/seed-cat.1"
+	# The blocks after '.\" test': roff escapes undone, one file per block.
+	awk '/^\.\\" test$/ { want = 1; next }
+	     want && /^\.EX$/ { inblock = 1; n++; next }
+	     inblock && /^\.EE$/ { inblock = 0; want = 0; next }
+	     inblock { gsub(/\\e/, "\\"); gsub(/\\-/, "-"); print > ("block" n) }' "$man"
+	[ -f block1 ] && [ -f block2 ]
+	for block in block*; do
+		# Split into commands (with continuations) and their expected output.
+		: >script
+		n=0
+		cont=0
+		while IFS= read -r line; do
+			if [ "$cont" -eq 0 ] && [ "${line#\$ }" != "$line" ]; then
+				n=$((n + 1))
+				printf '%s\n' "${line#\$ }" >"cmd$n"
+				: >"want$n"
+			elif [ "$cont" -eq 1 ]; then
+				printf '%s\n' "$line" >>"cmd$n"
+			else
+				printf '%s\n' "$line" >>"want$n"
+			fi
+			case "$line" in *\\) cont=1 ;; *) cont=0 ;; esac
+		done <"$block"
+		[ "$n" -gt 0 ]
+		for i in $(seq 1 "$n"); do
+			bash "cmd$i" >"got$i" 2>&1 || true
+			echo "example: $(cat "cmd$i")"
+			diff "want$i" "got$i"
+		done
+		rm -f cmd* want* got*
+	done
+}

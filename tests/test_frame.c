@@ -39,10 +39,14 @@ static bool same_value(const seed_value *a, const seed_value *b)
 	if (a->kind != b->kind)
 		return false;
 	switch (a->kind) {
-	case SEED_VALUE_NIL: return true;
-	case SEED_VALUE_BOOL: return a->u.b == b->u.b;
-	case SEED_VALUE_INT: return a->u.i == b->u.i;
-	case SEED_VALUE_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+	case SEED_VALUE_NIL:
+		return true;
+	case SEED_VALUE_BOOL:
+		return a->u.b == b->u.b;
+	case SEED_VALUE_INT:
+		return a->u.i == b->u.i;
+	case SEED_VALUE_FLOAT:
+		return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
 	case SEED_VALUE_STR:
 		return a->u.str.len == b->u.str.len && memcmp(a->u.str.ptr, b->u.str.ptr, a->u.str.len) == 0;
 	case SEED_VALUE_TENSOR: {
@@ -102,7 +106,8 @@ static bool json_same(const json_t *a, const json_t *b)
 		if (json_object_size(a) != json_object_size(b))
 			return false;
 		void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
-		for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia), ib = json_object_iter_next((json_t *)b, ib)) {
+		for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+		                 ib = json_object_iter_next((json_t *)b, ib)) {
 			if (strcmp(json_object_iter_key(ia), json_object_iter_key(ib)) != 0) {
 				printf("# key '%s' where '%s' was expected\n", json_object_iter_key(ia),
 				       json_object_iter_key(ib));
@@ -115,7 +120,8 @@ static bool json_same(const json_t *a, const json_t *b)
 		}
 		return true;
 	}
-	default: return true; /* true, false, null */
+	default:
+		return true; /* true, false, null */
 	}
 }
 
@@ -156,16 +162,24 @@ static void golden_decode(const void *arg)
 		for (int i = 0; i < g->nfields && i < f.nfields; i++) {
 			const struct golden_field *x = &g->fields[i];
 			const seed_field *y = &f.fields[i];
-			CHECK_MSG(y->name_len == strlen(x->name) && memcmp(y->name, x->name, y->name_len) == 0,
-				  "field %d is '%.*s', expected '%s'", i, (int)y->name_len, y->name, x->name);
+			CHECK_MSG(y->name_len == strlen(x->name) &&
+			              memcmp(y->name, x->name, y->name_len) == 0,
+			          "field %d is '%.*s', expected '%s'", i, (int)y->name_len, y->name, x->name);
 			const seed_value *v = &y->value;
-			CHECK_MSG((int)v->kind == x->kind, "field %s: kind %d, expected %d", x->name, v->kind, x->kind);
+			CHECK_MSG((int)v->kind == x->kind, "field %s: kind %d, expected %d", x->name, v->kind,
+			          x->kind);
 			if ((int)v->kind != x->kind)
 				continue;
 			switch (v->kind) {
-			case SEED_VALUE_BOOL: CHECK(v->u.b == (x->i != 0)); break;
-			case SEED_VALUE_INT: CHECK_MSG(v->u.i == x->i, "%s: %lld", x->name, (long long)v->u.i); break;
-			case SEED_VALUE_FLOAT: CHECK_MSG(v->u.f == x->f, "%s: %.17g", x->name, v->u.f); break;
+			case SEED_VALUE_BOOL:
+				CHECK(v->u.b == (x->i != 0));
+				break;
+			case SEED_VALUE_INT:
+				CHECK_MSG(v->u.i == x->i, "%s: %lld", x->name, (long long)v->u.i);
+				break;
+			case SEED_VALUE_FLOAT:
+				CHECK_MSG(v->u.f == x->f, "%s: %.17g", x->name, v->u.f);
+				break;
 			case SEED_VALUE_STR:
 				CHECK(v->u.str.len == x->slen && memcmp(v->u.str.ptr, x->s, x->slen) == 0);
 				/* Zero copy: the string is in the input. */
@@ -174,19 +188,21 @@ static void golden_decode(const void *arg)
 				break;
 			case SEED_VALUE_TENSOR: {
 				const seed_tensor *t = &v->u.tensor;
-				CHECK_MSG(strcmp(seed_dtype_name(t->dtype), x->dtype) == 0, "%s: dtype %s", x->name,
-					  seed_dtype_name(t->dtype));
+				CHECK_MSG(strcmp(seed_dtype_name(t->dtype), x->dtype) == 0, "%s: dtype %s",
+				          x->name, seed_dtype_name(t->dtype));
 				CHECK(t->rank == x->rank);
 				for (int d = 0; d < x->rank && d < t->rank; d++)
 					CHECK(t->shape[d] == x->shape[d]);
 				CHECK(seed_tensor_nbytes(t) == x->nbytes);
 				if (x->nbytes) {
 					CHECK(memcmp(t->data, x->data, x->nbytes) == 0);
-					CHECK((unsigned char *)t->data > buf && (unsigned char *)t->data < buf + g->len + 1);
+					CHECK((unsigned char *)t->data > buf &&
+					      (unsigned char *)t->data < buf + g->len + 1);
 				}
 				break;
 			}
-			default: break;
+			default:
+				break;
 			}
 		}
 	}
@@ -335,7 +351,8 @@ static void setup_data(void)
 	}
 }
 
-#define VIEW(p, dt, ...) seed_tensor_view((void *)(p), dt, sizeof((int64_t[]){__VA_ARGS__}) / 8, (int64_t[]){__VA_ARGS__})
+#define VIEW(p, dt, ...)                                                                                     \
+	seed_tensor_view((void *)(p), dt, sizeof((int64_t[]){__VA_ARGS__}) / 8, (int64_t[]){__VA_ARGS__})
 
 static void build_step(seed_frame *f)
 {
@@ -487,7 +504,7 @@ static void t_roundtrip_error(void)
 static void t_roundtrip_every_dtype(void)
 {
 	static const seed_dtype dts[] = {SEED_DTYPE_U8,  SEED_DTYPE_I8,  SEED_DTYPE_I32,
-					 SEED_DTYPE_I64, SEED_DTYPE_F32, SEED_DTYPE_F64};
+	                                 SEED_DTYPE_I64, SEED_DTYPE_F32, SEED_DTYPE_F64};
 	for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
 		static unsigned char obs[K * 7 * 8];
 		fill(obs, sizeof obs, 100 + i);
@@ -497,7 +514,8 @@ static void t_roundtrip_every_dtype(void)
 			seed_rng r;
 			seed_rng_init(&r, 5, 5);
 			for (int j = 0; j < K * 7; j++)
-				((double *)obs)[j] = seed_rng_normal(&r) * pow(10, (double)seed_rng_below(&r, 40) - 20);
+				((double *)obs)[j] =
+				    seed_rng_normal(&r) * pow(10, (double)seed_rng_below(&r, 40) - 20);
 		}
 		seed_frame f;
 		build_step(&f);
@@ -531,10 +549,26 @@ static void t_json_floats_exact(void)
 			memcpy(&f64[i], &b64, 8);
 		} while (isnan(f64[i]));
 	}
-	const float sf[] = {0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f, 1.17549435e-38f,
-			    3.40282347e38f, 0.1f, 16777216.0f, 16777217.0f, 1.5e10f, -2.5f, 1.0f / 3};
-	const double sd[] = {0.0, -0.0, NAN, -NAN, INFINITY, -INFINITY, 5e-324, 2.2250738585072014e-308,
-			     1.7976931348623157e308, 0.1, 9007199254740992.0, 9007199254740993.0, 1e23, 1.0 / 3};
+	const float sf[] = {0.0f,           -0.0f,    NAN,
+	                    -NAN,           INFINITY, -INFINITY,
+	                    1e-45f,         -1e-45f,  1.17549435e-38f,
+	                    3.40282347e38f, 0.1f,     16777216.0f,
+	                    16777217.0f,    1.5e10f,  -2.5f,
+	                    1.0f / 3};
+	const double sd[] = {0.0,
+	                     -0.0,
+	                     NAN,
+	                     -NAN,
+	                     INFINITY,
+	                     -INFINITY,
+	                     5e-324,
+	                     2.2250738585072014e-308,
+	                     1.7976931348623157e308,
+	                     0.1,
+	                     9007199254740992.0,
+	                     9007199254740993.0,
+	                     1e23,
+	                     1.0 / 3};
 	memcpy(f32, sf, sizeof sf);
 	memcpy(f64, sd, sizeof sd);
 	seed_frame f, back;
@@ -570,13 +604,14 @@ static void t_json_forms_accepted(void)
 {
 	/* Flat data for any shape, ints in float tensors, rank 0 bare or in a
 	 * list, and fields in any order. */
-	const char *j = "{\"version\":1,\"x\":{\"data\":7,\"shape\":[],\"dtype\":\"f64\"},\"type\":\"episode\","
-			"\"y\":{\"dtype\":\"i8\",\"shape\":[],\"data\":[-3]},"
-			"\"run\":1,\"actor\":2,\"env\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[4,5]},"
-			"\"return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[1,2.5]},"
-			"\"length\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[3,4]},"
-			"\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,1]},"
-			"\"m\":{\"dtype\":\"f32\",\"shape\":[2,3],\"data\":[1,2,3,4,5,\"inf\"]}}";
+	const char *j =
+	    "{\"version\":1,\"x\":{\"data\":7,\"shape\":[],\"dtype\":\"f64\"},\"type\":\"episode\","
+	    "\"y\":{\"dtype\":\"i8\",\"shape\":[],\"data\":[-3]},"
+	    "\"run\":1,\"actor\":2,\"env\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[4,5]},"
+	    "\"return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[1,2.5]},"
+	    "\"length\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[3,4]},"
+	    "\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,1]},"
+	    "\"m\":{\"dtype\":\"f32\",\"shape\":[2,3],\"data\":[1,2,3,4,5,\"inf\"]}}";
 	seed_frame f;
 	seed_err err = {""};
 	int rc = seed_frame_from_json(&f, j, strlen(j), &err);
@@ -586,7 +621,7 @@ static void t_json_forms_accepted(void)
 	CHECK(f.type == SEED_FRAME_EPISODE);
 	CHECK(f.storage != NULL);
 	const seed_tensor *x = seed_frame_tensor(&f, "x"), *y = seed_frame_tensor(&f, "y"),
-			  *m = seed_frame_tensor(&f, "m"), *ret = seed_frame_tensor(&f, "return");
+	                  *m = seed_frame_tensor(&f, "m"), *ret = seed_frame_tensor(&f, "return");
 	CHECK(x && x->rank == 0 && *(double *)x->data == 7.0);
 	CHECK(y && y->rank == 0 && *(int8_t *)y->data == -3);
 	CHECK(ret && ((float *)ret->data)[0] == 1.0f && ((float *)ret->data)[1] == 2.5f);
@@ -603,71 +638,130 @@ struct json_bad {
 	const char *parts[3];
 };
 
-#define STEP_HEAD "{\"type\":\"step\",\"version\":1,\"run\":1,\"actor\":2,\"seq\":3,\"env0\":0,\"num_actions\":2,"
+#define STEP_HEAD                                                                                            \
+	"{\"type\":\"step\",\"version\":1,\"run\":1,\"actor\":2,\"seq\":3,\"env0\":0,\"num_actions\":2,"
 #define STEP_REST                                                                                            \
-	"\"reward\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"                                        \
-	"\"terminated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"                                     \
-	"\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"                                      \
-	"\"ep_return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"                                     \
+	"\"reward\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"                                       \
+	"\"terminated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"                                    \
+	"\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"                                     \
+	"\"ep_return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"                                    \
 	"\"ep_length\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[0,0]}}"
 #define OBS(dt, shape, data) "\"obs\":{\"dtype\":\"" dt "\",\"shape\":" shape ",\"data\":" data "},"
 
 static const struct json_bad json_bads[] = {
-	{"not_json", "{\"type\":", -SEED_EFRAME, {"frame: bad JSON at line 1"}},
-	{"trailing_garbage", "{\"type\":\"step\"} x", -SEED_EFRAME, {"frame: bad JSON"}},
-	{"not_object", "[1,2]", -SEED_EFRAME, {"frame: JSON is an array, expected an object"}},
-	{"duplicate_key", "{\"type\":\"step\",\"type\":\"step\"}", -SEED_EFRAME, {"frame: bad JSON", "duplicate"}},
-	{"type_missing", "{\"version\":1}", -SEED_EFRAME, {"frame: field 'type': missing"}},
-	{"type_not_string", "{\"type\":3,\"version\":1}", -SEED_EFRAME, {"frame: field 'type': an integer, expected a string"}},
-	{"version_missing", "{\"type\":\"step\"}", -SEED_EFRAME, {"step frame: field 'version': missing"}},
-	{"version_real", "{\"type\":\"step\",\"version\":1.0}", -SEED_EFRAME,
-	 {"step frame: field 'version': a real, expected an integer"}},
-	{"version_2", "{\"type\":\"step\",\"version\":2}", -SEED_EVERSION, {"step frame: field 'version': version 2 not supported"}},
-	{"type_unknown", "{\"type\":\"hello\",\"version\":1}", -SEED_ETYPE, {"frame: field 'type': unknown frame type 'hello'"}},
-	{"list_field", STEP_HEAD "\"x\":[1]," OBS("f32", "[2]", "[0,0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'x': lists are not allowed"}},
-	{"dtype_unknown", STEP_HEAD OBS("f16", "[2]", "[0,0]") STEP_REST, -SEED_EFRAME, {"step frame: field 'obs': dtype 'f16' unknown"}},
-	{"tensor_extra_key", STEP_HEAD "\"obs\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0],\"x\":1}," STEP_REST,
-	 -SEED_EFRAME, {"step frame: field 'obs': unknown tensor key 'x'"}},
-	{"tensor_no_data", STEP_HEAD "\"obs\":{\"dtype\":\"f32\",\"shape\":[2]}," STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': a tensor needs dtype, shape and data"}},
-	{"shape_negative", STEP_HEAD OBS("f32", "[-2]", "[]") STEP_REST, -SEED_EFRAME, {"step frame: field 'obs': dimension 0 is negative (-2)"}},
-	{"shape_real", STEP_HEAD OBS("f32", "[2.0]", "[0,0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': dimension 0 is a real, expected an integer"}},
-	{"rank_7", STEP_HEAD OBS("f32", "[1,1,1,1,1,1,1]", "[0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': shape of rank 7, at most 6"}},
-	{"numel_overflow", STEP_HEAD OBS("f32", "[4611686018427387904,4]", "[]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs':", "is too large"}},
-	{"flat_count", STEP_HEAD OBS("f32", "[2,2]", "[0,0,0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data has 3 elements, the shape needs 4"}},
-	{"nested_wrong", STEP_HEAD OBS("f32", "[2,2]", "[[0,0],[0]]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data does not match the shape", "dimension 1 wants a list of 2"}},
-	{"nested_ragged", STEP_HEAD OBS("f32", "[2,2]", "[[0,0],0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data does not match the shape"}},
-	{"data_not_list", STEP_HEAD OBS("f32", "[2]", "{}") STEP_REST, -SEED_EFRAME, {"step frame: field 'obs': data is an object, expected a list"}},
-	{"element_string", STEP_HEAD OBS("f32", "[2]", "[0,\"x\"]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 1 is a string other than nan"}},
-	{"element_null", STEP_HEAD OBS("f32", "[2]", "[0,null]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 1 is null, expected a number"}},
-	{"u8_out_of_range", STEP_HEAD OBS("u8", "[2]", "[0,256]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 1 (256) out of range for u8"}},
-	{"i8_out_of_range", STEP_HEAD OBS("i8", "[2]", "[-129,0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 0 (-129) out of range for i8"}},
-	{"i32_out_of_range", STEP_HEAD OBS("i32", "[2]", "[0,2147483648]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 1 (2147483648) out of range for i32"}},
-	{"real_in_int_tensor", STEP_HEAD OBS("i32", "[2]", "[0,1.5]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'obs': data element 1 is a real, expected an integer (dtype i32)"}},
-	{"schema_dtype", STEP_HEAD OBS("f32", "[2]", "[0,0]")
-	 "\"reward\":{\"dtype\":\"f64\",\"shape\":[2],\"data\":[0,0]},"
-	 "\"terminated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"
-	 "\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"
-	 "\"ep_return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"
-	 "\"ep_length\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[0,0]}}",
-	 -SEED_EFRAME, {"step frame: field 'reward': dtype f64, expected f32"}},
-	{"schema_missing", STEP_HEAD OBS("f32", "[2]", "[0,0]") "\"x\":1}", -SEED_EFRAME,
-	 {"step frame: field 'reward': missing"}},
-	{"schema_K", STEP_HEAD OBS("f32", "[3]", "[0,0,0]") STEP_REST, -SEED_EFRAME,
-	 {"step frame: field 'reward': shape [2], expected [K]: dimension 0 is 2, but K = 3 (from 'obs')"}},
+    {"not_json", "{\"type\":", -SEED_EFRAME, {"frame: bad JSON at line 1"}},
+    {"trailing_garbage", "{\"type\":\"step\"} x", -SEED_EFRAME, {"frame: bad JSON"}},
+    {"not_object", "[1,2]", -SEED_EFRAME, {"frame: JSON is an array, expected an object"}},
+    {"duplicate_key",
+     "{\"type\":\"step\",\"type\":\"step\"}",
+     -SEED_EFRAME,
+     {"frame: bad JSON", "duplicate"}},
+    {"type_missing", "{\"version\":1}", -SEED_EFRAME, {"frame: field 'type': missing"}},
+    {"type_not_string",
+     "{\"type\":3,\"version\":1}",
+     -SEED_EFRAME,
+     {"frame: field 'type': an integer, expected a string"}},
+    {"version_missing", "{\"type\":\"step\"}", -SEED_EFRAME, {"step frame: field 'version': missing"}},
+    {"version_real",
+     "{\"type\":\"step\",\"version\":1.0}",
+     -SEED_EFRAME,
+     {"step frame: field 'version': a real, expected an integer"}},
+    {"version_2",
+     "{\"type\":\"step\",\"version\":2}",
+     -SEED_EVERSION,
+     {"step frame: field 'version': version 2 not supported"}},
+    {"type_unknown",
+     "{\"type\":\"hello\",\"version\":1}",
+     -SEED_ETYPE,
+     {"frame: field 'type': unknown frame type 'hello'"}},
+    {"list_field",
+     STEP_HEAD "\"x\":[1]," OBS("f32", "[2]", "[0,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'x': lists are not allowed"}},
+    {"dtype_unknown",
+     STEP_HEAD OBS("f16", "[2]", "[0,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': dtype 'f16' unknown"}},
+    {"tensor_extra_key",
+     STEP_HEAD "\"obs\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0],\"x\":1}," STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': unknown tensor key 'x'"}},
+    {"tensor_no_data",
+     STEP_HEAD "\"obs\":{\"dtype\":\"f32\",\"shape\":[2]}," STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': a tensor needs dtype, shape and data"}},
+    {"shape_negative",
+     STEP_HEAD OBS("f32", "[-2]", "[]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': dimension 0 is negative (-2)"}},
+    {"shape_real",
+     STEP_HEAD OBS("f32", "[2.0]", "[0,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': dimension 0 is a real, expected an integer"}},
+    {"rank_7",
+     STEP_HEAD OBS("f32", "[1,1,1,1,1,1,1]", "[0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': shape of rank 7, at most 6"}},
+    {"numel_overflow",
+     STEP_HEAD OBS("f32", "[4611686018427387904,4]", "[]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs':", "is too large"}},
+    {"flat_count",
+     STEP_HEAD OBS("f32", "[2,2]", "[0,0,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data has 3 elements, the shape needs 4"}},
+    {"nested_wrong",
+     STEP_HEAD OBS("f32", "[2,2]", "[[0,0],[0]]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data does not match the shape", "dimension 1 wants a list of 2"}},
+    {"nested_ragged",
+     STEP_HEAD OBS("f32", "[2,2]", "[[0,0],0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data does not match the shape"}},
+    {"data_not_list",
+     STEP_HEAD OBS("f32", "[2]", "{}") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data is an object, expected a list"}},
+    {"element_string",
+     STEP_HEAD OBS("f32", "[2]", "[0,\"x\"]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 1 is a string other than nan"}},
+    {"element_null",
+     STEP_HEAD OBS("f32", "[2]", "[0,null]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 1 is null, expected a number"}},
+    {"u8_out_of_range",
+     STEP_HEAD OBS("u8", "[2]", "[0,256]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 1 (256) out of range for u8"}},
+    {"i8_out_of_range",
+     STEP_HEAD OBS("i8", "[2]", "[-129,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 0 (-129) out of range for i8"}},
+    {"i32_out_of_range",
+     STEP_HEAD OBS("i32", "[2]", "[0,2147483648]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 1 (2147483648) out of range for i32"}},
+    {"real_in_int_tensor",
+     STEP_HEAD OBS("i32", "[2]", "[0,1.5]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'obs': data element 1 is a real, expected an integer (dtype i32)"}},
+    {"schema_dtype",
+     STEP_HEAD OBS("f32", "[2]", "[0,0]") "\"reward\":{\"dtype\":\"f64\",\"shape\":[2],\"data\":[0,0]},"
+                                          "\"terminated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"
+                                          "\"truncated\":{\"dtype\":\"u8\",\"shape\":[2],\"data\":[0,0]},"
+                                          "\"ep_return\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,0]},"
+                                          "\"ep_length\":{\"dtype\":\"i32\",\"shape\":[2],\"data\":[0,0]}}",
+     -SEED_EFRAME,
+     {"step frame: field 'reward': dtype f64, expected f32"}},
+    {"schema_missing",
+     STEP_HEAD OBS("f32", "[2]", "[0,0]") "\"x\":1}",
+     -SEED_EFRAME,
+     {"step frame: field 'reward': missing"}},
+    {"schema_K",
+     STEP_HEAD OBS("f32", "[3]", "[0,0,0]") STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'reward': shape [2], expected [K]: dimension 0 is 2, but K = 3 (from 'obs')"}},
 };
 
 static void json_bad_case(const void *arg)
@@ -727,7 +821,8 @@ static void t_to_json_refusals(void)
 	f.fields[f.nfields].value = (seed_value){.kind = SEED_VALUE_INT, .u.i = 1};
 	f.nfields++;
 	CHECK(seed_frame_to_json(&f, &out, &err) == -SEED_EFRAME);
-	CHECK_MSG(has(err.msg, "error frame: field 'a?b': the name is not UTF-8 or holds a NUL byte"), "%s", err.msg);
+	CHECK_MSG(has(err.msg, "error frame: field 'a?b': the name is not UTF-8 or holds a NUL byte"), "%s",
+	          err.msg);
 	CHECK(out.len == 4);
 
 	/* NUL, control characters, quotes and UTF-8 in strings are fine. */
@@ -738,8 +833,9 @@ static void t_to_json_refusals(void)
 	out.len = 0;
 	CHECK(seed_frame_to_json(&f, &out, &err) == 0);
 	seed_buf_append(&out, "", 1);
-	CHECK_MSG(has((char *)out.data, "\"message\":\"a\\u0000b\\u0001\\\"\\\\\\n\xc3\xa9\xf0\x9f\x98\x80\""), "%s",
-		  out.data);
+	CHECK_MSG(
+	    has((char *)out.data, "\"message\":\"a\\u0000b\\u0001\\\"\\\\\\n\xc3\xa9\xf0\x9f\x98\x80\""),
+	    "%s", out.data);
 	seed_frame back;
 	CHECK(seed_frame_from_json(&back, (char *)out.data, out.len - 1, &err) == 0);
 	CHECK(same_frame(&f, &back));
@@ -759,9 +855,9 @@ static void t_set_and_get(void)
 	CHECK(seed_frame_set_int(&f, "a", 2) == 0); /* replaced in place */
 	CHECK(f.nfields == 2 && f.fields[0].value.u.i == 2);
 	CHECK(seed_frame_int(&f, "a", 0) == 2);
-	CHECK(seed_frame_int(&f, "b", -1) == -1);      /* wrong kind: default */
-	CHECK(seed_frame_int(&f, "zz", -1) == -1);     /* missing: default */
-	CHECK(seed_frame_float(&f, "a", 0) == 2.0);    /* int accepted as float */
+	CHECK(seed_frame_int(&f, "b", -1) == -1);   /* wrong kind: default */
+	CHECK(seed_frame_int(&f, "zz", -1) == -1);  /* missing: default */
+	CHECK(seed_frame_float(&f, "a", 0) == 2.0); /* int accepted as float */
 	CHECK(seed_frame_set_float(&f, "c", 1.5) == 0);
 	CHECK(seed_frame_float(&f, "c", 0) == 1.5);
 	CHECK(seed_frame_tensor(&f, "a") == NULL);
@@ -861,8 +957,8 @@ static void t_encode_validates(void)
 	build_step(&f);
 	f.fields[5].value.u.tensor.shape[0] = INT64_MAX; /* obs */
 	CHECK(seed_frame_encode(&f, &out, &err) == -SEED_EFRAME);
-	CHECK_MSG(has(err.msg, "step frame: field 'obs': shape [9223372036854775807,3] f32 is too large"), "%s",
-		  err.msg);
+	CHECK_MSG(has(err.msg, "step frame: field 'obs': shape [9223372036854775807,3] f32 is too large"),
+	          "%s", err.msg);
 
 	build_step(&f);
 	seed_frame_set_int(&f, "run", -1);
@@ -910,7 +1006,9 @@ static void t_decode_zero_copy(void)
 
 static int temp_fd(const void *data, size_t n)
 {
-	char path[] = "/tmp/test_frame_XXXXXX";
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/test_frame_XXXXXX", dir && *dir ? dir : "/tmp");
 	int fd = mkstemp(path);
 	unlink(path);
 	if (fd < 0)
@@ -962,7 +1060,8 @@ static void t_reader_stream(void)
 		if (rc)
 			break;
 		size_t want = i == ng ? big_len : golden_frames[i % (ng + 1)].len;
-		CHECK_MSG(len == want && memcmp(data, s.data + at, len) == 0, "object %zu: %zu bytes", i, len);
+		CHECK_MSG(len == want && memcmp(data, s.data + at, len) == 0, "object %zu: %zu bytes", i,
+		          len);
 		if (i == ng) {
 			seed_frame f;
 			CHECK(seed_frame_decode(&f, data, len, &err) == 0);
@@ -1026,8 +1125,9 @@ static void t_reader_ends(void)
 	fd = temp_fd("\xc6\x7f\xff\xff\xff", 5);
 	seed_frame_reader_new(&r, fd);
 	CHECK(seed_frame_reader_next(r, &data, &len, &err) == -SEED_EFRAME);
-	CHECK_MSG(has(err.msg, "frame at byte 0: an object at offset 0 ends at byte 2147483652, past the largest frame allowed"),
-		  "%s", err.msg);
+	CHECK_MSG(has(err.msg, "frame at byte 0: an object at offset 0 ends at byte 2147483652, past the "
+	                       "largest frame allowed"),
+	          "%s", err.msg);
 	seed_frame_reader_free(&r);
 	close(fd);
 }

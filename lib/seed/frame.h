@@ -110,8 +110,8 @@ typedef struct seed_frame {
 	int nfields;
 	seed_field fields[SEED_FRAME_MAX_FIELDS];
 	void *storage; /* memory the frame owns (seed_frame_from_json); NULL
-			* for built and decoded frames; released by
-			* seed_frame_clear */
+	                * for built and decoded frames; released by
+	                * seed_frame_clear */
 } seed_frame;
 
 /* "step", "action", ...; "invalid" for anything else. */
@@ -169,10 +169,12 @@ int seed_frame_validate(const seed_frame *f, seed_err *err);
  * Errors: -SEED_EFRAME (not msgpack, trailing bytes after the map, not a
  * map, missing or duplicate field, field of the wrong kind, bad tensor:
  * unknown dtype, bad shape, shape vs data length; more than
- * SEED_FRAME_MAX_FIELDS fields; more than SEED_FRAME_MAX_BYTES bytes),
+ * SEED_FRAME_MAX_FIELDS fields; more than SEED_FRAME_MAX_BYTES bytes or
+ * 4096 msgpack objects in all),
  * -SEED_ETYPE (unknown type), -SEED_EVERSION (unsupported version, checked
  * before the type); err says what and where.  On failure f is left cleared.
- * Cost: one msgpack-c zone (two small allocations), nothing per field. */
+ * Cost: one msgpack-c zone (two allocations: the zone and one 8 KiB
+ * chunk, freed before returning), nothing per field. */
 int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err);
 
 /* Validate f and append its msgpack encoding to out: type, version, then
