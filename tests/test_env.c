@@ -24,6 +24,7 @@
 
 typedef struct counter_state {
 	int steps;
+	int resets; /* survives resets: the vector zeroes state only at creation */
 } counter_state;
 
 static int counter_configure(const json_t *options, void **config, seed_env_spec *spec, seed_err *err)
@@ -51,9 +52,10 @@ static void counter_reset(const void *config, void *state, seed_rng *rng, void *
 {
 	counter_state *s = state;
 	float *o = obs;
-	CHECK(s->steps == 0); /* the vector zeroes state before reset */
+	s->steps = 0;
+	s->resets++;
 	o[0] = 0;
-	o[1] = -1;
+	o[1] = -(float)s->resets; /* -1 on the first reset, -2 on the next... */
 }
 
 static void counter_step(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward,
@@ -268,7 +270,8 @@ static void t_time_limit_and_autoreset(void)
 		CHECK(term[0] == 0 && term[1] == 0);
 		CHECK(trunc[0] == (inep == 3) && trunc[1] == (inep == 3));
 		if (inep == 3) {
-			CHECK(obs[0][0] == 0 && obs[0][1] == -1); /* reset */
+			/* reset; the reset count lives on in the state */
+			CHECK(obs[0][0] == 0 && obs[0][1] == -(float)(1 + t / 3));
 			CHECK(fin[0][0] == 3 && fin[0][1] == 2 && fin[1][0] == 3 && fin[1][1] == 0);
 		} else {
 			CHECK(obs[0][0] == (float)inep && obs[0][1] == 2);

@@ -1,0 +1,433 @@
+/* seed-actor: step a vector of environments for an inference server.
+ *
+ * The actor owns K environments and nothing else: no model, no weights.  In
+ * server mode the K envs are split into two halves, each with one request in
+ * flight at the inference server, so stepping one half overlaps the server's
+ * work on the other (SEED's double buffering).  In offline mode the actions
+ * come from a file, one line of K integers per step, and the step frames go
+ * to a file: a way to debug an environment or produce test streams without
+ * any server.
+ *
+ * Identity: every frame carries the run id (random per process start), the
+ * actor id (--actor), the first env slot of its half (env0) and a sequence
+ * number per half, so the server can tell a restarted actor, a stale reply
+ * and a resent request apart.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "seed/buf.h"
+#include "seed/chan.h"
+#include "seed/env.h"
+#include "seed/frame.h"
+
+static const char usage[] =
+	"--env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...";
+
+static const char help[] =
+	"Usage: seed-actor --env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...\n"
+	"Step K environments for a Seed inference server (or from a file of actions).\n"
+	"\n"
+	"  -e, --env NAME           environment (seed-eval --list-envs lists them)\n"
+	"  -o, --env-options JSON   environment options, a JSON object (default {})\n"
+	"  -k, --envs K             number of environments (default 1)\n"
+	"  -s, --seed S             seed for the environments (default 0; mixed with --actor)\n"
+	"  -a, --actor ID           actor id, to tell actors apart (default 0)\n"
+	"  -n, --steps N            stop after N steps of every environment (default: run until stopped)\n"
+	"  -c, --connect ENDPOINT   inference server to talk to (connects; tcp://, ipc://)\n"
+	"      --retry-ms MS        resend a request unanswered for MS milliseconds (default 2000)\n"
+	"      --actions FILE|-     offline: one line of K integer actions per step\n"
+	"      --out FILE|-         offline: where to write the step frames\n"
+	"  -q, --quiet              no summary on stderr at exit\n"
+	"  -h, --help               show this help and exit\n"
+	"  -V, --version            show the version and exit\n"
+	"\n"
+	"In server mode the envs are split in two halves with one request in flight each, so\n"
+	"stepping overlaps inference.  Ended episodes reset automatically; the step frames carry\n"
+	"each episode's return and length.  See seed-actor(1) and seed-frames(7).\n";
+
+enum { OPT_RETRY = 256, OPT_ACTIONS, OPT_OUT };
+
+static const struct option options[] = {
+	{"env", required_argument, NULL, 'e'},
+	{"env-options", required_argument, NULL, 'o'},
+	{"envs", required_argument, NULL, 'k'},
+	{"seed", required_argument, NULL, 's'},
+	{"actor", required_argument, NULL, 'a'},
+	{"steps", required_argument, NULL, 'n'},
+	{"connect", required_argument, NULL, 'c'},
+	{"retry-ms", required_argument, NULL, OPT_RETRY},
+	{"actions", required_argument, NULL, OPT_ACTIONS},
+	{"out", required_argument, NULL, OPT_OUT},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* One half of the vector: the envs [env0, env0+count) and their buffers. */
+typedef struct half {
+	int env0, count;
+	uint32_t seq;
+	int64_t steps;     /* vectorised steps taken */
+	bool inflight;
+	double sent_at;
+	uint8_t *obs, *final_obs;
+	float *reward, *ep_return;
+	uint8_t *terminated, *truncated;
+	int32_t *ep_length, *actions;
+	seed_buf frame; /* the last request, kept for resending */
+} half;
+
+typedef struct actor {
+	seed_envs *envs;
+	const seed_env_spec *spec;
+	size_t obs_bytes;
+	uint32_t run;
+	int64_t actor_id;
+	half halves[2];
+	int nhalves;
+	/* statistics */
+	int64_t episodes;
+	double return_sum;
+} actor;
+
+static void half_alloc(half *h, const actor *a, int env0, int count)
+{
+	memset(h, 0, sizeof *h);
+	h->env0 = env0;
+	h->count = count;
+	h->obs = seed_xcalloc((size_t)count, a->obs_bytes);
+	h->final_obs = seed_xcalloc((size_t)count, a->obs_bytes);
+	h->reward = seed_xcalloc((size_t)count, sizeof(float));
+	h->ep_return = seed_xcalloc((size_t)count, sizeof(float));
+	h->terminated = seed_xcalloc((size_t)count, 1);
+	h->truncated = seed_xcalloc((size_t)count, 1);
+	h->ep_length = seed_xcalloc((size_t)count, sizeof(int32_t));
+	h->actions = seed_xcalloc((size_t)count, sizeof(int32_t));
+	seed_buf_init(&h->frame);
+}
+
+static void half_free(half *h)
+{
+	free(h->obs);
+	free(h->final_obs);
+	free(h->reward);
+	free(h->ep_return);
+	free(h->terminated);
+	free(h->truncated);
+	free(h->ep_length);
+	free(h->actions);
+	seed_buf_free(&h->frame);
+}
+
+/* Encode the step frame of half h into h->frame. */
+static void encode_step(actor *a, half *h)
+{
+	const seed_env_spec *s = a->spec;
+	int64_t k = h->count;
+	int64_t oshape[1 + SEED_ENV_MAX_OBS_RANK];
+	oshape[0] = k;
+	for (int i = 0; i < s->obs_rank; i++)
+		oshape[1 + i] = s->obs_shape[i];
+	bool any_trunc = false;
+	for (int i = 0; i < h->count; i++)
+		any_trunc |= h->truncated[i] != 0;
+
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_STEP);
+	seed_frame_set_int(&f, "run", a->run);
+	seed_frame_set_int(&f, "actor", a->actor_id);
+	seed_frame_set_int(&f, "seq", h->seq);
+	seed_frame_set_int(&f, "env0", h->env0);
+	seed_frame_set_int(&f, "num_actions", s->num_actions);
+	seed_frame_set_tensor(&f, "obs", seed_tensor_view(h->obs, s->obs_dtype, 1 + s->obs_rank, oshape));
+	seed_frame_set_tensor(&f, "reward", seed_tensor_view(h->reward, SEED_DTYPE_F32, 1, &k));
+	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(h->terminated, SEED_DTYPE_U8, 1, &k));
+	seed_frame_set_tensor(&f, "truncated", seed_tensor_view(h->truncated, SEED_DTYPE_U8, 1, &k));
+	seed_frame_set_tensor(&f, "ep_return", seed_tensor_view(h->ep_return, SEED_DTYPE_F32, 1, &k));
+	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view(h->ep_length, SEED_DTYPE_I32, 1, &k));
+	if (any_trunc)
+		seed_frame_set_tensor(&f, "final_obs",
+				      seed_tensor_view(h->final_obs, s->obs_dtype, 1 + s->obs_rank, oshape));
+	seed_buf_reset(&h->frame);
+	seed_err err;
+	int rc = seed_frame_encode(&f, &h->frame, &err);
+	if (rc)
+		cli_die("encoding a step frame: %s", err.msg); /* our own frame: a bug */
+}
+
+/* Step half h with h->actions; rows of truncated envs get final_obs. */
+static int step_half(actor *a, half *h, seed_err *err)
+{
+	memset(h->final_obs, 0, (size_t)h->count * a->obs_bytes);
+	int rc = seed_envs_step(a->envs, h->env0, h->count, h->actions, h->obs, h->reward, h->terminated,
+				h->truncated, h->final_obs, h->ep_return, h->ep_length);
+	if (rc)
+		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0, h->env0 + h->count - 1,
+				    seed_strerror(rc));
+	for (int i = 0; i < h->count; i++)
+		if (h->terminated[i] || h->truncated[i]) {
+			a->episodes++;
+			a->return_sum += h->ep_return[i];
+		}
+	h->steps++;
+	h->seq++;
+	return 0;
+}
+
+/* The reset observations of every env, into the halves. */
+static void reset_all(actor *a)
+{
+	size_t k = (size_t)seed_envs_num(a->envs);
+	uint8_t *all = seed_xcalloc(k, a->obs_bytes);
+	seed_envs_reset(a->envs, all);
+	for (int j = 0; j < a->nhalves; j++) {
+		half *h = &a->halves[j];
+		memcpy(h->obs, all + (size_t)h->env0 * a->obs_bytes, (size_t)h->count * a->obs_bytes);
+	}
+	free(all);
+}
+
+/* Offline: actions from a text file, frames to a file. */
+static int run_offline(actor *a, const char *actions_path, const char *out_path, int64_t max_steps)
+{
+	FILE *in = strcmp(actions_path, "-") == 0 ? stdin : fopen(actions_path, "r");
+	if (!in)
+		cli_die("%s: %s", actions_path, strerror(errno));
+	seed_err err;
+	seed_chan_opts copts = {.stop = &cli_stop};
+	seed_chan *out;
+	if (seed_chan_open(&out, NULL, SEED_CHAN_PUSH, out_path, &copts, &err))
+		cli_die("%s", err.msg);
+	half *h = &a->halves[0];
+	int rc = 0;
+	encode_step(a, h);
+	if (seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false))
+		cli_die("%s: %s", out_path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	int64_t lineno = 0;
+	while (!cli_stop && (max_steps < 0 || h->steps < max_steps) && getline(&line, &cap, in) > 0) {
+		lineno++;
+		char *p = line, *end;
+		int n = 0;
+		while (n < h->count) {
+			errno = 0;
+			long v = strtol(p, &end, 10);
+			if (end == p || errno)
+				break;
+			h->actions[n++] = (int32_t)v;
+			p = end;
+		}
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
+			p++;
+		if (n == 0 && *p == '\0')
+			continue; /* blank line */
+		if (n != h->count || *p != '\0') {
+			cli_warn("%s:%" PRId64 ": expected %d integer actions", actions_path, lineno, h->count);
+			rc = 1;
+			break;
+		}
+		if (step_half(a, h, &err)) {
+			cli_warn("%s:%" PRId64 ": %s", actions_path, lineno, err.msg);
+			rc = 1;
+			break;
+		}
+		encode_step(a, h);
+		int s = seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false);
+		if (s) {
+			cli_warn("%s: %s", out_path, seed_strerror(s));
+			rc = 1;
+			break;
+		}
+	}
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	seed_chan_close(&out);
+	return rc;
+}
+
+static int send_half(seed_chan *c, half *h)
+{
+	h->inflight = true;
+	h->sent_at = cli_now();
+	return seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
+}
+
+/* Server mode: keep one request in flight per half. */
+static int run_server(actor *a, const char *endpoint, int64_t max_steps, int retry_ms)
+{
+	void *ctx = seed_chan_context();
+	seed_err err;
+	seed_chan_opts copts = {.bind = false, .stop = &cli_stop};
+	seed_chan *c;
+	if (!ctx || seed_chan_open(&c, ctx, SEED_CHAN_DEALER, endpoint, &copts, &err))
+		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
+	int rc = 0, busy = 0;
+	for (int j = 0; j < a->nhalves; j++) {
+		half *h = &a->halves[j];
+		if (max_steps == 0)
+			continue;
+		encode_step(a, h);
+		if (send_half(c, h))
+			break;
+		busy++;
+	}
+	int64_t resent = 0;
+	seed_frame f = {0};
+	while (busy > 0 && !cli_stop) {
+		seed_chan_msg m;
+		int r = seed_chan_recv(c, &m, retry_ms / 4 + 1, &err);
+		if (r == -EAGAIN || r == -EINTR) {
+			double now = cli_now();
+			for (int j = 0; j < a->nhalves; j++) {
+				half *h = &a->halves[j];
+				if (h->inflight && now - h->sent_at > retry_ms * 1e-3) {
+					send_half(c, h); /* same bytes, same seq: the server dedups */
+					resent++;
+				}
+			}
+			continue;
+		}
+		if (r) {
+			cli_warn("%s", err.msg);
+			continue;
+		}
+		if (seed_frame_decode(&f, m.data, m.len, &err)) {
+			cli_warn("bad reply from %s: %s", endpoint, err.msg);
+			continue;
+		}
+		if (f.type == SEED_FRAME_ERROR) {
+			const char *msg = "";
+			size_t len = 0;
+			seed_frame_str(&f, "message", &msg, &len);
+			cli_warn("the server refused a request: %.*s", (int)len, msg);
+			rc = 1;
+			break;
+		}
+		int64_t env0 = seed_frame_int(&f, "env0", -1);
+		half *h = NULL;
+		for (int j = 0; j < a->nhalves; j++)
+			if (a->halves[j].env0 == env0)
+				h = &a->halves[j];
+		if (f.type != SEED_FRAME_ACTION || !h || !h->inflight ||
+		    (uint32_t)seed_frame_int(&f, "run", -1) != a->run ||
+		    seed_frame_int(&f, "seq", -1) != (int64_t)h->seq) {
+			continue; /* stale or duplicate reply: the request it answers is done */
+		}
+		const seed_tensor *act = seed_frame_tensor(&f, "action");
+		if (act->shape[0] != h->count) {
+			cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0, act->shape[0],
+				 h->count);
+			continue;
+		}
+		seed_tensor_copy(h->actions, act);
+		h->inflight = false;
+		if (step_half(a, h, &err)) {
+			cli_warn("%s", err.msg);
+			rc = 1;
+			break;
+		}
+		if (max_steps >= 0 && h->steps >= max_steps) {
+			busy--;
+			continue;
+		}
+		encode_step(a, h);
+		if (send_half(c, h))
+			break;
+	}
+	seed_frame_clear(&f);
+	if (resent)
+		cli_warn("resent %" PRId64 " unanswered requests", resent);
+	seed_chan_close(&c);
+	seed_chan_context_free(&ctx);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	cli_init(argc, argv, usage);
+	const char *env = NULL, *env_options = NULL, *endpoint = NULL, *actions = NULL, *out = NULL;
+	int64_t k = 1, max_steps = -1, actor_id = 0;
+	uint64_t seed = 0;
+	int retry_ms = 2000;
+	bool quiet = false;
+	int o;
+	while ((o = getopt_long(argc, argv, "e:o:k:s:a:n:c:qhV", options, NULL)) != -1) {
+		switch (o) {
+		case 'e': env = optarg; break;
+		case 'o': env_options = optarg; break;
+		case 'k': k = cli_int("--envs", optarg, 1, 1 << 20); break;
+		case 's': seed = cli_u64("--seed", optarg); break;
+		case 'a': actor_id = cli_int("--actor", optarg, 0, INT32_MAX); break;
+		case 'n': max_steps = cli_int("--steps", optarg, 0, INT64_MAX); break;
+		case 'c': endpoint = optarg; break;
+		case OPT_RETRY: retry_ms = (int)cli_int("--retry-ms", optarg, 1, 3600000); break;
+		case OPT_ACTIONS: actions = optarg; break;
+		case OPT_OUT: out = optarg; break;
+		case 'q': quiet = true; break;
+		case 'h': cli_help(help);
+		case 'V': cli_version();
+		default: cli_usage_error("unknown option");
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!env)
+		cli_usage_error("--env is required");
+	if (!endpoint == !(actions || out))
+		cli_usage_error("give either --connect, or --actions and --out");
+	if (!endpoint && (!actions || !out))
+		cli_usage_error("offline mode needs both --actions and --out");
+	cli_catch_signals();
+
+	actor a = {0};
+	seed_err err;
+	/* Mix the actor id into the seed so actors started alike differ. */
+	uint64_t env_seed = seed ^ ((uint64_t)actor_id * 0x9e3779b97f4a7c15ULL);
+	int rc = seed_envs_new(&a.envs, env, env_options, (int)k, env_seed, &err);
+	if (rc)
+		cli_die("%s", err.msg);
+	a.spec = seed_envs_spec(a.envs);
+	a.obs_bytes = seed_env_spec_obs_bytes(a.spec);
+	a.actor_id = actor_id;
+	if (getrandom(&a.run, sizeof a.run, 0) != sizeof a.run)
+		a.run = (uint32_t)(cli_now() * 1e6) ^ (uint32_t)getpid();
+	if (endpoint && k >= 2) {
+		a.nhalves = 2;
+		half_alloc(&a.halves[0], &a, 0, (int)(k / 2));
+		half_alloc(&a.halves[1], &a, (int)(k / 2), (int)(k - k / 2));
+	} else {
+		a.nhalves = 1;
+		half_alloc(&a.halves[0], &a, 0, (int)k);
+	}
+	reset_all(&a);
+
+	double t0 = cli_now();
+	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms) : run_offline(&a, actions, out, max_steps);
+	double dt = cli_now() - t0;
+
+	int64_t env_steps = 0;
+	for (int j = 0; j < a.nhalves; j++)
+		env_steps += a.halves[j].steps * a.halves[j].count;
+	if (!quiet) {
+		fprintf(stderr, "%s: %" PRId64 " env steps in %.2f s (%.0f steps/s), %" PRId64 " episodes",
+			cli_prog, env_steps, dt, dt > 0 ? env_steps / dt : 0.0, a.episodes);
+		if (a.episodes)
+			fprintf(stderr, ", mean return %.3f", a.return_sum / (double)a.episodes);
+		fputc('\n', stderr);
+	}
+	for (int j = 0; j < a.nhalves; j++)
+		half_free(&a.halves[j]);
+	seed_envs_free(&a.envs);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* seed/chan.h: endpoints that carry frames, over ZeroMQ or files.
+ *
+ * An endpoint is a string:
+ *   tcp://HOST:PORT, ipc://PATH, inproc://NAME   a ZeroMQ socket
+ *   @URL  bind to URL;  >URL  connect to URL     (override the default)
+ *   -                                             stdin (reading) / stdout
+ *   anything else                                 a file of recorded frames
+ * Each program documents whether it binds or connects by default.
+ *
+ * A channel moves whole frames (one ZeroMQ message, or one msgpack object in
+ * a file).  Sending on a ZeroMQ channel blocks while the peer's queue is full
+ * (the high-water mark): that is Seed's backpressure, nothing is dropped.
+ * Blocking calls give up when *stop becomes non-zero (a signal flag), so a
+ * program stuck behind a slow consumer still stops on SIGINT.
+ *
+ * Threads: a channel belongs to one thread.
+ */
+#ifndef SEED_CHAN_H
+#define SEED_CHAN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "seed/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum seed_chan_kind {
+	SEED_CHAN_PUSH,   /* send only; file: write */
+	SEED_CHAN_PULL,   /* receive only; file: read */
+	SEED_CHAN_PUB,    /* send only; file: write */
+	SEED_CHAN_SUB,    /* receive only (subscribed to everything); file: read */
+	SEED_CHAN_DEALER, /* both ways; ZeroMQ only */
+	SEED_CHAN_ROUTER, /* both ways, with the peer's routing id; ZeroMQ only */
+} seed_chan_kind;
+
+typedef struct seed_chan_opts {
+	bool bind;        /* default when the endpoint has no @ or > */
+	int hwm;          /* send/receive high-water mark in messages; 0: ZeroMQ's */
+	int conflate;     /* SUB: keep only the newest message */
+	volatile sig_atomic_t *stop; /* give up blocking calls when *stop != 0 */
+} seed_chan_opts;
+
+typedef struct seed_chan seed_chan;
+
+/* One ZeroMQ context per process, shared by its channels.  NULL on error. */
+void *seed_chan_context(void);
+void seed_chan_context_free(void **ctx);
+
+/* Open kind on endpoint.  Errors: -EINVAL (bad endpoint for the kind, e.g. a
+ * file for a ROUTER), -errno from ZeroMQ or open(2); err names the endpoint. */
+int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *endpoint,
+		   const seed_chan_opts *opts, seed_err *err);
+/* Close c (NULL is fine), dropping unsent messages after a short linger. */
+void seed_chan_close(seed_chan **c);
+
+/* Whether the channel is a ZeroMQ socket (else a file). */
+bool seed_chan_is_socket(const seed_chan *c);
+/* The ZeroMQ socket, for zmq_poll; NULL for files. */
+void *seed_chan_socket(seed_chan *c);
+/* The endpoint as given (without @ or >). */
+const char *seed_chan_endpoint(const seed_chan *c);
+
+/* Send one frame.  ROUTER channels take the peer's routing id first
+ * (id/idlen), others ignore it.  Blocks on backpressure until sent or *stop;
+ * with dontwait, returns -EAGAIN instead of blocking.  -EINTR when stopped. */
+int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data, size_t len, bool dontwait);
+
+/* A received frame: data/len valid until the next recv or close. */
+typedef struct seed_chan_msg {
+	const void *data;
+	size_t len;
+	unsigned char id[256]; /* ROUTER: the sender's routing id */
+	size_t idlen;
+} seed_chan_msg;
+
+/* Receive one frame, waiting at most timeout_ms (-1: until one comes or
+ * *stop).  -EAGAIN on timeout, -EINTR when stopped, -SEED_EEOF at the end of
+ * a file, -SEED_EFRAME for a file that is not a stream of msgpack objects. */
+int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
