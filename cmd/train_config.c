@@ -1,0 +1,387 @@
+/* cmd/train_config.c: loading, overriding and checking training configurations. */
+#include "train_config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SEED_PRESETDIR
+#define SEED_PRESETDIR "/usr/local/share/seed/presets"
+#endif
+#ifndef SEED_SRC_PRESETDIR
+#define SEED_SRC_PRESETDIR "examples/presets"
+#endif
+
+int config_load_file(const char *name, json_t **root, seed_err *err)
+{
+	char path[4096];
+	const char *try[3];
+	int n = 0;
+	if (strchr(name, '/') || strstr(name, ".json")) {
+		try[n++] = name;
+	} else {
+		static char a[4096], b[4096];
+		const char *env_dir = getenv("SEED_PRESETS");
+		snprintf(a, sizeof a, "%s/%s.json", env_dir ? env_dir : SEED_SRC_PRESETDIR, name);
+		snprintf(b, sizeof b, "%s/%s.json", SEED_PRESETDIR, name);
+		try[n++] = a;
+		try[n++] = b;
+	}
+	for (int i = 0; i < n; i++) {
+		if (access(try[i], R_OK) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s", try[i]);
+		json_error_t je;
+		json_t *j = json_load_file(path, 0, &je);
+		if (!j)
+			return seed_err_set(err, -SEED_EOPTION, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		if (!json_is_object(j)) {
+			json_decref(j);
+			return seed_err_set(err, -SEED_EOPTION, "%s: a configuration is a JSON object", path);
+		}
+		*root = j;
+		return 0;
+	}
+	if (n == 1)
+		return seed_err_set(err, -ENOENT, "%s: %s", name, strerror(errno));
+	return seed_err_set(err, -ENOENT, "no preset called '%s' (looked in %s and %s)", name,
+			    getenv("SEED_PRESETS") ? getenv("SEED_PRESETS") : SEED_SRC_PRESETDIR, SEED_PRESETDIR);
+}
+
+int config_set(json_t *root, const char *assignment, seed_err *err)
+{
+	const char *eq = strchr(assignment, '=');
+	if (!eq || eq == assignment)
+		return seed_err_set(err, -SEED_EOPTION, "--set %s: expected KEY=VALUE", assignment);
+	json_error_t je;
+	json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
+	if (!v)
+		v = json_string(eq + 1); /* a bare word is a string */
+	char key[256];
+	size_t klen = (size_t)(eq - assignment);
+	if (klen >= sizeof key) {
+		json_decref(v);
+		return seed_err_set(err, -SEED_EOPTION, "--set: key too long");
+	}
+	memcpy(key, assignment, klen);
+	key[klen] = '\0';
+	json_t *obj = root;
+	char *save = NULL, *part = strtok_r(key, ".", &save);
+	while (part) {
+		char *next = strtok_r(NULL, ".", &save);
+		if (!next) {
+			json_object_set_new(obj, part, v);
+			return 0;
+		}
+		json_t *child = json_object_get(obj, part);
+		if (!child) {
+			child = json_object();
+			json_object_set_new(obj, part, child);
+		}
+		if (!json_is_object(child)) {
+			json_decref(v);
+			return seed_err_set(err, -SEED_EOPTION, "--set %s: '%s' is not an object", assignment, part);
+		}
+		obj = child;
+		part = next;
+	}
+	json_decref(v);
+	return seed_err_set(err, -SEED_EOPTION, "--set %s: empty key", assignment);
+}
+
+/* Key tables: everything a configuration may hold, for the unknown-key check. */
+static const char *top_keys[] = {"env", "env_options", "model", "seed", "discount", "unroll_length",
+				 "batch_size", "optimizer", "max_grad_norm", "loss", "total_frames",
+				 "target_return", "return_window", "checkpoint_interval", "metrics_interval",
+				 "actors", "envs_per_actor", "infer", "eval_episodes", "description", NULL};
+static const char *optim_keys[] = {"kind", "lr", "lr_decay", "lr_min", "beta1", "beta2", "eps", "decay",
+				   "momentum", "style", NULL};
+static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho", "lambda",
+				  "reduce", NULL};
+static const char *infer_keys[] = {"max_batch", "timeout_us", NULL};
+
+static int check_keys(const json_t *obj, const char **keys, const char *where, seed_err *err)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)obj, k, v)
+	{
+		bool ok = false;
+		for (int i = 0; keys[i]; i++)
+			ok |= strcmp(keys[i], k) == 0;
+		if (!ok)
+			return seed_err_set(err, -SEED_EOPTION, "config: unknown key '%s%s%s'", where,
+					    *where ? "." : "", k);
+	}
+	return 0;
+}
+
+/* Typed getters with defaults and range checks; 0 or -SEED_EOPTION. */
+static int get_num(const json_t *obj, const char *where, const char *key, double dflt, double lo, double hi,
+		   double *out, seed_err *err)
+{
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+	if (!v || json_is_null(v)) {
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_number(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be a number", where, *where ? "." : "",
+				    key);
+	double x = json_number_value(v);
+	if (!(x >= lo && x <= hi))
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' = %g is out of range [%g, %g]", where,
+				    *where ? "." : "", key, x, lo, hi);
+	*out = x;
+	return 0;
+}
+
+static int get_int(const json_t *obj, const char *where, const char *key, int64_t dflt, int64_t lo, int64_t hi,
+		   int64_t *out, seed_err *err)
+{
+	double x;
+	int rc = get_num(obj, where, key, (double)dflt, (double)lo, (double)hi, &x, err);
+	if (rc)
+		return rc;
+	if (x != floor(x))
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be an integer", where,
+				    *where ? "." : "", key);
+	*out = (int64_t)x;
+	return 0;
+}
+
+static int get_bool(const json_t *obj, const char *key, bool dflt, bool *out, seed_err *err)
+{
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_boolean(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s' must be true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* A float as JSON with the digits it was written with (0.99, not
+ * 0.99000000953674316). */
+static json_t *jf(double x)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%.7g", x);
+	return json_real(strtod(buf, NULL));
+}
+
+#define TRY(x)                                                                                                \
+	do {                                                                                                  \
+		int rc_ = (x);                                                                                \
+		if (rc_)                                                                                      \
+			return rc_;                                                                           \
+	} while (0)
+
+int config_parse(json_t *root, train_config *c, seed_err *err)
+{
+	memset(c, 0, sizeof *c);
+	c->root = root;
+	TRY(check_keys(root, top_keys, "", err));
+	json_t *v = json_object_get(root, "env");
+	if (!json_is_string(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'env' (the environment's name) is required");
+	c->env = json_string_value(v);
+	v = json_object_get(root, "env_options");
+	if (v && !json_is_object(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'env_options' must be an object");
+	c->env_options = v ? json_dumps(v, JSON_COMPACT) : strdup("{}");
+	v = json_object_get(root, "model");
+	if (!json_is_object(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'model' (an object with a torso) is required");
+	c->model = json_dumps(v, JSON_COMPACT);
+
+	int64_t i64;
+	double d;
+	TRY(get_int(root, "", "seed", 0, 0, INT64_MAX, &i64, err));
+	c->seed = (uint64_t)i64;
+	TRY(get_num(root, "", "discount", 0.99, 0, 1, &d, err));
+	c->discount = (float)d;
+	TRY(get_int(root, "", "unroll_length", 20, 1, 10000, &i64, err));
+	c->unroll_length = (int)i64;
+	TRY(get_int(root, "", "batch_size", 32, 1, 1 << 20, &i64, err));
+	c->batch_size = (int)i64;
+	TRY(get_num(root, "", "max_grad_norm", 40, 0, 1e30, &d, err));
+	c->max_grad_norm = (float)d;
+	TRY(get_int(root, "", "total_frames", 5000000, 1, INT64_MAX / 2, &c->total_frames, err));
+	v = json_object_get(root, "target_return");
+	if (v && !json_is_null(v)) {
+		TRY(get_num(root, "", "target_return", 0, -1e300, 1e300, &c->target_return, err));
+	} else {
+		c->target_return = NAN;
+	}
+	TRY(get_int(root, "", "return_window", 100, 1, 1000000, &i64, err));
+	c->return_window = (int)i64;
+	TRY(get_num(root, "", "checkpoint_interval", 30, 0, 1e9, &c->checkpoint_interval, err));
+	TRY(get_num(root, "", "metrics_interval", 1, 0, 1e9, &c->metrics_interval, err));
+	TRY(get_int(root, "", "actors", 2, 1, 100000, &i64, err));
+	c->actors = (int)i64;
+	TRY(get_int(root, "", "envs_per_actor", 64, 1, 1 << 20, &i64, err));
+	c->envs_per_actor = (int)i64;
+	TRY(get_int(root, "", "eval_episodes", 100, 1, 1 << 30, &i64, err));
+	c->eval_episodes = (int)i64;
+
+	json_t *inf = json_object_get(root, "infer");
+	if (inf && !json_is_object(inf))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'infer' must be an object");
+	if (inf)
+		TRY(check_keys(inf, infer_keys, "infer", err));
+	TRY(get_int(inf, "infer", "max_batch", 256, 1, 1 << 24, &i64, err));
+	c->infer_max_batch = (int)i64;
+	TRY(get_int(inf, "infer", "timeout_us", 500, 0, 60000000, &i64, err));
+	c->infer_timeout_us = (int)i64;
+
+	json_t *opt = json_object_get(root, "optimizer");
+	if (opt && !json_is_object(opt))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer' must be an object");
+	if (opt)
+		TRY(check_keys(opt, optim_keys, "optimizer", err));
+	const char *kind = "adam";
+	v = opt ? json_object_get(opt, "kind") : NULL;
+	if (v) {
+		if (!json_is_string(v))
+			return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer.kind' must be a string");
+		kind = json_string_value(v);
+	}
+	if (strcmp(kind, "adam") == 0)
+		seed_optim_config_default(&c->optim, SEED_OPTIM_ADAM);
+	else if (strcmp(kind, "rmsprop") == 0)
+		seed_optim_config_default(&c->optim, SEED_OPTIM_RMSPROP);
+	else
+		return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer.kind' = '%s' (known: adam, rmsprop)",
+				    kind);
+	TRY(get_num(opt, "optimizer", "lr", 6e-4, 0, 10, &d, err));
+	c->lr = (float)d;
+	TRY(get_num(opt, "optimizer", "lr_min", 0, 0, 10, &d, err));
+	c->lr_min = (float)d;
+	TRY(get_bool(opt, "lr_decay", true, &c->lr_decay, err));
+	TRY(get_num(opt, "optimizer", "beta1", c->optim.beta1, 0, 0.999999, &d, err));
+	c->optim.beta1 = (float)d;
+	TRY(get_num(opt, "optimizer", "beta2", c->optim.beta2, 0, 0.999999, &d, err));
+	c->optim.beta2 = (float)d;
+	TRY(get_num(opt, "optimizer", "eps", c->optim.eps, 0, 1, &d, err));
+	c->optim.eps = (float)d;
+	TRY(get_num(opt, "optimizer", "decay", c->optim.decay, 0, 0.999999, &d, err));
+	c->optim.decay = (float)d;
+	TRY(get_num(opt, "optimizer", "momentum", c->optim.momentum, 0, 0.999999, &d, err));
+	c->optim.momentum = (float)d;
+	v = opt ? json_object_get(opt, "style") : NULL;
+	if (v) {
+		const char *s = json_string_value(v);
+		if (s && strcmp(s, "tf") == 0)
+			c->optim.rmsprop_style = SEED_RMSPROP_TF;
+		else if (s && strcmp(s, "torch") == 0)
+			c->optim.rmsprop_style = SEED_RMSPROP_TORCH;
+		else
+			return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer.style' must be \"tf\" or \"torch\"");
+	}
+
+	json_t *loss = json_object_get(root, "loss");
+	if (loss && !json_is_object(loss))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'loss' must be an object");
+	if (loss)
+		TRY(check_keys(loss, loss_keys, "loss", err));
+	seed_loss_config_default(&c->loss);
+	TRY(get_num(loss, "loss", "baseline_cost", c->loss.baseline_cost, 0, 1e6, &d, err));
+	c->loss.baseline_cost = (float)d;
+	TRY(get_num(loss, "loss", "entropy_cost", c->loss.entropy_cost, 0, 1e6, &d, err));
+	c->loss.entropy_cost = (float)d;
+	TRY(get_num(loss, "loss", "clip_rho", c->loss.clip_rho, 0, INFINITY, &d, err));
+	c->loss.clip_rho = (float)d;
+	TRY(get_num(loss, "loss", "clip_pg_rho", c->loss.clip_pg_rho, 0, INFINITY, &d, err));
+	c->loss.clip_pg_rho = (float)d;
+	TRY(get_num(loss, "loss", "lambda", c->loss.lambda, 0, 1, &d, err));
+	c->loss.lambda = (float)d;
+	v = loss ? json_object_get(loss, "reduce") : NULL;
+	if (v) {
+		const char *s = json_string_value(v);
+		if (s && strcmp(s, "mean") == 0)
+			c->loss.reduce = SEED_LOSS_MEAN;
+		else if (s && strcmp(s, "sum") == 0)
+			c->loss.reduce = SEED_LOSS_SUM;
+		else
+			return seed_err_set(err, -SEED_EOPTION, "config: 'loss.reduce' must be \"mean\" or \"sum\"");
+	}
+	/* Write every resolved value back, so the saved configuration (and
+	 * --print-config) says exactly what was trained, defaults included. */
+	json_t *o = json_object_get(root, "optimizer");
+	if (!o) {
+		o = json_object();
+		json_object_set_new(root, "optimizer", o);
+	}
+	json_object_set_new(o, "kind", json_string(kind));
+	json_object_set_new(o, "lr", jf(c->lr));
+	json_object_set_new(o, "lr_min", jf(c->lr_min));
+	json_object_set_new(o, "lr_decay", json_boolean(c->lr_decay));
+	if (c->optim.kind == SEED_OPTIM_ADAM) {
+		json_object_set_new(o, "beta1", jf(c->optim.beta1));
+		json_object_set_new(o, "beta2", jf(c->optim.beta2));
+	} else {
+		json_object_set_new(o, "decay", jf(c->optim.decay));
+		json_object_set_new(o, "momentum", jf(c->optim.momentum));
+		json_object_set_new(o, "style", json_string(c->optim.rmsprop_style == SEED_RMSPROP_TF ? "tf" : "torch"));
+	}
+	json_object_set_new(o, "eps", jf(c->optim.eps));
+	json_t *l = json_object_get(root, "loss");
+	if (!l) {
+		l = json_object();
+		json_object_set_new(root, "loss", l);
+	}
+	json_object_set_new(l, "baseline_cost", jf(c->loss.baseline_cost));
+	json_object_set_new(l, "entropy_cost", jf(c->loss.entropy_cost));
+	json_object_set_new(l, "clip_rho", isinf(c->loss.clip_rho) ? json_null() : jf(c->loss.clip_rho));
+	json_object_set_new(l, "clip_pg_rho", isinf(c->loss.clip_pg_rho) ? json_null() : jf(c->loss.clip_pg_rho));
+	json_object_set_new(l, "lambda", jf(c->loss.lambda));
+	json_object_set_new(l, "reduce", json_string(c->loss.reduce == SEED_LOSS_SUM ? "sum" : "mean"));
+	json_t *in = json_object_get(root, "infer");
+	if (!in) {
+		in = json_object();
+		json_object_set_new(root, "infer", in);
+	}
+	json_object_set_new(in, "max_batch", json_integer(c->infer_max_batch));
+	json_object_set_new(in, "timeout_us", json_integer(c->infer_timeout_us));
+	if (!json_object_get(root, "env_options"))
+		json_object_set_new(root, "env_options", json_object());
+	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(root, "discount", jf(c->discount));
+	json_object_set_new(root, "unroll_length", json_integer(c->unroll_length));
+	json_object_set_new(root, "batch_size", json_integer(c->batch_size));
+	json_object_set_new(root, "max_grad_norm", jf(c->max_grad_norm));
+	json_object_set_new(root, "total_frames", json_integer(c->total_frames));
+	json_object_set_new(root, "target_return", isnan(c->target_return) ? json_null() : jf(c->target_return));
+	json_object_set_new(root, "return_window", json_integer(c->return_window));
+	json_object_set_new(root, "checkpoint_interval", jf(c->checkpoint_interval));
+	json_object_set_new(root, "metrics_interval", jf(c->metrics_interval));
+	json_object_set_new(root, "actors", json_integer(c->actors));
+	json_object_set_new(root, "envs_per_actor", json_integer(c->envs_per_actor));
+	json_object_set_new(root, "eval_episodes", json_integer(c->eval_episodes));
+	return 0;
+}
+
+/* The value at a dotted key of root, or NULL. */
+json_t *config_get(json_t *root, const char *key)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", key);
+	json_t *v = root;
+	char *save = NULL;
+	for (char *part = strtok_r(buf, ".", &save); part && v; part = strtok_r(NULL, ".", &save))
+		v = json_is_object(v) ? json_object_get(v, part) : NULL;
+	return v;
+}
+
+void config_free(train_config *c)
+{
+	free(c->env_options);
+	free(c->model);
+	json_decref(c->root);
+	memset(c, 0, sizeof *c);
+}
