@@ -620,7 +620,7 @@ static void run_batch(server *sv)
 	if (sv->params)
 		poll_params(sv);
 	bool modeled = sv->use_model && model_act(sv);
-	int32_t version = modeled ? sv->policy_version : (sv->use_model ? -1 : 0);
+	int32_t version = modeled ? sv->policy_version : 0; /* uniform play before parameters come */
 	for (int i = 0; i < sv->npend; i++) {
 		pending *p = &sv->pend[i];
 		slot *s = p->s;
