@@ -866,6 +866,52 @@ static void t_copy_and_load(void)
 	seed_model_free(&infer);
 }
 
+/* The presets under examples/models build for their environments, with
+ * parameter counts worked by hand. */
+static char *slurp(const char *rel)
+{
+	const char *dir = getenv("SEED_SRCDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : ".", rel);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		printf("# cannot open %s\n", path);
+		return NULL;
+	}
+	char *buf = calloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void t_presets(void)
+{
+	char *mlp_json = slurp("examples/models/mlp64.json"), *minatar = slurp("examples/models/minatar.json");
+	CHECK(mlp_json && minatar);
+	if (!mlp_json || !minatar) {
+		free(mlp_json);
+		free(minatar);
+		return;
+	}
+	seed_model *m = NULL;
+	seed_err err;
+	/* CartPole: f32[4], 2 actions: 4*64+64 + 64*64+64 + 2*64+64 + 2+1. */
+	const int64_t cp[1] = {4};
+	CHECK_MSG(seed_model_new(&m, mlp_json, SEED_DTYPE_F32, 1, cp, 2, 256, &err) == 0, "%s", err.msg);
+	if (m)
+		CHECK(seed_model_num_params(m) == 320 + 4160 + 192 + 3);
+	seed_model_free(&m);
+	/* MinAtar Breakout: u8[10,10,4], 3 actions. */
+	const int64_t br[3] = {10, 10, 4};
+	CHECK_MSG(seed_model_new(&m, minatar, SEED_DTYPE_U8, 3, br, 3, 256, &err) == 0, "%s", err.msg);
+	if (m)
+		CHECK(seed_model_num_params(m) == 576 + 16 + 131072 + 128 + 3 * 128 + 128 + 3 + 1);
+	seed_model_free(&m);
+	free(mlp_json);
+	free(minatar);
+}
+
 int main(void)
 {
 	seed_err err;
@@ -891,5 +937,6 @@ int main(void)
 	TAP_RUN(t_backward_accumulates);
 	TAP_RUN(t_u8_matches_f32);
 	TAP_RUN(t_copy_and_load);
+	TAP_RUN(t_presets);
 	return tap_done();
 }
