@@ -84,8 +84,8 @@ typedef struct {
 static void run_gemm(void *p)
 {
 	gemm_ctx *g = p;
-	seed_blas_sgemm(g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->ta ? g->M : g->K, g->B, g->tb ? g->K : g->N,
-			0.0f, g->C, g->N);
+	seed_blas_sgemm(g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->ta ? g->M : g->K, g->B,
+	                g->tb ? g->K : g->N, 0.0f, g->C, g->N);
 }
 
 static void bench_sgemm(seed_rng *r)
@@ -94,23 +94,23 @@ static void bench_sgemm(seed_rng *r)
 		const char *what;
 		int ta, tb, M, N, K;
 	} shapes[] = {
-		{"CartPole layer 1, B=256: [256x4]x[4x64]", 0, 1, 256, 64, 4},
-		{"MLP layer 2, B=256: [256x64]x[64x64]", 0, 1, 256, 64, 64},
-		{"MLP layer 2, B=640: [640x64]x[64x64]", 0, 1, 640, 64, 64},
-		{"MLP heads, B=256: [256x64]x[64x3]", 0, 1, 256, 3, 64},
-		{"MLP dW, B=640: [64x640]x[640x64]", 1, 0, 64, 64, 640},
-		{"MLP dx, B=640: [640x64]x[64x64]", 0, 0, 640, 64, 64},
-		{"conv im2col C=4, B=256: [16384x36]x[36x16]", 0, 1, 16384, 16, 36},
-		{"conv im2col C=10, B=640: [40960x90]x[90x16]", 0, 1, 40960, 16, 90},
-		{"conv dW C=4, B=640: [16x40960]x[40960x36]", 1, 0, 16, 36, 40960},
-		{"MinAtar FC, B=256: [256x1024]x[1024x128]", 0, 1, 256, 128, 1024},
-		{"MinAtar FC, B=640: [640x1024]x[1024x128]", 0, 1, 640, 128, 1024},
-		{"MinAtar FC dW, B=640: [128x640]x[640x1024]", 1, 0, 128, 1024, 640},
+	    {"CartPole layer 1, B=256: [256x4]x[4x64]", 0, 1, 256, 64, 4},
+	    {"MLP layer 2, B=256: [256x64]x[64x64]", 0, 1, 256, 64, 64},
+	    {"MLP layer 2, B=640: [640x64]x[64x64]", 0, 1, 640, 64, 64},
+	    {"MLP heads, B=256: [256x64]x[64x3]", 0, 1, 256, 3, 64},
+	    {"MLP dW, B=640: [64x640]x[640x64]", 1, 0, 64, 64, 640},
+	    {"MLP dx, B=640: [640x64]x[64x64]", 0, 0, 640, 64, 64},
+	    {"conv im2col C=4, B=256: [16384x36]x[36x16]", 0, 1, 16384, 16, 36},
+	    {"conv im2col C=10, B=640: [40960x90]x[90x16]", 0, 1, 40960, 16, 90},
+	    {"conv dW C=4, B=640: [16x40960]x[40960x36]", 1, 0, 16, 36, 40960},
+	    {"MinAtar FC, B=256: [256x1024]x[1024x128]", 0, 1, 256, 128, 1024},
+	    {"MinAtar FC, B=640: [640x1024]x[1024x128]", 0, 1, 640, 128, 1024},
+	    {"MinAtar FC dW, B=640: [128x640]x[640x1024]", 1, 0, 128, 1024, 640},
 	};
 	printf("\n| sgemm (row-major) | GFLOP/s |\n|---|---:|\n");
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-		gemm_ctx g = {shapes[s].what, shapes[s].ta, shapes[s].tb, shapes[s].M, shapes[s].N, shapes[s].K,
-			      NULL, NULL, NULL};
+		gemm_ctx g = {shapes[s].what, shapes[s].ta, shapes[s].tb, shapes[s].M, shapes[s].N,
+		              shapes[s].K,    NULL,         NULL,         NULL};
 		g.A = randn(r, (size_t)g.M * g.K);
 		g.B = randn(r, (size_t)g.K * g.N);
 		g.C = randn(r, (size_t)g.M * g.N);
@@ -187,7 +187,7 @@ static void run_train(void *p)
 }
 
 static void bench_model(seed_rng *r, const char *name, const char *json, seed_dtype dt, int rank,
-			const int64_t *shape, int A, int B)
+                        const int64_t *shape, int A, int B)
 {
 	seed_model *m = NULL;
 	seed_err err;
@@ -204,8 +204,13 @@ static void bench_model(seed_rng *r, const char *name, const char *json, seed_dt
 	else
 		for (size_t i = 0; i < (size_t)B * row / 4; i++)
 			((float *)obs)[i] = (float)seed_rng_normal(r);
-	model_ctx c = {m, B, obs, randn(r, (size_t)B * A), randn(r, (size_t)B), randn(r, (size_t)B * A),
-		       randn(r, (size_t)B)};
+	model_ctx c = {m,
+	               B,
+	               obs,
+	               randn(r, (size_t)B * A),
+	               randn(r, (size_t)B),
+	               randn(r, (size_t)B * A),
+	               randn(r, (size_t)B)};
 	double tf = time_it(run_forward, &c), tt = time_it(run_train, &c);
 	char sum[256];
 	seed_model_summary(m, sum, sizeof sum);
@@ -236,7 +241,8 @@ static void run_im2col(void *p)
 		for (int oy = 0; oy < 8; oy++)
 			for (int ox = 0; ox < 8; ox++)
 				for (int ky = 0; ky < 3; ky++, col += run)
-					memcpy(col, c->x + (((size_t)b * 10 + oy + ky) * 10 + ox) * c->C, run * sizeof *col);
+					memcpy(col, c->x + (((size_t)b * 10 + oy + ky) * 10 + ox) * c->C,
+					       run * sizeof *col);
 }
 
 static void run_conv_gemm(void *p)
@@ -268,13 +274,22 @@ static void run_conv_dw_direct(void *p)
 static void bench_conv(seed_rng *r, int B, int C)
 {
 	size_t kk = 9 * (size_t)C;
-	conv_ctx c = {B, C, {10, 10, C, 3, 16, 8, 8}, randn(r, (size_t)B * 100 * C), randn(r, (size_t)B * 64 * kk),
-		      randn(r, 16 * kk), randn(r, 16 * kk), randn(r, (size_t)B * 64 * 16), randn(r, (size_t)B * 64 * 16),
-		      randn(r, 16 * kk)};
+	conv_ctx c = {B,
+	              C,
+	              {10, 10, C, 3, 16, 8, 8},
+	              randn(r, (size_t)B * 100 * C),
+	              randn(r, (size_t)B * 64 * kk),
+	              randn(r, 16 * kk),
+	              randn(r, 16 * kk),
+	              randn(r, (size_t)B * 64 * 16),
+	              randn(r, (size_t)B * 64 * 16),
+	              randn(r, 16 * kk)};
 	double flop = 2.0 * B * 64 * 16 * kk;
-	double ti = time_it(run_im2col, &c), tg = time_it(run_conv_gemm, &c), td = time_it(run_conv_direct, &c);
+	double ti = time_it(run_im2col, &c), tg = time_it(run_conv_gemm, &c),
+	       td = time_it(run_conv_direct, &c);
 	double tgw = time_it(run_conv_dw_gemm, &c), tdw = time_it(run_conv_dw_direct, &c);
-	printf("| 3x3x%d->16 on 10x10, B=%d | %.0f | %.0f | %.0f (%.0f GFLOP/s) | %.0f (%.0f GFLOP/s) | %.0f (%.0f) | "
+	printf("| 3x3x%d->16 on 10x10, B=%d | %.0f | %.0f | %.0f (%.0f GFLOP/s) | %.0f (%.0f GFLOP/s) | %.0f "
+	       "(%.0f) | "
 	       "%.0f (%.0f) |\n",
 	       C, B, ti * 1e6, tg * 1e6, (ti + tg) * 1e6, flop / (ti + tg) * 1e-9, td * 1e6, flop / td * 1e-9,
 	       (ti + tgw) * 1e6, flop / (ti + tgw) * 1e-9, tdw * 1e6, flop / tdw * 1e-9);
@@ -319,15 +334,17 @@ int main(int argc, char **argv)
 	bench_elementwise(&r);
 
 	printf("\n| conv2d | im2col us | its sgemm us | forward: im2col + sgemm us | forward: direct us | "
-	       "dW: im2col + sgemm us (GFLOP/s) | dW: direct us (GFLOP/s) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+	       "dW: im2col + sgemm us (GFLOP/s) | dW: direct us (GFLOP/s) "
+	       "|\n|---|---:|---:|---:|---:|---:|---:|\n");
 	bench_conv(&r, 256, 4);
 	bench_conv(&r, 640, 4);
 	bench_conv(&r, 640, 10);
 
 	static const char mlp[] = "{\"torso\":[{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"},"
-				  "{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"}]}";
-	static const char minatar[] = "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
-				      "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
+	                          "{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"}]}";
+	static const char minatar[] =
+	    "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
+	    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
 	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10};
 	printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
 	       "|---|---:|---:|---:|---:|\n");
