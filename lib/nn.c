@@ -16,6 +16,7 @@
 #include "seed/nn.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -460,6 +461,17 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 		numel = L->numel_out;
 	}
 
+	/* Batches of activations must fit BLAS's int dimensions. */
+	size_t widest_row = obs_numel;
+	for (int i = 0; i < m->nlayers; i++)
+		if (m->layers[i].numel_out > widest_row)
+			widest_row = m->layers[i].numel_out;
+	if ((size_t)max_batch * widest_row > INT_MAX) {
+		rc = seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
+		                  max_batch, widest_row);
+		goto fail;
+	}
+
 	/* Parameters: count, then carve. */
 	int ntensors = 4;
 	for (int i = 0; i < ntorso; i++)
@@ -487,6 +499,10 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	add_tensor(m, &names, &off, "value.weight", 2, (int64_t[]){1, H->n_in});
 	add_tensor(m, &names, &off, "policy.bias", 1, (int64_t[]){num_actions});
 	add_tensor(m, &names, &off, "value.bias", 1, (int64_t[]){1});
+	if (off > INT_MAX) {
+		rc = bad(err, "%zu parameters is too many", off);
+		goto fail;
+	}
 	m->nparams = off;
 	m->params = falloc(off);
 	m->grads = falloc(off);

@@ -630,6 +630,14 @@ static void t_json_errors(void)
 	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 0, 4, &err) == -EINVAL);
 	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 2, 0, &err) == -EINVAL);
 	CHECK(seed_model_new(&m, NULL, SEED_DTYPE_F32, 1, vec, 2, 4, &err) == -EINVAL);
+	/* Sizes past BLAS's int dimensions, refused before allocating. */
+	const int64_t wide[1] = {4096};
+	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 1048576}]}", SEED_DTYPE_F32, 1,
+	                     wide, 2, 1, &err) == -SEED_EOPTION);
+	CHECK(strstr(err.msg, "parameters") != NULL);
+	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 4096}]}", SEED_DTYPE_F32, 1,
+	                     vec, 2, 1 << 20, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "max_batch") != NULL);
 	CHECK(m == NULL);
 }
 
