@@ -427,7 +427,7 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 
 	/* Shapes, layer by layer. */
 	int rank = obs_rank;
-	int64_t shape[4];
+	int64_t shape[4] = {0};
 	memcpy(shape, obs_shape, (size_t)obs_rank * sizeof *shape);
 	size_t numel = obs_numel;
 	for (int i = 0; i < m->nlayers; i++) {
