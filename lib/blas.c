@@ -23,15 +23,15 @@
 /* The CBLAS ABI: enums are ints with these values in every implementation. */
 enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
 
-typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
-			 int lda, const float *B, int ldb, float beta, float *C, int ldc);
+typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                         const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 typedef void (*set_threads_fn)(int n);
 typedef int (*get_threads_fn)(void);
 typedef char *(*get_string_fn)(void);
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static int blas_rc;           /* result of the first init */
-static char blas_msg[512];    /* its error message */
+static int blas_rc;        /* result of the first init */
+static char blas_msg[512]; /* its error message */
 static char blas_info[256] = "not loaded";
 static sgemm_fn blas_sgemm;
 static set_threads_fn blas_set_threads;
@@ -82,7 +82,8 @@ static void describe(void *h, const char *name, const char *how)
 			}
 			what[i] = '\0';
 		}
-		snprintf(blas_info, sizeof blas_info, "%s %s (%s, %s)", what, corename ? corename() : "?", name, how);
+		snprintf(blas_info, sizeof blas_info, "%s %s (%s, %s)", what, corename ? corename() : "?",
+		         name, how);
 	} else if (blis) {
 		snprintf(blas_info, sizeof blas_info, "BLIS %s (%s)", blis(), name);
 	} else {
@@ -114,7 +115,8 @@ static void blas_load(void)
 		if (core)
 			setenv("OPENBLAS_CORETYPE", core, 1);
 	}
-	int user_threads = env_set("OPENBLAS_NUM_THREADS") || env_set("GOTO_NUM_THREADS") || env_set("OMP_NUM_THREADS");
+	int user_threads =
+	    env_set("OPENBLAS_NUM_THREADS") || env_set("GOTO_NUM_THREADS") || env_set("OMP_NUM_THREADS");
 	if (!user_threads)
 		setenv("OPENBLAS_NUM_THREADS", "1", 1); /* no idle pool of nproc threads */
 
@@ -131,14 +133,14 @@ static void blas_load(void)
 		}
 		if (!h) {
 			const char *e = dlerror();
-			wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0, "%s%s", wl ? "; " : "",
-					       e ? e : names[i]);
+			wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0, "%s%s",
+			                       wl ? "; " : "", e ? e : names[i]);
 			continue;
 		}
 		blas_sgemm = (sgemm_fn)dlsym(h, "cblas_sgemm");
 		if (!blas_sgemm) {
 			wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0,
-					       "%s%s: no cblas_sgemm", wl ? "; " : "", names[i]);
+			                       "%s%s: no cblas_sgemm", wl ? "; " : "", names[i]);
 			dlclose(h);
 			h = NULL;
 			continue;
@@ -196,18 +198,18 @@ int seed_blas_set_threads(int n)
 }
 
 void seed_blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-		     const float *B, int ldb, float beta, float *C, int ldc)
+                     const float *B, int ldb, float beta, float *C, int ldc)
 {
 	if (!blas_sgemm) {
 		seed_blas_sgemm_ref(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}
-	blas_sgemm(CBLAS_ROW_MAJOR, trans_a ? CBLAS_TRANS : CBLAS_NO_TRANS, trans_b ? CBLAS_TRANS : CBLAS_NO_TRANS,
-		   M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	blas_sgemm(CBLAS_ROW_MAJOR, trans_a ? CBLAS_TRANS : CBLAS_NO_TRANS,
+	           trans_b ? CBLAS_TRANS : CBLAS_NO_TRANS, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void seed_blas_sgemm_ref(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-			 const float *B, int ldb, float beta, float *C, int ldc)
+void seed_blas_sgemm_ref(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
+                         int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
 	for (int i = 0; i < M; i++) {
 		for (int j = 0; j < N; j++) {

@@ -16,6 +16,7 @@
 #include "seed/nn.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ typedef struct layer {
 	/* linear: n_in -> n_out; conv2d: (H, W, C) -> (OH, OW, F) with k x k */
 	int n_in, n_out;
 	int H, W, C, F, k, OH, OW;
-	float gain; /* orthogonal init gain of the weight */
+	float gain;     /* orthogonal init gain of the weight */
 	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
 	float *dw, *db; /* gradients, same shapes */
 	float *out;     /* (B, numel_out); flatten: the input itself */
@@ -59,12 +60,12 @@ struct seed_model {
 	size_t nparams;
 	seed_model_param *tensors;
 	int ntensors;
-	char *names;  /* the tensors' names, back to back */
-	float *input; /* (B, obs_numel) the observations as f32 */
+	char *names;    /* the tensors' names, back to back */
+	float *input;   /* (B, obs_numel) the observations as f32 */
 	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
-	float *dcol;  /* (B * OH * OW, k * k * C) for conv2d input gradients */
-	float *wt;    /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
-	float *head;  /* (B, A + 1) gradient of the fused head's output */
+	float *dcol;    /* (B * OH * OW, k * k * C) for conv2d input gradients */
+	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
+	float *head;    /* (B, A + 1) gradient of the fused head's output */
 	const nnk_ops *k;
 };
 
@@ -95,13 +96,14 @@ static void shape_str(char *buf, size_t len, int rank, const int64_t *shape)
 
 /* A positive integer member `key` of layer i, at most max. */
 static int get_count(const json_t *obj, int i, const char *type, const char *key, long long max, int *out,
-		     seed_err *err)
+                     seed_err *err)
 {
 	const json_t *v = json_object_get(obj, key);
 	if (!v)
 		return bad(err, "torso[%d] (%s): key \"%s\" is missing", i, type, key);
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
-		return bad(err, "torso[%d] (%s): key \"%s\" must be an integer in 1..%lld", i, type, key, max);
+		return bad(err, "torso[%d] (%s): key \"%s\" must be an integer in 1..%lld", i, type, key,
+		           max);
 	*out = (int)json_integer_value(v);
 	return 0;
 }
@@ -111,7 +113,8 @@ static int check_keys(const json_t *obj, int i, const char *type, const char *co
 {
 	const char *key;
 	const json_t *v;
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		(void)v;
 		int ok = strcmp(key, "type") == 0;
 		for (int j = 0; allowed[j] && !ok; j++)
@@ -137,7 +140,8 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		if (strcmp(type, kind_names[j]) == 0)
 			kind = j;
 	if (kind < 0)
-		return bad(err, "torso[%d]: key \"type\" must be one of linear, conv2d, relu, tanh, flatten", i);
+		return bad(err, "torso[%d]: key \"type\" must be one of linear, conv2d, relu, tanh, flatten",
+		           i);
 	L->kind = (enum layer_kind)kind;
 	shape_str(shp, sizeof shp, L->rank_in, L->shape_in);
 	int rc;
@@ -149,8 +153,9 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		if ((rc = get_count(obj, i, type, "out", 1 << 20, &L->n_out, err)) < 0)
 			return rc;
 		if (L->rank_in != 1)
-			return bad(err, "torso[%d] (linear): input has shape %s: put a flatten layer before it", i,
-				   shp);
+			return bad(err,
+			           "torso[%d] (linear): input has shape %s: put a flatten layer before it", i,
+			           shp);
 		L->n_in = (int)L->shape_in[0];
 		L->rank_out = 1;
 		L->shape_out[0] = L->n_out;
@@ -197,14 +202,16 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 	for (int d = 0; d < L->rank_out; d++)
 		L->numel_out *= (size_t)L->shape_out[d];
 	if (L->numel_out > (size_t)1 << 28)
-		return bad(err, "torso[%d] (%s): output of %zu values per row is too large", i, type, L->numel_out);
+		return bad(err, "torso[%d] (%s): output of %zu values per row is too large", i, type,
+		           L->numel_out);
 	return 0;
 }
 
 /* ---- parameters -------------------------------------------------------- */
 
 /* Append a tensor to the table (names go to a buffer, fixed up later). */
-static void add_tensor(seed_model *m, seed_buf *names, size_t *off, const char *name, int rank, const int64_t *shape)
+static void add_tensor(seed_model *m, seed_buf *names, size_t *off, const char *name, int rank,
+                       const int64_t *shape)
 {
 	seed_model_param *p = &m->tensors[m->ntensors++];
 	p->name = (const char *)(uintptr_t)names->len; /* an index until names settle */
@@ -273,7 +280,8 @@ static void uniform(float *x, size_t n, double bound, seed_rng *rng)
 }
 
 /* Initialise a (rows, fan_in) weight and its (rows) bias. */
-static void init_rows(const seed_model *m, float *w, float *b, int rows, int fan_in, float gain, seed_rng *rng)
+static void init_rows(const seed_model *m, float *w, float *b, int rows, int fan_in, float gain,
+                      seed_rng *rng)
 {
 	if (m->init == INIT_ORTHOGONAL) {
 		orthogonal(w, rows, fan_in, gain, rng);
@@ -334,25 +342,27 @@ static float *falloc(size_t n)
 	return p;
 }
 
-int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank, const int64_t *obs_shape,
-		   int num_actions, int max_batch, seed_err *err)
+int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank,
+                   const int64_t *obs_shape, int num_actions, int max_batch, seed_err *err)
 {
 	if (obs_dtype != SEED_DTYPE_F32 && obs_dtype != SEED_DTYPE_U8)
 		return seed_err_set(err, -EINVAL, "model: observations must be f32 or u8, not %s",
-				    seed_dtype_name(obs_dtype));
+		                    seed_dtype_name(obs_dtype));
 	if (obs_rank < 1 || obs_rank > 4 || !obs_shape)
 		return seed_err_set(err, -EINVAL, "model: observation rank %d is not in 1..4", obs_rank);
 	size_t obs_numel = 1;
 	for (int d = 0; d < obs_rank; d++) {
 		if (obs_shape[d] < 1 || obs_shape[d] > (1 << 24))
 			return seed_err_set(err, -EINVAL, "model: observation dimension %d is %lld", d,
-					    (long long)obs_shape[d]);
+			                    (long long)obs_shape[d]);
 		obs_numel *= (size_t)obs_shape[d];
 	}
 	if (obs_numel > (size_t)1 << 28)
-		return seed_err_set(err, -EINVAL, "model: observations of %zu values are too large", obs_numel);
+		return seed_err_set(err, -EINVAL, "model: observations of %zu values are too large",
+		                    obs_numel);
 	if (num_actions < 1 || num_actions > (1 << 20))
-		return seed_err_set(err, -EINVAL, "model: num_actions %d is not in 1..%d", num_actions, 1 << 20);
+		return seed_err_set(err, -EINVAL, "model: num_actions %d is not in 1..%d", num_actions,
+		                    1 << 20);
 	if (max_batch < 1 || max_batch > (1 << 20))
 		return seed_err_set(err, -EINVAL, "model: max_batch %d is not in 1..%d", max_batch, 1 << 20);
 	if (!json)
@@ -372,7 +382,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	}
 	const char *key;
 	json_t *val;
-	json_object_foreach(root, key, val) {
+	json_object_foreach(root, key, val)
+	{
 		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0) {
 			rc = bad(err, "unknown key \"%s\" (expected \"torso\", \"init\")", key);
 			goto fail;
@@ -416,7 +427,7 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 
 	/* Shapes, layer by layer. */
 	int rank = obs_rank;
-	int64_t shape[4];
+	int64_t shape[4] = {0};
 	memcpy(shape, obs_shape, (size_t)obs_rank * sizeof *shape);
 	size_t numel = obs_numel;
 	for (int i = 0; i < m->nlayers; i++) {
@@ -432,7 +443,10 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 			if (rank != 1) {
 				char shp[96];
 				shape_str(shp, sizeof shp, rank, shape);
-				rc = bad(err, "the torso's output has shape %s: end the torso with a flatten layer", shp);
+				rc =
+				    bad(err,
+				        "the torso's output has shape %s: end the torso with a flatten layer",
+				        shp);
 				goto fail;
 			}
 			L->kind = L_LINEAR;
@@ -445,6 +459,17 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 		rank = L->rank_out;
 		memcpy(shape, L->shape_out, sizeof shape);
 		numel = L->numel_out;
+	}
+
+	/* Batches of activations must fit BLAS's int dimensions. */
+	size_t widest_row = obs_numel;
+	for (int i = 0; i < m->nlayers; i++)
+		if (m->layers[i].numel_out > widest_row)
+			widest_row = m->layers[i].numel_out;
+	if ((size_t)max_batch * widest_row > INT_MAX) {
+		rc = seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
+		                  max_batch, widest_row);
+		goto fail;
 	}
 
 	/* Parameters: count, then carve. */
@@ -474,6 +499,10 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	add_tensor(m, &names, &off, "value.weight", 2, (int64_t[]){1, H->n_in});
 	add_tensor(m, &names, &off, "policy.bias", 1, (int64_t[]){num_actions});
 	add_tensor(m, &names, &off, "value.bias", 1, (int64_t[]){1});
+	if (off > INT_MAX) {
+		rc = bad(err, "%zu parameters is too many", off);
+		goto fail;
+	}
 	m->nparams = off;
 	m->params = falloc(off);
 	m->grads = falloc(off);
@@ -597,10 +626,10 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 {
 	char tmp[96];
 	size_t n = 0;
-#define PUT(...)                                                                        \
-	do {                                                                            \
-		int w_ = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, __VA_ARGS__); \
-		n += (size_t)(w_ > 0 ? w_ : 0);                                         \
+#define PUT(...)                                                                                             \
+	do {                                                                                                 \
+		int w_ = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, __VA_ARGS__);             \
+		n += (size_t)(w_ > 0 ? w_ : 0);                                                              \
 	} while (0)
 	shape_str(tmp, sizeof tmp, m->obs_rank, m->obs_shape);
 	PUT("%s%s", seed_dtype_name(m->obs_dtype), tmp);
@@ -656,8 +685,8 @@ static void layer_forward(const seed_model *m, layer *L, int B, const float *x)
 	switch (L->kind) {
 	case L_LINEAR:
 		/* out (B, n_out) = x (B, n_in) W^T + b */
-		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f, L->out,
-				L->n_out);
+		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f,
+		                L->out, L->n_out);
 		m->k->bias_add((size_t)B, (size_t)L->n_out, L->b, L->out);
 		break;
 	case L_CONV2D:
@@ -712,12 +741,12 @@ static void layer_backward(const seed_model *m, layer *L, int B, const float *x,
 	switch (L->kind) {
 	case L_LINEAR:
 		/* dW (n_out, n_in) += dy^T x; db += sum_b dy; dx (B, n_in) = dy W */
-		seed_blas_sgemm(true, false, L->n_out, L->n_in, B, 1.0f, dy, L->n_out, x, L->n_in, 1.0f, L->dw,
-				L->n_in);
+		seed_blas_sgemm(true, false, L->n_out, L->n_in, B, 1.0f, dy, L->n_out, x, L->n_in, 1.0f,
+		                L->dw, L->n_in);
 		m->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
 		if (dx)
-			seed_blas_sgemm(false, false, B, L->n_in, L->n_out, 1.0f, dy, L->n_out, L->w, L->n_in, 0.0f,
-					dx, L->n_in);
+			seed_blas_sgemm(false, false, B, L->n_in, L->n_out, 1.0f, dy, L->n_out, L->w, L->n_in,
+			                0.0f, dx, L->n_in);
 		break;
 	case L_CONV2D: {
 		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C, Fp = nnk_fpad(m->k, L->F);
@@ -731,7 +760,8 @@ static void layer_backward(const seed_model *m, layer *L, int B, const float *x,
 		m->k->col_sum((size_t)rows, (size_t)L->F, dy, L->db);
 		if (dx) {
 			/* dcol (rows, kk) = dy (rows, F) W (F, kk), then scatter. */
-			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f, m->dcol, kk);
+			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f, m->dcol,
+			                kk);
 			col2im(L, B, m->dcol, dx);
 		}
 		break;

@@ -54,7 +54,8 @@ static void ref_u8_to_f32(size_t n, const uint8_t *x, float *y)
 }
 
 /* The convolution as its definition says, one output at a time. */
-static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias, float *out)
+static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+                         float *out)
 {
 	int Fp = nnk_fpad(&nnk_ref, s->F);
 	for (int b = 0; b < B; b++)
@@ -64,8 +65,12 @@ static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *
 					float acc = bias[f];
 					for (int ky = 0; ky < s->k; ky++)
 						for (int j = 0; j < s->k * s->C; j++) {
-							float xv = x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
-							acc += xv * wt[((size_t)ky * s->k * s->C + j) * Fp + f];
+							float xv =
+							    x[(((size_t)b * s->H + oy + ky) * s->W + ox) *
+							          s->C +
+							      j];
+							acc +=
+							    xv * wt[((size_t)ky * s->k * s->C + j) * Fp + f];
 						}
 					out[(((size_t)b * s->OH + oy) * s->OW + ox) * s->F + f] = acc;
 				}
@@ -80,7 +85,8 @@ static void ref_conv_dw(const nnk_conv *s, int B, const float *x, const float *d
 				const float *g = dy + (((size_t)b * s->OH + oy) * s->OW + ox) * s->F;
 				for (int ky = 0; ky < s->k; ky++)
 					for (int j = 0; j < s->k * s->C; j++) {
-						float xv = x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
+						float xv =
+						    x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
 						float *d = dwt + ((size_t)ky * s->k * s->C + j) * Fp;
 						for (int f = 0; f < s->F; f++)
 							d[f] += xv * g[f];
@@ -89,17 +95,17 @@ static void ref_conv_dw(const nnk_conv *s, int B, const float *x, const float *d
 }
 
 const nnk_ops nnk_ref = {
-	.name = "reference",
-	.fpad = 1,
-	.tanh_fwd = ref_tanh_fwd,
-	.tanh_bwd = ref_tanh_bwd,
-	.relu_fwd = ref_relu_fwd,
-	.relu_bwd = ref_relu_bwd,
-	.bias_add = ref_bias_add,
-	.col_sum = ref_col_sum,
-	.u8_to_f32 = ref_u8_to_f32,
-	.conv_fwd = ref_conv_fwd,
-	.conv_dw = ref_conv_dw,
+    .name = "reference",
+    .fpad = 1,
+    .tanh_fwd = ref_tanh_fwd,
+    .tanh_bwd = ref_tanh_bwd,
+    .relu_fwd = ref_relu_fwd,
+    .relu_bwd = ref_relu_bwd,
+    .bias_add = ref_bias_add,
+    .col_sum = ref_col_sum,
+    .u8_to_f32 = ref_u8_to_f32,
+    .conv_fwd = ref_conv_fwd,
+    .conv_dw = ref_conv_dw,
 };
 
 #if defined(__x86_64__)

@@ -50,7 +50,8 @@ typedef struct nnk_ops {
 	void (*u8_to_f32)(size_t n, const uint8_t *x, float *y);
 	/* out (B, OH, OW, F) = bias + sum over the k x k x C patch of x
 	 * (B, H, W, C) times wt (k*k*C, Fp). */
-	void (*conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias, float *out);
+	void (*conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+	                 float *out);
 	/* dwt (k*k*C, Fp) += sum over output positions of the patch of x
 	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
 	 * transposed and padded like wt (padding columns stay untouched). */

@@ -160,7 +160,6 @@ NNK_STATIC void NNK_FN(u8_to_f32)(size_t n, const uint8_t *x, float *y)
 		y[i] = (float)x[i];
 }
 
-
 /* A partial vector: n < NNK_W floats, zeros after. */
 NNK_INLINE VF NNK_FN(load_part)(const float *p, int n)
 {
@@ -183,43 +182,47 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
 NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
-				  float *out)
+                                 float *out)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
 	for (int b = 0; b < B; b++)
 		for (int oy = 0; oy < s->OH; oy++)
 			for (int fb = 0; fb < F; fb += NNK_W) {
 				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
-				const VF bv = nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
+				const VF bv =
+				    nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
 				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
 				int ox = 0;
 				for (; ox + 8 <= s->OW; ox += 8) {
 #define ACC_INIT(p) VF acc##p = bv;
 					NNK_REP8(ACC_INIT)
 					for (int ky = 0; ky < k; ky++) {
-						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *xr =
+						    x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
 						const float *wr = wt + (size_t)ky * run * Fp + fb;
 						for (int j = 0; j < run; j++) {
 							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
-#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p) * C + j]), w, acc##p);
+#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p)*C + j]), w, acc##p);
 							NNK_REP8(ACC_FMA)
 						}
 					}
-#define ACC_STORE(p)                                                                                 \
-	if (nf == NNK_W)                                                                             \
-		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                   \
-	else                                                                                         \
+#define ACC_STORE(p)                                                                                         \
+	if (nf == NNK_W)                                                                                     \
+		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                           \
+	else                                                                                                 \
 		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
 					NNK_REP8(ACC_STORE)
 				}
 				for (; ox < s->OW; ox++) {
 					VF acc = bv;
 					for (int ky = 0; ky < k; ky++) {
-						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						const float *xr =
+						    x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
 						const float *wr = wt + (size_t)ky * run * Fp + fb;
 						for (int j = 0; j < run; j++)
-							acc = NNK_MADD(NNK_FN(splat)(xr[j]), NNK_FN(load)(wr + (size_t)j * Fp),
-								       acc);
+							acc =
+							    NNK_MADD(NNK_FN(splat)(xr[j]),
+							             NNK_FN(load)(wr + (size_t)j * Fp), acc);
 					}
 					if (nf == NNK_W)
 						NNK_FN(store)(o + (size_t)ox * F, acc);
@@ -247,28 +250,32 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 #define DW_INIT(p) VF acc##p = (p) < rem ? NNK_FN(load)(dr + (size_t)(j0 + (p)) * Fp) : (VF){0};
 					NNK_REP8(DW_INIT)
 					for (int oy = 0; oy < s->OH; oy++) {
-						const float *g = dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
-						const float *xr = x + (((size_t)b * s->H + oy + ky) * s->W) * C + j0;
+						const float *g =
+						    dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+						const float *xr =
+						    x + (((size_t)b * s->H + oy + ky) * s->W) * C + j0;
 						if (rem == 8) {
 							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
-								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
-											  : NNK_FN(load_part)(g, nf);
+								const VF gv = nf == NNK_W
+								                  ? NNK_FN(load)(g)
+								                  : NNK_FN(load_part)(g, nf);
 #define DW_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
 								NNK_REP8(DW_FMA)
 							}
 						} else {
 							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
-								const VF gv = nf == NNK_W ? NNK_FN(load)(g)
-											  : NNK_FN(load_part)(g, nf);
-#define DW_FMA_PART(p)                                                                               \
-	if ((p) < rem)                                                                               \
+								const VF gv = nf == NNK_W
+								                  ? NNK_FN(load)(g)
+								                  : NNK_FN(load_part)(g, nf);
+#define DW_FMA_PART(p)                                                                                       \
+	if ((p) < rem)                                                                                       \
 		acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
 								NNK_REP8(DW_FMA_PART)
 							}
 						}
 					}
-#define DW_STORE(p)                                                                                  \
-	if ((p) < rem)                                                                               \
+#define DW_STORE(p)                                                                                          \
+	if ((p) < rem)                                                                                       \
 		NNK_FN(store)(dr + (size_t)(j0 + (p)) * Fp, acc##p);
 					NNK_REP8(DW_STORE)
 				}
@@ -285,17 +292,17 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 #undef DW_FMA_PART
 
 static const nnk_ops NNK_FN(nnk_ops) = {
-	.name = NNK_NAME,
-	.fpad = NNK_W,
-	.tanh_fwd = NNK_FN(tanh_fwd),
-	.tanh_bwd = NNK_FN(tanh_bwd),
-	.relu_fwd = NNK_FN(relu_fwd),
-	.relu_bwd = NNK_FN(relu_bwd),
-	.bias_add = NNK_FN(bias_add),
-	.col_sum = NNK_FN(col_sum),
-	.u8_to_f32 = NNK_FN(u8_to_f32),
-	.conv_fwd = NNK_FN(conv_fwd),
-	.conv_dw = NNK_FN(conv_dw),
+    .name = NNK_NAME,
+    .fpad = NNK_W,
+    .tanh_fwd = NNK_FN(tanh_fwd),
+    .tanh_bwd = NNK_FN(tanh_bwd),
+    .relu_fwd = NNK_FN(relu_fwd),
+    .relu_bwd = NNK_FN(relu_bwd),
+    .bias_add = NNK_FN(bias_add),
+    .col_sum = NNK_FN(col_sum),
+    .u8_to_f32 = NNK_FN(u8_to_f32),
+    .conv_fwd = NNK_FN(conv_fwd),
+    .conv_dw = NNK_FN(conv_dw),
 };
 
 #undef VF

@@ -165,7 +165,7 @@ int seed_policy_action_log_prob(int B, int A, const float *logits, const int32_t
 }
 
 int seed_policy_action_log_prob_backward(int B, int A, const float *logits, const int32_t *actions,
-					 const float *dlogp, float *dlogits)
+                                         const float *dlogp, float *dlogits)
 {
 	if (!actions_ok(B, A, actions))
 		return -EINVAL;

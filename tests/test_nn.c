@@ -52,7 +52,7 @@ static size_t off_of(const seed_model *m, const char *name)
 /* logits (B, A) and values (B) of rn with parameters theta (in m's slab
  * layout, found by name) for obs (B, numel). */
 static void rnet_forward(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
-			 double *logits, double *values)
+                         double *logits, double *values)
 {
 	int rank = rn->rank;
 	int64_t sh[3] = {rn->shape[0], rn->shape[1], rn->shape[2]};
@@ -99,8 +99,16 @@ static void rnet_forward(const rnet *rn, const seed_model *m, const double *thet
 							for (int ky = 0; ky < k; ky++)
 								for (int kx = 0; kx < k; kx++)
 									for (int c = 0; c < C; c++)
-										s += w[((f * k + ky) * k + kx) * C + c] *
-										     x[b * numel + ((size_t)(oy + ky) * W + ox + kx) * C + c];
+										s +=
+										    w[((f * k + ky) * k +
+										       kx) *
+										          C +
+										      c] *
+										    x[b * numel +
+										      ((size_t)(oy + ky) * W +
+										       ox + kx) *
+										          C +
+										      c];
 							y[b * nout + ((size_t)oy * OW + ox) * F + f] = s;
 						}
 			sh[0] = OH;
@@ -144,7 +152,7 @@ static void rnet_forward(const rnet *rn, const seed_model *m, const double *thet
 }
 
 static double rnet_loss(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
-			const double *cl, const double *cv)
+                        const double *cl, const double *cv)
 {
 	double *lg = malloc((size_t)B * rn->A * sizeof *lg), *v = malloc((size_t)B * sizeof *v);
 	rnet_forward(rn, m, theta, B, obs, lg, v);
@@ -213,8 +221,8 @@ static void grad_check(const gcase *gc, uint64_t seed)
 	const float *params = seed_model_params(m);
 	for (size_t j = 0; j < np; j++)
 		theta[j] = params[j];
-	CHECK(seed_model_forward(m, B, gc->dtype == SEED_DTYPE_U8 ? (const void *)obs_u : (const void *)obs_f, logits,
-				 values) == 0);
+	CHECK(seed_model_forward(m, B, gc->dtype == SEED_DTYPE_U8 ? (const void *)obs_u : (const void *)obs_f,
+	                         logits, values) == 0);
 	rnet_forward(rn, m, theta, B, obs, rl, rv);
 	for (int i = 0; i < B * A; i++)
 		CHECK_NEAR(logits[i], rl[i], 2e-5 * (1 + fabs(rl[i])));
@@ -253,13 +261,14 @@ static void grad_check(const gcase *gc, uint64_t seed)
 				worst = diff;
 			if (diff > 1e-4 + 1e-3 * fabs(num)) {
 				if (failed++ < 5)
-					printf("# %s[%zu]: backward %.9g, finite differences %.9g\n", p->name, e,
-					       (double)g[j], num);
+					printf("# %s[%zu]: backward %.9g, finite differences %.9g\n", p->name,
+					       e, (double)g[j], num);
 				tap_case_failed = 1;
 			}
 		}
 	}
-	printf("# %d gradients checked, %d skipped near a kink, worst |error| %.3g\n", checked, skipped, worst);
+	printf("# %d gradients checked, %d skipped near a kink, worst |error| %.3g\n", checked, skipped,
+	       worst);
 	CHECK(checked > 0);
 	CHECK(skipped * 20 <= checked);
 
@@ -288,33 +297,33 @@ static void t_grad_heads(void)
 static void t_grad_linear(void)
 {
 	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 6}, {\"type\": \"linear\", \"out\": 5}],"
-		    " \"init\": \"pytorch\"}",
-		    {2, {{R_LINEAR, 6, 0}, {R_LINEAR, 5, 0}}, 1, {7}, 4},
-		    SEED_DTYPE_F32,
-		    5,
-		    1};
+	            " \"init\": \"pytorch\"}",
+	            {2, {{R_LINEAR, 6, 0}, {R_LINEAR, 5, 0}}, 1, {7}, 4},
+	            SEED_DTYPE_F32,
+	            5,
+	            1};
 	grad_check(&gc, 2);
 }
 
 static void t_grad_relu(void)
 {
 	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"relu\"},"
-		    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
-		    {4, {{R_LINEAR, 9, 0}, {R_RELU, 0, 0}, {R_LINEAR, 5, 0}, {R_RELU, 0, 0}}, 1, {6}, 3},
-		    SEED_DTYPE_F32,
-		    6,
-		    1};
+	            " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
+	            {4, {{R_LINEAR, 9, 0}, {R_RELU, 0, 0}, {R_LINEAR, 5, 0}, {R_RELU, 0, 0}}, 1, {6}, 3},
+	            SEED_DTYPE_F32,
+	            6,
+	            1};
 	grad_check(&gc, 3);
 }
 
 static void t_grad_tanh(void)
 {
 	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"tanh\"},"
-		    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
-		    {4, {{R_LINEAR, 9, 0}, {R_TANH, 0, 0}, {R_LINEAR, 5, 0}, {R_TANH, 0, 0}}, 1, {6}, 3},
-		    SEED_DTYPE_F32,
-		    6,
-		    1};
+	            " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
+	            {4, {{R_LINEAR, 9, 0}, {R_TANH, 0, 0}, {R_LINEAR, 5, 0}, {R_TANH, 0, 0}}, 1, {6}, 3},
+	            SEED_DTYPE_F32,
+	            6,
+	            1};
 	grad_check(&gc, 4);
 }
 
@@ -323,12 +332,12 @@ static void t_grad_conv2d(void)
 	/* Two convolutions (the second one's input gradient reaches the
 	 * first's parameters), non-square input, C > 1. */
 	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
-		    " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"flatten\"}],"
-		    " \"init\": \"pytorch\"}",
-		    {3, {{R_CONV, 4, 2}, {R_CONV, 3, 3}, {R_FLATTEN, 0, 0}}, 3, {5, 6, 3}, 3},
-		    SEED_DTYPE_F32,
-		    3,
-		    1};
+	            " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"flatten\"}],"
+	            " \"init\": \"pytorch\"}",
+	            {3, {{R_CONV, 4, 2}, {R_CONV, 3, 3}, {R_FLATTEN, 0, 0}}, 3, {5, 6, 3}, 3},
+	            SEED_DTYPE_F32,
+	            3,
+	            1};
 	grad_check(&gc, 5);
 }
 
@@ -336,19 +345,20 @@ static void t_grad_flatten(void)
 {
 	/* flatten between a convolution and linear layers, and as a first
 	 * layer on a rank-3 observation. */
-	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"tanh\"},"
-		    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 5}], \"init\": \"pytorch\"}",
-		    {4, {{R_CONV, 3, 3}, {R_TANH, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 5, 0}}, 3, {4, 5, 2}, 2},
-		    SEED_DTYPE_F32,
-		    3,
-		    1};
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 5}], \"init\": \"pytorch\"}",
+	    {4, {{R_CONV, 3, 3}, {R_TANH, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 5, 0}}, 3, {4, 5, 2}, 2},
+	    SEED_DTYPE_F32,
+	    3,
+	    1};
 	grad_check(&gc, 6);
 	gcase first = {"{\"torso\": [{\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 4}],"
-		       " \"init\": \"pytorch\"}",
-		       {2, {{R_FLATTEN, 0, 0}, {R_LINEAR, 4, 0}}, 3, {2, 3, 2}, 2},
-		       SEED_DTYPE_F32,
-		       3,
-		       1};
+	               " \"init\": \"pytorch\"}",
+	               {2, {{R_FLATTEN, 0, 0}, {R_LINEAR, 4, 0}}, 3, {2, 3, 2}, 2},
+	               SEED_DTYPE_F32,
+	               3,
+	               1};
 	grad_check(&first, 7);
 }
 
@@ -356,25 +366,29 @@ static void t_grad_mlp64(void)
 {
 	/* The CartPole preset, whole, with its default orthogonal init. */
 	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
-		    " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
-		    {4, {{R_LINEAR, 64, 0}, {R_TANH, 0, 0}, {R_LINEAR, 64, 0}, {R_TANH, 0, 0}}, 1, {4}, 2},
-		    SEED_DTYPE_F32,
-		    8,
-		    7};
+	            " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
+	            {4, {{R_LINEAR, 64, 0}, {R_TANH, 0, 0}, {R_LINEAR, 64, 0}, {R_TANH, 0, 0}}, 1, {4}, 2},
+	            SEED_DTYPE_F32,
+	            8,
+	            7};
 	grad_check(&gc, 8);
 }
 
 static void t_grad_minatar(void)
 {
 	/* The MinAtar preset, whole, on u8 observations (Breakout's 10x10x4). */
-	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"},"
-		    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}],"
-		    " \"init\": \"pytorch\"}",
-		    {5, {{R_CONV, 16, 3}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 128, 0}, {R_RELU, 0, 0}}, 3,
-		     {10, 10, 4}, 6},
-		    SEED_DTYPE_U8,
-		    3,
-		    401};
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"},"
+	    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}],"
+	    " \"init\": \"pytorch\"}",
+	    {5,
+	     {{R_CONV, 16, 3}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 128, 0}, {R_RELU, 0, 0}},
+	     3,
+	     {10, 10, 4},
+	     6},
+	    SEED_DTYPE_U8,
+	    3,
+	    401};
 	grad_check(&gc, 9);
 }
 
@@ -386,10 +400,11 @@ static void t_grad_float_central(void)
 	const int64_t shape[1] = {5};
 	seed_model *m = NULL;
 	seed_err err;
-	int rc = seed_model_new(&m,
-				"{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"},"
-				" {\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
-				SEED_DTYPE_F32, 1, shape, A, B, &err);
+	int rc = seed_model_new(
+	    &m,
+	    "{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
+	    SEED_DTYPE_F32, 1, shape, A, B, &err);
 	CHECK_MSG(rc == 0, "%s", err.msg);
 	if (rc)
 		return;
@@ -426,7 +441,8 @@ static void t_grad_float_central(void)
 		p[j] = save;
 		double num = (L[0] - L[1]) / (2 * (double)h);
 		if (fabs(num - g[j]) > 2e-3 + 2e-2 * fabs(num) && bad++ < 5)
-			printf("# param %zu: backward %.6g, central differences %.6g\n", j, (double)g[j], num);
+			printf("# param %zu: backward %.6g, central differences %.6g\n", j, (double)g[j],
+			       num);
 	}
 	CHECK(bad == 0);
 	seed_model_free(&m);
@@ -470,7 +486,8 @@ static void t_golden_conv(void)
 	const int64_t shape[3] = {GOLDEN_CONV_H, GOLDEN_CONV_W, GOLDEN_CONV_C};
 	seed_model *m = NULL;
 	seed_err err;
-	int rc = seed_model_new(&m, GOLDEN_CONV_JSON, SEED_DTYPE_U8, 3, shape, GOLDEN_CONV_A, GOLDEN_CONV_B, &err);
+	int rc =
+	    seed_model_new(&m, GOLDEN_CONV_JSON, SEED_DTYPE_U8, 3, shape, GOLDEN_CONV_A, GOLDEN_CONV_B, &err);
 	CHECK_MSG(rc == 0, "%s", err.msg);
 	if (rc)
 		return;
@@ -486,8 +503,9 @@ static void t_golden_conv(void)
 
 /* ---- parameters, shapes, errors ---------------------------------------- */
 
-static const char minatar_json[] = "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
-				   "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
+static const char minatar_json[] =
+    "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
+    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
 
 static void t_param_table(void)
 {
@@ -505,10 +523,14 @@ static void t_param_table(void)
 		int rank;
 		int64_t shape[4];
 	} want[] = {
-		{"torso.0.weight", 4, {16, 3, 3, 4}}, {"torso.0.bias", 1, {16}},
-		{"torso.3.weight", 2, {128, 1024}},   {"torso.3.bias", 1, {128}},
-		{"policy.weight", 2, {6, 128}},       {"value.weight", 2, {1, 128}},
-		{"policy.bias", 1, {6}},              {"value.bias", 1, {1}},
+	    {"torso.0.weight", 4, {16, 3, 3, 4}},
+	    {"torso.0.bias", 1, {16}},
+	    {"torso.3.weight", 2, {128, 1024}},
+	    {"torso.3.bias", 1, {128}},
+	    {"policy.weight", 2, {6, 128}},
+	    {"value.weight", 2, {1, 128}},
+	    {"policy.bias", 1, {6}},
+	    {"value.bias", 1, {1}},
 	};
 	CHECK(seed_model_num_tensors(m) == 8);
 	CHECK(seed_model_num_params(m) == 576 + 16 + 131072 + 128 + 768 + 128 + 6 + 1);
@@ -540,9 +562,11 @@ static void t_param_table(void)
 	char buf[256];
 	int n = seed_model_summary(m, buf, sizeof buf);
 	CHECK(n == (int)strlen(buf));
-	CHECK_MSG(strcmp(buf, "u8[10,10,4] conv2d(16,k3) relu flatten linear(128) relu | heads 6+1 | 132695 params") ==
-			  0,
-		  "%s", buf);
+	CHECK_MSG(
+	    strcmp(buf,
+	           "u8[10,10,4] conv2d(16,k3) relu flatten linear(128) relu | heads 6+1 | 132695 params") ==
+	        0,
+	    "%s", buf);
 	CHECK(seed_model_summary(m, NULL, 0) == n);
 	seed_model_free(&m);
 	CHECK(m == NULL);
@@ -557,38 +581,45 @@ static void t_json_errors(void)
 		int rank;
 		const char *want[2]; /* substrings of the message */
 	} cases[] = {
-		{"{\"torso\": [{\"type\": \"linear\"}]}", 1, {"torso[0]", "\"out\""}},
-		{"{\"torso\": [{\"type\": \"relu\"}, {\"type\": \"linear\", \"out\": 0}]}", 1, {"torso[1]", "\"out\""}},
-		{"{\"torso\": [{\"type\": \"linear\", \"out\": \"8\"}]}", 1, {"torso[0]", "\"out\""}},
-		{"{\"torso\": [{\"type\": \"dense\", \"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
-		{"{\"torso\": [{\"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
-		{"{\"torso\": [{\"type\": \"tanh\"}, {\"type\": \"relu\", \"inplace\": true}]}", 1,
-		 {"torso[1]", "\"inplace\""}},
-		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 1, {"torso[0]", "conv2d"}},
-		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 11}, {\"type\": \"flatten\"}]}", 3,
-		 {"torso[0]", "\"kernel\""}},
-		{"{\"torso\": [{\"type\": \"conv2d\", \"kernel\": 3}, {\"type\": \"flatten\"}]}", 3,
-		 {"torso[0]", "\"filters\""}},
-		{"{\"torso\": [{\"type\": \"linear\", \"out\": 8}]}", 3, {"torso[0]", "flatten"}},
-		{"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 3, {"torso", "flatten"}},
-		{"{\"torso\": [3]}", 1, {"torso[0]", "object"}},
-		{"{\"torso\": {}}", 1, {"\"torso\"", "list"}},
-		{"{\"layers\": []}", 1, {"\"layers\"", "unknown"}},
-		{"{\"torso\": [], \"init\": \"xavier\"}", 1, {"\"init\"", "orthogonal"}},
-		{"{\"torso\": [", 1, {"JSON", "line 1"}},
-		{"[]", 1, {"object", "torso"}},
+	    {"{\"torso\": [{\"type\": \"linear\"}]}", 1, {"torso[0]", "\"out\""}},
+	    {"{\"torso\": [{\"type\": \"relu\"}, {\"type\": \"linear\", \"out\": 0}]}",
+	     1,
+	     {"torso[1]", "\"out\""}},
+	    {"{\"torso\": [{\"type\": \"linear\", \"out\": \"8\"}]}", 1, {"torso[0]", "\"out\""}},
+	    {"{\"torso\": [{\"type\": \"dense\", \"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
+	    {"{\"torso\": [{\"out\": 8}]}", 1, {"torso[0]", "\"type\""}},
+	    {"{\"torso\": [{\"type\": \"tanh\"}, {\"type\": \"relu\", \"inplace\": true}]}",
+	     1,
+	     {"torso[1]", "\"inplace\""}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}",
+	     1,
+	     {"torso[0]", "conv2d"}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 11}, {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0]", "\"kernel\""}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"kernel\": 3}, {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0]", "\"filters\""}},
+	    {"{\"torso\": [{\"type\": \"linear\", \"out\": 8}]}", 3, {"torso[0]", "flatten"}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 3, {"torso", "flatten"}},
+	    {"{\"torso\": [3]}", 1, {"torso[0]", "object"}},
+	    {"{\"torso\": {}}", 1, {"\"torso\"", "list"}},
+	    {"{\"layers\": []}", 1, {"\"layers\"", "unknown"}},
+	    {"{\"torso\": [], \"init\": \"xavier\"}", 1, {"\"init\"", "orthogonal"}},
+	    {"{\"torso\": [", 1, {"JSON", "line 1"}},
+	    {"[]", 1, {"object", "torso"}},
 	};
 	const int64_t vec[1] = {10}, img[3] = {10, 10, 4};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		seed_model *m = NULL;
 		seed_err err = {{0}};
-		int rc = seed_model_new(&m, cases[i].json, SEED_DTYPE_F32, cases[i].rank, cases[i].rank == 1 ? vec : img,
-					2, 4, &err);
+		int rc = seed_model_new(&m, cases[i].json, SEED_DTYPE_F32, cases[i].rank,
+		                        cases[i].rank == 1 ? vec : img, 2, 4, &err);
 		CHECK_MSG(rc == -SEED_EOPTION, "case %zu: rc %d", i, rc);
 		CHECK_MSG(m == NULL, "case %zu", i);
 		for (int w = 0; w < 2; w++)
-			CHECK_MSG(strstr(err.msg, cases[i].want[w]) != NULL, "case %zu: \"%s\" lacks %s", i, err.msg,
-				  cases[i].want[w]);
+			CHECK_MSG(strstr(err.msg, cases[i].want[w]) != NULL, "case %zu: \"%s\" lacks %s", i,
+			          err.msg, cases[i].want[w]);
 		seed_model_free(&m);
 	}
 	/* Arguments. */
@@ -599,6 +630,14 @@ static void t_json_errors(void)
 	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 0, 4, &err) == -EINVAL);
 	CHECK(seed_model_new(&m, "{\"torso\": []}", SEED_DTYPE_F32, 1, vec, 2, 0, &err) == -EINVAL);
 	CHECK(seed_model_new(&m, NULL, SEED_DTYPE_F32, 1, vec, 2, 4, &err) == -EINVAL);
+	/* Sizes past BLAS's int dimensions, refused before allocating. */
+	const int64_t wide[1] = {4096};
+	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 1048576}]}", SEED_DTYPE_F32, 1,
+	                     wide, 2, 1, &err) == -SEED_EOPTION);
+	CHECK(strstr(err.msg, "parameters") != NULL);
+	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 4096}]}", SEED_DTYPE_F32, 1,
+	                     vec, 2, 1 << 20, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "max_batch") != NULL);
 	CHECK(m == NULL);
 }
 
@@ -613,7 +652,8 @@ static double orth_error(const float *w, int rows, int cols, double gain)
 		for (int j = 0; j < n; j++) {
 			double s = 0;
 			for (int e = 0; e < len; e++)
-				s += tall ? (double)w[e * cols + i] * w[e * cols + j] : (double)w[i * cols + e] * w[j * cols + e];
+				s += tall ? (double)w[e * cols + i] * w[e * cols + j]
+				          : (double)w[i * cols + e] * w[j * cols + e];
 			double d = fabs(s - (i == j ? gain * gain : 0));
 			if (d > worst)
 				worst = d;
@@ -652,8 +692,8 @@ static void t_init_orthogonal(void)
 	/* Tall matrices (more rows than columns): orthonormal columns. */
 	seed_model *tall = NULL;
 	const int64_t vec[1] = {3};
-	CHECK(seed_model_new(&tall, "{\"torso\": [{\"type\": \"linear\", \"out\": 20}]}", SEED_DTYPE_F32, 1, vec, 2, 1,
-			     &err) == 0);
+	CHECK(seed_model_new(&tall, "{\"torso\": [{\"type\": \"linear\", \"out\": 20}]}", SEED_DTYPE_F32, 1,
+	                     vec, 2, 1, &err) == 0);
 	if (tall) {
 		seed_model_init(tall, &rng);
 		t = seed_model_param_find(tall, "torso.0.weight");
@@ -678,7 +718,7 @@ static void t_init_pytorch(void)
 	seed_model *m = NULL;
 	seed_err err;
 	CHECK(seed_model_new(&m, "{\"torso\": [{\"type\": \"linear\", \"out\": 64}], \"init\": \"pytorch\"}",
-			     SEED_DTYPE_F32, 1, vec, 4, 1, &err) == 0);
+	                     SEED_DTYPE_F32, 1, vec, 4, 1, &err) == 0);
 	if (!m)
 		return;
 	seed_rng rng;
@@ -711,9 +751,9 @@ static seed_model *mlp(int max_batch)
 	seed_model *m = NULL;
 	seed_err err;
 	if (seed_model_new(&m,
-			   "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
-			   " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
-			   SEED_DTYPE_F32, 1, vec, 2, max_batch, &err) < 0) {
+	                   "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
+	                   " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
+	                   SEED_DTYPE_F32, 1, vec, 2, max_batch, &err) < 0) {
 		printf("# %s\n", err.msg);
 		return NULL;
 	}
@@ -833,10 +873,10 @@ static void t_copy_and_load(void)
 	seed_rng_init(&rng, 99, 0);
 	seed_model_init(learner, &rng);
 	CHECK(memcmp(seed_model_params(learner), seed_model_params(infer),
-		     seed_model_num_params(learner) * sizeof(float)) != 0);
+	             seed_model_num_params(learner) * sizeof(float)) != 0);
 	CHECK(seed_model_copy_params(infer, learner) == 0);
 	CHECK(memcmp(seed_model_params(learner), seed_model_params(infer),
-		     seed_model_num_params(learner) * sizeof(float)) == 0);
+	             seed_model_num_params(learner) * sizeof(float)) == 0);
 	float obs[4] = {0.1f, -0.2f, 0.3f, 0.05f}, l1[2], l2[2], v1, v2;
 	seed_model_forward(learner, 1, obs, l1, &v1);
 	seed_model_forward(infer, 1, obs, l2, &v2);
@@ -856,14 +896,62 @@ static void t_copy_and_load(void)
 	const int64_t vec[1] = {4};
 	seed_model *other = NULL;
 	seed_err err;
-	CHECK(seed_model_new(&other, "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"relu\"},"
-				     " {\"type\": \"linear\", \"out\": 32}]}",
-			     SEED_DTYPE_F32, 1, vec, 2, 4, &err) == 0);
+	CHECK(seed_model_new(&other,
+	                     "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"relu\"},"
+	                     " {\"type\": \"linear\", \"out\": 32}]}",
+	                     SEED_DTYPE_F32, 1, vec, 2, 4, &err) == 0);
 	if (other)
 		CHECK(seed_model_copy_params(other, learner) == -EINVAL);
 	seed_model_free(&other);
 	seed_model_free(&learner);
 	seed_model_free(&infer);
+}
+
+/* The presets under examples/models build for their environments, with
+ * parameter counts worked by hand. */
+static char *slurp(const char *rel)
+{
+	const char *dir = getenv("SEED_SRCDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : ".", rel);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		printf("# cannot open %s\n", path);
+		return NULL;
+	}
+	char *buf = calloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void t_presets(void)
+{
+	char *mlp_json = slurp("examples/models/mlp64.json"),
+	     *minatar = slurp("examples/models/minatar.json");
+	CHECK(mlp_json && minatar);
+	if (!mlp_json || !minatar) {
+		free(mlp_json);
+		free(minatar);
+		return;
+	}
+	seed_model *m = NULL;
+	seed_err err;
+	/* CartPole: f32[4], 2 actions: 4*64+64 + 64*64+64 + 2*64+64 + 2+1. */
+	const int64_t cp[1] = {4};
+	CHECK_MSG(seed_model_new(&m, mlp_json, SEED_DTYPE_F32, 1, cp, 2, 256, &err) == 0, "%s", err.msg);
+	if (m)
+		CHECK(seed_model_num_params(m) == 320 + 4160 + 192 + 3);
+	seed_model_free(&m);
+	/* MinAtar Breakout: u8[10,10,4], 3 actions. */
+	const int64_t br[3] = {10, 10, 4};
+	CHECK_MSG(seed_model_new(&m, minatar, SEED_DTYPE_U8, 3, br, 3, 256, &err) == 0, "%s", err.msg);
+	if (m)
+		CHECK(seed_model_num_params(m) == 576 + 16 + 131072 + 128 + 3 * 128 + 128 + 3 + 1);
+	seed_model_free(&m);
+	free(mlp_json);
+	free(minatar);
 }
 
 int main(void)
@@ -891,5 +979,6 @@ int main(void)
 	TAP_RUN(t_backward_accumulates);
 	TAP_RUN(t_u8_matches_f32);
 	TAP_RUN(t_copy_and_load);
+	TAP_RUN(t_presets);
 	return tap_done();
 }

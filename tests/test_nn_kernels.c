@@ -184,14 +184,15 @@ static void t_conv_variants(void)
 	 * fewer than 8 pixels and rows with 8-pixel blocks plus leftovers,
 	 * C = 1, k = 1. */
 	static const int shapes[][5] = {
-		{10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
-		{4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},
+	    {10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
+	    {4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},
 	};
 	const int B = 2;
 	seed_rng rng;
 	seed_rng_init(&rng, 7, 0);
 	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-		nnk_conv s = {shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], shapes[si][4], 0, 0};
+		nnk_conv s = {
+		    shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], shapes[si][4], 0, 0};
 		s.OH = s.H - s.k + 1;
 		s.OW = s.W - s.k + 1;
 		int kk = s.k * s.k * s.C;
@@ -201,7 +202,8 @@ static void t_conv_variants(void)
 		float *dw0 = rnd(&rng, (size_t)kk * s.F, 1.0);
 		/* The reference, and |terms| for the tolerances. */
 		float *ref = malloc(ny * sizeof *ref), *mag = malloc(ny * sizeof *mag);
-		float *rdw = malloc((size_t)kk * s.F * sizeof *rdw), *mdw = calloc((size_t)kk * s.F, sizeof *mdw);
+		float *rdw = malloc((size_t)kk * s.F * sizeof *rdw),
+		      *mdw = calloc((size_t)kk * s.F, sizeof *mdw);
 		nnk_ref.conv_fwd(&s, B, x, w, bias, ref);
 		memcpy(rdw, dw0, (size_t)kk * s.F * sizeof *rdw);
 		nnk_ref.conv_dw(&s, B, x, dy, rdw);
@@ -233,8 +235,8 @@ static void t_conv_variants(void)
 			int bad = 0;
 			for (size_t i = 0; i < ny; i++)
 				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
-			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W, s.C, s.k,
-				  s.F, bad);
+			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W,
+			          s.C, s.k, s.F, bad);
 			/* dwt accumulates onto what is there; padding untouched. */
 			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
 			k->conv_dw(&s, B, x, dy, dwt);
@@ -246,10 +248,11 @@ static void t_conv_variants(void)
 						bad += got != 7.0f;
 					else
 						bad += !(fabsf(got - rdw[(size_t)j * s.F + f]) <=
-							 1e-5f * (mdw[(size_t)j * s.F + f] + fabsf(dw0[(size_t)j * s.F + f])));
+						         1e-5f * (mdw[(size_t)j * s.F + f] +
+						                  fabsf(dw0[(size_t)j * s.F + f])));
 				}
-			CHECK_MSG(bad == 0, "%s conv_dw %dx%dx%d k%d F%d: %d weights off", k->name, s.H, s.W, s.C, s.k,
-				  s.F, bad);
+			CHECK_MSG(bad == 0, "%s conv_dw %dx%dx%d k%d F%d: %d weights off", k->name, s.H, s.W,
+			          s.C, s.k, s.F, bad);
 			free(wt);
 			free(out);
 			free(dwt);

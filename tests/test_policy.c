@@ -43,7 +43,8 @@ static void t_action_log_prob(void)
 	float lp[GB];
 	CHECK(seed_policy_action_log_prob(GB, GA, golden_pol_logits, act, lp) == 0);
 	for (int b = 0; b < GB; b++)
-		CHECK_NEAR(lp[b], golden_pol_logp[b * GA + act[b]], 1e-6 * (1 + fabs(golden_pol_logp[b * GA + act[b]])));
+		CHECK_NEAR(lp[b], golden_pol_logp[b * GA + act[b]],
+		           1e-6 * (1 + fabs(golden_pol_logp[b * GA + act[b]])));
 	int32_t badact[GB] = {2, 0, 5, 4, 1};
 	float before[GB];
 	memcpy(before, lp, sizeof lp);
@@ -58,8 +59,8 @@ static void t_action_log_prob(void)
 
 static void t_argmax(void)
 {
-	float z[4 * 4] = {1, 3, 3, 2,  /* tie: first */
-			  -5, -6, -7, -8, NAN, 1, 2, NAN, NAN, NAN, NAN, NAN};
+	float z[4 * 4] = {1,  3,  3,  2, /* tie: first */
+	                  -5, -6, -7, -8, NAN, 1, 2, NAN, NAN, NAN, NAN, NAN};
 	int32_t a[4];
 	seed_policy_argmax(4, 4, z, a);
 	CHECK(a[0] == 1);
@@ -100,8 +101,8 @@ static void t_sample_inverse_cdf(void)
 					if (fabs(c - u) < nearest)
 						nearest = fabs(c - u);
 				}
-				CHECK_MSG(nearest < 1e-6, "row %d: u=%.9f sampled %d, inverse CDF gives %d", b, u,
-					  act[b], want);
+				CHECK_MSG(nearest < 1e-6, "row %d: u=%.9f sampled %d, inverse CDF gives %d",
+				          b, u, act[b], want);
 			}
 			CHECK(golden_pol_probs[b * GA + act[b]] > 0); /* never a masked action */
 		}
@@ -177,8 +178,9 @@ static void grad_logits(float *z)
 		z[GA + a] -= 1000.0f;
 }
 
-static const double coef[GB * GA] = {0.3, -1.2, 0.7, 0.1, -0.4, 1.1, 0.2, -0.6, 0.9, -0.3, 0.5, 0.8, -0.9,
-				      0.4, 0.6, -0.7, 1.3, 0.05, -0.2, 0.35, 0.45, -1.0, 0.15, 0.25, -0.5};
+static const double coef[GB * GA] = {0.3,  -1.2, 0.7,  0.1,  -0.4, 1.1,  0.2,  -0.6, 0.9,
+                                     -0.3, 0.5,  0.8,  -0.9, 0.4,  0.6,  -0.7, 1.3,  0.05,
+                                     -0.2, 0.35, 0.45, -1.0, 0.15, 0.25, -0.5};
 
 static double f_log_softmax(const float *z, const void *ctx)
 {

@@ -61,12 +61,12 @@ int seed_blas_set_threads(int n);
  * beta == 0, C need not be initialised.  Runs the loaded BLAS; before a
  * successful seed_blas_init it runs seed_blas_sgemm_ref (slow, but right). */
 void seed_blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-		     const float *B, int ldb, float beta, float *C, int ldc);
+                     const float *B, int ldb, float beta, float *C, int ldc);
 
 /* The same product by plain loops with double accumulation: the reference the
  * BLAS is tested against. */
-void seed_blas_sgemm_ref(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-			 const float *B, int ldb, float beta, float *C, int ldc);
+void seed_blas_sgemm_ref(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
+                         int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
 #ifdef __cplusplus
 }

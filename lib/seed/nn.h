@@ -82,8 +82,8 @@ typedef struct seed_model_param {
  * parameters).  Loads the BLAS (seed_blas_init) on first use.
  * Errors: -SEED_EOPTION (bad JSON: err names the layer index and key),
  * -EINVAL (bad dtype, shape, num_actions or max_batch), -ENOENT (no BLAS). */
-int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank, const int64_t *obs_shape,
-		   int num_actions, int max_batch, seed_err *err);
+int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank,
+                   const int64_t *obs_shape, int num_actions, int max_batch, seed_err *err);
 /* Free m (NULL is fine) and set *m to NULL. */
 void seed_model_free(seed_model **m);
 

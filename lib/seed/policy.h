@@ -58,7 +58,7 @@ int seed_policy_action_log_prob(int B, int A, const float *logits, const int32_t
  * dlogits[b,a] += dlogp[b] * ([a == actions[b]] - p_a).
  * Returns 0, or -EINVAL (nothing added) when an action is out of range. */
 int seed_policy_action_log_prob_backward(int B, int A, const float *logits, const int32_t *actions,
-					 const float *dlogp, float *dlogits);
+                                         const float *dlogp, float *dlogits);
 
 #ifdef __cplusplus
 }

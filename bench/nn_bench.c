@@ -1,0 +1,357 @@
+/* nn_bench.c: speed of the neural-network kernels (not a test).
+ *
+ *   bench/nn_bench [--threads N] [--repeats R]
+ *
+ * Prints, as markdown tables: sgemm GFLOP/s for the shapes the models use
+ * (through seed_blas_sgemm, so with whatever BLAS kernel this process got),
+ * the element-wise kernels (reference vs SIMD), the conv2d forward and
+ * weight gradient as im2col + sgemm and as the direct kernels the model
+ * uses, and model throughput in rows/s for forward and
+ * forward+backward of the CartPole MLP and the MinAtar network at the
+ * inference (256) and learner (640) batch sizes.  Each figure is the median
+ * of R timed runs (default 7), each run long enough (>= 20 ms) to time.
+ * To compare OpenBLAS kernels, run it under OPENBLAS_CORETYPE=Prescott,
+ * =Haswell, =SkylakeX, or with that variable unset (Seed's choice); see
+ * bench/RESULTS.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nn_kernels.h"
+#include "seed/blas.h"
+#include "seed/nn.h"
+#include "seed/rng.h"
+
+static int repeats = 7;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median seconds per call of fn(ctx). */
+static double time_it(void (*fn)(void *), void *ctx)
+{
+	int iters = 1;
+	for (;;) { /* calibrate: one run >= 20 ms */
+		double t0 = now();
+		for (int i = 0; i < iters; i++)
+			fn(ctx);
+		double dt = now() - t0;
+		if (dt >= 0.02)
+			break;
+		iters = dt > 0 ? (int)(iters * 0.025 / dt) + 1 : iters * 10;
+	}
+	double *runs = malloc((size_t)repeats * sizeof *runs);
+	for (int r = 0; r < repeats; r++) {
+		double t0 = now();
+		for (int i = 0; i < iters; i++)
+			fn(ctx);
+		runs[r] = (now() - t0) / iters;
+	}
+	qsort(runs, (size_t)repeats, sizeof *runs, cmp_double);
+	double med = runs[repeats / 2];
+	free(runs);
+	return med;
+}
+
+static float *randn(seed_rng *r, size_t n)
+{
+	float *p = malloc(n * sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)seed_rng_normal(r);
+	return p;
+}
+
+/* ---- sgemm -------------------------------------------------------------- */
+
+typedef struct {
+	const char *what;
+	int ta, tb, M, N, K;
+	float *A, *B, *C;
+} gemm_ctx;
+
+static void run_gemm(void *p)
+{
+	gemm_ctx *g = p;
+	seed_blas_sgemm(g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->ta ? g->M : g->K, g->B,
+	                g->tb ? g->K : g->N, 0.0f, g->C, g->N);
+}
+
+static void bench_sgemm(seed_rng *r)
+{
+	static const struct {
+		const char *what;
+		int ta, tb, M, N, K;
+	} shapes[] = {
+	    {"CartPole layer 1, B=256: [256x4]x[4x64]", 0, 1, 256, 64, 4},
+	    {"MLP layer 2, B=256: [256x64]x[64x64]", 0, 1, 256, 64, 64},
+	    {"MLP layer 2, B=640: [640x64]x[64x64]", 0, 1, 640, 64, 64},
+	    {"MLP heads, B=256: [256x64]x[64x3]", 0, 1, 256, 3, 64},
+	    {"MLP dW, B=640: [64x640]x[640x64]", 1, 0, 64, 64, 640},
+	    {"MLP dx, B=640: [640x64]x[64x64]", 0, 0, 640, 64, 64},
+	    {"conv im2col C=4, B=256: [16384x36]x[36x16]", 0, 1, 16384, 16, 36},
+	    {"conv im2col C=10, B=640: [40960x90]x[90x16]", 0, 1, 40960, 16, 90},
+	    {"conv dW C=4, B=640: [16x40960]x[40960x36]", 1, 0, 16, 36, 40960},
+	    {"MinAtar FC, B=256: [256x1024]x[1024x128]", 0, 1, 256, 128, 1024},
+	    {"MinAtar FC, B=640: [640x1024]x[1024x128]", 0, 1, 640, 128, 1024},
+	    {"MinAtar FC dW, B=640: [128x640]x[640x1024]", 1, 0, 128, 1024, 640},
+	};
+	printf("\n| sgemm (row-major) | GFLOP/s |\n|---|---:|\n");
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		gemm_ctx g = {shapes[s].what, shapes[s].ta, shapes[s].tb, shapes[s].M, shapes[s].N,
+		              shapes[s].K,    NULL,         NULL,         NULL};
+		g.A = randn(r, (size_t)g.M * g.K);
+		g.B = randn(r, (size_t)g.K * g.N);
+		g.C = randn(r, (size_t)g.M * g.N);
+		double t = time_it(run_gemm, &g);
+		printf("| %s | %.1f |\n", g.what, 2.0 * g.M * g.N * g.K / t * 1e-9);
+		free(g.A);
+		free(g.B);
+		free(g.C);
+	}
+}
+
+/* ---- element-wise kernels ---------------------------------------------- */
+
+typedef struct {
+	const nnk_ops *k;
+	size_t n;
+	float *x, *y;
+} ew_ctx;
+
+static void run_tanh(void *p)
+{
+	ew_ctx *e = p;
+	e->k->tanh_fwd(e->n, e->x, e->y);
+}
+
+static void run_relu(void *p)
+{
+	ew_ctx *e = p;
+	e->k->relu_fwd(e->n, e->x, e->y);
+}
+
+static void run_bias(void *p)
+{
+	ew_ctx *e = p;
+	e->k->bias_add(e->n / 64, 64, e->x, e->y);
+}
+
+static void bench_elementwise(seed_rng *r)
+{
+	size_t n = 256 * 64; /* one MLP activation at B=256, in L1/L2 */
+	ew_ctx e = {NULL, n, randn(r, n), randn(r, n)};
+	printf("\n| element-wise, %zu floats (B=256 x 64) | ns per element |\n|---|---:|\n", n);
+	const nnk_ops *ks[] = {&nnk_ref, nnk_best()};
+	for (int i = 0; i < 2; i++) {
+		e.k = ks[i];
+		printf("| tanh, %s | %.3f |\n", e.k->name, time_it(run_tanh, &e) / n * 1e9);
+		printf("| relu, %s | %.3f |\n", e.k->name, time_it(run_relu, &e) / n * 1e9);
+		printf("| bias add, %s | %.3f |\n", e.k->name, time_it(run_bias, &e) / n * 1e9);
+	}
+	free(e.x);
+	free(e.y);
+}
+
+/* ---- models ------------------------------------------------------------ */
+
+typedef struct {
+	seed_model *m;
+	int B;
+	void *obs;
+	float *logits, *values, *dl, *dv;
+} model_ctx;
+
+static void run_forward(void *p)
+{
+	model_ctx *c = p;
+	seed_model_forward(c->m, c->B, c->obs, c->logits, c->values);
+}
+
+static void run_train(void *p)
+{
+	model_ctx *c = p;
+	seed_model_forward(c->m, c->B, c->obs, c->logits, c->values);
+	seed_model_backward(c->m, c->B, c->dl, c->dv);
+}
+
+static void bench_model(seed_rng *r, const char *name, const char *json, seed_dtype dt, int rank,
+                        const int64_t *shape, int A, int B)
+{
+	seed_model *m = NULL;
+	seed_err err;
+	if (seed_model_new(&m, json, dt, rank, shape, A, B, &err) < 0) {
+		fprintf(stderr, "nn_bench: %s\n", err.msg);
+		exit(1);
+	}
+	seed_model_init(m, r);
+	size_t row = seed_model_obs_bytes(m);
+	unsigned char *obs = malloc((size_t)B * row);
+	if (dt == SEED_DTYPE_U8)
+		for (size_t i = 0; i < (size_t)B * row; i++)
+			obs[i] = (unsigned char)seed_rng_below(r, 2);
+	else
+		for (size_t i = 0; i < (size_t)B * row / 4; i++)
+			((float *)obs)[i] = (float)seed_rng_normal(r);
+	model_ctx c = {m,
+	               B,
+	               obs,
+	               randn(r, (size_t)B * A),
+	               randn(r, (size_t)B),
+	               randn(r, (size_t)B * A),
+	               randn(r, (size_t)B)};
+	double tf = time_it(run_forward, &c), tt = time_it(run_train, &c);
+	char sum[256];
+	seed_model_summary(m, sum, sizeof sum);
+	printf("| %s, B=%d | %.0f | %.0f | %.1f | %.1f |\n", name, B, B / tf, B / tt, tf * 1e6, tt * 1e6);
+	free(obs);
+	free(c.logits);
+	free(c.values);
+	free(c.dl);
+	free(c.dv);
+	seed_model_free(&m);
+}
+
+/* The MinAtar convolution (10x10xC -> 8x8x16, 3x3) two ways: im2col (the
+ * patch matrix) + sgemm, and the direct kernels the model uses; forward
+ * and weight gradient. */
+typedef struct {
+	int B, C;
+	nnk_conv s;
+	float *x, *col, *w, *wt, *out, *dy, *dw;
+} conv_ctx;
+
+static void run_im2col(void *p)
+{
+	conv_ctx *c = p;
+	size_t run = 3 * (size_t)c->C;
+	float *col = c->col;
+	for (int b = 0; b < c->B; b++)
+		for (int oy = 0; oy < 8; oy++)
+			for (int ox = 0; ox < 8; ox++)
+				for (int ky = 0; ky < 3; ky++, col += run)
+					memcpy(col, c->x + (((size_t)b * 10 + oy + ky) * 10 + ox) * c->C,
+					       run * sizeof *col);
+}
+
+static void run_conv_gemm(void *p)
+{
+	conv_ctx *c = p;
+	int kk = 9 * c->C;
+	seed_blas_sgemm(false, true, c->B * 64, 16, kk, 1.0f, c->col, kk, c->w, kk, 0.0f, c->out, 16);
+}
+
+static void run_conv_dw_gemm(void *p)
+{
+	conv_ctx *c = p;
+	int kk = 9 * c->C;
+	seed_blas_sgemm(true, false, 16, kk, c->B * 64, 1.0f, c->dy, 16, c->col, kk, 1.0f, c->dw, kk);
+}
+
+static void run_conv_direct(void *p)
+{
+	conv_ctx *c = p;
+	nnk_best()->conv_fwd(&c->s, c->B, c->x, c->wt, c->w, c->out);
+}
+
+static void run_conv_dw_direct(void *p)
+{
+	conv_ctx *c = p;
+	nnk_best()->conv_dw(&c->s, c->B, c->x, c->dy, c->dw);
+}
+
+static void bench_conv(seed_rng *r, int B, int C)
+{
+	size_t kk = 9 * (size_t)C;
+	conv_ctx c = {B,
+	              C,
+	              {10, 10, C, 3, 16, 8, 8},
+	              randn(r, (size_t)B * 100 * C),
+	              randn(r, (size_t)B * 64 * kk),
+	              randn(r, 16 * kk),
+	              randn(r, 16 * kk),
+	              randn(r, (size_t)B * 64 * 16),
+	              randn(r, (size_t)B * 64 * 16),
+	              randn(r, 16 * kk)};
+	double flop = 2.0 * B * 64 * 16 * kk;
+	double ti = time_it(run_im2col, &c), tg = time_it(run_conv_gemm, &c),
+	       td = time_it(run_conv_direct, &c);
+	double tgw = time_it(run_conv_dw_gemm, &c), tdw = time_it(run_conv_dw_direct, &c);
+	printf("| 3x3x%d->16 on 10x10, B=%d | %.0f | %.0f | %.0f (%.0f GFLOP/s) | %.0f (%.0f GFLOP/s) | %.0f "
+	       "(%.0f) | "
+	       "%.0f (%.0f) |\n",
+	       C, B, ti * 1e6, tg * 1e6, (ti + tg) * 1e6, flop / (ti + tg) * 1e-9, td * 1e6, flop / td * 1e-9,
+	       (ti + tgw) * 1e6, flop / (ti + tgw) * 1e-9, tdw * 1e6, flop / tdw * 1e-9);
+	free(c.x);
+	free(c.col);
+	free(c.w);
+	free(c.wt);
+	free(c.out);
+	free(c.dy);
+	free(c.dw);
+}
+
+int main(int argc, char **argv)
+{
+	int threads = 1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+			repeats = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R]\n");
+			return 2;
+		}
+	}
+	if (threads < 1 || repeats < 1) {
+		fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R]\n");
+		return 2;
+	}
+	seed_err err;
+	if (seed_blas_init(&err) < 0) {
+		fprintf(stderr, "nn_bench: %s\n", err.msg);
+		return 1;
+	}
+	if (threads != seed_blas_threads() && seed_blas_set_threads(threads) < 0)
+		fprintf(stderr, "nn_bench: cannot set %d BLAS threads\n", threads);
+	printf("BLAS: %s, %d thread(s); element-wise kernels: %s; median of %d runs\n", seed_blas_info(),
+	       seed_blas_threads(), nnk_best()->name, repeats);
+	seed_rng r;
+	seed_rng_init(&r, 1, 0);
+	bench_sgemm(&r);
+	bench_elementwise(&r);
+
+	printf("\n| conv2d | im2col us | its sgemm us | forward: im2col + sgemm us | forward: direct us | "
+	       "dW: im2col + sgemm us (GFLOP/s) | dW: direct us (GFLOP/s) "
+	       "|\n|---|---:|---:|---:|---:|---:|---:|\n");
+	bench_conv(&r, 256, 4);
+	bench_conv(&r, 640, 4);
+	bench_conv(&r, 640, 10);
+
+	static const char mlp[] = "{\"torso\":[{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"},"
+	                          "{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"}]}";
+	static const char minatar[] =
+	    "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
+	    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
+	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10};
+	printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
+	       "|---|---:|---:|---:|---:|\n");
+	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 256);
+	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 640);
+	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 256);
+	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 640);
+	bench_model(&r, "MinAtar net (u8[10,10,10], A=6)", minatar, SEED_DTYPE_U8, 3, sq, 6, 640);
+	return 0;
+}
