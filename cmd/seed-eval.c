@@ -27,10 +27,14 @@
 #include "cli.h"
 #include "seed/buf.h"
 #include "seed/env.h"
+#include "seed/checkpoint.h"
+#include "seed/nn.h"
+#include "seed/policy.h"
 #include "seed/rng.h"
 
 static const char usage[] =
-    "--env NAME [--env-options JSON] [--policy random] [--episodes N] [--envs K] [--seed S]\n"
+    "(--env NAME [--policy random] | --checkpoint DIR|FILE [--greedy]) [--env-options JSON] [--episodes N]\n"
+    "       [--envs K] [--seed S]\n"
     "       seed-eval --list-envs";
 
 static const char help[] =
@@ -43,7 +47,11 @@ static const char help[] =
     "  -o, --env-options JSON   environment options as a JSON object, e.g.\n"
     "                           '{\"max_steps\": 200}' (default {})\n"
     "  -p, --policy NAME        how to choose actions: random (uniform over the\n"
-    "                           actions; the default)\n"
+    "                           actions; the default without --checkpoint)\n"
+    "  -c, --checkpoint PATH    play a trained policy: a run directory or a\n"
+    "                           .safetensors checkpoint (--env and --env-options\n"
+    "                           default to those it was trained on)\n"
+    "  -g, --greedy             with --checkpoint: the most likely action, not a sample\n"
     "  -n, --episodes N         episodes to finish (default 10)\n"
     "  -k, --envs K             environments stepped side by side (default 1)\n"
     "  -s, --seed S             seed of the environments and of the policy\n"
@@ -75,6 +83,8 @@ typedef struct eval_options {
 	const char *env;
 	const char *env_options;
 	const char *policy;
+	const char *checkpoint;
+	int greedy;
 	long long episodes;
 	int envs;
 	uint64_t seed;
@@ -111,11 +121,76 @@ static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec
 	return 0;
 }
 
+/* A trained policy from a checkpoint: the model forward pass on the batch,
+ * then a sample from its policy (or the most likely action with --greedy). */
+typedef struct model_policy {
+	seed_model *model;
+	seed_rng rng;
+	float *logits;
+	int greedy;
+} model_policy;
+
+static int model_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
+{
+	model_policy *m = p->ctx;
+	int A = seed_model_num_actions(m->model);
+	int rc = seed_model_forward(m->model, count, obs, m->logits, NULL);
+	if (rc)
+		return seed_err_set(err, rc, "the model's forward pass failed");
+	if (m->greedy)
+		seed_policy_argmax(count, A, m->logits, actions);
+	else
+		seed_policy_sample(count, A, m->logits, &m->rng, actions);
+	return 0;
+}
+
+static void model_free(eval_policy *p)
+{
+	model_policy *m = p->ctx;
+	seed_model_free(&m->model);
+	free(m->logits);
+	free(m);
+}
+
+static seed_checkpoint *checkpoint; /* loaded before the envs: it names them */
+
+static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err)
+{
+	if (!checkpoint->model)
+		return seed_err_set(err, -EINVAL, "%s: the checkpoint does not describe its model", o->checkpoint);
+	char *json = json_dumps(checkpoint->model, JSON_COMPACT);
+	model_policy *m = seed_xcalloc(1, sizeof *m);
+	int rc = seed_model_new(&m->model, json, spec->obs_dtype, spec->obs_rank, spec->obs_shape, spec->num_actions,
+	                        o->envs, err);
+	free(json);
+	float *params = rc ? NULL : seed_model_params(m->model);
+	for (int i = 0; rc == 0 && i < seed_model_num_tensors(m->model); i++) {
+		const seed_model_param *mp = seed_model_param_at(m->model, i);
+		seed_tensor t;
+		rc = seed_checkpoint_expect(checkpoint, mp->name, SEED_DTYPE_F32, mp->rank, mp->shape, &t, err);
+		if (rc == 0)
+			memcpy(params + mp->offset, t.data, mp->numel * sizeof(float));
+	}
+	if (rc) {
+		seed_model_free(&m->model);
+		free(m);
+		return rc;
+	}
+	m->logits = seed_xcalloc((size_t)o->envs * (size_t)spec->num_actions, sizeof(float));
+	m->greedy = o->greedy;
+	seed_rng_init(&m->rng, o->seed, UINT64_MAX);
+	p->act = model_act;
+	p->free = model_free;
+	p->ctx = m;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*init)(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err);
 } policies[] = {
     {"random", random_new},
+    {"checkpoint", model_new},
 };
 
 /* ---- playing -------------------------------------------------------------- */
@@ -232,15 +307,22 @@ int main(int argc, char **argv)
 	    {"policy", required_argument, NULL, 'p'}, {"episodes", required_argument, NULL, 'n'},
 	    {"envs", required_argument, NULL, 'k'},   {"seed", required_argument, NULL, 's'},
 	    {"list-envs", no_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	    {"version", no_argument, NULL, 'V'},      {"checkpoint", required_argument, NULL, 'c'},
+	    {"greedy", no_argument, NULL, 'g'},       {NULL, 0, NULL, 0},
 	};
-	eval_options o = {.policy = "random", .episodes = 10, .envs = 1, .seed = 0};
+	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0};
 	int list = 0, c;
 
 	cli_init(argc, argv, usage);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:o:p:n:k:s:lhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:o:p:c:gn:k:s:lhV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			o.checkpoint = optarg;
+			break;
+		case 'g':
+			o.greedy = 1;
+			break;
 		case 'e':
 			o.env = optarg;
 			break;
@@ -281,15 +363,34 @@ int main(int argc, char **argv)
 		list_envs();
 		return 0;
 	}
+	seed_err err = {""};
+	char *ck_env_options = NULL;
+	if (o.checkpoint) {
+		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
+			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s", o.policy);
+		o.policy = "checkpoint";
+		if (seed_checkpoint_load(o.checkpoint, &checkpoint, &err) < 0)
+			cli_die("--checkpoint: %s", err.msg);
+		if (!o.env)
+			o.env = checkpoint->env;
+		if (!o.env_options && checkpoint->env_options && checkpoint->env && o.env &&
+		    strcmp(o.env, checkpoint->env) == 0)
+			o.env_options = ck_env_options = json_dumps(checkpoint->env_options, JSON_COMPACT);
+	} else if (!o.policy) {
+		o.policy = "random";
+	} else if (strcmp(o.policy, "checkpoint") == 0) {
+		cli_usage_error("--policy checkpoint needs --checkpoint PATH");
+	}
+	if (o.greedy && !o.checkpoint)
+		cli_usage_error("--greedy goes with --checkpoint");
 	if (!o.env)
 		cli_usage_error("--env is required (see --list-envs)");
 	size_t pi = 0;
 	while (pi < sizeof policies / sizeof policies[0] && strcmp(policies[pi].name, o.policy) != 0)
 		pi++;
 	if (pi == sizeof policies / sizeof policies[0])
-		cli_usage_error("--policy: unknown policy '%s' (known: random)", o.policy);
+		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)", o.policy);
 
-	seed_err err = {""};
 	seed_envs *envs = NULL;
 	int rc = seed_envs_new(&envs, o.env, o.env_options, o.envs, o.seed, &err);
 	if (rc == -ENOENT)
@@ -315,6 +416,10 @@ int main(int argc, char **argv)
 	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o}", "env", o.env, "policy", policy.name, "episodes",
 	              (json_int_t)o.episodes, "envs", o.envs, "seed", (json_int_t)o.seed, "return",
 	              summary(ret, o.episodes), "length", summary(len, o.episodes));
+	if (o.checkpoint) {
+		json_object_set_new(out, "checkpoint", json_string(o.checkpoint));
+		json_object_set_new(out, "greedy", json_boolean(o.greedy));
+	}
 	char *text = json_dumps(out, JSON_REAL_PRECISION(10));
 	if (!text)
 		cli_die("cannot format the summary");
@@ -327,5 +432,7 @@ int main(int argc, char **argv)
 	if (policy.free)
 		policy.free(&policy);
 	seed_envs_free(&envs);
+	seed_checkpoint_free(&checkpoint);
+	free(ck_env_options);
 	return 0;
 }
