@@ -46,7 +46,7 @@ while [ $i -lt "$runs" ]; do
 	read -r frames bytes secs <"$d/sink.out"
 	sps=$(awk "BEGIN { print 2 * $envs * $steps / ($t1 - $t0) }")
 	mbs=$(awk "BEGIN { print $bytes / 1000000 / ($t1 - $t0) }")
-	printf 'run %d: %.0f env steps/s, %d unroll frames, %.1f MB/s of unrolls\n' $i "$sps" "$frames" "$mbs"
+	printf 'run %d: %.0f env steps/s, %d frames (unrolls and episodes), %.1f MB/s of unrolls\n' $i "$sps" "$frames" "$mbs"
 	echo "$sps" >>"$d/sps"
 	echo "$mbs" >>"$d/mbs"
 done
