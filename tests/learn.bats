@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# seed-learn and seed-train: configurations, bad input, resuming a run, and
+# training CartPole to the target for real.
+
+setup() {
+	load helpers
+	load_helpers
+	D=$(mktemp -d)
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
+	# seed-train puts its sockets under TMPDIR: keep them in this test's
+	# directory, so that the checks below see only this test's processes.
+	mkdir "$D/tmp"
+	export TMPDIR="$D/tmp"
+}
+
+teardown() {
+	for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$D"
+}
+
+@test "--print-config resolves a preset with defaults and overrides" {
+	run seed-learn --config cartpole --set optimizer.lr=0.01 --frames 1234 --print-config
+	assert_success
+	[ "$(jq -r .env <<<"$output")" = cartpole ]
+	[ "$(jq .optimizer.lr <<<"$output")" = 0.01 ]
+	[ "$(jq .total_frames <<<"$output")" = 1234 ]
+	# Defaults are written out: the saved config says exactly what was trained.
+	[ "$(jq .loss.lambda <<<"$output")" = 1 ]
+	[ "$(jq -r .loss.reduce <<<"$output")" = mean ]
+	run seed-learn --config cartpole --get infer.max_batch
+	assert_success
+	[ "$output" -ge 1 ]
+}
+
+@test "bad configurations are refused with the key that is wrong" {
+	run seed-learn --config cartpole --set optimizr.lr=1 --print-config
+	assert_failure
+	assert_output --partial "unknown key 'optimizr'"
+	run seed-learn --config cartpole --set optimizer.lr=-1 --print-config
+	assert_failure
+	assert_output --partial "'optimizer.lr'"
+	run seed-learn --config cartpole --set optimizer.kind=sgd --print-config
+	assert_failure
+	assert_output --partial "sgd"
+	run seed-learn --config no-such-preset --print-config
+	assert_failure
+	assert_output --partial "no preset called 'no-such-preset'"
+	echo '{"env": "cartpole", "model": {"torso": [{"type": "linear"}]}}' >"$D/bad-model.json"
+	run seed-learn --config "$D/bad-model.json" --unrolls "$D/none" --params "ipc://$D/p"
+	assert_failure
+	assert_output --partial "torso[0]"
+}
+
+@test "usage errors exit 2; --help and --version exit 0" {
+	run seed-learn
+	[ "$status" -eq 2 ]
+	run seed-learn --config cartpole
+	[ "$status" -eq 2 ]
+	assert_output --partial "--unrolls and --params are required"
+	run seed-learn --help
+	assert_success
+	assert_output --partial "Usage: seed-learn"
+	run seed-learn --version
+	assert_success
+	run seed-train
+	[ "$status" -eq 2 ]
+	run seed-train --help
+	assert_success
+	assert_output --partial "Usage: seed-train"
+}
+
+# Record an unroll stream of random CartPole play, T = 16, into $D/unrolls.msgpack.
+record_unrolls() {
+	seed-infer --bind "ipc://$D/infer" --policy random --unrolls "$D/unrolls.msgpack" --unroll-length 16 \
+		--stats-interval 0 --quiet &
+	local infer=$!
+	seed-actor --env cartpole --envs 32 --steps "$1" --connect "ipc://$D/infer" --quiet
+	kill -TERM $infer
+	wait $infer
+}
+
+@test "seed-learn trains from a recorded stream, drops a bad frame and goes on" {
+	record_unrolls 200
+	printf 'garbage' >>"$D/unrolls.msgpack"
+	record_more="$D/more.msgpack"
+	cp "$D/unrolls.msgpack" "$D/first.msgpack"
+	run seed-learn --config cartpole --unrolls "$D/unrolls.msgpack" --params "ipc://$D/params" \
+		--dir "$D/run" --batch-size 8
+	echo "$output"
+	assert_success
+	assert_output --partial "end of the unroll stream"
+	# 32 envs x floor(199/16) = 12 unrolls each = 384 unrolls: 48 updates of 8.
+	[ "$(jq -s 'last | .updates' "$D/run/metrics.jsonl")" -eq 48 ]
+	[ "$(jq -s 'last | .frames' "$D/run/metrics.jsonl")" -eq $((48 * 8 * 16)) ]
+	[ "$(jq .policy_version "$D/run/checkpoint.json")" -eq 48 ]
+}
+
+@test "a learner stopped by SIGINT resumes where it stopped: frames and version continue" {
+	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
+		--unroll-length 16 --stats-interval 0 --quiet &
+	PIDS="$!"
+	seed-actor --env cartpole --envs 32 --connect "ipc://$D/infer" --quiet &
+	PIDS="$PIDS $!"
+	seed-learn --config cartpole --set target_return=null --frames 100000000 --unrolls "ipc://$D/unrolls" \
+		--params "ipc://$D/params" --dir "$D/run" --quiet &
+	learn=$!
+	# Let it train a while, then stop it as a user would.
+	for i in $(seq 50); do
+		sleep 0.2
+		[ -s "$D/run/metrics.jsonl" ] && [ "$(jq -s 'last | .updates' "$D/run/metrics.jsonl")" -gt 20 ] && break
+	done
+	kill -INT $learn
+	wait $learn
+	f1=$(jq .frames "$D/run/checkpoint.json")
+	v1=$(jq .policy_version "$D/run/checkpoint.json")
+	[ "$f1" -gt 0 ]
+	[ "$v1" -gt 20 ]
+	# Resume with a budget a little past where it stopped.
+	budget=$((f1 + 20000))
+	run seed-learn --resume "$D/run" --frames "$budget" --unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --quiet
+	assert_success
+	f2=$(jq .frames "$D/run/checkpoint.json")
+	v2=$(jq .policy_version "$D/run/checkpoint.json")
+	echo "stopped at frames $f1 version $v1; resumed to frames $f2 version $v2"
+	[ "$f2" -ge "$budget" ]
+	[ "$v2" -gt "$v1" ]
+	# Exactly the updates needed for the extra frames: no restart from zero.
+	[ $((v2 - v1)) -eq $(((f2 - f1) / (32 * 16))) ]
+	# The metrics of the resumed run start after the first run's frames.
+	lines=$(wc -l <"$D/run/metrics.jsonl")
+	[ "$lines" -ge 2 ]
+	first_after=$(jq -s "[.[] | select(.frames > $f1)] | first | .frames" "$D/run/metrics.jsonl")
+	[ "$first_after" -gt "$f1" ]
+	[ "$(jq .config.total_frames "$D/run/checkpoint.json")" -eq "$budget" ]
+}
+
+@test "seed-train cartpole reaches the target and evaluates to at least 475 (fixed seed)" {
+	run timeout 300 seed-train cartpole --seed 3 --dir "$D/run" --quiet
+	echo "$output"
+	assert_success
+	[ "$(jq '.eval.return.mean >= 475' <<<"$output")" = true ]
+	[ "$(jq -s 'last | .episode_return >= 475' "$D/run/metrics.jsonl")" = true ]
+	[ -f "$D/run/eval.json" ]
+	# Every process it started is gone.
+	run pgrep -f "ipc://$D/tmp"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "seed-train stops everything it started on SIGTERM and keeps the checkpoint" {
+	seed-train cartpole --seed 4 --dir "$D/run" --set target_return=null --frames 100000000 --quiet &
+	train=$!
+	for i in $(seq 50); do
+		sleep 0.2
+		[ -s "$D/run/metrics.jsonl" ] && break
+	done
+	# (A background job ignores SIGINT in a script; Ctrl-C in a terminal
+	# reaches the whole process group, and every program handles it alike.)
+	kill -TERM $train
+	st=0
+	wait $train || st=$?
+	[ "$st" -eq 143 ]
+	[ -f "$D/run/checkpoint.json" ]
+	[ "$(jq .frames "$D/run/checkpoint.json")" -gt 0 ]
+	run pgrep -f "ipc://$D/tmp"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+	# The socket directory is gone too.
+	[ -z "$(ls "$D/tmp")" ]
+}
