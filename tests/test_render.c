@@ -1,4 +1,4 @@
-/* tests/test_render.c: pictures of environments.
+/* tests/test_render.c: pictures of environments and the GIF writer.
  *
  * CartPole's picture is checked at pixels worked out by hand from
  * Gymnasium's drawing code (CartPoleEnv.render: a 600 x 400 screen, 125
@@ -9,14 +9,18 @@
  * 400 - g); each pixel shows what is under its centre.  Catch's picture at
  * the cells bsuite's rules put the ball and paddle in.  The grid helper's
  * colours against MinAtar's own (tests/grid_palette_ref.h, from matplotlib
- * and seaborn by tests/ref/grid_palette_ref.py).
+ * and seaborn by tests/ref/grid_palette_ref.py).  GIF files are read back
+ * with giflib's decoder (DGifSlurp), not with our code.
  */
+#include <gif_lib.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seed/env.h"
+#include "seed/gif.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 #include "grid_palette_ref.h"
 
@@ -427,6 +431,254 @@ static void t_grid_rgb(void)
 	CHECK(seed_env_grid_rgb(&obs[0][0][0], R, C, 257, NULL, rgb, 8, 6) == -EINVAL);
 }
 
+/* ---- GIF ------------------------------------------------------------------ */
+
+/* Colour of pixel (x, y) of frame f as giflib decodes it. */
+static void gif_pixel(const GifFileType *gif, int f, int x, int y, uint8_t out[3])
+{
+	const SavedImage *im = &gif->SavedImages[f];
+	const ColorMapObject *map = im->ImageDesc.ColorMap ? im->ImageDesc.ColorMap : gif->SColorMap;
+	int k = im->RasterBits[(y - im->ImageDesc.Top) * im->ImageDesc.Width + (x - im->ImageDesc.Left)];
+	out[0] = map->Colors[k].Red;
+	out[1] = map->Colors[k].Green;
+	out[2] = map->Colors[k].Blue;
+}
+
+static GifFileType *slurp(const char *path)
+{
+	int error = 0;
+	GifFileType *gif = DGifOpenFileName(path, &error);
+	if (!gif) {
+		printf("# %s: %s\n", path, GifErrorString(error));
+		return NULL;
+	}
+	if (DGifSlurp(gif) != GIF_OK) {
+		printf("# %s: %s\n", path, GifErrorString(gif->Error));
+		DGifCloseFile(gif, &error);
+		return NULL;
+	}
+	return gif;
+}
+
+/* Three 8 x 6 frames: two colours in stripes, the stripes moved, and a third
+ * colour (so a table of its own). */
+static void stripes(uint8_t *rgb, int frame)
+{
+	static const uint8_t a[3] = {10, 20, 30}, b[3] = {200, 100, 0}, c[3] = {0, 255, 0};
+	for (int y = 0; y < 6; y++)
+		for (int x = 0; x < 8; x++) {
+			const uint8_t *col = (x + frame) % 2 ? a : b;
+			if (frame == 2 && y == 5)
+				col = c;
+			memcpy(rgb + (y * 8 + x) * 3, col, 3);
+		}
+}
+
+static void t_gif_roundtrip(void)
+{
+	const char *dir = tmpdir_new();
+	const char *path = pathf(dir, "three.gif");
+	seed_err err = {""};
+	seed_gif *g = NULL;
+	CHECK(seed_gif_open(&g, path, 8, 6, 15, &err) == 0);
+	CHECK(count_entries(dir, "") == 0); /* nothing written yet */
+	uint8_t rgb[3][8 * 6 * 3];
+	for (int f = 0; f < 3; f++) {
+		stripes(rgb[f], f);
+		CHECK(seed_gif_add_frame(g, rgb[f], &err) == 0);
+	}
+	CHECK(seed_gif_frames(g) == 3);
+	CHECK(count_entries(dir, "") == 0);
+	CHECK(seed_gif_close(&g, &err) == 0);
+	CHECK(g == NULL);
+	CHECK(count_entries(dir, "") == 1); /* the file, no temporary left */
+	size_t len = 0;
+	char *bytes = read_bytes(path, &len);
+	CHECK(bytes && len > 13 && memcmp(bytes, "GIF89a", 6) == 0);
+	free(bytes);
+
+	GifFileType *gif = slurp(path);
+	CHECK(gif != NULL);
+	if (gif) {
+		CHECK(gif->SWidth == 8 && gif->SHeight == 6);
+		CHECK(gif->ImageCount == 3);
+		/* 15 fps: 100/15 = 6.67 hundredths; delays 7, 13 - 7, 20 - 13. */
+		const int delays[3] = {7, 6, 7};
+		for (int f = 0; f < gif->ImageCount && f < 3; f++) {
+			GraphicsControlBlock gcb;
+			CHECK(DGifSavedExtensionToGCB(gif, f, &gcb) == GIF_OK);
+			CHECK_MSG(gcb.DelayTime == delays[f], "frame %d delay %d", f, gcb.DelayTime);
+			CHECK(gcb.TransparentColor == NO_TRANSPARENT_COLOR);
+			const GifImageDesc *d = &gif->SavedImages[f].ImageDesc;
+			CHECK(d->Left == 0 && d->Top == 0 && d->Width == 8 && d->Height == 6);
+			for (int y = 0; y < 6; y++)
+				for (int x = 0; x < 8; x++) {
+					uint8_t got[3];
+					gif_pixel(gif, f, x, y, got);
+					CHECK_MSG(memcmp(got, rgb[f] + (y * 8 + x) * 3, 3) == 0,
+					          "frame %d pixel (%d, %d)", f, x, y);
+				}
+		}
+		/* Frames 0 and 1 use the global table, frame 2 its own. */
+		CHECK(gif->SColorMap != NULL);
+		CHECK(gif->SavedImages[0].ImageDesc.ColorMap == NULL);
+		CHECK(gif->SavedImages[1].ImageDesc.ColorMap == NULL);
+		CHECK(gif->SavedImages[2].ImageDesc.ColorMap != NULL);
+		/* The loop extension: NETSCAPE2.0, sub-block {1, 0, 0}. */
+		const SavedImage *im = &gif->SavedImages[0];
+		bool loop = false;
+		for (int i = 0; i + 1 < im->ExtensionBlockCount; i++)
+			if (im->ExtensionBlocks[i].Function == APPLICATION_EXT_FUNC_CODE &&
+			    im->ExtensionBlocks[i].ByteCount == 11 &&
+			    memcmp(im->ExtensionBlocks[i].Bytes, "NETSCAPE2.0", 11) == 0 &&
+			    im->ExtensionBlocks[i + 1].ByteCount == 3 &&
+			    memcmp(im->ExtensionBlocks[i + 1].Bytes, "\1\0\0", 3) == 0)
+				loop = true;
+		CHECK(loop);
+		int error;
+		DGifCloseFile(gif, &error);
+	}
+
+	/* A second recording replaces the file. */
+	CHECK(seed_gif_open(&g, path, 2, 1, 50, &err) == 0);
+	CHECK(seed_gif_add_frame(g, rgb[0], &err) == 0);
+	CHECK(seed_gif_close(&g, &err) == 0);
+	gif = slurp(path);
+	CHECK(gif && gif->SWidth == 2 && gif->SHeight == 1 && gif->ImageCount == 1);
+	if (gif) {
+		GraphicsControlBlock gcb;
+		CHECK(DGifSavedExtensionToGCB(gif, 0, &gcb) == GIF_OK && gcb.DelayTime == 2);
+		int error;
+		DGifCloseFile(gif, &error);
+	}
+	CHECK(count_entries(dir, "") == 1);
+	tmpdir_remove(dir);
+}
+
+/* The level k * 255 / (n - 1) nearest to v, rounded to a byte. */
+static int nearest_level(int v, int n)
+{
+	int best = 0;
+	for (int k = 1; k < n; k++)
+		if (fabs(v - k * 255.0 / (n - 1)) < fabs(v - best * 255.0 / (n - 1)))
+			best = k;
+	return (int)lround(best * 255.0 / (n - 1));
+}
+
+static void t_gif_many_colours(void)
+{
+	/* 300 distinct colours in a 20 x 15 frame: quantised to the cube,
+	 * each channel to its nearest level (6 for red and blue, 7 for
+	 * green); then a frame of two colours is exact again. */
+	const char *dir = tmpdir_new();
+	const char *path = pathf(dir, "many.gif");
+	enum { W = 20, H = 15 };
+	uint8_t rgb[W * H * 3], two[W * H * 3];
+	for (int i = 0; i < W * H; i++) {
+		rgb[3 * i] = (uint8_t)(i * 7);
+		rgb[3 * i + 1] = (uint8_t)(i * 13 / 3);
+		rgb[3 * i + 2] = (uint8_t)(255 - i % 256);
+		const uint8_t *c = (i % 3) ? (const uint8_t[]){1, 2, 3} : (const uint8_t[]){250, 251, 252};
+		memcpy(two + 3 * i, c, 3);
+	}
+	seed_err err = {""};
+	seed_gif *g = NULL;
+	CHECK(seed_gif_open(&g, path, W, H, 10, &err) == 0);
+	CHECK(seed_gif_add_frame(g, rgb, &err) == 0);
+	CHECK(seed_gif_add_frame(g, two, &err) == 0);
+	CHECK(seed_gif_add_frame(g, rgb, &err) == 0);
+	CHECK(seed_gif_close(&g, &err) == 0);
+	GifFileType *gif = slurp(path);
+	CHECK(gif && gif->ImageCount == 3);
+	if (gif) {
+		for (int f = 0; f < 3; f++)
+			for (int i = 0; i < W * H; i++) {
+				uint8_t got[3];
+				gif_pixel(gif, f, i % W, i / W, got);
+				const uint8_t *p = (f == 1 ? two : rgb) + 3 * i;
+				if (f == 1) {
+					CHECK(memcmp(got, p, 3) == 0);
+				} else {
+					CHECK_MSG(got[0] == nearest_level(p[0], 6) &&
+					              got[1] == nearest_level(p[1], 7) &&
+					              got[2] == nearest_level(p[2], 6),
+					          "frame %d pixel %d: (%d, %d, %d) from (%d, %d, %d)", f, i,
+					          got[0], got[1], got[2], p[0], p[1], p[2]);
+				}
+			}
+		int error;
+		DGifCloseFile(gif, &error);
+	}
+	tmpdir_remove(dir);
+}
+
+static void t_gif_delays(void)
+{
+	/* 40 fps: 2.5 hundredths a frame; frame k ends at round(2.5 (k + 1)),
+	 * so the delays alternate 3, 2 and add up exactly. */
+	const char *dir = tmpdir_new();
+	const char *path = pathf(dir, "fast.gif");
+	uint8_t px[3] = {1, 2, 3};
+	seed_err err = {""};
+	seed_gif *g = NULL;
+	CHECK(seed_gif_open(&g, path, 1, 1, 40, &err) == 0);
+	for (int f = 0; f < 8; f++)
+		CHECK(seed_gif_add_frame(g, px, &err) == 0);
+	CHECK(seed_gif_close(&g, &err) == 0);
+	GifFileType *gif = slurp(path);
+	CHECK(gif && gif->ImageCount == 8);
+	if (gif) {
+		int total = 0;
+		for (int f = 0; f < 8; f++) {
+			GraphicsControlBlock gcb;
+			CHECK(DGifSavedExtensionToGCB(gif, f, &gcb) == GIF_OK);
+			CHECK_MSG(gcb.DelayTime == (f % 2 ? 2 : 3), "frame %d: %d", f, gcb.DelayTime);
+			total += gcb.DelayTime;
+		}
+		CHECK(total == 20);
+		int error;
+		DGifCloseFile(gif, &error);
+	}
+	tmpdir_remove(dir);
+}
+
+static void t_gif_errors(void)
+{
+	const char *dir = tmpdir_new();
+	seed_err err = {""};
+	seed_gif *g = NULL;
+	const char *missing = pathf(dir, "no/such/dir/x.gif");
+	CHECK(seed_gif_open(&g, missing, 4, 4, 15, &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, missing) != NULL, "%s", err.msg);
+	CHECK(seed_gif_open(&g, dir, 4, 4, 15, &err) == -EISDIR);
+	CHECK(seed_gif_open(&g, "", 4, 4, 15, &err) == -EINVAL);
+	const char *file = pathf(dir, "plain");
+	CHECK(write_bytes(file, "x", 1) == 0);
+	CHECK(seed_gif_open(&g, pathf(dir, "plain/x.gif"), 4, 4, 15, &err) == -ENOTDIR);
+	const char *ok = pathf(dir, "ok.gif");
+	CHECK(seed_gif_open(&g, ok, 0, 4, 15, &err) == -EINVAL);
+	CHECK(seed_gif_open(&g, ok, 4, SEED_GIF_MAX_SIDE + 1, 15, &err) == -EINVAL);
+	CHECK(seed_gif_open(&g, ok, 4, 4, 0, &err) == -EINVAL);
+	CHECK(seed_gif_open(&g, ok, 4, 4, 51, &err) == -EINVAL);
+	CHECK(seed_gif_open(&g, ok, 4, 4, NAN, &err) == -EINVAL);
+	CHECK(g == NULL);
+	/* No frames: nothing written. */
+	CHECK(seed_gif_open(&g, ok, 4, 4, 15, &err) == 0);
+	CHECK(seed_gif_close(&g, &err) == -EINVAL);
+	CHECK(g == NULL);
+	CHECK(count_entries(dir, "ok.gif") == 0);
+	/* Dropped after frames: nothing written either. */
+	uint8_t rgb[4 * 4 * 3] = {0};
+	CHECK(seed_gif_open(&g, ok, 4, 4, 15, &err) == 0);
+	CHECK(seed_gif_add_frame(g, rgb, &err) == 0);
+	seed_gif_free(&g);
+	CHECK(g == NULL);
+	seed_gif_free(&g);
+	CHECK(count_entries(dir, "ok.gif") == 0);
+	CHECK(count_entries(dir, "") == 1); /* just "plain" */
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	TAP_RUN(t_cartpole_upright);
@@ -438,5 +690,9 @@ int main(void)
 	TAP_RUN(t_vector_checks);
 	TAP_RUN(t_grid_palette);
 	TAP_RUN(t_grid_rgb);
+	TAP_RUN(t_gif_roundtrip);
+	TAP_RUN(t_gif_many_colours);
+	TAP_RUN(t_gif_delays);
+	TAP_RUN(t_gif_errors);
 	return tap_done();
 }
