@@ -14,6 +14,10 @@
  * episodes that ended are taken in env order (env 0 first) until N are in,
  * so the result depends only on the environment, its options, K, the
  * policy and the seed.
+ *
+ * Pictures (--render, --record) are render.c's: play() hands env 0's steps
+ * to a render_view, and keeps stepping past N episodes while a GIF still
+ * waits for episodes of env 0 (which leaves the summary unchanged).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -25,16 +29,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "seed/buf.h"
 #include "seed/env.h"
 #include "seed/checkpoint.h"
+#include "seed/gif.h"
 #include "seed/nn.h"
 #include "seed/policy.h"
 #include "seed/rng.h"
 
 static const char usage[] =
     "(--env NAME [--policy random] | --checkpoint DIR|FILE [--greedy]) [--env-options JSON] [--episodes N]\n"
-    "       [--envs K] [--seed S]\n"
+    "       [--envs K] [--seed S] [--render [--render-width COLS] [--render-delay MS]]\n"
+    "       [--record FILE.gif [--record-episodes N] [--record-fps FPS]]\n"
     "       seed-eval --list-envs";
 
 static const char help[] =
@@ -56,6 +63,15 @@ static const char help[] =
     "  -k, --envs K             environments stepped side by side (default 1)\n"
     "  -s, --seed S             seed of the environments and of the policy\n"
     "                           (default 0)\n"
+    "      --render             draw each step of env 0 on stdout, before the\n"
+    "                           summary: colour pictures and a status line\n"
+    "      --render-width COLS  picture width in columns (default: fit the\n"
+    "                           terminal, or 80 x 22 cells)\n"
+    "      --render-delay MS    pause after each picture (default 50)\n"
+    "      --record FILE.gif    write the first episode of env 0 as an animated GIF\n"
+    "      --record-episodes N  record N episodes of env 0, one after another\n"
+    "                           (default 1)\n"
+    "      --record-fps FPS     GIF frames a second, 0.01 to 50 (default 15)\n"
     "  -l, --list-envs          list the environments and exit\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the version and exit\n"
@@ -64,7 +80,19 @@ static const char help[] =
     "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
     "standard deviation (divided by N).  The same arguments give the same output.\n"
     "\n"
-    "Example: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n";
+    "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
+    "          seed-eval --env catch --episodes 3 --render\n"
+    "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n";
+
+/* Options without a short form: the pictures' (render.h). */
+enum {
+	OPT_RENDER = 256,
+	OPT_RENDER_WIDTH,
+	OPT_RENDER_DELAY,
+	OPT_RECORD,
+	OPT_RECORD_EPISODES,
+	OPT_RECORD_FPS,
+};
 
 /* ---- policies ------------------------------------------------------------- */
 
@@ -196,8 +224,10 @@ static const struct {
 /* ---- playing -------------------------------------------------------------- */
 
 /* Step envs with policy until n episodes have ended; their returns and
- * lengths go to ret[0..n) and len[0..n) in the order they ended. */
-static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, double *len, seed_err *err)
+ * lengths go to ret[0..n) and len[0..n) in the order they ended.  view (may
+ * be NULL) sees env 0's steps. */
+static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, double *len,
+                render_view *view, seed_err *err)
 {
 	const int k = seed_envs_num(envs);
 	const size_t ob = seed_env_spec_obs_bytes(seed_envs_spec(envs));
@@ -212,7 +242,9 @@ static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, 
 	long long done = 0;
 
 	seed_envs_reset(envs, obs);
-	while (done < n) {
+	if (view)
+		rc = render_view_reset(view, envs, err);
+	while (rc == 0 && (done < n || render_view_wants_more(view))) {
 		if (cli_stop) {
 			rc = seed_err_set(err, -EINTR, "interrupted after %lld of %lld episodes", done, n);
 			break;
@@ -226,6 +258,8 @@ static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, 
 			seed_err_set(err, rc, "policy %s chose an action out of range", policy->name);
 			break;
 		}
+		if (view && (rc = render_view_step(view, envs, reward[0], term[0], trunc[0], err)) < 0)
+			break;
 		for (int i = 0; i < k && done < n; i++) {
 			if (term[i] || trunc[i]) {
 				ret[done] = ep_return[i];
@@ -303,14 +337,27 @@ static void list_envs(void)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"env", required_argument, NULL, 'e'},    {"env-options", required_argument, NULL, 'o'},
-	    {"policy", required_argument, NULL, 'p'}, {"episodes", required_argument, NULL, 'n'},
-	    {"envs", required_argument, NULL, 'k'},   {"seed", required_argument, NULL, 's'},
-	    {"list-envs", no_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {"checkpoint", required_argument, NULL, 'c'},
-	    {"greedy", no_argument, NULL, 'g'},       {NULL, 0, NULL, 0},
+	    {"env", required_argument, NULL, 'e'},
+	    {"env-options", required_argument, NULL, 'o'},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"checkpoint", required_argument, NULL, 'c'},
+	    {"greedy", no_argument, NULL, 'g'},
+	    {"episodes", required_argument, NULL, 'n'},
+	    {"envs", required_argument, NULL, 'k'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"list-envs", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"render", no_argument, NULL, OPT_RENDER},
+	    {"render-width", required_argument, NULL, OPT_RENDER_WIDTH},
+	    {"render-delay", required_argument, NULL, OPT_RENDER_DELAY},
+	    {"record", required_argument, NULL, OPT_RECORD},
+	    {"record-episodes", required_argument, NULL, OPT_RECORD_EPISODES},
+	    {"record-fps", required_argument, NULL, OPT_RECORD_FPS},
+	    {NULL, 0, NULL, 0},
 	};
 	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0};
+	render_options ro = {.term_out = stdout, .delay_ms = 50, .gif_episodes = 1, .gif_fps = 15};
 	int list = 0, c;
 
 	cli_init(argc, argv, usage);
@@ -346,6 +393,24 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			list = 1;
+			break;
+		case OPT_RENDER:
+			ro.term = true;
+			break;
+		case OPT_RENDER_WIDTH:
+			ro.term_cols = (int)cli_int("--render-width", optarg, 1, 1000);
+			break;
+		case OPT_RENDER_DELAY:
+			ro.delay_ms = (int)cli_int("--render-delay", optarg, 0, 60000);
+			break;
+		case OPT_RECORD:
+			ro.gif_path = optarg;
+			break;
+		case OPT_RECORD_EPISODES:
+			ro.gif_episodes = cli_int("--record-episodes", optarg, 1, 1000000);
+			break;
+		case OPT_RECORD_FPS:
+			ro.gif_fps = cli_double("--record-fps", optarg, SEED_GIF_MIN_FPS, SEED_GIF_MAX_FPS);
 			break;
 		case 'h':
 			cli_help(help);
@@ -405,12 +470,20 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		cli_die("policy %s: %s", policy.name, err.msg);
 
+	render_view *view = NULL;
+	rc = render_view_new(&view, envs, &ro, &err);
+	if (rc == -ENOTSUP)
+		cli_usage_error("%s: %s", ro.term ? "--render" : "--record", err.msg);
+	if (rc < 0)
+		cli_die("--record: %s", err.msg);
+
 	cli_catch_signals();
 	double *ret = seed_xmalloc((size_t)o.episodes * sizeof *ret);
 	double *len = seed_xmalloc((size_t)o.episodes * sizeof *len);
-	rc = play(envs, &policy, o.episodes, ret, len, &err);
+	rc = play(envs, &policy, o.episodes, ret, len, view, &err);
 	if (rc < 0)
 		cli_die("%s", err.msg);
+	render_view_free(&view);
 
 	json_t *out =
 	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o}", "env", o.env, "policy", policy.name, "episodes",

@@ -89,6 +89,8 @@ static int cartpole_configure(const json_t *options, void **config, seed_env_spe
 	spec->obs_shape[0] = 4;
 	spec->num_actions = 2;
 	spec->max_steps = 500;
+	spec->rgb_width = 600; /* Gymnasium's rgb_array size */
+	spec->rgb_height = 400;
 	return 0;
 }
 
@@ -196,6 +198,59 @@ static int cartpole_render_text(const void *config, const void *state, char *buf
 	                s->x, s->x_dot, deg, s->theta_dot);
 }
 
+/* Gymnasium's picture (CartPoleEnv.render): a 600 x 400 white screen, the
+ * track a black line at height 100, a black 50 x 30 cart centred on it at
+ * 300 + 125 x, a 10 x 125 pole (colour 202, 152, 101) hinged 7.5 above the
+ * cart's centre and turned by theta (clockwise), and the hinge a disc of
+ * radius 5 (colour 129, 132, 203), drawn in that order (track last), y up.
+ *
+ * Each pixel takes the colour of the shape under its centre, mapped back to
+ * that 600 x 400 screen, so any size is drawn directly instead of being
+ * resampled.  When scaled down so far that the pole or hinge would be less
+ * than a pixel wide, or the track fall between pixel centres, they are
+ * widened to one pixel so that they never vanish. */
+static int cartpole_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	static const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
+	static const uint8_t pole_rgb[3] = {202, 152, 101}, axle_rgb[3] = {129, 132, 203};
+	const cartpole_state *s = state;
+	const double scale = 600 / (2 * X_THRESHOLD); /* 125 pixels per metre */
+	const double cart_x = s->x * scale + 600 / 2.0, cart_y = 100;
+	const double axle_y = cart_y + 30 / 4.0;
+	const double sx = width / 600.0, sy = height / 400.0;
+	const double px_size = 1 / (sx < sy ? sx : sy); /* one pixel, in screen units */
+	const double pole_half = fmax(5, 0.5 * px_size), axle_r = fmax(5, 0.5 * px_size);
+	const double pole_top = scale * (2 * length) - 5;
+	const double c = cos(s->theta), sn = sin(s->theta);
+	/* The track's rows: those whose centre falls in [100, 101), at least
+	 * the one nearest to it. */
+	int track0 = (int)floor((400 - 101) * sy - 0.5) + 1, track1 = (int)floor((400 - 100) * sy - 0.5);
+	if (track1 < track0)
+		track0 = track1 = (int)floor((400 - 100.5) * sy);
+	for (int py = 0; py < height; py++) {
+		const double gy = 400 - (py + 0.5) / sy;
+		const bool track = py >= track0 && py <= track1;
+		uint8_t *out = rgb + (size_t)py * (size_t)width * 3;
+		for (int px = 0; px < width; px++, out += 3) {
+			const double gx = (px + 0.5) / sx;
+			const uint8_t *col = white;
+			if (fabs(gx - cart_x) <= 25 && fabs(gy - cart_y) <= 15)
+				col = black;
+			/* Into the pole's frame: turn back by theta. */
+			double dx = gx - cart_x, dy = gy - axle_y;
+			double lx = dx * c - dy * sn, ly = dx * sn + dy * c;
+			if (fabs(lx) <= pole_half && ly >= -5 && ly <= pole_top)
+				col = pole_rgb;
+			if (dx * dx + dy * dy <= axle_r * axle_r)
+				col = axle_rgb;
+			if (track)
+				col = black;
+			memcpy(out, col, 3);
+		}
+	}
+	return 0;
+}
+
 const seed_env_class seed_env_cartpole = {
     .name = "cartpole",
     .summary = "CartPole-v1 as in Gymnasium: push a cart left or right to keep its pole up",
@@ -205,4 +260,5 @@ const seed_env_class seed_env_cartpole = {
     .reset = cartpole_reset,
     .step = cartpole_step,
     .render_text = cartpole_render_text,
+    .render_rgb = cartpole_render_rgb,
 };

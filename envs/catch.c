@@ -57,6 +57,11 @@ static int catch_configure(const json_t *options, void **config, seed_env_spec *
 	spec->obs_shape[1] = columns;
 	spec->num_actions = 3;
 	spec->max_steps = 0; /* every episode ends after rows - 1 steps */
+	/* Square cells of 16 pixels, smaller for big boards (at least 1). */
+	long long cell = 512 / (rows > columns ? rows : columns);
+	cell = cell < 1 ? 1 : cell > 16 ? 16 : cell;
+	spec->rgb_width = (int)(columns * cell);
+	spec->rgb_height = (int)(rows * cell);
 	return 0;
 }
 
@@ -134,6 +139,34 @@ static int catch_render_text(const void *config, const void *state, char *buf, s
 	return (int)need;
 }
 
+/* The board as cells: dark grey where empty, the ball white, the paddle
+ * blue; at the end the ball's cell turns green on the paddle (caught) or red
+ * beside it (missed).  Pixel (x, y) shows cell (y * rows / height,
+ * x * columns / width), so any size is drawn. */
+static int catch_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	static const uint8_t empty[3] = {32, 32, 32}, ball[3] = {255, 255, 255}, paddle[3] = {66, 135, 245};
+	static const uint8_t caught[3] = {0, 200, 0}, missed[3] = {220, 40, 40};
+	const catch_config *c = config;
+	const catch_state *s = state;
+	const bool end = s->ball_y == s->paddle_y;
+	const uint8_t *ball_rgb = !end ? ball : s->ball_x == s->paddle_x ? caught : missed;
+	for (int py = 0; py < height; py++) {
+		int y = (int)((int64_t)py * c->rows / height);
+		uint8_t *out = rgb + (size_t)py * (size_t)width * 3;
+		for (int px = 0; px < width; px++, out += 3) {
+			int x = (int)((int64_t)px * c->columns / width);
+			const uint8_t *col = empty;
+			if (x == s->paddle_x && y == s->paddle_y)
+				col = paddle;
+			if (x == s->ball_x && y == s->ball_y)
+				col = ball_rgb;
+			memcpy(out, col, 3);
+		}
+	}
+	return 0;
+}
+
 const seed_env_class seed_env_catch = {
     .name = "catch",
     .summary = "Catch as in bsuite: move a paddle under a falling ball",
@@ -143,4 +176,5 @@ const seed_env_class seed_env_catch = {
     .reset = catch_reset,
     .step = catch_step,
     .render_text = catch_render_text,
+    .render_rgb = catch_render_rgb,
 };

@@ -74,6 +74,7 @@ int minatar_configure(const minatar_game *g, const json_t *options, void **confi
 	spec->obs_shape[2] = g->channels;
 	spec->num_actions = c->num_actions;
 	spec->max_steps = 0;
+	spec->rgb_width = spec->rgb_height = 160; /* 16 pixels a cell */
 	return 0;
 }
 

@@ -241,6 +241,14 @@ out:
 	*terminated = s->c.terminal;
 }
 
+/* The picture: MinAtar's display colours, one per channel, later on top. */
+static int render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
+	write_obs(state, obs);
+	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, NUM_CH, NULL, rgb, width, height);
+}
+
 static int render_text(const void *config, const void *state, char *buf, size_t len)
 {
 	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
@@ -257,4 +265,5 @@ const seed_env_class seed_env_minatar_space_invaders = {
     .reset = reset,
     .step = step,
     .render_text = render_text,
+    .render_rgb = render_rgb,
 };

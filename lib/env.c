@@ -4,6 +4,9 @@
  * seed_envs_new: one slab of per-instance state (a 64-byte aligned stride
  * per env so instances never share a cache line), one seed_rng per env
  * (stream = env index), and the running return and length of each episode.
+ * Classes that draw pictures get a second slab: the last state of each
+ * env's most recently ended episode, copied just before the reset, so that
+ * the final picture of an episode can still be drawn after step returns.
  * Stepping allocates nothing and touches only the rows it steps.
  */
 #include "seed/env.h"
@@ -168,6 +171,9 @@ struct seed_envs {
 	seed_rng *rng;      /* [num] */
 	double *ep_return;  /* [num] running return of the current episode */
 	int32_t *ep_length; /* [num] steps taken in the current episode */
+	/* Only for classes with render_rgb, else NULL: */
+	uint8_t *final_state; /* [num][stride] last state of the last ended episode */
+	bool *has_final;      /* [num] final_state row i is valid */
 };
 
 /* Check the spec a class filled in, so that a faulty plugin fails at
@@ -189,6 +195,11 @@ static int check_spec(const seed_env_class *cls, const seed_env_spec *s, seed_er
 		return seed_err_set(err, -EINVAL, "%s: %d actions", cls->name, s->num_actions);
 	if (s->max_steps < 0)
 		return seed_err_set(err, -EINVAL, "%s: negative default max_steps", cls->name);
+	if (cls->render_rgb && (s->rgb_width < 1 || s->rgb_width > SEED_ENV_MAX_RGB || s->rgb_height < 1 ||
+	                        s->rgb_height > SEED_ENV_MAX_RGB))
+		return seed_err_set(err, -EINVAL,
+		                    "%s: draws pictures but its natural size %d x %d is not in [1, %d]",
+		                    cls->name, s->rgb_width, s->rgb_height, SEED_ENV_MAX_RGB);
 	return 0;
 }
 
@@ -236,6 +247,8 @@ int seed_envs_new(seed_envs **out, const char *name, const char *options, int nu
 	}
 	if (max_steps >= 0)
 		spec.max_steps = (int)max_steps;
+	if (!cls->render_rgb)
+		spec.rgb_width = spec.rgb_height = 0;
 
 	seed_envs *e = seed_xcalloc(1, sizeof *e);
 	e->cls = cls;
@@ -251,6 +264,11 @@ int seed_envs_new(seed_envs **out, const char *name, const char *options, int nu
 		seed_rng_init(&e->rng[i], seed, (uint64_t)i);
 	e->ep_return = seed_xcalloc((size_t)num, sizeof *e->ep_return);
 	e->ep_length = seed_xcalloc((size_t)num, sizeof *e->ep_length);
+	if (cls->render_rgb) {
+		e->final_state = seed_xaligned(e->stride * (size_t)num);
+		memset(e->final_state, 0, e->stride * (size_t)num);
+		e->has_final = seed_xcalloc((size_t)num, sizeof *e->has_final);
+	}
 	*out = e;
 	return 0;
 }
@@ -266,6 +284,8 @@ void seed_envs_free(seed_envs **ep)
 	free(e->rng);
 	free(e->ep_return);
 	free(e->ep_length);
+	free(e->final_state);
+	free(e->has_final);
 	free(e);
 	*ep = NULL;
 }
@@ -299,6 +319,8 @@ void seed_envs_reset(seed_envs *e, void *obs)
 {
 	for (int i = 0; i < e->num; i++)
 		reset_one(e, i, (uint8_t *)obs + (size_t)i * e->obs_bytes);
+	if (e->has_final)
+		memset(e->has_final, 0, (size_t)e->num * sizeof *e->has_final);
 	e->was_reset = true;
 }
 
@@ -335,6 +357,11 @@ int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, v
 		if (term || trunc) {
 			if (final_obs)
 				memcpy((uint8_t *)final_obs + (size_t)i * ob, o, ob);
+			if (e->final_state) {
+				memcpy(e->final_state + (size_t)k * e->stride,
+				       e->state + (size_t)k * e->stride, cls->state_size);
+				e->has_final[k] = true;
+			}
 			reset_one(e, k, o);
 		} else {
 			e->ep_return[k] = ret;
@@ -351,4 +378,31 @@ int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len)
 	if (!e->cls->render_text)
 		return -ENOTSUP;
 	return e->cls->render_text(e->config, e->state + (size_t)i * e->stride, buf, len);
+}
+
+static int render_rgb(const seed_envs *e, const uint8_t *state, uint8_t *rgb, int width, int height)
+{
+	if (!e->cls->render_rgb)
+		return -ENOTSUP;
+	if (width < 1 || width > SEED_ENV_MAX_RGB || height < 1 || height > SEED_ENV_MAX_RGB)
+		return -EINVAL;
+	return e->cls->render_rgb(e->config, state, rgb, width, height);
+}
+
+int seed_envs_render_rgb(const seed_envs *e, int i, uint8_t *rgb, int width, int height)
+{
+	if (i < 0 || i >= e->num)
+		return -EINVAL;
+	return render_rgb(e, e->state + (size_t)i * e->stride, rgb, width, height);
+}
+
+int seed_envs_render_rgb_final(const seed_envs *e, int i, uint8_t *rgb, int width, int height)
+{
+	if (i < 0 || i >= e->num)
+		return -EINVAL;
+	if (!e->cls->render_rgb)
+		return -ENOTSUP;
+	if (!e->has_final[i])
+		return -ENOENT;
+	return render_rgb(e, e->final_state + (size_t)i * e->stride, rgb, width, height);
 }

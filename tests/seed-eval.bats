@@ -192,7 +192,8 @@ within() {
 		grep -q '^seed-eval' "$f" || continue
 		cmd=$(sed -e 's/\\-/-/g' -e 's/\\e/\\/g' "$f")
 		echo "example: $cmd"
-		run bash -o pipefail -c "$cmd"
+		# In a scratch directory: examples may write files.
+		run bash -o pipefail -c "cd \"\$1\" && $cmd" example "$BATS_TEST_TMPDIR"
 		echo "$output"
 		[ "$status" -eq 0 ]
 		[ -n "$output" ]

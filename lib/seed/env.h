@@ -46,7 +46,12 @@ typedef struct seed_env_spec {
 	int64_t obs_shape[SEED_ENV_MAX_OBS_RANK];
 	int num_actions; /* discrete actions 0 .. num_actions-1 */
 	int max_steps;   /* truncation after this many steps; 0: none */
+	/* The size render_rgb draws best, in pixels (1 .. SEED_ENV_MAX_RGB);
+	 * 0 x 0 when the class draws no pictures (the vector sets that). */
+	int rgb_width, rgb_height;
 } seed_env_spec;
+
+#define SEED_ENV_MAX_RGB 4096 /* largest picture side, in pixels */
 
 /* Elements and bytes of one observation. */
 int64_t seed_env_spec_obs_numel(const seed_env_spec *s);
@@ -55,7 +60,8 @@ size_t seed_env_spec_obs_bytes(const seed_env_spec *s);
 /* jansson's JSON value (include <jansson.h> to look inside). */
 typedef struct json_t json_t;
 
-/* One kind of environment.  Every callback but render_text is required.
+/* One kind of environment.  Every callback but render_text and render_rgb
+ * is required.
  * The vector calls them from one thread at a time per instance; config is
  * shared read-only by all instances of a vector. */
 typedef struct seed_env_class {
@@ -88,6 +94,14 @@ typedef struct seed_env_class {
 	/* Draw the state as text (lines ending in '\n') into buf; return the
 	 * length it needed, like snprintf.  May be NULL (no rendering). */
 	int (*render_text)(const void *config, const void *state, char *buf, size_t len);
+	/* Draw the state as a picture: rgb is [height][width][3] bytes (red,
+	 * green, blue; row 0 at the top), every byte to be written.  Any size
+	 * from 1 x 1 to SEED_ENV_MAX_RGB on a side must be drawn (scaled; the
+	 * spec's rgb_width x rgb_height is the natural size, which configure
+	 * must fill in when this is set).  Return 0, or a negative code.  May
+	 * be NULL (no pictures); must not print.  seed_env_grid_rgb draws grid
+	 * observations (MinAtar-style planes) in one call. */
+	int (*render_rgb)(const void *config, const void *state, uint8_t *rgb, int width, int height);
 } seed_env_class;
 
 /* Add a class to the registry (not copied: must outlive its use).
@@ -161,6 +175,38 @@ int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, v
 /* Draw env i as text; returns the length needed (like snprintf) or -EINVAL
  * (no env i), -ENOTSUP (the class cannot render). */
 int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len);
+
+/* Draw env i as a picture of width x height pixels into rgb
+ * ([height][width][3] bytes, row 0 at the top).  The spec's rgb_width x
+ * rgb_height is the natural size; other sizes are scaled by the class.
+ * 0, or -EINVAL (no env i, a side outside 1 .. SEED_ENV_MAX_RGB), -ENOTSUP
+ * (the class draws no pictures), or the class's own error; rgb is then
+ * unspecified. */
+int seed_envs_render_rgb(const seed_envs *e, int i, uint8_t *rgb, int width, int height);
+
+/* Like seed_envs_render_rgb, for the last state of the episode of env i
+ * that ended most recently (the state whose observation went to final_obs),
+ * since the vector has already reset env i when step returns.  -ENOENT if
+ * no episode of env i has ended since the last seed_envs_reset. */
+int seed_envs_render_rgb_final(const seed_envs *e, int i, uint8_t *rgb, int width, int height);
+
+/* Draw a grid observation obs, u8 [rows][cols][channels] of 0/1 planes (any
+ * non-zero byte is set), into rgb [height][width][3]: a cell shows the
+ * colour of the highest channel set in it (later channels on top, as
+ * MinAtar's display), black where none is.  colors is [channels][3], or
+ * NULL for seed_env_grid_palette's colours.  Pixel (x, y) shows cell
+ * (y * rows / height, x * cols / width), so any size works and multiples of
+ * the grid give equal cells.  -EINVAL for a dimension < 1, channels > 256
+ * or a side above SEED_ENV_MAX_RGB.  A class whose observation is such a
+ * grid renders with its observation function and one call of this. */
+int seed_env_grid_rgb(const uint8_t *obs, int rows, int cols, int channels, const uint8_t (*colors)[3],
+                      uint8_t *rgb, int width, int height);
+
+/* MinAtar's colours for a grid of n channels (its GUI's: seaborn's
+ * "cubehelix" palette of n colours, i.e. matplotlib's cubehelix colour map
+ * at (c + 1) / (n + 1) for channel c, as 8-bit values the way matplotlib
+ * converts them).  Writes colors[0..n); -EINVAL unless 1 <= n <= 256. */
+int seed_env_grid_palette(int n, uint8_t (*colors)[3]);
 
 #ifdef __cplusplus
 }
