@@ -667,6 +667,17 @@ static void run_batch(server *sv)
 	sv->nfinal = 0;
 }
 
+/* Whether every actor half the server knows is waiting in the batch: then
+ * nothing more can come before the batch is answered, and waiting out the
+ * timeout would only stall everyone. */
+static bool all_waiting(const server *sv)
+{
+	int used = 0;
+	for (int i = 0; i < sv->nslots; i++)
+		used += sv->slots[i]->used;
+	return sv->npend >= used;
+}
+
 static void report(server *sv, double now, bool final)
 {
 	double dt = now - sv->last_report;
@@ -784,7 +795,7 @@ int main(int argc, char **argv)
 		} else if (rc != -EAGAIN && rc != -EINTR) {
 			report_bad(&sv, err.msg);
 		}
-		if (sv.npend && (sv.rows >= sv.max_batch || now >= deadline)) {
+		if (sv.npend && (sv.rows >= sv.max_batch || now >= deadline || all_waiting(&sv))) {
 			run_batch(&sv);
 		} else if (sv.npend && rc == -EAGAIN) {
 			/* Nothing more has arrived: wait for more, at most until the deadline. */
