@@ -8,6 +8,8 @@
 #    episode frames report for that env, in order (a prefix of them: episodes
 #    that ended after the last whole unroll are only in episode frames);
 #  - episode lengths agree the same way.
+# With --argjson skip_first true, the first episode of every env is left out:
+# a stream taken from a restarted server starts in the middle of episodes.
 
 def env_key($f; $e): "\($f.run)/\($f.actor)/\($e)";
 
@@ -61,7 +63,7 @@ def walk_episodes:
         | [$eps[] | select(.key == $k)] as $theirs
         | if ($mine | length) > ($theirs | length)
           then "\($k): \($mine | length) episodes in unrolls, \($theirs | length) episode records"
-          else ( range(0; $mine | length) as $j
+          else ( range(if ($ARGS.named.skip_first // false) then 1 else 0 end; $mine | length) as $j
                  | select(($mine[$j].ret - $theirs[$j].ret | fabs) > 1e-4 or $mine[$j].len != $theirs[$j].len)
                  | "\($k): episode \($j): rewards sum to \($mine[$j].ret) over \($mine[$j].len) steps, episode frame says \($theirs[$j].ret) over \($theirs[$j].len)" )
           end )

@@ -108,3 +108,45 @@ start() {
 	wait "$INFER_PID"
 	grep -q 'dropped bad frame #3' "$D/infer.err"
 }
+
+# The number of unroll frames in a recorded JSON stream so far.
+count_unrolls() { grep -c '"type":"unroll"' "$1" 2>/dev/null || true; }
+
+@test "killing an actor never stops the others; a restarted server picks up the resent requests" {
+	start INFER seed-infer --bind "ipc://$D/infer" --policy random --unrolls "ipc://$D/unrolls" \
+		--unroll-length 4 --stats-interval 0 --quiet
+	start CAT sh -c "exec seed-cat --connect ipc://$D/unrolls > $D/stream.jsonl"
+	start A0 seed-actor --env catch --envs 4 --actor 0 --connect "ipc://$D/infer" --retry-ms 200 --quiet
+	start A1 seed-actor --env catch --envs 4 --actor 1 --connect "ipc://$D/infer" --retry-ms 200 --quiet
+	sleep 1
+	kill -KILL "$A1_PID"
+	n1=$(count_unrolls "$D/stream.jsonl")
+	sleep 1
+	n2=$(count_unrolls "$D/stream.jsonl")
+	echo "unroll frames: $n1 when actor 1 died, $n2 a second later"
+	[ "$n2" -gt "$n1" ]
+	# Restart the server on the same endpoint: actor 0 resends and goes on.
+	kill -TERM "$INFER_PID"
+	wait "$INFER_PID"
+	start INFER seed-infer --bind "ipc://$D/infer" --policy random --unrolls "ipc://$D/unrolls2" \
+		--unroll-length 4 --stats-interval 0 --quiet
+	start CAT2 sh -c "exec seed-cat --connect ipc://$D/unrolls2 > $D/stream2.jsonl"
+	for i in $(seq 50); do
+		sleep 0.2
+		[ "$(count_unrolls "$D/stream2.jsonl")" -gt 10 ] && break
+	done
+	m=$(count_unrolls "$D/stream2.jsonl")
+	echo "unroll frames from the restarted server: $m"
+	[ "$m" -gt 10 ]
+	kill -0 "$A0_PID"
+	kill -TERM "$A0_PID" "$INFER_PID"
+	wait "$A0_PID" "$INFER_PID"
+	sleep 0.3
+	kill -TERM "$CAT_PID" "$CAT2_PID"
+	# What the restarted server sent is consistent on its own (but for the
+	# episodes that began before it started).
+	run jq -s -c --argjson skip_first true -f "$SEED_SRCDIR/tests/topology-check.jq" "$D/stream2.jsonl"
+	echo "$output"
+	[ "$(jq '.problems | length' <<<"$output")" -eq 0 ]
+	[ "$(jq .envs <<<"$output")" -eq 4 ]
+}
