@@ -55,6 +55,7 @@ int minatar_configure(const minatar_game *g, const json_t *options, void **confi
 	}
 
 	minatar_config *c = seed_xcalloc(1, sizeof *c);
+	c->game = g;
 	c->sticky_action_prob = sticky;
 	c->difficulty_ramping = ramping;
 	if (minimal) {
@@ -113,4 +114,20 @@ int minatar_render(const minatar_game *g, const uint8_t *obs, char *buf, size_t 
 	}
 	*p = '\0';
 	return snprintf(buf, len, "%s", text);
+}
+
+int minatar_render_text(const void *config, const void *state, char *buf, size_t len)
+{
+	const minatar_game *g = ((const minatar_config *)config)->game;
+	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * MINATAR_MAX_CHANNELS];
+	g->write_obs(state, obs);
+	return minatar_render(g, obs, buf, len);
+}
+
+int minatar_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	const minatar_game *g = ((const minatar_config *)config)->game;
+	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * MINATAR_MAX_CHANNELS];
+	g->write_obs(state, obs);
+	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, g->channels, NULL, rgb, width, height);
 }

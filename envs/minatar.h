@@ -63,6 +63,8 @@ typedef struct minatar_game {
 	 * glyph of the first channel present in it (only the first `channels`
 	 * entries are used). */
 	int render_order[MINATAR_MAX_CHANNELS];
+	/* Write the observation of a state (the game's own struct). */
+	void (*write_obs)(const void *state, uint8_t *obs);
 } minatar_game;
 
 /* Parsed options, shared by the instances of one vector. */
@@ -71,6 +73,7 @@ typedef struct minatar_config {
 	bool difficulty_ramping;
 	int num_actions;                     /* 6, or the minimal set's size */
 	int action_map[MINATAR_NUM_ACTIONS]; /* agent action -> full action */
+	const minatar_game *game;            /* for rendering */
 } minatar_config;
 
 /* The head of every game's state.  A zeroed head is a new instance: the
@@ -98,6 +101,12 @@ int minatar_action(const minatar_config *cfg, minatar_common *c, seed_rng *rng, 
 /* Draw an observation of game g as 10 lines of 10 characters ('.' where no
  * channel is set) into buf, snprintf-style; returns 110. */
 int minatar_render(const minatar_game *g, const uint8_t *obs, char *buf, size_t len);
+
+/* The classes' render_text and render_rgb: the observation of the state
+ * (through the game's write_obs) drawn as text, or as cells in MinAtar's
+ * display colours, one per channel, later channels on top. */
+int minatar_render_text(const void *config, const void *state, char *buf, size_t len);
+int minatar_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height);
 
 /* Index of (row y, column x, channel c) in an observation with nc channels. */
 static inline size_t minatar_at(int y, int x, int c, int nc)

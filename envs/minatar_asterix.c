@@ -19,7 +19,10 @@ enum {
 	INIT_MOVE_INTERVAL = 5,
 };
 
+static void write_obs(const void *state, uint8_t *obs);
+
 static const minatar_game game = {
+    .write_obs = write_obs,
     .name = "minatar-asterix",
     .channels = NUM_CH,
     .num_minimal = 5,
@@ -33,8 +36,9 @@ static int configure(const json_t *options, void **config, seed_env_spec *spec, 
 	return minatar_configure(&game, options, config, spec, err);
 }
 
-static void write_obs(const minatar_asterix *s, uint8_t *obs)
+static void write_obs(const void *state, uint8_t *obs)
 {
+	const minatar_asterix *s = state;
 	memset(obs, 0, MINATAR_SIZE * MINATAR_SIZE * NUM_CH);
 	obs[minatar_at(s->player_y, s->player_x, CH_PLAYER, NUM_CH)] = 1;
 	for (int i = 0; i < 8; i++) {
@@ -160,21 +164,6 @@ out:
 	*terminated = s->c.terminal;
 }
 
-/* The picture: MinAtar's display colours, one per channel, later on top. */
-static int render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, NUM_CH, NULL, rgb, width, height);
-}
-
-static int render_text(const void *config, const void *state, char *buf, size_t len)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return minatar_render(&game, obs, buf, len);
-}
-
 const seed_env_class seed_env_minatar_asterix = {
     .name = "minatar-asterix",
     .summary = "MinAtar Asterix: collect gold, avoid enemies crossing the rows (10x10x4 u8)",
@@ -183,6 +172,6 @@ const seed_env_class seed_env_minatar_asterix = {
     .state_size = sizeof(minatar_asterix),
     .reset = reset,
     .step = step,
-    .render_text = render_text,
-    .render_rgb = render_rgb,
+    .render_text = minatar_render_text,
+    .render_rgb = minatar_render_rgb,
 };

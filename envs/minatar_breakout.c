@@ -15,7 +15,10 @@
 
 enum { CH_PADDLE, CH_BALL, CH_TRAIL, CH_BRICK, NUM_CH };
 
+static void write_obs(const void *state, uint8_t *obs);
+
 static const minatar_game game = {
+    .write_obs = write_obs,
     .name = "minatar-breakout",
     .channels = NUM_CH,
     .num_minimal = 3,
@@ -43,8 +46,9 @@ static void fill_bricks(minatar_breakout *s)
 	s->bricks = 3 * MINATAR_SIZE;
 }
 
-static void write_obs(const minatar_breakout *s, uint8_t *obs)
+static void write_obs(const void *state, uint8_t *obs)
 {
+	const minatar_breakout *s = state;
 	memset(obs, 0, MINATAR_SIZE * MINATAR_SIZE * NUM_CH);
 	obs[minatar_at(s->ball_y, s->ball_x, CH_BALL, NUM_CH)] = 1;
 	obs[minatar_at(9, s->pos, CH_PADDLE, NUM_CH)] = 1;
@@ -139,21 +143,6 @@ out:
 	*terminated = s->c.terminal;
 }
 
-/* The picture: MinAtar's display colours, one per channel, later on top. */
-static int render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, NUM_CH, NULL, rgb, width, height);
-}
-
-static int render_text(const void *config, const void *state, char *buf, size_t len)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return minatar_render(&game, obs, buf, len);
-}
-
 const seed_env_class seed_env_minatar_breakout = {
     .name = "minatar-breakout",
     .summary = "MinAtar Breakout: bounce the ball off the paddle to break bricks (10x10x4 u8)",
@@ -162,6 +151,6 @@ const seed_env_class seed_env_minatar_breakout = {
     .state_size = sizeof(minatar_breakout),
     .reset = reset,
     .step = step,
-    .render_text = render_text,
-    .render_rgb = render_rgb,
+    .render_text = minatar_render_text,
+    .render_rgb = minatar_render_rgb,
 };

@@ -59,7 +59,10 @@ enum {
 	DIVER_MOVE_INTERVAL = 5,
 };
 
+static void write_obs(const void *state, uint8_t *obs);
+
 static const minatar_game game = {
+    .write_obs = write_obs,
     .name = "minatar-seaquest",
     .channels = NUM_CH,
     .num_minimal = 6,
@@ -101,8 +104,9 @@ static void write_trail(uint8_t *obs, const obj *o)
 		obs[minatar_at(o->y, back_x, CH_TRAIL, NUM_CH)] = 1;
 }
 
-static void write_obs(const minatar_seaquest *s, uint8_t *obs)
+static void write_obs(const void *state, uint8_t *obs)
 {
+	const minatar_seaquest *s = state;
 	memset(obs, 0, MINATAR_SIZE * MINATAR_SIZE * NUM_CH);
 	obs[minatar_at(s->sub_y, s->sub_x, CH_SUB_FRONT, NUM_CH)] = 1;
 	/* The back is always inside the grid: facing right at column 0 or left
@@ -390,21 +394,6 @@ out:
 	*terminated = s->c.terminal;
 }
 
-/* The picture: MinAtar's display colours, one per channel, later on top. */
-static int render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, NUM_CH, NULL, rgb, width, height);
-}
-
-static int render_text(const void *config, const void *state, char *buf, size_t len)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return minatar_render(&game, obs, buf, len);
-}
-
 const seed_env_class seed_env_minatar_seaquest = {
     .name = "minatar-seaquest",
     .summary = "MinAtar Seaquest: shoot enemies, rescue divers, surface for oxygen (10x10x10 u8)",
@@ -413,6 +402,6 @@ const seed_env_class seed_env_minatar_seaquest = {
     .state_size = sizeof(minatar_seaquest),
     .reset = reset,
     .step = step,
-    .render_text = render_text,
-    .render_rgb = render_rgb,
+    .render_text = minatar_render_text,
+    .render_rgb = minatar_render_rgb,
 };

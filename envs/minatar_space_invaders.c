@@ -24,7 +24,10 @@ enum {
 	ENEMY_SHOT_INTERVAL = 10,
 };
 
+static void write_obs(const void *state, uint8_t *obs);
+
 static const minatar_game game = {
+    .write_obs = write_obs,
     .name = "minatar-space-invaders",
     .channels = NUM_CH,
     .num_minimal = 4,
@@ -40,8 +43,9 @@ static int configure(const json_t *options, void **config, seed_env_spec *spec, 
 	return minatar_configure(&game, options, config, spec, err);
 }
 
-static void write_obs(const minatar_space_invaders *s, uint8_t *obs)
+static void write_obs(const void *state, uint8_t *obs)
 {
+	const minatar_space_invaders *s = state;
 	int dir_ch = s->alien_dir < 0 ? CH_ALIEN_LEFT : CH_ALIEN_RIGHT;
 	memset(obs, 0, MINATAR_SIZE * MINATAR_SIZE * NUM_CH);
 	obs[minatar_at(9, s->pos, CH_CANNON, NUM_CH)] = 1;
@@ -241,21 +245,6 @@ out:
 	*terminated = s->c.terminal;
 }
 
-/* The picture: MinAtar's display colours, one per channel, later on top. */
-static int render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return seed_env_grid_rgb(obs, MINATAR_SIZE, MINATAR_SIZE, NUM_CH, NULL, rgb, width, height);
-}
-
-static int render_text(const void *config, const void *state, char *buf, size_t len)
-{
-	uint8_t obs[MINATAR_SIZE * MINATAR_SIZE * NUM_CH];
-	write_obs(state, obs);
-	return minatar_render(&game, obs, buf, len);
-}
-
 const seed_env_class seed_env_minatar_space_invaders = {
     .name = "minatar-space-invaders",
     .summary = "MinAtar Space Invaders: shoot the descending alien block before it reaches you (10x10x6 u8)",
@@ -264,6 +253,6 @@ const seed_env_class seed_env_minatar_space_invaders = {
     .state_size = sizeof(minatar_space_invaders),
     .reset = reset,
     .step = step,
-    .render_text = render_text,
-    .render_rgb = render_rgb,
+    .render_text = minatar_render_text,
+    .render_rgb = minatar_render_rgb,
 };
