@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# seed-actor's command line: offline mode, errors, signals.
+
+setup() {
+	load helpers
+	load_helpers
+	D=$(mktemp -d)
+}
+
+teardown() {
+	rm -rf "$D"
+}
+
+@test "--help and --version go to stdout and exit 0" {
+	run seed-actor --help
+	assert_success
+	assert_output --partial "Usage: seed-actor"
+	run seed-actor --version
+	assert_success
+	assert_output --regexp '^seed-actor \(seed\) [0-9]'
+}
+
+@test "misuse gets a short usage on stderr and exit 2" {
+	run seed-actor
+	[ "$status" -eq 2 ]
+	assert_output --partial "--env is required"
+	run seed-actor --env cartpole
+	[ "$status" -eq 2 ]
+	assert_output --partial "give either --connect, or --actions and --out"
+	run seed-actor --env cartpole --actions - 
+	[ "$status" -eq 2 ]
+	run seed-actor --env cartpole --envs 0 --actions - --out -
+	[ "$status" -eq 2 ]
+	assert_output --partial "--envs"
+	run seed-actor --env cartpole --bogus
+	[ "$status" -eq 2 ]
+}
+
+@test "a bad environment or options are runtime errors that say what was wrong" {
+	run seed-actor --env no-such-env --actions /dev/null --out /dev/null
+	[ "$status" -eq 1 ]
+	assert_output --partial "no-such-env"
+	run seed-actor --env cartpole --env-options '{"max_stepz": 3}' --actions /dev/null --out /dev/null
+	[ "$status" -eq 1 ]
+	assert_output --partial "max_stepz"
+}
+
+@test "offline: the reset observation, then one frame per line of actions" {
+	# CartPole from a fixed state: pushing right (1) three times.
+	printf '1 0\n1 0\n1 0\n' | seed-actor --env cartpole --env-options '{"init_state": [0, 0, 0, 0]}' --envs 2 \
+		--actions - --out "$D/steps.msgpack" --quiet
+	run sh -c "seed-cat '$D/steps.msgpack' | jq -c '[.seq, .env0, .num_actions, (.reward.data), (.ep_length.data)]'"
+	assert_success
+	assert_line --index 0 '[0,0,2,[0,0],[0,0]]'
+	assert_line --index 1 '[1,0,2,[1,1],[1,1]]'
+	assert_line --index 3 '[3,0,2,[1,1],[3,3]]'
+	# From rest (theta = 0), one push right, worked by hand from the
+	# CartPole equations: temp = F / m_total, theta_acc = -temp /
+	# (l (4/3 - m_pole / m_total)), x_acc = temp - m_pole l theta_acc / m_total,
+	# then Euler steps of tau = 0.02.
+	run sh -c "seed-cat '$D/steps.msgpack' | jq -c '.obs.data | flatten' | sed -n 2p"
+	x_dot=$(echo "$output" | jq '.[1]')
+	theta_dot=$(echo "$output" | jq '.[3]')
+	[ "$(jq -n "(10 / 1.1) as \$t | (-\$t / (0.5 * (4 / 3 - 0.1 / 1.1))) as \$a
+		| ((\$t - 0.05 * \$a / 1.1) * 0.02 - $x_dot | fabs < 1e-6) and (\$a * 0.02 - $theta_dot | fabs < 1e-6)")" = true ]
+	# and the other env, pushed left, mirrors it.
+	[ "$(echo "$output" | jq '.[5] == -.[1]')" = true ]
+}
+
+@test "offline: a line with the wrong number of actions is an error naming the line" {
+	run sh -c "printf '0 1\n0\n' | seed-actor --env cartpole --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+	assert_output --partial "-:2: expected 2 integer actions"
+	run sh -c "printf '0 7\n' | seed-actor --env cartpole --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+}
+
+@test "offline: auto-reset reports the ended episode and starts the next" {
+	# Catch: the ball reaches the bottom after 9 steps; the episode ends with +1 or -1.
+	seq 12 | sed 's/.*/1/' | seed-actor --env catch --envs 1 --actions - --out "$D/c.msgpack" --quiet
+	run sh -c "seed-cat '$D/c.msgpack' | jq -c 'select(.terminated.data[0] == 1) | [.seq, .ep_length.data[0], (.ep_return.data[0] | fabs)]'"
+	assert_success
+	assert_output '[9,9,1]'
+}
+
+@test "SIGTERM and SIGINT stop a serving actor cleanly" {
+	seed-infer --bind "ipc://$D/infer" --policy random --stats-interval 0 --quiet &
+	infer=$!
+	seed-actor --env cartpole --envs 8 --connect "ipc://$D/infer" --quiet &
+	actor=$!
+	sleep 0.5
+	kill -TERM $actor
+	st=0
+	wait $actor || st=$?
+	[ "$st" -eq 0 ]
+	kill -INT $infer
+	st=0
+	wait $infer || st=$?
+	[ "$st" -eq 0 ]
+}
