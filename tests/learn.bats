@@ -169,3 +169,26 @@ record_unrolls() {
 	# The socket directory is gone too.
 	[ -z "$(ls "$D/tmp")" ]
 }
+
+@test "Ctrl-C (SIGINT to the whole job) lets the learner write its last checkpoint" {
+	# As a terminal does: SIGINT to every process of the job at once.  perl
+	# undoes the SIGINT-ignored that a background job starts with; setsid
+	# gives seed-train and its children a process group of their own.
+	setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' seed-train cartpole --seed 4 --dir "$D/run" \
+		--set target_return=null --set checkpoint_interval=1000 --frames 100000000 --quiet &
+	train=$!
+	for i in $(seq 50); do
+		sleep 0.2
+		[ -s "$D/run/metrics.jsonl" ] && break
+	done
+	kill -INT -- "-$train"
+	st=0
+	wait $train || st=$?
+	[ "$st" -eq 130 ]
+	# With an interval that long the only checkpoint is the one written on
+	# the way out: the learner was not killed while writing it.
+	[ -f "$D/run/checkpoint.json" ]
+	[ "$(jq .frames "$D/run/checkpoint.json")" -eq "$(jq -s 'last | .frames' "$D/run/metrics.jsonl")" ]
+	run pgrep -f "ipc://$D/tmp"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}

@@ -187,6 +187,8 @@ within() {
 	     /^\.EX/ { ex = 1; n++; f = dir "/example." n; next }
 	     /^\.EE/ { ex = 0; next }
 	     ex { print > f }' "$SEED_SRCDIR/man/seed-eval.1"
+	# The example that trains a policy first finds its preset in the sources.
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
 	n=0
 	for f in "$BATS_TEST_TMPDIR"/example.*; do
 		grep -q '^seed-eval' "$f" || continue
