@@ -409,15 +409,17 @@ static void take_request(server *sv, const seed_chan_msg *m, seed_frame *f, doub
 	int num_actions = (int)seed_frame_int(f, "num_actions", 1);
 	slot *s = slot_get(sv, run, actor, env0, obs, num_actions, now);
 	s->last_seen = now;
+	for (int i = 0; i < sv->npend; i++)
+		if (sv->pend[i].s == s) {
+			sv->dups++;
+			return; /* resent while the first is still in this batch: it will be answered */
+		}
 	if (seq == s->last_seq && s->reply.len) {
 		/* A resent request: the first answer may have been lost. */
 		sv->dups++;
 		seed_chan_send(sv->actors, m->id, m->idlen, s->reply.data, s->reply.len, true);
 		return;
 	}
-	for (int i = 0; i < sv->npend; i++)
-		if (sv->pend[i].s == s)
-			return; /* already waiting in this batch */
 	if (s->last_seq >= 0 && seq != s->last_seq + 1) {
 		sv->gaps++;
 		s->pos = 0; /* lost steps: this half's unroll cannot continue */

@@ -122,10 +122,22 @@ typedef struct learner {
 	/* last update's figures for metrics */
 	seed_loss_stats stats;
 	double grad_norm, lag_sum, lr_now;
-	int64_t lag_n, updates_at_metrics, frames_at_metrics, bad_frames;
+	int64_t lag_n, updates_at_metrics, frames_at_metrics, bad_frames, skipped;
 	double t_metrics;
 	seed_buf out;
 } learner;
+
+/* Count a dropped frame and say why: the first few, then every thousandth,
+ * so that a misconfigured peer cannot drown stderr. */
+static void report_bad(learner *L, const char *fmt, const char *msg)
+{
+	L->bad_frames++;
+	if (L->bad_frames <= 10 || L->bad_frames % 1000 == 0) {
+		char buf[600];
+		snprintf(buf, sizeof buf, fmt, msg);
+		cli_warn("dropped bad frame #%" PRId64 ": %s", L->bad_frames, buf);
+	}
+}
 
 static double mean_return(const learner *L)
 {
@@ -242,7 +254,15 @@ static void update(learner *L, seed_chan *params)
 						: seed_optim_clip_global_norm(g, np, INFINITY);
 	L->lr_now = L->cfg.lr_decay ? seed_optim_lr_linear(L->cfg.lr, L->frames, L->cfg.total_frames, L->cfg.lr_min)
 				    : L->cfg.lr;
-	seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->lr_now);
+	if (!isfinite(L->grad_norm)) {
+		/* A NaN or infinite gradient would poison every parameter: skip
+		 * this batch (its frames still count) and say so. */
+		L->skipped++;
+		if (L->skipped <= 10 || L->skipped % 1000 == 0)
+			cli_warn("skipped update #%" PRId64 ": the gradient norm is %g", L->skipped, L->grad_norm);
+	} else {
+		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->lr_now);
+	}
 	L->updates++;
 	L->frames += (int64_t)T * B;
 	L->policy_version++;
@@ -406,7 +426,8 @@ static void write_metrics(learner *L, seed_metrics *mx, bool progress)
 					     {"grad_norm", L->grad_norm}, {"lr", L->lr_now},
 					     {"episodes", (double)L->episodes}, {"policy_lag", lag},
 					     {"batch_size", (double)L->B}, {"unroll_length", (double)(L->T1 - 1)},
-					     {"bad_frames", (double)L->bad_frames});
+					     {"bad_frames", (double)L->bad_frames},
+					     {"skipped_updates", (double)L->skipped});
 		if (L->nreturns)
 			json_object_set_new(o, "episode_return", json_real(ret));
 		else
@@ -632,19 +653,15 @@ int main(int argc, char **argv)
 		}
 		if (r == 0) {
 			if (seed_frame_decode(&f, m.data, m.len, &err) != 0) {
-				L.bad_frames++;
-				cli_warn("dropped bad frame: %s", err.msg);
+				report_bad(&L, "%s", err.msg);
 			} else if (f.type == SEED_FRAME_UNROLL) {
-				if (take_unroll(&L, &f, pch, &err)) {
-					L.bad_frames++;
-					cli_warn("dropped bad frame: %s", err.msg);
-				}
+				if (take_unroll(&L, &f, pch, &err))
+					report_bad(&L, "%s", err.msg);
 			} else if (f.type == SEED_FRAME_EPISODE) {
 				take_episodes(&L, &f);
 			} else {
-				L.bad_frames++;
-				cli_warn("dropped a %s frame: the learner takes unroll and episode frames",
-					 seed_frame_type_name(f.type));
+				report_bad(&L, "a %s frame: the learner takes unroll and episode frames",
+					   seed_frame_type_name(f.type));
 			}
 		} else if (r != -EAGAIN && r != -EINTR) {
 			cli_warn("%s", err.msg);
