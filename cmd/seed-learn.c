@@ -582,7 +582,7 @@ int main(int argc, char **argv)
 
 	void *ctx = seed_chan_context();
 	seed_chan *uch, *pch;
-	seed_chan_opts uo = {.bind = false, .stop = &cli_stop};
+	seed_chan_opts uo = {.bind = false, .hwm = L.cfg.infer_hwm, .stop = &cli_stop};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
 	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, unrolls, &uo, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");

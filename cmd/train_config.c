@@ -100,7 +100,7 @@ static const char *optim_keys[] = {"kind", "lr", "lr_decay", "lr_min", "beta1", 
 				   "momentum", "style", NULL};
 static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho", "lambda",
 				  "reduce", NULL};
-static const char *infer_keys[] = {"max_batch", "timeout_us", NULL};
+static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
 
 static int check_keys(const json_t *obj, const char **keys, const char *where, seed_err *err)
 {
@@ -238,6 +238,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	c->infer_max_batch = (int)i64;
 	TRY(get_int(inf, "infer", "timeout_us", 500, 0, 60000000, &i64, err));
 	c->infer_timeout_us = (int)i64;
+	TRY(get_int(inf, "infer", "hwm", 64, 1, 1 << 20, &i64, err));
+	c->infer_hwm = (int)i64;
 
 	json_t *opt = json_object_get(root, "optimizer");
 	if (opt && !json_is_object(opt))
@@ -348,6 +350,7 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	}
 	json_object_set_new(in, "max_batch", json_integer(c->infer_max_batch));
 	json_object_set_new(in, "timeout_us", json_integer(c->infer_timeout_us));
+	json_object_set_new(in, "hwm", json_integer(c->infer_hwm));
 	if (!json_object_get(root, "env_options"))
 		json_object_set_new(root, "env_options", json_object());
 	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));

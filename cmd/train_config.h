@@ -37,6 +37,7 @@ typedef struct train_config {
 	int return_window;
 	double checkpoint_interval, metrics_interval;
 	int actors, envs_per_actor, infer_max_batch, infer_timeout_us;
+	int infer_hwm; /* frames queued on the unroll channel, at each end */
 	int eval_episodes;
 } train_config;
 
