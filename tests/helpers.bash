@@ -15,3 +15,20 @@ load_helpers() {
 		fi
 	done
 }
+
+# wait_for_handler PID SIGNUM: wait (10 s at most) until process PID has
+# installed a handler for signal SIGNUM.  A background job of a script starts
+# with SIGINT ignored; a signal sent before the program installs its handler
+# would be lost (or, for SIGTERM, kill it before it can clean up).
+wait_for_handler() {
+	local pid=$1 sig=$2 i mask
+	for i in $(seq 100); do
+		mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+		if [ -n "$mask" ] && [ $(((0x$mask >> (sig - 1)) & 1)) -eq 1 ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "process $pid never caught signal $sig" >&2
+	return 1
+}

@@ -88,7 +88,9 @@ teardown() {
 	infer=$!
 	seed-actor --env cartpole --envs 8 --connect "ipc://$D/infer" --quiet &
 	actor=$!
-	sleep 0.5
+	wait_for_handler $actor 15
+	wait_for_handler $infer 2
+	sleep 0.3
 	kill -TERM $actor
 	st=0
 	wait $actor || st=$?

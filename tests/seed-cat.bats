@@ -211,7 +211,7 @@ same_json() {
 	for sig in INT TERM; do
 		seed-cat --connect "ipc://$BATS_TEST_TMPDIR/nobody" --out got.jsonl &
 		pid=$!
-		sleep 0.5
+		wait_for_handler "$pid" 2
 		kill -s "$sig" "$pid"
 		status=0
 		wait "$pid" || status=$?
