@@ -463,6 +463,28 @@ static void t_roundtrip_step(void)
 	roundtrip(&f);
 }
 
+/* A tensor without elements prints as "data":[] whatever its shape: an
+ * extra field shaped [2^62, 0] once made to_json nest 2^62 empty lists
+ * (a fuzzer finding).  It must print at once and round-trip. */
+static void t_roundtrip_empty_tensor_huge_dim(void)
+{
+	seed_frame f;
+	build_step(&f);
+	static const float none[1];
+	seed_frame_set_tensor(&f, "x", VIEW(none, SEED_DTYPE_F32, INT64_C(1) << 62, 0));
+	seed_frame_set_tensor(&f, "y", VIEW(none, SEED_DTYPE_U8, 3, 0, 2));
+	seed_buf js;
+	seed_buf_init(&js);
+	seed_err err;
+	CHECK(seed_frame_to_json(&f, &js, &err) == 0);
+	CHECK(js.len < 4096);
+	seed_buf_append(&js, "", 1);
+	CHECK(strstr((char *)js.data, "\"x\":{\"dtype\":\"f32\",\"shape\":[4611686018427387904,0],\"data\":[]}"));
+	CHECK(strstr((char *)js.data, "\"y\":{\"dtype\":\"u8\",\"shape\":[3,0,2],\"data\":[]}"));
+	seed_buf_free(&js);
+	roundtrip(&f);
+}
+
 static void t_roundtrip_action(void)
 {
 	seed_frame f;
@@ -1190,6 +1212,7 @@ int main(void)
 	TAP_RUN(t_roundtrip_unroll);
 	TAP_RUN(t_roundtrip_episode);
 	TAP_RUN(t_roundtrip_params);
+	TAP_RUN(t_roundtrip_empty_tensor_huge_dim);
 	TAP_RUN(t_roundtrip_error);
 	TAP_RUN(t_roundtrip_every_dtype);
 	TAP_RUN(t_json_floats_exact);

@@ -192,7 +192,10 @@ def json_value(v, single_float=False):
         d = dict(v)
         a = np.frombuffer(d["data"], dtype=DT[d["dtype"]]).reshape(d["shape"])
         data = np.vectorize(lambda x: json_number(x, d["dtype"]), otypes=[object])(a) if a.size else a
-        data = data.tolist() if a.ndim else json_number(a[()], d["dtype"])
+        # A tensor without elements is written as [] whatever its shape (the
+        # shape field says the rest): nesting empty lists would cost as much
+        # as the product of the leading dimensions, unbounded for [2**62, 0].
+        data = (data.tolist() if a.size else []) if a.ndim else json_number(a[()], d["dtype"])
         return {"dtype": d["dtype"], "shape": d["shape"], "data": data}
     if isinstance(v, float) and single_float:
         return float(np.float32(v))
