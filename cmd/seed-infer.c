@@ -143,6 +143,7 @@ typedef struct server {
 	uint8_t *final_obs;       /* [nfinal][obs] final observations of truncated envs */
 	int *final_req, *final_b; /* which request and env each belongs to */
 	int nfinal;
+	int64_t warned_mismatch;
 	/* statistics since start and since the last report */
 	int64_t steps, requests, batches, bad, dups, gaps, unroll_frames, unrolls_sent, episodes, unroll_bytes;
 	int64_t last_steps, last_batches, last_unroll_bytes, last_rows_sum, rows_sum;
@@ -586,8 +587,15 @@ static bool model_act(server *sv)
 		return false;
 	for (int i = 0; i < sv->npend; i++) {
 		const slot *s = sv->pend[i].s;
-		if (s->obs_bytes != seed_model_obs_bytes(sv->model) || s->num_actions != seed_model_num_actions(sv->model))
-			return false; /* mixed environments: the model fits only some */
+		if (s->obs_bytes != seed_model_obs_bytes(sv->model) ||
+		    s->num_actions != seed_model_num_actions(sv->model)) {
+			/* Mixed environments: the model fits only some of the batch. */
+			if (!sv->warned_mismatch++)
+				cli_warn("actor %" PRId64 "'s observations or actions do not fit the model; "
+					 "acting at random for batches that hold them",
+					 s->actor);
+			return false;
+		}
 	}
 	if (sv->rows > sv->model_cap || sv->nfinal > sv->model_cap)
 		build_model(sv, s0, (int)(sv->rows > sv->nfinal ? sv->rows : sv->nfinal));

@@ -184,7 +184,7 @@ static void free_batch(learner *L)
 	free(L->dvalues);
 }
 
-static int publish(learner *L, seed_chan *params)
+static void publish(learner *L, seed_chan *params)
 {
 	int64_t n = (int64_t)seed_model_num_params(L->model);
 	seed_frame f;
@@ -198,9 +198,9 @@ static int publish(learner *L, seed_chan *params)
 	int rc = seed_frame_encode(&f, &L->out, &err);
 	if (rc)
 		cli_die("encoding parameters: %s", err.msg);
-	return seed_chan_send(params, NULL, 0, L->out.data, L->out.len, true) == -EAGAIN
-		       ? 0
-		       : 0; /* PUB never blocks; a slow subscriber only misses old versions */
+	/* PUB never blocks: a slow subscriber only misses old versions, and only
+	 * the newest matters.  A failed send is retried with the next version. */
+	seed_chan_send(params, NULL, 0, L->out.data, L->out.len, true);
 }
 
 /* Copy the B_f unrolls of a frame into the batch; update when it is full. */
