@@ -63,7 +63,7 @@ void cli_usage_error(const char *fmt, ...)
 	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "usage: %s %s\nTry '%s --help' for more information.\n", cli_prog, cli_usage_line,
-		cli_prog);
+	        cli_prog);
 	exit(2);
 }
 

@@ -29,54 +29,54 @@
 #include "seed/frame.h"
 
 static const char usage[] =
-	"--env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...";
+    "--env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...";
 
 static const char help[] =
-	"Usage: seed-actor --env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...\n"
-	"Step K environments for a Seed inference server (or from a file of actions).\n"
-	"\n"
-	"  -e, --env NAME           environment (seed-eval --list-envs lists them)\n"
-	"  -o, --env-options JSON   environment options, a JSON object (default {})\n"
-	"  -k, --envs K             number of environments (default 1)\n"
-	"  -s, --seed S             seed for the environments (default 0; mixed with --actor)\n"
-	"  -a, --actor ID           actor id, to tell actors apart (default 0)\n"
-	"  -n, --steps N            stop after N steps of every environment (default: run until stopped)\n"
-	"  -c, --connect ENDPOINT   inference server to talk to (connects; tcp://, ipc://)\n"
-	"      --retry-ms MS        resend a request unanswered for MS milliseconds (default 2000)\n"
-	"      --actions FILE|-     offline: one line of K integer actions per step\n"
-	"      --out FILE|-         offline: where to write the step frames\n"
-	"  -q, --quiet              no summary on stderr at exit\n"
-	"  -h, --help               show this help and exit\n"
-	"  -V, --version            show the version and exit\n"
-	"\n"
-	"In server mode the envs are split in two halves with one request in flight each, so\n"
-	"stepping overlaps inference.  Ended episodes reset automatically; the step frames carry\n"
-	"each episode's return and length.  See seed-actor(1) and seed-frames(7).\n";
+    "Usage: seed-actor --env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...\n"
+    "Step K environments for a Seed inference server (or from a file of actions).\n"
+    "\n"
+    "  -e, --env NAME           environment (seed-eval --list-envs lists them)\n"
+    "  -o, --env-options JSON   environment options, a JSON object (default {})\n"
+    "  -k, --envs K             number of environments (default 1)\n"
+    "  -s, --seed S             seed for the environments (default 0; mixed with --actor)\n"
+    "  -a, --actor ID           actor id, to tell actors apart (default 0)\n"
+    "  -n, --steps N            stop after N steps of every environment (default: run until stopped)\n"
+    "  -c, --connect ENDPOINT   inference server to talk to (connects; tcp://, ipc://)\n"
+    "      --retry-ms MS        resend a request unanswered for MS milliseconds (default 2000)\n"
+    "      --actions FILE|-     offline: one line of K integer actions per step\n"
+    "      --out FILE|-         offline: where to write the step frames\n"
+    "  -q, --quiet              no summary on stderr at exit\n"
+    "  -h, --help               show this help and exit\n"
+    "  -V, --version            show the version and exit\n"
+    "\n"
+    "In server mode the envs are split in two halves with one request in flight each, so\n"
+    "stepping overlaps inference.  Ended episodes reset automatically; the step frames carry\n"
+    "each episode's return and length.  See seed-actor(1) and seed-frames(7).\n";
 
 enum { OPT_RETRY = 256, OPT_ACTIONS, OPT_OUT };
 
 static const struct option options[] = {
-	{"env", required_argument, NULL, 'e'},
-	{"env-options", required_argument, NULL, 'o'},
-	{"envs", required_argument, NULL, 'k'},
-	{"seed", required_argument, NULL, 's'},
-	{"actor", required_argument, NULL, 'a'},
-	{"steps", required_argument, NULL, 'n'},
-	{"connect", required_argument, NULL, 'c'},
-	{"retry-ms", required_argument, NULL, OPT_RETRY},
-	{"actions", required_argument, NULL, OPT_ACTIONS},
-	{"out", required_argument, NULL, OPT_OUT},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"env", required_argument, NULL, 'e'},
+    {"env-options", required_argument, NULL, 'o'},
+    {"envs", required_argument, NULL, 'k'},
+    {"seed", required_argument, NULL, 's'},
+    {"actor", required_argument, NULL, 'a'},
+    {"steps", required_argument, NULL, 'n'},
+    {"connect", required_argument, NULL, 'c'},
+    {"retry-ms", required_argument, NULL, OPT_RETRY},
+    {"actions", required_argument, NULL, OPT_ACTIONS},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 /* One half of the vector: the envs [env0, env0+count) and their buffers. */
 typedef struct half {
 	int env0, count;
 	uint32_t seq;
-	int64_t steps;     /* vectorised steps taken */
+	int64_t steps; /* vectorised steps taken */
 	bool inflight;
 	double sent_at;
 	uint8_t *obs, *final_obs;
@@ -156,7 +156,7 @@ static void encode_step(actor *a, half *h)
 	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view(h->ep_length, SEED_DTYPE_I32, 1, &k));
 	if (any_trunc)
 		seed_frame_set_tensor(&f, "final_obs",
-				      seed_tensor_view(h->final_obs, s->obs_dtype, 1 + s->obs_rank, oshape));
+		                      seed_tensor_view(h->final_obs, s->obs_dtype, 1 + s->obs_rank, oshape));
 	seed_buf_reset(&h->frame);
 	seed_err err;
 	int rc = seed_frame_encode(&f, &h->frame, &err);
@@ -169,10 +169,10 @@ static int step_half(actor *a, half *h, seed_err *err)
 {
 	memset(h->final_obs, 0, (size_t)h->count * a->obs_bytes);
 	int rc = seed_envs_step(a->envs, h->env0, h->count, h->actions, h->obs, h->reward, h->terminated,
-				h->truncated, h->final_obs, h->ep_return, h->ep_length);
+	                        h->truncated, h->final_obs, h->ep_return, h->ep_length);
 	if (rc)
 		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0, h->env0 + h->count - 1,
-				    seed_strerror(rc));
+		                    seed_strerror(rc));
 	for (int i = 0; i < h->count; i++)
 		if (h->terminated[i] || h->truncated[i]) {
 			a->episodes++;
@@ -232,7 +232,8 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 		if (n == 0 && *p == '\0')
 			continue; /* blank line */
 		if (n != h->count || *p != '\0') {
-			cli_warn("%s:%" PRId64 ": expected %d integer actions", actions_path, lineno, h->count);
+			cli_warn("%s:%" PRId64 ": expected %d integer actions", actions_path, lineno,
+			         h->count);
 			rc = 1;
 			break;
 		}
@@ -326,8 +327,8 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 		}
 		const seed_tensor *act = seed_frame_tensor(&f, "action");
 		if (act->shape[0] != h->count) {
-			cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0, act->shape[0],
-				 h->count);
+			cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0,
+			         act->shape[0], h->count);
 			continue;
 		}
 		seed_tensor_copy(h->actions, act);
@@ -364,20 +365,45 @@ int main(int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "e:o:k:s:a:n:c:qhV", options, NULL)) != -1) {
 		switch (o) {
-		case 'e': env = optarg; break;
-		case 'o': env_options = optarg; break;
-		case 'k': k = cli_int("--envs", optarg, 1, 1 << 20); break;
-		case 's': seed = cli_u64("--seed", optarg); break;
-		case 'a': actor_id = cli_int("--actor", optarg, 0, INT32_MAX); break;
-		case 'n': max_steps = cli_int("--steps", optarg, 0, INT64_MAX); break;
-		case 'c': endpoint = optarg; break;
-		case OPT_RETRY: retry_ms = (int)cli_int("--retry-ms", optarg, 1, 3600000); break;
-		case OPT_ACTIONS: actions = optarg; break;
-		case OPT_OUT: out = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h': cli_help(help);
-		case 'V': cli_version();
-		default: cli_usage_error("unknown option");
+		case 'e':
+			env = optarg;
+			break;
+		case 'o':
+			env_options = optarg;
+			break;
+		case 'k':
+			k = cli_int("--envs", optarg, 1, 1 << 20);
+			break;
+		case 's':
+			seed = cli_u64("--seed", optarg);
+			break;
+		case 'a':
+			actor_id = cli_int("--actor", optarg, 0, INT32_MAX);
+			break;
+		case 'n':
+			max_steps = cli_int("--steps", optarg, 0, INT64_MAX);
+			break;
+		case 'c':
+			endpoint = optarg;
+			break;
+		case OPT_RETRY:
+			retry_ms = (int)cli_int("--retry-ms", optarg, 1, 3600000);
+			break;
+		case OPT_ACTIONS:
+			actions = optarg;
+			break;
+		case OPT_OUT:
+			out = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			cli_help(help);
+		case 'V':
+			cli_version();
+		default:
+			cli_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)
@@ -413,7 +439,8 @@ int main(int argc, char **argv)
 	reset_all(&a);
 
 	double t0 = cli_now();
-	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms) : run_offline(&a, actions, out, max_steps);
+	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms)
+	              : run_offline(&a, actions, out, max_steps);
 	double dt = cli_now() - t0;
 
 	int64_t env_steps = 0;
@@ -421,7 +448,7 @@ int main(int argc, char **argv)
 		env_steps += a.halves[j].steps * a.halves[j].count;
 	if (!quiet) {
 		fprintf(stderr, "%s: %" PRId64 " env steps in %.2f s (%.0f steps/s), %" PRId64 " episodes",
-			cli_prog, env_steps, dt, dt > 0 ? env_steps / dt : 0.0, a.episodes);
+		        cli_prog, env_steps, dt, dt > 0 ? env_steps / dt : 0.0, a.episodes);
 		if (a.episodes)
 			fprintf(stderr, ", mean return %.3f", a.return_sum / (double)a.episodes);
 		fputc('\n', stderr);

@@ -39,47 +39,47 @@
 static const char usage[] = "--bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...";
 
 static const char help[] =
-	"Usage: seed-infer --bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...\n"
-	"Serve actions to Seed actors from one batched policy; assemble their unrolls.\n"
-	"\n"
-	"  -b, --bind ENDPOINT       where actors connect (binds; tcp://, ipc://; '>' to connect)\n"
-	"  -p, --policy random       uniform random actions\n"
-	"  -m, --model SOURCE        a model: a learner's parameter endpoint (connects; the newest\n"
-	"                            parameters are used as they come), or a checkpoint (DIR or FILE)\n"
-	"  -g, --greedy              take the most likely action instead of sampling\n"
-	"  -B, --max-batch N         answer once N env rows are waiting (default 256)\n"
-	"  -t, --timeout-us T        ... or T microseconds after the first request (default 500)\n"
-	"  -u, --unrolls ENDPOINT    push unrolls and episode frames here (binds; or a file, or -)\n"
-	"  -T, --unroll-length T     steps per unroll, plus one overlapping step (default 20)\n"
-	"      --hwm N               unroll frames queued before sends block (default 64)\n"
-	"  -s, --seed S              seed for the policy's sampling (default 0)\n"
-	"      --stats-interval SEC  print statistics on stderr every SEC seconds (default 10; 0: never)\n"
-	"      --idle-expiry SEC     forget an actor half silent for SEC seconds (default 60)\n"
-	"  -q, --quiet               no statistics and no summary on stderr\n"
-	"  -h, --help                show this help and exit\n"
-	"  -V, --version             show the version and exit\n"
-	"\n"
-	"See seed-infer(1) and seed-frames(7).\n";
+    "Usage: seed-infer --bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...\n"
+    "Serve actions to Seed actors from one batched policy; assemble their unrolls.\n"
+    "\n"
+    "  -b, --bind ENDPOINT       where actors connect (binds; tcp://, ipc://; '>' to connect)\n"
+    "  -p, --policy random       uniform random actions\n"
+    "  -m, --model SOURCE        a model: a learner's parameter endpoint (connects; the newest\n"
+    "                            parameters are used as they come), or a checkpoint (DIR or FILE)\n"
+    "  -g, --greedy              take the most likely action instead of sampling\n"
+    "  -B, --max-batch N         answer once N env rows are waiting (default 256)\n"
+    "  -t, --timeout-us T        ... or T microseconds after the first request (default 500)\n"
+    "  -u, --unrolls ENDPOINT    push unrolls and episode frames here (binds; or a file, or -)\n"
+    "  -T, --unroll-length T     steps per unroll, plus one overlapping step (default 20)\n"
+    "      --hwm N               unroll frames queued before sends block (default 64)\n"
+    "  -s, --seed S              seed for the policy's sampling (default 0)\n"
+    "      --stats-interval SEC  print statistics on stderr every SEC seconds (default 10; 0: never)\n"
+    "      --idle-expiry SEC     forget an actor half silent for SEC seconds (default 60)\n"
+    "  -q, --quiet               no statistics and no summary on stderr\n"
+    "  -h, --help                show this help and exit\n"
+    "  -V, --version             show the version and exit\n"
+    "\n"
+    "See seed-infer(1) and seed-frames(7).\n";
 
 enum { OPT_HWM = 256, OPT_STATS, OPT_EXPIRY };
 
 static const struct option options[] = {
-	{"bind", required_argument, NULL, 'b'},
-	{"policy", required_argument, NULL, 'p'},
-	{"model", required_argument, NULL, 'm'},
-	{"greedy", no_argument, NULL, 'g'},
-	{"max-batch", required_argument, NULL, 'B'},
-	{"timeout-us", required_argument, NULL, 't'},
-	{"unrolls", required_argument, NULL, 'u'},
-	{"unroll-length", required_argument, NULL, 'T'},
-	{"hwm", required_argument, NULL, OPT_HWM},
-	{"seed", required_argument, NULL, 's'},
-	{"stats-interval", required_argument, NULL, OPT_STATS},
-	{"idle-expiry", required_argument, NULL, OPT_EXPIRY},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"bind", required_argument, NULL, 'b'},
+    {"policy", required_argument, NULL, 'p'},
+    {"model", required_argument, NULL, 'm'},
+    {"greedy", no_argument, NULL, 'g'},
+    {"max-batch", required_argument, NULL, 'B'},
+    {"timeout-us", required_argument, NULL, 't'},
+    {"unrolls", required_argument, NULL, 'u'},
+    {"unroll-length", required_argument, NULL, 'T'},
+    {"hwm", required_argument, NULL, OPT_HWM},
+    {"seed", required_argument, NULL, 's'},
+    {"stats-interval", required_argument, NULL, OPT_STATS},
+    {"idle-expiry", required_argument, NULL, OPT_EXPIRY},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 /* The state of one half of one actor's envs. */
@@ -94,7 +94,7 @@ typedef struct slot {
 	size_t obs_bytes;
 	int64_t last_seq; /* -1: none yet */
 	double last_seen;
-	seed_buf reply; /* the last answer, for resent requests */
+	seed_buf reply;         /* the last answer, for resent requests */
 	int32_t *reply_actions; /* [count] */
 	/* Unroll under construction, [count][T+1] (obs: [count][T+1][obs]). */
 	int pos;
@@ -132,9 +132,9 @@ typedef struct server {
 	seed_chan *params;     /* the learner's parameters, or NULL */
 	seed_checkpoint *ckpt; /* a checkpoint to build the model from, or NULL */
 	seed_model *model;
-	int model_cap;            /* rows the model was built for */
-	char *model_json;         /* the model description in use */
-	uint8_t *staged;          /* parameters that came before the model could be built */
+	int model_cap;    /* rows the model was built for */
+	char *model_json; /* the model description in use */
+	uint8_t *staged;  /* parameters that came before the model could be built */
 	size_t staged_len;
 	int64_t staged_version;
 	float *logits, *values, *final_values;
@@ -145,7 +145,8 @@ typedef struct server {
 	int nfinal;
 	int64_t warned_mismatch;
 	/* statistics since start and since the last report */
-	int64_t steps, requests, batches, bad, dups, gaps, unroll_frames, unrolls_sent, episodes, unroll_bytes;
+	int64_t steps, requests, batches, bad, dups, gaps, unroll_frames, unrolls_sent, episodes,
+	    unroll_bytes;
 	int64_t last_steps, last_batches, last_unroll_bytes, last_rows_sum, rows_sum;
 	double last_report;
 } server;
@@ -166,7 +167,7 @@ static void slot_free(slot *s)
 }
 
 static void slot_init(server *sv, slot *s, uint32_t run, int64_t actor, int64_t env0, const seed_tensor *obs,
-		      int num_actions)
+                      int num_actions)
 {
 	slot_free(s);
 	s->used = true;
@@ -212,7 +213,7 @@ static bool slot_matches(const slot *s, const seed_tensor *obs, int num_actions)
  * actor comes with a new run id and so gets fresh slots; the old ones are
  * forgotten once silent for the idle expiry. */
 static slot *slot_get(server *sv, uint32_t run, int64_t actor, int64_t env0, const seed_tensor *obs,
-		      int num_actions, double now)
+                      int num_actions, double now)
 {
 	slot *free_slot = NULL;
 	for (int i = 0; i < sv->nslots; i++) {
@@ -242,7 +243,7 @@ static slot *slot_get(server *sv, uint32_t run, int64_t actor, int64_t env0, con
 }
 
 static void send_error(server *sv, const unsigned char *id, size_t idlen, int code, const char *msg,
-		       const char *frame_type)
+                       const char *frame_type)
 {
 	seed_frame f;
 	seed_frame_init(&f, SEED_FRAME_ERROR);
@@ -398,7 +399,7 @@ static void take_request(server *sv, const seed_chan_msg *m, seed_frame *f, doub
 	}
 	if (f->type != SEED_FRAME_STEP) {
 		snprintf(err.msg, sizeof err.msg, "%s frame: seed-infer takes step frames from actors",
-			 seed_frame_type_name(f->type));
+		         seed_frame_type_name(f->type));
 		report_bad(sv, err.msg);
 		send_error(sv, m->id, m->idlen, -SEED_ETYPE, err.msg, seed_frame_type_name(f->type));
 		return;
@@ -451,7 +452,8 @@ static void take_request(server *sv, const seed_chan_msg *m, seed_frame *f, doub
 				sv->final_obs = seed_xrealloc(sv->final_obs, sv->cap_final * s->obs_bytes);
 				sv->final_req = seed_xrealloc(sv->final_req, sv->cap_final * sizeof(int));
 				sv->final_b = seed_xrealloc(sv->final_b, sv->cap_final * sizeof(int));
-				sv->final_values = seed_xrealloc(sv->final_values, sv->cap_final * sizeof(float));
+				sv->final_values =
+				    seed_xrealloc(sv->final_values, sv->cap_final * sizeof(float));
 			}
 			memcpy(sv->final_obs + (size_t)sv->nfinal * s->obs_bytes,
 			       (const uint8_t *)fin->data + (size_t)b * s->obs_bytes, s->obs_bytes);
@@ -481,8 +483,8 @@ static void build_model(server *sv, const slot *s, int rows)
 	seed_err err;
 	int cap = rows > 2 * sv->max_batch ? rows : 2 * sv->max_batch;
 	seed_model *m = NULL;
-	int rc = seed_model_new(&m, sv->model_json, s->obs_dtype, s->obs_rank, s->obs_shape, s->num_actions, cap,
-				&err);
+	int rc = seed_model_new(&m, sv->model_json, s->obs_dtype, s->obs_rank, s->obs_shape, s->num_actions,
+	                        cap, &err);
 	if (rc == 0 && sv->model) {
 		rc = seed_model_copy_params(m, sv->model);
 		if (rc)
@@ -490,7 +492,8 @@ static void build_model(server *sv, const slot *s, int rows)
 	} else if (rc == 0 && sv->staged) {
 		rc = seed_model_load_params(m, sv->staged, sv->staged_len);
 		if (rc)
-			seed_err_set(&err, rc, "%zu bytes of parameters do not fit %s", sv->staged_len, sv->model_json);
+			seed_err_set(&err, rc, "%zu bytes of parameters do not fit %s", sv->staged_len,
+			             sv->model_json);
 		else
 			sv->policy_version = (int32_t)sv->staged_version;
 	} else if (rc == 0 && sv->ckpt) {
@@ -498,7 +501,8 @@ static void build_model(server *sv, const slot *s, int rows)
 		for (int i = 0; rc == 0 && i < seed_model_num_tensors(m); i++) {
 			const seed_model_param *mp = seed_model_param_at(m, i);
 			seed_tensor t;
-			rc = seed_checkpoint_expect(sv->ckpt, mp->name, SEED_DTYPE_F32, mp->rank, mp->shape, &t, &err);
+			rc = seed_checkpoint_expect(sv->ckpt, mp->name, SEED_DTYPE_F32, mp->rank, mp->shape,
+			                            &t, &err);
 			if (rc == 0)
 				memcpy(p + mp->offset, t.data, mp->numel * sizeof(float));
 		}
@@ -532,18 +536,22 @@ static void poll_params(server *sv)
 	/* Drain: only the newest parameters matter. */
 	while (seed_chan_recv(sv->params, &m, 0, &err) == 0) {
 		if (seed_frame_decode(&f, m.data, m.len, &err) != 0 || f.type != SEED_FRAME_PARAMS) {
-			report_bad(sv, f.type == SEED_FRAME_INVALID ? err.msg : "a non-params frame on the params channel");
+			report_bad(sv, f.type == SEED_FRAME_INVALID
+			                   ? err.msg
+			                   : "a non-params frame on the params channel");
 			continue;
 		}
 		const char *json;
 		size_t len;
 		if (seed_frame_str(&f, "model", &json, &len) != 0) {
-			report_bad(sv, "params frame: field 'model': missing (the server needs the model's description)");
+			report_bad(sv, "params frame: field 'model': missing (the server needs the model's "
+			               "description)");
 			continue;
 		}
 		int64_t version = seed_frame_int(&f, "policy_version", 0);
 		const seed_tensor *p = seed_frame_tensor(&f, "params");
-		if (!sv->model_json || strlen(sv->model_json) != len || memcmp(sv->model_json, json, len) != 0) {
+		if (!sv->model_json || strlen(sv->model_json) != len ||
+		    memcmp(sv->model_json, json, len) != 0) {
 			/* A new architecture: rebuild at the next batch. */
 			free(sv->model_json);
 			sv->model_json = strndup(json, len);
@@ -592,8 +600,8 @@ static bool model_act(server *sv)
 			/* Mixed environments: the model fits only some of the batch. */
 			if (!sv->warned_mismatch++)
 				cli_warn("actor %" PRId64 "'s observations or actions do not fit the model; "
-					 "acting at random for batches that hold them",
-					 s->actor);
+				         "acting at random for batches that hold them",
+				         s->actor);
 			return false;
 		}
 	}
@@ -648,7 +656,8 @@ static void run_batch(server *sv)
 		seed_frame_set_int(&f, "seq", s->last_seq);
 		seed_frame_set_int(&f, "env0", s->env0);
 		seed_frame_set_int(&f, "policy_version", version);
-		seed_frame_set_tensor(&f, "action", seed_tensor_view(s->reply_actions, SEED_DTYPE_I32, 1, &K));
+		seed_frame_set_tensor(&f, "action",
+		                      seed_tensor_view(s->reply_actions, SEED_DTYPE_I32, 1, &K));
 		seed_buf_reset(&s->reply);
 		seed_err err;
 		if (seed_frame_encode(&f, &s->reply, &err))
@@ -664,7 +673,8 @@ static void run_batch(server *sv)
 			s->action[at] = s->reply_actions[b];
 			s->version[at] = version;
 			if (modeled) /* the behaviour logits, for V-trace's importance weights */
-				memcpy(s->logits + at * (size_t)A, sv->logits + (size_t)(p->row0 + b) * (size_t)A,
+				memcpy(s->logits + at * (size_t)A,
+				       sv->logits + (size_t)(p->row0 + b) * (size_t)A,
 				       (size_t)A * sizeof(float));
 			else /* the uniform policy's logits are all equal: zeros */
 				memset(s->logits + at * (size_t)A, 0, (size_t)A * sizeof(float));
@@ -695,12 +705,13 @@ static void report(server *sv, double now, bool final)
 		return;
 	int64_t db = sv->batches - sv->last_batches;
 	fprintf(stderr,
-		"%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
-		" unrolls, %" PRId64 " episodes, %" PRId64 " bad frames, %" PRId64 " resends, %" PRId64 " gaps\n",
-		cli_prog, final ? "done: " : "", (double)(sv->steps - sv->last_steps) / dt,
-		db ? (double)(sv->rows_sum - sv->last_rows_sum) / (double)db : 0.0,
-		(double)(sv->unroll_bytes - sv->last_unroll_bytes) / dt / 1e6, sv->steps, sv->unrolls_sent, sv->episodes,
-		sv->bad, sv->dups, sv->gaps);
+	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
+	        " unrolls, %" PRId64 " episodes, %" PRId64 " bad frames, %" PRId64 " resends, %" PRId64
+	        " gaps\n",
+	        cli_prog, final ? "done: " : "", (double)(sv->steps - sv->last_steps) / dt,
+	        db ? (double)(sv->rows_sum - sv->last_rows_sum) / (double)db : 0.0,
+	        (double)(sv->unroll_bytes - sv->last_unroll_bytes) / dt / 1e6, sv->steps, sv->unrolls_sent,
+	        sv->episodes, sv->bad, sv->dups, sv->gaps);
 	sv->last_report = now;
 	sv->last_steps = sv->steps;
 	sv->last_batches = sv->batches;
@@ -720,22 +731,51 @@ int main(int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "b:p:m:gB:t:u:T:s:qhV", options, NULL)) != -1) {
 		switch (o) {
-		case 'b': bind = optarg; break;
-		case 'p': policy = optarg; break;
-		case 'm': model = optarg; break;
-		case 'g': greedy = true; break;
-		case 'B': max_batch = (int)cli_int("--max-batch", optarg, 1, 1 << 24); break;
-		case 't': timeout_us = (int)cli_int("--timeout-us", optarg, 0, 60000000); break;
-		case 'u': unrolls = optarg; break;
-		case 'T': T = (int)cli_int("--unroll-length", optarg, 1, 100000); break;
-		case OPT_HWM: hwm = (int)cli_int("--hwm", optarg, 1, 1 << 20); break;
-		case 's': seed = cli_u64("--seed", optarg); break;
-		case OPT_STATS: stats_interval = cli_double("--stats-interval", optarg, 0, 1e9); break;
-		case OPT_EXPIRY: expiry = cli_double("--idle-expiry", optarg, 0.001, 1e9); break;
-		case 'q': quiet = true; break;
-		case 'h': cli_help(help);
-		case 'V': cli_version();
-		default: cli_usage_error("unknown option");
+		case 'b':
+			bind = optarg;
+			break;
+		case 'p':
+			policy = optarg;
+			break;
+		case 'm':
+			model = optarg;
+			break;
+		case 'g':
+			greedy = true;
+			break;
+		case 'B':
+			max_batch = (int)cli_int("--max-batch", optarg, 1, 1 << 24);
+			break;
+		case 't':
+			timeout_us = (int)cli_int("--timeout-us", optarg, 0, 60000000);
+			break;
+		case 'u':
+			unrolls = optarg;
+			break;
+		case 'T':
+			T = (int)cli_int("--unroll-length", optarg, 1, 100000);
+			break;
+		case OPT_HWM:
+			hwm = (int)cli_int("--hwm", optarg, 1, 1 << 20);
+			break;
+		case 's':
+			seed = cli_u64("--seed", optarg);
+			break;
+		case OPT_STATS:
+			stats_interval = cli_double("--stats-interval", optarg, 0, 1e9);
+			break;
+		case OPT_EXPIRY:
+			expiry = cli_double("--idle-expiry", optarg, 0.001, 1e9);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			cli_help(help);
+		case 'V':
+			cli_version();
+		default:
+			cli_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)

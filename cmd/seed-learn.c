@@ -43,57 +43,59 @@
 #include "seed/optim.h"
 #include "seed/rng.h"
 
-static const char usage[] = "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...";
+static const char usage[] =
+    "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...";
 
 static const char help[] =
-	"Usage: seed-learn (--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...\n"
-	"Train a policy with V-trace on unrolls from seed-infer; publish its parameters.\n"
-	"\n"
-	"  -c, --config PRESET|FILE  training configuration (a preset name or a JSON file)\n"
-	"  -r, --resume DIR          continue the run saved in DIR (its config, weights, counters)\n"
-	"      --set KEY=VALUE       override a config value (dotted keys, JSON values), repeatable\n"
-	"  -u, --unrolls ENDPOINT    where unrolls come from (connects; '@' binds; or a file)\n"
-	"  -p, --params ENDPOINT     where parameters are published (binds; '>' connects)\n"
-	"  -d, --dir DIR             run directory for checkpoints and metrics (default: none)\n"
-	"  -m, --metrics FILE        metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)\n"
-	"  -f, --frames N            stop after N env frames (config total_frames)\n"
-	"  -s, --seed S              seed (config seed)\n"
-	"      --lr X                learning rate (config optimizer.lr)\n"
-	"  -B, --batch-size N        unrolls per update (config batch_size)\n"
-	"      --target R            stop once the mean return of the last episodes reaches R\n"
-	"      --checkpoint-interval SEC  seconds between checkpoints (config; 0: only at the end)\n"
-	"      --print-config        print the resolved configuration as JSON and exit\n"
-	"      --get KEY             print one resolved value (dotted key) and exit\n"
-	"  -q, --quiet               no progress on stderr\n"
-	"  -h, --help                show this help and exit\n"
-	"  -V, --version             show the version and exit\n"
-	"\n"
-	"Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
-	"signal (a checkpoint is written first), 1 on errors, 2 on usage errors.\n"
-	"See seed-learn(1).\n";
+    "Usage: seed-learn (--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT "
+    "[OPTION]...\n"
+    "Train a policy with V-trace on unrolls from seed-infer; publish its parameters.\n"
+    "\n"
+    "  -c, --config PRESET|FILE  training configuration (a preset name or a JSON file)\n"
+    "  -r, --resume DIR          continue the run saved in DIR (its config, weights, counters)\n"
+    "      --set KEY=VALUE       override a config value (dotted keys, JSON values), repeatable\n"
+    "  -u, --unrolls ENDPOINT    where unrolls come from (connects; '@' binds; or a file)\n"
+    "  -p, --params ENDPOINT     where parameters are published (binds; '>' connects)\n"
+    "  -d, --dir DIR             run directory for checkpoints and metrics (default: none)\n"
+    "  -m, --metrics FILE        metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)\n"
+    "  -f, --frames N            stop after N env frames (config total_frames)\n"
+    "  -s, --seed S              seed (config seed)\n"
+    "      --lr X                learning rate (config optimizer.lr)\n"
+    "  -B, --batch-size N        unrolls per update (config batch_size)\n"
+    "      --target R            stop once the mean return of the last episodes reaches R\n"
+    "      --checkpoint-interval SEC  seconds between checkpoints (config; 0: only at the end)\n"
+    "      --print-config        print the resolved configuration as JSON and exit\n"
+    "      --get KEY             print one resolved value (dotted key) and exit\n"
+    "  -q, --quiet               no progress on stderr\n"
+    "  -h, --help                show this help and exit\n"
+    "  -V, --version             show the version and exit\n"
+    "\n"
+    "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
+    "signal (a checkpoint is written first), 1 on errors, 2 on usage errors.\n"
+    "See seed-learn(1).\n";
 
 enum { OPT_SET = 256, OPT_LR, OPT_TARGET, OPT_CKPT, OPT_PRINT, OPT_GET };
 
 static const struct option options[] = {
-	{"config", required_argument, NULL, 'c'},
-	{"resume", required_argument, NULL, 'r'},
-	{"set", required_argument, NULL, OPT_SET},
-	{"unrolls", required_argument, NULL, 'u'},
-	{"params", required_argument, NULL, 'p'},
-	{"dir", required_argument, NULL, 'd'},
-	{"metrics", required_argument, NULL, 'm'},
-	{"frames", required_argument, NULL, 'f'},
-	{"seed", required_argument, NULL, 's'},
-	{"lr", required_argument, NULL, OPT_LR},
-	{"batch-size", required_argument, NULL, 'B'},
-	{"target", required_argument, NULL, OPT_TARGET},
-	{"checkpoint-interval", required_argument, NULL, OPT_CKPT},
-	{"print-config", no_argument, NULL, OPT_PRINT},
-	{"get", required_argument, NULL, OPT_GET},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"config", required_argument, NULL, 'c'},
+    {"resume", required_argument, NULL, 'r'},
+    {"set", required_argument, NULL, OPT_SET},
+    {"unrolls", required_argument, NULL, 'u'},
+    {"params", required_argument, NULL, 'p'},
+    {"dir", required_argument, NULL, 'd'},
+    {"metrics", required_argument, NULL, 'm'},
+    {"frames", required_argument, NULL, 'f'},
+    {"seed", required_argument, NULL, 's'},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"batch-size", required_argument, NULL, 'B'},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"checkpoint-interval", required_argument, NULL, OPT_CKPT},
+    {"print-config", no_argument, NULL, OPT_PRINT},
+    {"get", required_argument, NULL, OPT_GET},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 typedef struct learner {
@@ -191,7 +193,8 @@ static void publish(learner *L, seed_chan *params)
 	seed_frame_init(&f, SEED_FRAME_PARAMS);
 	seed_frame_set_int(&f, "policy_version", L->policy_version);
 	seed_frame_set_int(&f, "run", 0);
-	seed_frame_set_tensor(&f, "params", seed_tensor_view(seed_model_params(L->model), SEED_DTYPE_F32, 1, &n));
+	seed_frame_set_tensor(&f, "params",
+	                      seed_tensor_view(seed_model_params(L->model), SEED_DTYPE_F32, 1, &n));
 	seed_frame_set_str(&f, "model", L->cfg.model);
 	seed_buf_reset(&L->out);
 	seed_err err;
@@ -230,16 +233,16 @@ static void update(learner *L, seed_chan *params)
 			L->lag_n++;
 		}
 	seed_loss_batch batch = {
-		.T = T,
-		.B = B,
-		.A = A,
-		.logits = L->logits,
-		.behaviour_logits = L->blogits,
-		.actions = L->action,
-		.rewards = L->rewards_t,
-		.discounts = L->discounts_t,
-		.values = L->values,
-		.bootstrap_value = L->values + (size_t)T * B,
+	    .T = T,
+	    .B = B,
+	    .A = A,
+	    .logits = L->logits,
+	    .behaviour_logits = L->blogits,
+	    .actions = L->action,
+	    .rewards = L->rewards_t,
+	    .discounts = L->discounts_t,
+	    .values = L->values,
+	    .bootstrap_value = L->values + (size_t)T * B,
 	};
 	memset(L->dlogits + (size_t)T * B * A, 0, (size_t)B * A * sizeof(float));
 	memset(L->dvalues + (size_t)T * B, 0, (size_t)B * sizeof(float));
@@ -251,15 +254,17 @@ static void update(learner *L, seed_chan *params)
 	size_t np = seed_model_num_params(L->model);
 	float *g = seed_model_grads(L->model);
 	L->grad_norm = L->cfg.max_grad_norm > 0 ? seed_optim_clip_global_norm(g, np, L->cfg.max_grad_norm)
-						: seed_optim_clip_global_norm(g, np, INFINITY);
-	L->lr_now = L->cfg.lr_decay ? seed_optim_lr_linear(L->cfg.lr, L->frames, L->cfg.total_frames, L->cfg.lr_min)
-				    : L->cfg.lr;
+	                                        : seed_optim_clip_global_norm(g, np, INFINITY);
+	L->lr_now = L->cfg.lr_decay
+	                ? seed_optim_lr_linear(L->cfg.lr, L->frames, L->cfg.total_frames, L->cfg.lr_min)
+	                : L->cfg.lr;
 	if (!isfinite(L->grad_norm)) {
 		/* A NaN or infinite gradient would poison every parameter: skip
 		 * this batch (its frames still count) and say so. */
 		L->skipped++;
 		if (L->skipped <= 10 || L->skipped % 1000 == 0)
-			cli_warn("skipped update #%" PRId64 ": the gradient norm is %g", L->skipped, L->grad_norm);
+			cli_warn("skipped update #%" PRId64 ": the gradient norm is %g", L->skipped,
+			         L->grad_norm);
 	} else {
 		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->lr_now);
 	}
@@ -275,16 +280,20 @@ static int take_unroll(learner *L, const seed_frame *f, seed_chan *params, seed_
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
 	if (T1 != L->T1)
-		return seed_err_set(err, -SEED_EFRAME, "unroll frame: %" PRId64 " steps, expected unroll_length+1 = %d",
-				    T1, L->T1);
-	if (obs->dtype != L->spec.obs_dtype || (size_t)seed_tensor_nbytes(obs) != (size_t)(Bf * T1) * L->obs_bytes ||
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: %" PRId64 " steps, expected unroll_length+1 = %d", T1,
+		                    L->T1);
+	if (obs->dtype != L->spec.obs_dtype ||
+	    (size_t)seed_tensor_nbytes(obs) != (size_t)(Bf * T1) * L->obs_bytes ||
 	    seed_frame_int(f, "num_actions", -1) != L->A)
 		return seed_err_set(err, -SEED_EFRAME,
-				    "unroll frame: observations or actions do not match environment '%s'", L->cfg.env);
+		                    "unroll frame: observations or actions do not match environment '%s'",
+		                    L->cfg.env);
 	const uint8_t *o = obs->data;
 	const seed_tensor *act = seed_frame_tensor(f, "action"), *rew = seed_frame_tensor(f, "reward");
 	const seed_tensor *te = seed_frame_tensor(f, "terminated"), *tr = seed_frame_tensor(f, "truncated");
-	const seed_tensor *fv = seed_frame_tensor(f, "final_value"), *ver = seed_frame_tensor(f, "policy_version");
+	const seed_tensor *fv = seed_frame_tensor(f, "final_value"),
+	                  *ver = seed_frame_tensor(f, "policy_version");
 	const seed_tensor *lg = seed_frame_tensor(f, "logits");
 	size_t A = (size_t)L->A;
 	for (int64_t b = 0; b < Bf; b++) {
@@ -304,8 +313,8 @@ static int take_unroll(learner *L, const seed_frame *f, seed_chan *params, seed_
 		for (int64_t t = 0; t < T1; t++) {
 			int32_t a = L->action[(size_t)t * L->B + j];
 			if (a < 0 || a >= L->A)
-				return seed_err_set(err, -SEED_EFRAME, "unroll frame: field 'action': %d is out of range",
-						    a);
+				return seed_err_set(err, -SEED_EFRAME,
+				                    "unroll frame: field 'action': %d is out of range", a);
 		}
 		if (++L->fill == L->B)
 			update(L, params);
@@ -352,18 +361,18 @@ static int save_checkpoint(learner *L, const char *dir, seed_err *err)
 	json_t *env_opts = json_loads(L->cfg.env_options, 0, &je);
 	json_t *model = json_loads(L->cfg.model, 0, &je);
 	seed_checkpoint ck = {
-		.config = L->cfg.root,
-		.env = L->cfg.env,
-		.env_options = env_opts,
-		.model = model,
-		.step = L->updates,
-		.frames = L->frames,
-		.policy_version = L->policy_version,
-		.optim_step = seed_optim_steps(L->optim),
-		.rng = L->rng,
-		.wall_time = L->wall_before + (cli_now() - L->wall0),
-		.ntensors = (size_t)(nt + ns),
-		.tensors = ts,
+	    .config = L->cfg.root,
+	    .env = L->cfg.env,
+	    .env_options = env_opts,
+	    .model = model,
+	    .step = L->updates,
+	    .frames = L->frames,
+	    .policy_version = L->policy_version,
+	    .optim_step = seed_optim_steps(L->optim),
+	    .rng = L->rng,
+	    .wall_time = L->wall_before + (cli_now() - L->wall0),
+	    .ntensors = (size_t)(nt + ns),
+	    .tensors = ts,
 	};
 	int rc = seed_checkpoint_save(dir, &ck, err);
 	json_decref(env_opts);
@@ -417,17 +426,16 @@ static void write_metrics(learner *L, seed_metrics *mx, bool progress)
 	double ret = mean_return(L);
 	double lag = L->lag_n ? L->lag_sum / (double)L->lag_n : 0;
 	if (mx) {
-		json_t *o = SEED_METRICS_OBJ({"time", L->wall_before + (now - L->wall0)}, {"frames", (double)L->frames},
-					     {"updates", (double)L->updates}, {"version", (double)L->policy_version},
-					     {"fps", fps}, {"updates_per_s", ups}, {"loss", L->stats.total},
-					     {"pg_loss", L->stats.pg_loss}, {"baseline_loss", L->stats.baseline_loss},
-					     {"entropy_loss", L->stats.entropy_loss}, {"entropy", L->stats.entropy},
-					     {"mean_rho", L->stats.mean_rho}, {"mean_value", L->stats.mean_value},
-					     {"grad_norm", L->grad_norm}, {"lr", L->lr_now},
-					     {"episodes", (double)L->episodes}, {"policy_lag", lag},
-					     {"batch_size", (double)L->B}, {"unroll_length", (double)(L->T1 - 1)},
-					     {"bad_frames", (double)L->bad_frames},
-					     {"skipped_updates", (double)L->skipped});
+		json_t *o = SEED_METRICS_OBJ(
+		    {"time", L->wall_before + (now - L->wall0)}, {"frames", (double)L->frames},
+		    {"updates", (double)L->updates}, {"version", (double)L->policy_version}, {"fps", fps},
+		    {"updates_per_s", ups}, {"loss", L->stats.total}, {"pg_loss", L->stats.pg_loss},
+		    {"baseline_loss", L->stats.baseline_loss}, {"entropy_loss", L->stats.entropy_loss},
+		    {"entropy", L->stats.entropy}, {"mean_rho", L->stats.mean_rho},
+		    {"mean_value", L->stats.mean_value}, {"grad_norm", L->grad_norm}, {"lr", L->lr_now},
+		    {"episodes", (double)L->episodes}, {"policy_lag", lag}, {"batch_size", (double)L->B},
+		    {"unroll_length", (double)(L->T1 - 1)}, {"bad_frames", (double)L->bad_frames},
+		    {"skipped_updates", (double)L->skipped});
 		if (L->nreturns)
 			json_object_set_new(o, "episode_return", json_real(ret));
 		else
@@ -438,10 +446,11 @@ static void write_metrics(learner *L, seed_metrics *mx, bool progress)
 		json_decref(o);
 	}
 	if (progress)
-		fprintf(stderr, "\r%s: %" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
-			" episodes), entropy %.3f, lag %.1f   ",
-			cli_prog, L->frames, fps, L->updates, L->nreturns ? ret : 0.0, L->episodes, L->stats.entropy,
-			lag);
+		fprintf(stderr,
+		        "\r%s: %" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
+		        " episodes), entropy %.3f, lag %.1f   ",
+		        cli_prog, L->frames, fps, L->updates, L->nreturns ? ret : 0.0, L->episodes,
+		        L->stats.entropy, lag);
 	L->t_metrics = now;
 	L->frames_at_metrics = L->frames;
 	L->updates_at_metrics = L->updates;
@@ -453,7 +462,7 @@ int main(int argc, char **argv)
 {
 	cli_init(argc, argv, usage);
 	const char *config = NULL, *resume = NULL, *unrolls = NULL, *params_ep = NULL, *dir = NULL,
-		   *metrics = NULL;
+	           *metrics = NULL;
 	const char **sets = seed_xcalloc((size_t)argc, sizeof *sets);
 	int nsets = 0;
 	char buf[128];
@@ -463,15 +472,30 @@ int main(int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "c:r:u:p:d:m:f:s:B:qhV", options, NULL)) != -1) {
 		switch (o) {
-		case 'c': config = optarg; break;
-		case 'r': resume = optarg; break;
-		case OPT_SET: sets[nsets++] = optarg; break;
-		case 'u': unrolls = optarg; break;
-		case 'p': params_ep = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'm': metrics = optarg; break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'r':
+			resume = optarg;
+			break;
+		case OPT_SET:
+			sets[nsets++] = optarg;
+			break;
+		case 'u':
+			unrolls = optarg;
+			break;
+		case 'p':
+			params_ep = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'm':
+			metrics = optarg;
+			break;
 		case 'f':
-			snprintf(buf, sizeof buf, "total_frames=%lld", cli_int("--frames", optarg, 1, INT64_MAX / 2));
+			snprintf(buf, sizeof buf, "total_frames=%lld",
+			         cli_int("--frames", optarg, 1, INT64_MAX / 2));
 			json_array_append_new(overrides, json_string(buf));
 			break;
 		case 's':
@@ -483,24 +507,35 @@ int main(int argc, char **argv)
 			json_array_append_new(overrides, json_string(buf));
 			break;
 		case 'B':
-			snprintf(buf, sizeof buf, "batch_size=%lld", cli_int("--batch-size", optarg, 1, 1 << 20));
+			snprintf(buf, sizeof buf, "batch_size=%lld",
+			         cli_int("--batch-size", optarg, 1, 1 << 20));
 			json_array_append_new(overrides, json_string(buf));
 			break;
 		case OPT_TARGET:
-			snprintf(buf, sizeof buf, "target_return=%.17g", cli_double("--target", optarg, -1e300, 1e300));
+			snprintf(buf, sizeof buf, "target_return=%.17g",
+			         cli_double("--target", optarg, -1e300, 1e300));
 			json_array_append_new(overrides, json_string(buf));
 			break;
 		case OPT_CKPT:
 			snprintf(buf, sizeof buf, "checkpoint_interval=%.17g",
-				 cli_double("--checkpoint-interval", optarg, 0, 1e9));
+			         cli_double("--checkpoint-interval", optarg, 0, 1e9));
 			json_array_append_new(overrides, json_string(buf));
 			break;
-		case OPT_PRINT: print_config = true; break;
-		case OPT_GET: get_key = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h': cli_help(help);
-		case 'V': cli_version();
-		default: cli_usage_error("unknown option");
+		case OPT_PRINT:
+			print_config = true;
+			break;
+		case OPT_GET:
+			get_key = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			cli_help(help);
+		case 'V':
+			cli_version();
+		default:
+			cli_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)
@@ -571,7 +606,7 @@ int main(int argc, char **argv)
 	L.T1 = L.cfg.unroll_length + 1;
 	L.B = L.cfg.batch_size;
 	if (seed_model_new(&L.model, L.cfg.model, L.spec.obs_dtype, L.spec.obs_rank, L.spec.obs_shape, L.A,
-			   L.T1 * L.B, &err))
+	                   L.T1 * L.B, &err))
 		cli_die("config: model: %s", err.msg);
 	if (seed_optim_new(&L.optim, &L.cfg.optim, seed_model_num_params(L.model), &err))
 		cli_die("config: optimizer: %s", err.msg);
@@ -615,7 +650,7 @@ int main(int argc, char **argv)
 	bool progress = !quiet && isatty(2);
 	if (!quiet)
 		fprintf(stderr, "%s: %s on %s, %s; %s\n", cli_prog, summary, L.cfg.env, seed_blas_info(),
-			resume ? "resumed" : "new run");
+		        resume ? "resumed" : "new run");
 
 	L.wall0 = cli_now();
 	L.t_metrics = L.wall0;
@@ -661,7 +696,7 @@ int main(int argc, char **argv)
 				take_episodes(&L, &f);
 			} else {
 				report_bad(&L, "a %s frame: the learner takes unroll and episode frames",
-					   seed_frame_type_name(f.type));
+				           seed_frame_type_name(f.type));
 			}
 		} else if (r != -EAGAIN && r != -EINTR) {
 			cli_warn("%s", err.msg);
@@ -687,11 +722,11 @@ int main(int argc, char **argv)
 	}
 	if (!quiet)
 		fprintf(stderr,
-			"%s: %s: %" PRId64 " frames, %" PRId64 " updates, version %" PRId64
-			", mean return %.2f over the last %d episodes, %.1f s%s%s\n",
-			cli_prog, why, L.frames, L.updates, L.policy_version, L.nreturns ? mean_return(&L) : 0.0,
-			L.nreturns, L.wall_before + (cli_now() - L.wall0), dir ? ", checkpoint in " : "",
-			dir ? dir : "");
+		        "%s: %s: %" PRId64 " frames, %" PRId64 " updates, version %" PRId64
+		        ", mean return %.2f over the last %d episodes, %.1f s%s%s\n",
+		        cli_prog, why, L.frames, L.updates, L.policy_version,
+		        L.nreturns ? mean_return(&L) : 0.0, L.nreturns, L.wall_before + (cli_now() - L.wall0),
+		        dir ? ", checkpoint in " : "", dir ? dir : "");
 	seed_metrics_close(&mx);
 	seed_chan_close(&uch);
 	seed_chan_close(&pch);

@@ -36,7 +36,8 @@ int config_load_file(const char *name, json_t **root, seed_err *err)
 		json_error_t je;
 		json_t *j = json_load_file(path, 0, &je);
 		if (!j)
-			return seed_err_set(err, -SEED_EOPTION, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+			return seed_err_set(err, -SEED_EOPTION, "%s:%d:%d: %s", path, je.line, je.column,
+			                    je.text);
 		if (!json_is_object(j)) {
 			json_decref(j);
 			return seed_err_set(err, -SEED_EOPTION, "%s: a configuration is a JSON object", path);
@@ -47,7 +48,8 @@ int config_load_file(const char *name, json_t **root, seed_err *err)
 	if (n == 1)
 		return seed_err_set(err, -ENOENT, "%s: %s", name, strerror(errno));
 	return seed_err_set(err, -ENOENT, "no preset called '%s' (looked in %s and %s)", name,
-			    getenv("SEED_PRESETS") ? getenv("SEED_PRESETS") : SEED_SRC_PRESETDIR, SEED_PRESETDIR);
+	                    getenv("SEED_PRESETS") ? getenv("SEED_PRESETS") : SEED_SRC_PRESETDIR,
+	                    SEED_PRESETDIR);
 }
 
 int config_set(json_t *root, const char *assignment, seed_err *err)
@@ -82,7 +84,8 @@ int config_set(json_t *root, const char *assignment, seed_err *err)
 		}
 		if (!json_is_object(child)) {
 			json_decref(v);
-			return seed_err_set(err, -SEED_EOPTION, "--set %s: '%s' is not an object", assignment, part);
+			return seed_err_set(err, -SEED_EOPTION, "--set %s: '%s' is not an object", assignment,
+			                    part);
 		}
 		obj = child;
 		part = next;
@@ -92,14 +95,31 @@ int config_set(json_t *root, const char *assignment, seed_err *err)
 }
 
 /* Key tables: everything a configuration may hold, for the unknown-key check. */
-static const char *top_keys[] = {"env", "env_options", "model", "seed", "discount", "unroll_length",
-				 "batch_size", "optimizer", "max_grad_norm", "loss", "total_frames",
-				 "target_return", "return_window", "checkpoint_interval", "metrics_interval",
-				 "actors", "envs_per_actor", "infer", "eval_episodes", "description", NULL};
-static const char *optim_keys[] = {"kind", "lr", "lr_decay", "lr_min", "beta1", "beta2", "eps", "decay",
-				   "momentum", "style", NULL};
-static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho", "lambda",
-				  "reduce", NULL};
+static const char *top_keys[] = {"env",
+                                 "env_options",
+                                 "model",
+                                 "seed",
+                                 "discount",
+                                 "unroll_length",
+                                 "batch_size",
+                                 "optimizer",
+                                 "max_grad_norm",
+                                 "loss",
+                                 "total_frames",
+                                 "target_return",
+                                 "return_window",
+                                 "checkpoint_interval",
+                                 "metrics_interval",
+                                 "actors",
+                                 "envs_per_actor",
+                                 "infer",
+                                 "eval_episodes",
+                                 "description",
+                                 NULL};
+static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1", "beta2",
+                                   "eps",  "decay", "momentum", "style",  NULL};
+static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho",
+                                  "lambda",        "reduce",       NULL};
 static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
 
 static int check_keys(const json_t *obj, const char **keys, const char *where, seed_err *err)
@@ -113,14 +133,14 @@ static int check_keys(const json_t *obj, const char **keys, const char *where, s
 			ok |= strcmp(keys[i], k) == 0;
 		if (!ok)
 			return seed_err_set(err, -SEED_EOPTION, "config: unknown key '%s%s%s'", where,
-					    *where ? "." : "", k);
+			                    *where ? "." : "", k);
 	}
 	return 0;
 }
 
 /* Typed getters with defaults and range checks; 0 or -SEED_EOPTION. */
 static int get_num(const json_t *obj, const char *where, const char *key, double dflt, double lo, double hi,
-		   double *out, seed_err *err)
+                   double *out, seed_err *err)
 {
 	json_t *v = obj ? json_object_get(obj, key) : NULL;
 	if (!v || json_is_null(v)) {
@@ -128,18 +148,18 @@ static int get_num(const json_t *obj, const char *where, const char *key, double
 		return 0;
 	}
 	if (!json_is_number(v))
-		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be a number", where, *where ? "." : "",
-				    key);
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be a number", where,
+		                    *where ? "." : "", key);
 	double x = json_number_value(v);
 	if (!(x >= lo && x <= hi))
-		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' = %g is out of range [%g, %g]", where,
-				    *where ? "." : "", key, x, lo, hi);
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' = %g is out of range [%g, %g]",
+		                    where, *where ? "." : "", key, x, lo, hi);
 	*out = x;
 	return 0;
 }
 
-static int get_int(const json_t *obj, const char *where, const char *key, int64_t dflt, int64_t lo, int64_t hi,
-		   int64_t *out, seed_err *err)
+static int get_int(const json_t *obj, const char *where, const char *key, int64_t dflt, int64_t lo,
+                   int64_t hi, int64_t *out, seed_err *err)
 {
 	double x;
 	int rc = get_num(obj, where, key, (double)dflt, (double)lo, (double)hi, &x, err);
@@ -147,7 +167,7 @@ static int get_int(const json_t *obj, const char *where, const char *key, int64_
 		return rc;
 	if (x != floor(x))
 		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be an integer", where,
-				    *where ? "." : "", key);
+		                    *where ? "." : "", key);
 	*out = (int64_t)x;
 	return 0;
 }
@@ -174,11 +194,11 @@ static json_t *jf(double x)
 	return json_real(strtod(buf, NULL));
 }
 
-#define TRY(x)                                                                                                \
-	do {                                                                                                  \
-		int rc_ = (x);                                                                                \
-		if (rc_)                                                                                      \
-			return rc_;                                                                           \
+#define TRY(x)                                                                                               \
+	do {                                                                                                 \
+		int rc_ = (x);                                                                               \
+		if (rc_)                                                                                     \
+			return rc_;                                                                          \
 	} while (0)
 
 int config_parse(json_t *root, train_config *c, seed_err *err)
@@ -196,7 +216,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	c->env_options = v ? json_dumps(v, JSON_COMPACT) : strdup("{}");
 	v = json_object_get(root, "model");
 	if (!json_is_object(v))
-		return seed_err_set(err, -SEED_EOPTION, "config: 'model' (an object with a torso) is required");
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'model' (an object with a torso) is required");
 	c->model = json_dumps(v, JSON_COMPACT);
 
 	int64_t i64;
@@ -258,8 +279,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	else if (strcmp(kind, "rmsprop") == 0)
 		seed_optim_config_default(&c->optim, SEED_OPTIM_RMSPROP);
 	else
-		return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer.kind' = '%s' (known: adam, rmsprop)",
-				    kind);
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'optimizer.kind' = '%s' (known: adam, rmsprop)", kind);
 	TRY(get_num(opt, "optimizer", "lr", 6e-4, 0, 10, &d, err));
 	c->lr = (float)d;
 	TRY(get_num(opt, "optimizer", "lr_min", 0, 0, 10, &d, err));
@@ -283,7 +304,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 		else if (s && strcmp(s, "torch") == 0)
 			c->optim.rmsprop_style = SEED_RMSPROP_TORCH;
 		else
-			return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer.style' must be \"tf\" or \"torch\"");
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "config: 'optimizer.style' must be \"tf\" or \"torch\"");
 	}
 
 	json_t *loss = json_object_get(root, "loss");
@@ -310,7 +332,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 		else if (s && strcmp(s, "sum") == 0)
 			c->loss.reduce = SEED_LOSS_SUM;
 		else
-			return seed_err_set(err, -SEED_EOPTION, "config: 'loss.reduce' must be \"mean\" or \"sum\"");
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "config: 'loss.reduce' must be \"mean\" or \"sum\"");
 	}
 	/* Write every resolved value back, so the saved configuration (and
 	 * --print-config) says exactly what was trained, defaults included. */
@@ -329,7 +352,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	} else {
 		json_object_set_new(o, "decay", jf(c->optim.decay));
 		json_object_set_new(o, "momentum", jf(c->optim.momentum));
-		json_object_set_new(o, "style", json_string(c->optim.rmsprop_style == SEED_RMSPROP_TF ? "tf" : "torch"));
+		json_object_set_new(o, "style",
+		                    json_string(c->optim.rmsprop_style == SEED_RMSPROP_TF ? "tf" : "torch"));
 	}
 	json_object_set_new(o, "eps", jf(c->optim.eps));
 	json_t *l = json_object_get(root, "loss");
@@ -340,7 +364,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	json_object_set_new(l, "baseline_cost", jf(c->loss.baseline_cost));
 	json_object_set_new(l, "entropy_cost", jf(c->loss.entropy_cost));
 	json_object_set_new(l, "clip_rho", isinf(c->loss.clip_rho) ? json_null() : jf(c->loss.clip_rho));
-	json_object_set_new(l, "clip_pg_rho", isinf(c->loss.clip_pg_rho) ? json_null() : jf(c->loss.clip_pg_rho));
+	json_object_set_new(l, "clip_pg_rho",
+	                    isinf(c->loss.clip_pg_rho) ? json_null() : jf(c->loss.clip_pg_rho));
 	json_object_set_new(l, "lambda", jf(c->loss.lambda));
 	json_object_set_new(l, "reduce", json_string(c->loss.reduce == SEED_LOSS_SUM ? "sum" : "mean"));
 	json_t *in = json_object_get(root, "infer");
@@ -359,7 +384,8 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	json_object_set_new(root, "batch_size", json_integer(c->batch_size));
 	json_object_set_new(root, "max_grad_norm", jf(c->max_grad_norm));
 	json_object_set_new(root, "total_frames", json_integer(c->total_frames));
-	json_object_set_new(root, "target_return", isnan(c->target_return) ? json_null() : jf(c->target_return));
+	json_object_set_new(root, "target_return",
+	                    isnan(c->target_return) ? json_null() : jf(c->target_return));
 	json_object_set_new(root, "return_window", json_integer(c->return_window));
 	json_object_set_new(root, "checkpoint_interval", jf(c->checkpoint_interval));
 	json_object_set_new(root, "metrics_interval", jf(c->metrics_interval));

@@ -49,7 +49,8 @@ void seed_chan_context_free(void **ctx)
 
 static bool is_url(const char *s)
 {
-	return strncmp(s, "tcp://", 6) == 0 || strncmp(s, "ipc://", 6) == 0 || strncmp(s, "inproc://", 9) == 0;
+	return strncmp(s, "tcp://", 6) == 0 || strncmp(s, "ipc://", 6) == 0 ||
+	       strncmp(s, "inproc://", 9) == 0;
 }
 
 static bool sends(seed_chan_kind k)
@@ -60,17 +61,24 @@ static bool sends(seed_chan_kind k)
 static int zkind(seed_chan_kind k)
 {
 	switch (k) {
-	case SEED_CHAN_PUSH: return ZMQ_PUSH;
-	case SEED_CHAN_PULL: return ZMQ_PULL;
-	case SEED_CHAN_PUB: return ZMQ_PUB;
-	case SEED_CHAN_SUB: return ZMQ_SUB;
-	case SEED_CHAN_DEALER: return ZMQ_DEALER;
-	case SEED_CHAN_ROUTER: return ZMQ_ROUTER;
+	case SEED_CHAN_PUSH:
+		return ZMQ_PUSH;
+	case SEED_CHAN_PULL:
+		return ZMQ_PULL;
+	case SEED_CHAN_PUB:
+		return ZMQ_PUB;
+	case SEED_CHAN_SUB:
+		return ZMQ_SUB;
+	case SEED_CHAN_DEALER:
+		return ZMQ_DEALER;
+	case SEED_CHAN_ROUTER:
+		return ZMQ_ROUTER;
 	}
 	return -1;
 }
 
-static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, const seed_chan_opts *o, seed_err *err)
+static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, const seed_chan_opts *o,
+                       seed_err *err)
 {
 	c->sock = zmq_socket(ctx, zkind(c->kind));
 	if (!c->sock)
@@ -96,7 +104,7 @@ static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, cons
 	int rc = bind ? zmq_bind(c->sock, url) : zmq_connect(c->sock, url);
 	if (rc != 0)
 		return seed_err_set(err, -errno, "cannot %s %s: %s", bind ? "bind" : "connect to", url,
-				    zmq_strerror(errno));
+		                    zmq_strerror(errno));
 	zmq_msg_init(&c->msg);
 	c->msg_live = true;
 	return 0;
@@ -106,13 +114,14 @@ static int open_file(seed_chan *c, const char *path, seed_err *err)
 {
 	bool out = sends(c->kind);
 	if (!out && c->kind != SEED_CHAN_PULL && c->kind != SEED_CHAN_SUB)
-		return seed_err_set(err, -EINVAL, "%s: a file cannot serve as a request/reply endpoint", path);
+		return seed_err_set(err, -EINVAL, "%s: a file cannot serve as a request/reply endpoint",
+		                    path);
 	if (strcmp(path, "-") == 0) {
 		c->fd = out ? STDOUT_FILENO : STDIN_FILENO;
 		c->own_fd = false;
 	} else {
 		c->fd = out ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
-			    : open(path, O_RDONLY | O_CLOEXEC);
+		            : open(path, O_RDONLY | O_CLOEXEC);
 		if (c->fd < 0)
 			return seed_err_set(err, -errno, "%s: %s", path, strerror(errno));
 		c->own_fd = true;
@@ -126,7 +135,7 @@ static int open_file(seed_chan *c, const char *path, seed_err *err)
 }
 
 int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *endpoint,
-		   const seed_chan_opts *opts, seed_err *err)
+                   const seed_chan_opts *opts, seed_err *err)
 {
 	if (!endpoint || !*endpoint)
 		return seed_err_set(err, -EINVAL, "empty endpoint");
@@ -136,8 +145,9 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 		bind = url[0] == '@';
 		url++;
 		if (!is_url(url))
-			return seed_err_set(err, -EINVAL, "%s: '@' and '>' go before a tcp://, ipc:// or inproc:// URL",
-					    endpoint);
+			return seed_err_set(err, -EINVAL,
+			                    "%s: '@' and '>' go before a tcp://, ipc:// or inproc:// URL",
+			                    endpoint);
 	}
 	seed_chan *c = seed_xcalloc(1, sizeof *c);
 	c->kind = kind;
@@ -147,10 +157,10 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 	int rc;
 	if (is_url(url)) {
 		rc = ctx ? open_socket(c, ctx, url, bind, opts, err)
-			 : seed_err_set(err, -EINVAL, "%s: no ZeroMQ context", url);
+		         : seed_err_set(err, -EINVAL, "%s: no ZeroMQ context", url);
 	} else if (strstr(url, "://")) {
-		rc = seed_err_set(err, -EINVAL, "%s: unknown transport (use tcp://, ipc://, inproc://, a file or -)",
-				  url);
+		rc = seed_err_set(err, -EINVAL,
+		                  "%s: unknown transport (use tcp://, ipc://, inproc://, a file or -)", url);
 	} else {
 		rc = open_file(c, url, err);
 	}
@@ -310,7 +320,7 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 			while (recv_part(c) == 1)
 				;
 			return seed_err_set(err, -SEED_EFRAME, "%s: multi-part message (a frame is one part)",
-					    c->endpoint);
+			                    c->endpoint);
 		}
 		m->data = zmq_msg_data(&c->msg);
 		m->len = zmq_msg_size(&c->msg);

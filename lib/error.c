@@ -19,12 +19,19 @@ int seed_err_set(seed_err *err, int code, const char *fmt, ...)
 const char *seed_strerror(int code)
 {
 	switch (-code) {
-	case 0: return "success";
-	case SEED_EFRAME: return "malformed frame";
-	case SEED_ETYPE: return "unknown frame type";
-	case SEED_EVERSION: return "unsupported protocol version";
-	case SEED_EOPTION: return "bad option";
-	case SEED_EEOF: return "end of stream";
-	default: return code < 0 ? strerror(-code) : "unknown error";
+	case 0:
+		return "success";
+	case SEED_EFRAME:
+		return "malformed frame";
+	case SEED_ETYPE:
+		return "unknown frame type";
+	case SEED_EVERSION:
+		return "unsupported protocol version";
+	case SEED_EOPTION:
+		return "bad option";
+	case SEED_EEOF:
+		return "end of stream";
+	default:
+		return code < 0 ? strerror(-code) : "unknown error";
 	}
 }

@@ -7,13 +7,9 @@ static const struct {
 	const char *name;
 	size_t size;
 } dtypes[] = {
-	[SEED_DTYPE_INVALID] = {"invalid", 0},
-	[SEED_DTYPE_U8] = {"u8", 1},
-	[SEED_DTYPE_I8] = {"i8", 1},
-	[SEED_DTYPE_I32] = {"i32", 4},
-	[SEED_DTYPE_I64] = {"i64", 8},
-	[SEED_DTYPE_F32] = {"f32", 4},
-	[SEED_DTYPE_F64] = {"f64", 8},
+    [SEED_DTYPE_INVALID] = {"invalid", 0}, [SEED_DTYPE_U8] = {"u8", 1},   [SEED_DTYPE_I8] = {"i8", 1},
+    [SEED_DTYPE_I32] = {"i32", 4},         [SEED_DTYPE_I64] = {"i64", 8}, [SEED_DTYPE_F32] = {"f32", 4},
+    [SEED_DTYPE_F64] = {"f64", 8},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 

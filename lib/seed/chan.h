@@ -38,9 +38,9 @@ typedef enum seed_chan_kind {
 } seed_chan_kind;
 
 typedef struct seed_chan_opts {
-	bool bind;        /* default when the endpoint has no @ or > */
-	int hwm;          /* send/receive high-water mark in messages; 0: ZeroMQ's */
-	int conflate;     /* SUB: keep only the newest message */
+	bool bind;                   /* default when the endpoint has no @ or > */
+	int hwm;                     /* send/receive high-water mark in messages; 0: ZeroMQ's */
+	int conflate;                /* SUB: keep only the newest message */
 	volatile sig_atomic_t *stop; /* give up blocking calls when *stop != 0 */
 } seed_chan_opts;
 
@@ -53,7 +53,7 @@ void seed_chan_context_free(void **ctx);
 /* Open kind on endpoint.  Errors: -EINVAL (bad endpoint for the kind, e.g. a
  * file for a ROUTER), -errno from ZeroMQ or open(2); err names the endpoint. */
 int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *endpoint,
-		   const seed_chan_opts *opts, seed_err *err);
+                   const seed_chan_opts *opts, seed_err *err);
 /* Close c (NULL is fine), dropping unsent messages after a short linger. */
 void seed_chan_close(seed_chan **c);
 
