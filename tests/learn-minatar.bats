@@ -14,8 +14,9 @@
 # pass (the initial network, greedy, scored 0.46).  Trained runs at 400k
 # frames scored 4.7 to 6.0 with seeds 1 to 6, and 5.1 to 5.6 in three more
 # runs of seed 1 (runs are not bit-for-bit repeatable: actors, server and
-# learner are asynchronous), so the test does not flake either.  It takes
-# about 6 s.
+# learner are asynchronous), so the test does not flake either; with the
+# preset's unroll length 10 and entropy cost 0.02, seeds 1 to 6 scored 4.8
+# to 5.8.  It takes about 6 s.
 
 bats_require_minimum_version 1.5.0
 
