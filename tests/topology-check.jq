@@ -37,14 +37,19 @@ def episode_rows:
            ret: $f["return"].data[$j], len: $f.length.data[$j], tr: $f.truncated.data[$j]})
   | sort_by([.key, .n]);
 
-# Episodes (return, length) found by walking the concatenated steps.
+# Episodes (return, length) found by walking the concatenated steps.  The
+# first step only opens the walk; when it already carries an end flag (a
+# stream taken from a restarted server can start on one), the episode it ends
+# was not seen here and is listed as an unknown one, so that the walk stays
+# aligned with the episode frames.
 def walk_episodes:
-  reduce .[1:][] as $s ({acc: 0, len: 0, eps: []};
+  (if (.[0].te == 1 or .[0].tr == 1) then [{ret: null, len: null}] else [] end) as $unseen
+  | reduce .[1:][] as $s ({acc: 0, len: 0, eps: []};
     .acc += $s.r | .len += 1
     | if ($s.te == 1 or $s.tr == 1)
       then .eps += [{ret: .acc, len: .len}] | .acc = 0 | .len = 0
       else . end)
-  | .eps;
+  | $unseen + .eps;
 
 . as $all
 | ($all | unroll_rows) as $rows
