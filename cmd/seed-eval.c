@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_ckpt.h"
 #include "render.h"
 #include "seed/buf.h"
 #include "seed/env.h"
@@ -191,14 +192,8 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	int rc = seed_model_new(&m->model, json, spec->obs_dtype, spec->obs_rank, spec->obs_shape, spec->num_actions,
 	                        o->envs, err);
 	free(json);
-	float *params = rc ? NULL : seed_model_params(m->model);
-	for (int i = 0; rc == 0 && i < seed_model_num_tensors(m->model); i++) {
-		const seed_model_param *mp = seed_model_param_at(m->model, i);
-		seed_tensor t;
-		rc = seed_checkpoint_expect(checkpoint, mp->name, SEED_DTYPE_F32, mp->rank, mp->shape, &t, err);
-		if (rc == 0)
-			memcpy(params + mp->offset, t.data, mp->numel * sizeof(float));
-	}
+	if (rc == 0)
+		rc = model_load_checkpoint(m->model, checkpoint, err);
 	if (rc) {
 		seed_model_free(&m->model);
 		free(m);

@@ -27,6 +27,7 @@
 #include <zmq.h>
 
 #include "cli.h"
+#include "model_ckpt.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
@@ -497,20 +498,9 @@ static void build_model(server *sv, const slot *s, int rows)
 		else
 			sv->policy_version = (int32_t)sv->staged_version;
 	} else if (rc == 0 && sv->ckpt) {
-		float *p = seed_model_params(m);
-		for (int i = 0; rc == 0 && i < seed_model_num_tensors(m); i++) {
-			const seed_model_param *mp = seed_model_param_at(m, i);
-			seed_tensor t;
-			rc = seed_checkpoint_expect(sv->ckpt, mp->name, SEED_DTYPE_F32, mp->rank, mp->shape,
-			                            &t, &err);
-			if (rc == 0)
-				memcpy(p + mp->offset, t.data, mp->numel * sizeof(float));
-		}
-		if (rc == 0) {
-			json_t *meta = seed_checkpoint_meta(sv->ckpt);
-			json_t *v = meta ? json_object_get(meta, "policy_version") : NULL;
-			sv->policy_version = v ? (int32_t)json_integer_value(v) : 0;
-		}
+		rc = model_load_checkpoint(m, sv->ckpt, &err);
+		if (rc == 0)
+			sv->policy_version = (int32_t)sv->ckpt->policy_version;
 	}
 	if (rc) {
 		cli_warn("cannot build the model (%s); acting at random until parameters fit", err.msg);
@@ -811,11 +801,9 @@ int main(int argc, char **argv)
 	} else if (model) {
 		if (seed_checkpoint_load(model, &sv.ckpt, &err))
 			cli_die("--model: %s", err.msg);
-		json_t *meta = seed_checkpoint_meta(sv.ckpt);
-		json_t *mj = meta ? json_object_get(meta, "model") : NULL;
-		if (!mj)
+		if (!sv.ckpt->model)
 			cli_die("--model %s: the checkpoint does not describe its model", model);
-		sv.model_json = json_dumps(mj, JSON_COMPACT);
+		sv.model_json = json_dumps(sv.ckpt->model, JSON_COMPACT);
 	}
 	if (unrolls) {
 		seed_chan_opts uopts = {.bind = true, .hwm = hwm, .stop = &cli_stop};

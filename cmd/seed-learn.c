@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "model_ckpt.h"
 #include "train_config.h"
 #include "seed/blas.h"
 #include "seed/buf.h"
@@ -387,22 +388,16 @@ static int save_checkpoint(learner *L, const char *dir, seed_err *err)
 /* Restore weights, optimizer state and counters from a loaded checkpoint. */
 static int restore(learner *L, const seed_checkpoint *ck, seed_err *err)
 {
-	float *params = seed_model_params(L->model);
-	for (int i = 0; i < seed_model_num_tensors(L->model); i++) {
-		const seed_model_param *p = seed_model_param_at(L->model, i);
-		seed_tensor t;
-		int rc = seed_checkpoint_expect(ck, p->name, SEED_DTYPE_F32, p->rank, p->shape, &t, err);
-		if (rc)
-			return rc;
-		memcpy(params + p->offset, t.data, p->numel * sizeof(float));
-	}
+	int rc = model_load_checkpoint(L->model, ck, err);
+	if (rc)
+		return rc;
 	float *state = seed_optim_state(L->optim);
 	int64_t n = (int64_t)seed_optim_numel(L->optim);
 	for (int i = 0; i < seed_optim_slots(L->optim); i++) {
 		char name[64];
 		snprintf(name, sizeof name, "optim.%s", seed_optim_slot_name(L->optim, i));
 		seed_tensor t;
-		int rc = seed_checkpoint_expect(ck, name, SEED_DTYPE_F32, 1, &n, &t, err);
+		rc = seed_checkpoint_expect(ck, name, SEED_DTYPE_F32, 1, &n, &t, err);
 		if (rc)
 			return rc;
 		memcpy(state + (size_t)i * (size_t)n, t.data, (size_t)n * sizeof(float));
