@@ -1,6 +1,6 @@
 /* envs/builtin.c: the table of built-in environment classes.
  *
- * The registry (lib/env.c) lists these first, in this order, before any
+ * The registry (lib/env/env.c) lists these first, in this order, before any
  * class added with seed_env_register.  One line per class.
  */
 #include "builtin.h"

@@ -41,8 +41,8 @@ if pkg-config --exists msgpack-c 2>/dev/null; then msgpack=msgpack-c; else msgpa
 # shellcheck disable=SC2046
 if ! "$cc" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-I"$src/lib" "$src/tests/fuzz_frame.c" \
-	"$src/lib/frame.c" "$src/lib/frame_msgpack.c" "$src/lib/frame_json.c" "$src/lib/frame_reader.c" \
-	"$src/lib/buf.c" "$src/lib/error.c" "$src/lib/tensor.c" \
+	"$src/lib/proto/frame.c" "$src/lib/proto/frame_msgpack.c" "$src/lib/proto/frame_json.c" "$src/lib/proto/frame_reader.c" \
+	"$src/lib/core/buf.c" "$src/lib/core/error.c" "$src/lib/core/tensor.c" \
 	$(pkg-config --cflags --libs "$msgpack" jansson) -lm -o "$tmp/fuzz_frame" >"$tmp/cc.log" 2>&1; then
 	echo "not ok 1 - fuzz_frame: the target does not build"
 	comment <"$tmp/cc.log"

@@ -80,7 +80,7 @@ static void run_game(int g)
 		return;
 
 	void *state = calloc(1, cls->state_size); /* zeroed once: a new instance */
-	/* u8 [10][10][C]; the vector (lib/env.c) is not needed here. */
+	/* u8 [10][10][C]; the vector (lib/env/env.c) is not needed here. */
 	uint8_t *obs = malloc((size_t)(spec.obs_shape[0] * spec.obs_shape[1] * spec.obs_shape[2]));
 	double *ret = malloc(EPISODES * sizeof *ret);
 	double *len = malloc(EPISODES * sizeof *len);

@@ -5,7 +5,7 @@ The statistical test (minatar_ref.py) can only compare distributions, because
 numpy's stream cannot be reproduced in C.  This script removes that obstacle
 the other way round: it replaces the RandomState of the original `minatar`
 package (version 1.0.15) by a Python copy of Seed's generator (xoshiro256**
-seeded by splitmix64, lib/rng.c), answering rand() and randint() with the
+seeded by splitmix64, lib/core/rng.c), answering rand() and randint() with the
 same numbers Seed's games draw (seed_rng_double, seed_rng_below).  With the
 draws made in the same order (the sticky draw first, then the game's), the
 Python games and the C port must then play identical episodes.
@@ -41,7 +41,7 @@ def rotl(x, k):
 
 
 class SeedRng:
-    """seed_rng (lib/rng.c), with the two numpy RandomState methods MinAtar
+    """seed_rng (lib/core/rng.c), with the two numpy RandomState methods MinAtar
     calls, answered the way the C games draw: rand() as seed_rng_double,
     randint(n) / randint(lo, hi) as lo + seed_rng_below(hi - lo)."""
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden values for tests/test_vtrace.c: V-trace straight from the IMPALA paper.
 
-Independent of lib/vtrace.c on purpose: it evaluates the paper's explicit sum
+Independent of lib/rl/vtrace.c on purpose: it evaluates the paper's explicit sum
 
     v_s = V(x_s) + sum_{t=s}^{T-1} (prod_{i=s}^{t-1} gamma_i c_i) delta_t
     delta_t = min(clip_rho, rho_t) (r_t + gamma_t V(x_{t+1}) - V(x_t))

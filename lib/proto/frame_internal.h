@@ -1,4 +1,4 @@
-/* lib/frame_internal.h: what the frame sources share and nothing else sees.
+/* lib/proto/frame_internal.h: what the frame sources share and nothing else sees.
  *
  * Not installed.  The names here have no seed_ prefix, so the shared library
  * does not export them (it exports only seed_*).

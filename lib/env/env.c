@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../envs/builtin.h"
+#include "../../envs/builtin.h"
 #include "seed/buf.h"
 
 /* ---- registry ------------------------------------------------------------ */
