@@ -408,7 +408,9 @@ static void t_bad_shapes(void)
 	CHECK(obs.device == SEED_DEVICE_CPU);
 	obs.device = (seed_device)1; /* no such device yet: refused, not read */
 	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);
-	CHECK_MSG(strstr(err.msg, "device") != NULL, "%s", err.msg);
+	CHECK_MSG(strstr(err.msg, "on device invalid") != NULL, "%s", err.msg);
+	CHECK(strcmp(seed_device_name(SEED_DEVICE_CPU), "cpu") == 0);
+	CHECK(!seed_tensor_on_cpu(&obs));
 	obs.device = SEED_DEVICE_CPU;
 	obs.dtype = SEED_DTYPE_INVALID;
 	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);
