@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model_ckpt.h"
 #include "render.h"
 #include "seed/buf.h"
 #include "seed/env.h"
@@ -193,7 +192,7 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	                        o->envs, err);
 	free(json);
 	if (rc == 0)
-		rc = model_load_checkpoint(m->model, checkpoint, err);
+		rc = seed_checkpoint_load_model(checkpoint, m->model, err);
 	if (rc) {
 		seed_model_free(&m->model);
 		free(m);
