@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model_ckpt.h"
 #include "render.h"
 #include "seed/agent.h"
 #include "seed/buf.h"
@@ -191,7 +190,7 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	                        spec->num_actions, o->envs, o->greedy, o->seed, UINT64_MAX, err);
 	free(json);
 	if (rc == 0)
-		rc = model_load_checkpoint(seed_agent_model(m->agent), checkpoint, err);
+		rc = seed_checkpoint_load_model(checkpoint, seed_agent_model(m->agent), err);
 	if (rc) {
 		seed_agent_free(&m->agent);
 		free(m);

@@ -27,7 +27,6 @@
 #include <zmq.h>
 
 #include "cli.h"
-#include "model_ckpt.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
@@ -498,7 +497,7 @@ static void build_model(server *sv, const slot *s, int rows)
 		else
 			sv->policy_version = (int32_t)sv->staged_version;
 	} else if (rc == 0 && sv->ckpt) {
-		rc = model_load_checkpoint(m, sv->ckpt, &err);
+		rc = seed_checkpoint_load_model(sv->ckpt, m, &err);
 		if (rc == 0)
 			sv->policy_version = (int32_t)sv->ckpt->policy_version;
 	}

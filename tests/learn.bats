@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
-# seed-learn and seed-train: configurations, bad input, resuming a run, and
-# training CartPole to the target for real.
+# seed-learn and seed-train: configurations, bad input, resuming a run,
+# checkpoints that cannot be written, versions across a kill -9, the
+# checkpoint guide's examples against a real run directory, and training
+# CartPole to the target for real.
 
 setup() {
 	load helpers
@@ -191,4 +193,169 @@ record_unrolls() {
 	[ "$(jq .frames "$D/run/checkpoint.json")" -eq "$(jq -s 'last | .frames' "$D/run/metrics.jsonl")" ]
 	run pgrep -f "ipc://$D/tmp"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "the checkpoint manual's examples match a real run directory" {
+	record_unrolls 200
+	run seed-learn --config cartpole --unrolls "$D/unrolls.msgpack" --params "ipc://$D/params" \
+		--dir "$D/run" --batch-size 8 --quiet
+	assert_success
+	real="$D/run/checkpoint.json"
+	doc=$(awk '/^```json$/ { f = 1; next } /^```$/ { if (f) exit } f' "$SEED_SRCDIR/doc/checkpoints.md")
+	shape='[to_entries[] | [.key, (.value | type)]] | sort'
+	# The same keys, of the same types, at the top and in env; the same model.
+	[ "$(jq -c "$shape" <<<"$doc")" = "$(jq -c "$shape" "$real")" ]
+	[ "$(jq -c ".env | $shape" <<<"$doc")" = "$(jq -c ".env | $shape" "$real")" ]
+	[ "$(jq -c .model <<<"$doc")" = "$(jq -c .model "$real")" ]
+	# The config shown is a part of the real one; the tensors are the real ones.
+	[ "$(jq -n --argjson d "$doc" --slurpfile r "$real" \
+		'$d.config | to_entries | all(.value == $r[0].config[.key])')" = true ]
+	[ "$(jq -c '.crc32 | keys' <<<"$doc")" = "$(jq -c '.crc32 | keys' "$real")" ]
+	# Every optimizer slot the manuals name is in the file, and only those.
+	for f in doc/checkpoints.md man/seed-learn.1 man/seed_checkpoint.3 man/seed_learner.3; do
+		for name in $(grep -o 'optim\.[a-z_]*[a-z]' "$SEED_SRCDIR/$f" | grep -v '^optim\.\(SLOT\|h\)$' | sort -u); do
+			case $name in optim.rmsprop_*) continue ;; esac
+			jq -e --arg n "$name" '.crc32 | has($n)' "$real" >/dev/null || { echo "$f names $name"; false; }
+		done
+	done
+	# The metrics example of the guide, run on the real file: every field there.
+	example=$(grep -m1 "^jq -r '\[" "$SEED_SRCDIR/doc/checkpoints.md")
+	run bash -c "cd '$D' && ${example//runs\/cartpole-1/run}"
+	assert_success
+	[ -n "$output" ]
+	! grep -qE '(^|\t)(null)?(\t|$)' <<<"$output" || { echo "empty fields: $output"; false; }
+}
+
+@test "--dir creates missing parents; a directory that cannot be made is named" {
+	record_unrolls 40
+	run seed-learn --config cartpole --unrolls "$D/unrolls.msgpack" --params "ipc://$D/params" \
+		--dir "$D/runs/a/b" --batch-size 8 --quiet
+	assert_success
+	[ -f "$D/runs/a/b/checkpoint.json" ]
+	touch "$D/file"
+	run seed-learn --config cartpole --unrolls "$D/unrolls.msgpack" --params "ipc://$D/params" \
+		--dir "$D/file/run" --quiet
+	assert_failure
+	assert_output --partial "--dir: $D/file/run"
+	assert_output --partial "Not a directory"
+}
+
+# Start seed-infer and one seed-actor on live CartPole; learners connect to
+# ipc://$D/unrolls and publish on ipc://$D/params.
+start_topology() {
+	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
+		--unroll-length 16 --stats-interval 0 --quiet &
+	PIDS="$!"
+	seed-actor --env cartpole --envs 32 --connect "ipc://$D/infer" --quiet &
+	PIDS="$PIDS $!"
+}
+
+# wait_until SECONDS COMMAND...: poll every 0.1 s.
+wait_until() {
+	local n=$(($1 * 10)) i
+	shift
+	for i in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+updates_past() { [ -s "$2" ] && [ "$(jq -s 'last | .updates' "$2")" -gt "$1" ]; }
+lines_in() { [ -s "$2" ] && [ "$(grep -c . "$2")" -ge "$1" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+@test "a checkpoint that cannot be written stops the learner at once (checkpoint_failure stop)" {
+	start_topology
+	seed-learn --config cartpole --set target_return=null --frames 100000000 --checkpoint-interval 0.3 \
+		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --dir "$D/run" --quiet 2>"$D/err" &
+	learn=$!
+	wait_until 30 test -f "$D/run/checkpoint.json"
+	# The run directory is gone and a file has its name: nothing can be
+	# written there (unlike chmod, this stops root too).
+	mv "$D/run" "$D/run.gone"
+	touch "$D/run"
+	wait_until 30 gone $learn
+	st=0
+	wait $learn || st=$?
+	cat "$D/err"
+	[ "$st" -eq 1 ]
+	# Said at once, with the checkpoint it still has; and in the report.
+	saved=$(jq .step "$D/run.gone/checkpoint.json")
+	grep -q "checkpoint failed: .*$D/run.* still holds the checkpoint of update $saved," "$D/err"
+	grep -q 'a checkpoint could not be written (checkpoint_failure is "stop")' "$D/err"
+	grep -q "NOT SAVED: $D/run holds the checkpoint of update $saved\$" "$D/err"
+	! grep -q "checkpoint in $D/run" "$D/err"
+	[ "$(jq -s 'last | .checkpoint_failures' "$D/run.gone/metrics.jsonl")" -ge 1 ]
+}
+
+@test "checkpoint_failure continue trains on, and a later checkpoint that works counts" {
+	start_topology
+	seed-learn --config cartpole --set target_return=null --set checkpoint_failure=continue \
+		--frames 100000000 --checkpoint-interval 0.3 --unrolls "ipc://$D/unrolls" --params "ipc://$D/params" \
+		--dir "$D/run" --quiet 2>"$D/err" &
+	learn=$!
+	wait_for_handler $learn 2
+	wait_until 30 test -f "$D/run/checkpoint.json"
+	mv "$D/run" "$D/run.gone"
+	touch "$D/run"
+	wait_until 30 lines_in 2 "$D/err"
+	kill -0 $learn # still training
+	# The directory comes back: the next checkpoint is written, and the
+	# last one too.
+	rm "$D/run"
+	mv "$D/run.gone" "$D/run"
+	before=$(jq .step "$D/run/checkpoint.json")
+	wait_until 30 updates_past "$before" "$D/run/metrics.jsonl"
+	kill -INT $learn
+	st=0
+	wait $learn || st=$?
+	cat "$D/err"
+	[ "$st" -eq 0 ]
+	[ "$(grep -c 'checkpoint failed' "$D/err")" -ge 2 ]
+	[ "$(jq .step "$D/run/checkpoint.json")" -gt "$before" ]
+	[ "$(jq -s 'last | .checkpoint_failures' "$D/run/metrics.jsonl")" -ge 2 ]
+}
+
+@test "after kill -9 and --resume no version is issued again and the policy lag stays >= 0" {
+	start_topology
+	common=(--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --quiet)
+	seed-learn --config cartpole --set target_return=null --set metrics_interval=0.1 --frames 100000000 \
+		--checkpoint-interval 1000 --dir "$D/run" "${common[@]}" &
+	learn=$!
+	wait_for_handler $learn 2
+	wait_until 30 updates_past 5 "$D/run/metrics.jsonl"
+	kill -INT $learn
+	wait $learn
+	ck=$(jq .policy_version "$D/run/checkpoint.json")
+	# Resumed, it trains past its checkpoint (the next is 1000 s away) and
+	# is killed as the OOM killer would.
+	seed-learn --resume "$D/run" "${common[@]}" &
+	learn=$!
+	wait_until 30 updates_past $((ck + 30)) "$D/run/metrics.jsonl"
+	kill -KILL $learn
+	wait $learn || true
+	[ "$(jq .policy_version "$D/run/checkpoint.json")" -eq "$ck" ]
+	published=$(jq -s 'map(.version) | max' "$D/run/metrics.jsonl")
+	reserved=$(jq .reserved_through "$D/run/versions.json")
+	echo "checkpoint at version $ck, published up to $published at least, reserved through $reserved"
+	[ "$published" -gt $((ck + 30)) ]
+	[ "$reserved" -ge "$published" ]
+	lines=$(grep -c . "$D/run/metrics.jsonl")
+	seed-learn --resume "$D/run" "${common[@]}" &
+	learn=$!
+	wait_for_handler $learn 2
+	wait_until 30 lines_in $((lines + 3)) "$D/run/metrics.jsonl"
+	kill -INT $learn
+	wait $learn
+	tail -n +$((lines + 1)) "$D/run/metrics.jsonl" >"$D/resumed.jsonl"
+	cat "$D/resumed.jsonl" | jq -c '{version, policy_lag}'
+	# Every version the resumed learner published is past the reservation,
+	# so none names other parameters than it did before the kill; and the
+	# unrolls it trains on were never acted by a "future" version.
+	[ "$(jq -s 'map(.version) | min' "$D/resumed.jsonl")" -gt "$reserved" ]
+	[ "$(jq -s 'map(.policy_lag) | min >= 0' "$D/resumed.jsonl")" = true ]
+	# The clean stop gave the unused versions back.
+	[ "$(jq .reserved_through "$D/run/versions.json")" -eq "$(jq .policy_version "$D/run/checkpoint.json")" ]
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "seed/checkpoint.h"
+#include "seed/fsutil.h"
 #include "seed/safetensors.h"
 #include "tap.h"
 #include "tmpdir.h"
@@ -63,10 +64,10 @@ static void fixture_init(struct fixture *f, int64_t step, float bias)
 	    "policy.0.weight", seed_tensor_view(f->w, SEED_DTYPE_F32, 2, (int64_t[]){3, 4})};
 	f->tensors[1] = (seed_checkpoint_tensor){"policy.0.bias",
 	                                         seed_tensor_view(f->b, SEED_DTYPE_F32, 1, (int64_t[]){4})};
-	f->tensors[2] =
-	    (seed_checkpoint_tensor){"optim.m", seed_tensor_view(f->m, SEED_DTYPE_F32, 1, (int64_t[]){16})};
-	f->tensors[3] =
-	    (seed_checkpoint_tensor){"optim.v", seed_tensor_view(f->v, SEED_DTYPE_F32, 1, (int64_t[]){16})};
+	f->tensors[2] = (seed_checkpoint_tensor){"optim.adam_m",
+	                                         seed_tensor_view(f->m, SEED_DTYPE_F32, 1, (int64_t[]){16})};
+	f->tensors[3] = (seed_checkpoint_tensor){"optim.adam_v",
+	                                         seed_tensor_view(f->v, SEED_DTYPE_F32, 1, (int64_t[]){16})};
 	f->tensors[4] = (seed_checkpoint_tensor){
 	    "counts", seed_tensor_view(f->counts, SEED_DTYPE_I64, 1, (int64_t[]){2})};
 	f->config = json_pack("{s:s, s:f, s:i, s:{s:[i,i]}, s:s}", "algo", "vtrace", "lr", 6e-4, "batch", 32,
@@ -458,12 +459,13 @@ static void t_get_on_hand_built(void)
 {
 	struct fixture f;
 	fixture_init(&f, 1, 0);
-	CHECK(seed_checkpoint_get(&f.ck, "optim.v") == &f.tensors[3].tensor);
+	CHECK(seed_checkpoint_get(&f.ck, "optim.adam_v") == &f.tensors[3].tensor);
 	CHECK(seed_checkpoint_get(&f.ck, "optim.x") == NULL);
 	seed_tensor t;
 	seed_err err;
-	CHECK(seed_checkpoint_expect(&f.ck, "optim.m", SEED_DTYPE_F32, 1, (int64_t[]){16}, &t, &err) == 0);
-	CHECK(seed_checkpoint_expect(&f.ck, "optim.m", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) ==
+	CHECK(seed_checkpoint_expect(&f.ck, "optim.adam_m", SEED_DTYPE_F32, 1, (int64_t[]){16}, &t, &err) ==
+	      0);
+	CHECK(seed_checkpoint_expect(&f.ck, "optim.adam_m", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) ==
 	      -EINVAL);
 	CHECK(seed_checkpoint_expect(&f.ck, "nope", SEED_DTYPE_F32, 1, (int64_t[]){15}, &t, &err) == -ENOENT);
 	CHECK(seed_checkpoint_meta(&f.ck) == NULL && seed_checkpoint_file(&f.ck) == NULL);
@@ -669,6 +671,166 @@ static void t_metadata_fields_validated(void)
 	seed_checkpoint_free(&ck);
 }
 
+/* ---- checksums ---------------------------------------------------------- */
+
+/* CRC-32 golden values: "123456789" is the check string of the CRC
+ * catalogue (zlib.crc32(b"123456789") == 0xcbf43926), and no bytes give
+ * 0.  The fixture's tensors were checked with Python's zlib.crc32 by
+ * tests/ref/checkpoint_readback.py. */
+static void t_checksums_stored(void)
+{
+	uint8_t digits[9];
+	memcpy(digits, "123456789", 9);
+	float none[1];
+	seed_checkpoint_tensor ts[] = {
+	    {"digits", seed_tensor_view(digits, SEED_DTYPE_U8, 1, (int64_t[]){9})},
+	    {"empty", seed_tensor_view(none, SEED_DTYPE_F32, 2, (int64_t[]){0, 3})},
+	};
+	seed_checkpoint ck = {.ntensors = 2, .tensors = ts};
+	char run[2048];
+	snprintf(run, sizeof run, "%s/%s", dir, "crc");
+	seed_err err = {""};
+	CHECK_MSG(seed_checkpoint_save(run, &ck, &err) == 0, "%s", err.msg);
+	json_t *j = json_load_file(pathf(run, "checkpoint.json"), 0, NULL);
+	json_t *crc = json_object_get(j, "crc32");
+	CHECK(json_object_size(crc) == 2);
+	CHECK(json_string_value(json_object_get(crc, "digits")) &&
+	      strcmp(json_string_value(json_object_get(crc, "digits")), "cbf43926") == 0);
+	CHECK(json_string_value(json_object_get(crc, "empty")) &&
+	      strcmp(json_string_value(json_object_get(crc, "empty")), "00000000") == 0);
+	json_decref(j);
+	seed_checkpoint *back = NULL;
+	CHECK_MSG(seed_checkpoint_load(run, &back, &err) == 0, "%s", err.msg);
+	seed_checkpoint_free(&back);
+}
+
+/* Flip one byte of a tensor's data in the file: loading refuses it, from
+ * the run directory and from the lone file, naming the file and the
+ * tensor. */
+static void t_flipped_byte_refused(void)
+{
+	struct fixture f;
+	fixture_init(&f, 7, 0.25f);
+	char run[2048];
+	snprintf(run, sizeof run, "%s/%s", dir, "flip");
+	seed_err err = {""};
+	CHECK(seed_checkpoint_save(run, &f.ck, &err) == 0);
+	seed_checkpoint *ck = NULL;
+	CHECK(seed_checkpoint_load(run, &ck, &err) == 0);
+	char file[4096];
+	snprintf(file, sizeof file, "%s", ck ? seed_checkpoint_file(ck) : "");
+	seed_checkpoint_free(&ck);
+	/* The data section ends with the 4-byte tensors, added in order
+	 * after the 8-byte ones: its last byte is optim.adam_v's. */
+	FILE *fp = fopen(file, "r+b");
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	fseek(fp, -1, SEEK_END);
+	int c = fgetc(fp);
+	fseek(fp, -1, SEEK_END);
+	fputc(c ^ 0x10, fp);
+	fclose(fp);
+	const char *where[] = {run, file};
+	for (int k = 0; k < 2; k++) {
+		int rc = seed_checkpoint_load(where[k], &ck, &err);
+		CHECK_MSG(rc == -EBADMSG && has(err.msg, file) && has(err.msg, "'optim.adam_v'") &&
+		              has(err.msg, "corrupt"),
+		          "rc %d: %s", rc, err.msg);
+		CHECK(ck == NULL);
+	}
+	fixture_free(&f);
+}
+
+/* A checkpoint from before checksums (no "crc32") still loads, unchecked;
+ * and a checksum without its tensor, or a tensor without its checksum, is
+ * refused. */
+static void t_checksums_optional_but_complete(void)
+{
+	struct fixture f;
+	fixture_init(&f, 3, 0);
+	char run[2048];
+	snprintf(run, sizeof run, "%s/%s", dir, "old");
+	seed_err err = {""};
+	CHECK(seed_checkpoint_save(run, &f.ck, &err) == 0);
+	json_t *meta = json_load_file(pathf(run, "checkpoint.json"), 0, NULL);
+	const char *file = json_string_value(json_object_get(meta, "file"));
+	const char *variants[] = {"old", "extra", "missing"};
+	for (int v = 0; v < 3; v++) {
+		json_t *m = json_deep_copy(meta);
+		json_object_del(m, "file");
+		if (v == 0)
+			json_object_del(m, "crc32");
+		else if (v == 1)
+			json_object_set_new(json_object_get(m, "crc32"), "ghost", json_string("00000000"));
+		else
+			json_object_del(json_object_get(m, "crc32"), "counts");
+		/* Rewrite the tensors file with this metadata, and the JSON. */
+		seed_safetensors_writer *w = seed_safetensors_writer_new();
+		for (size_t i = 0; i < f.ck.ntensors; i++)
+			seed_safetensors_writer_add(w, f.ck.tensors[i].name, &f.ck.tensors[i].tensor, &err);
+		char *text = json_dumps(m, JSON_COMPACT);
+		seed_safetensors_writer_meta(w, "seed.checkpoint", text, &err);
+		CHECK(seed_safetensors_writer_write(w, pathf(run, file), &err) == 0);
+		seed_safetensors_writer_free(&w);
+		free(text);
+		json_object_set_new(m, "file", json_string(file));
+		CHECK(json_dump_file(m, pathf(run, "checkpoint.json"), 0) == 0);
+		json_decref(m);
+		seed_checkpoint *ck = NULL;
+		int rc = seed_checkpoint_load(run, &ck, &err);
+		if (v == 0) {
+			CHECK_MSG(rc == 0, "%s", err.msg);
+			if (ck)
+				check_same(ck, &f.ck);
+		} else {
+			CHECK_MSG(rc == -EBADMSG && has(err.msg, v == 1 ? "'ghost'" : "'counts'"),
+			          "%s: rc %d: %s", variants[v], rc, err.msg);
+		}
+		seed_checkpoint_free(&ck);
+	}
+	json_decref(meta);
+	fixture_free(&f);
+}
+
+/* ---- version reservations ------------------------------------------------ */
+
+static void t_version_reservations(void)
+{
+	char run[2048];
+	snprintf(run, sizeof run, "%s/%s", dir, "versions");
+	seed_err err = {""};
+	int64_t r = 7;
+	CHECK(seed_fs_mkdirs(run, &err) == 0);
+	CHECK(seed_checkpoint_reserved(run, &r, &err) == 0 && r == -1); /* none yet */
+	CHECK(seed_checkpoint_reserve(run, 4095, &err) == 0);
+	CHECK(seed_checkpoint_reserved(run, &r, &err) == 0 && r == 4095);
+	CHECK(seed_checkpoint_reserve(run, INT64_MAX, &err) == 0);
+	CHECK(seed_checkpoint_reserved(run, &r, &err) == 0 && r == INT64_MAX);
+	CHECK(seed_checkpoint_reserve(run, -1, &err) == -EINVAL);
+	/* The file is what the manual says. */
+	CHECK(seed_checkpoint_reserve(run, 12, &err) == 0);
+	json_t *j = json_load_file(pathf(run, "versions.json"), 0, NULL);
+	CHECK(j && json_object_size(j) == 1 &&
+	      json_integer_value(json_object_get(j, "reserved_through")) == 12);
+	json_decref(j);
+	/* A save leaves it alone. */
+	struct fixture f;
+	fixture_init(&f, 1, 0);
+	CHECK(seed_checkpoint_save(run, &f.ck, &err) == 0);
+	CHECK(seed_checkpoint_reserved(run, &r, &err) == 0 && r == 12);
+	fixture_free(&f);
+	const char *bad[] = {"{\"reserved_through\": -3}", "{\"reserved_through\": 1.5}", "[]", "nonsense"};
+	for (int i = 0; i < 4; i++) {
+		CHECK(write_bytes(pathf(run, "versions.json"), bad[i], strlen(bad[i])) == 0);
+		int rc = seed_checkpoint_reserved(run, &r, &err);
+		CHECK_MSG(rc == -EBADMSG && has(err.msg, "versions.json"), "%s: rc %d: %s", bad[i], rc,
+		          err.msg);
+	}
+	/* Where nothing can be written, the error names the path. */
+	CHECK(seed_checkpoint_reserve(pathf(dir, "no/such/dir"), 1, &err) < 0 && has(err.msg, "no/such/dir"));
+}
+
 int main(void)
 {
 	dir = tmpdir_new();
@@ -693,6 +855,10 @@ int main(void)
 	TAP_RUN(t_truncated_safetensors);
 	TAP_RUN(t_mismatched_pair);
 	TAP_RUN(t_metadata_fields_validated);
+	TAP_RUN(t_checksums_stored);
+	TAP_RUN(t_flipped_byte_refused);
+	TAP_RUN(t_checksums_optional_but_complete);
+	TAP_RUN(t_version_reservations);
 	tmpdir_remove(dir);
 	return tap_done();
 }

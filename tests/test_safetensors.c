@@ -492,6 +492,9 @@ static const struct bad_case bad_cases[] = {
     {"data_without_tensors", "{}", 8, 0, 0, NULL, 0, "bytes [0, 8)", "belong to no tensor"},
     {"metadata_not_object", "{\"__metadata__\":[\"a\"]}", 0, 0, 0, NULL, 0, "__metadata__ is not an object",
      NULL},
+    /* The writer refuses an empty name: the reader must too. */
+    {"empty_name", "{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, 0, 0, NULL, 0,
+     "empty name", NULL},
     {"metadata_value_not_string", "{\"__metadata__\":{\"k\":1}}", 0, 0, 0, NULL, 0, "'k'", "not a string"},
 };
 #undef T

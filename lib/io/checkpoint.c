@@ -6,6 +6,14 @@
  * and the removal of what is no longer named.  Loading from a directory
  * follows checkpoint.json and checks that the tensors file carries the very
  * same metadata, so hand-copied mismatched files are caught too.
+ *
+ * Integrity: the metadata carries a CRC-32 (zlib's polynomial, so Python's
+ * zlib.crc32 checks it too) of every tensor's bytes, and loading verifies
+ * them all before handing anything out.  Metadata without "crc32" is from
+ * before checksums and loads unchecked.
+ *
+ * versions.json is independent of the checkpoint files: a learner rewrites
+ * it whenever it reserves policy versions, and nothing else touches it.
  */
 #include "config.h"
 
@@ -30,6 +38,7 @@
 
 #define CKPT_JSON "checkpoint.json"
 #define CKPT_LINK "checkpoint.safetensors"
+#define VERSIONS_JSON "versions.json"
 #define META_KEY "seed.checkpoint"
 #define FORMAT "seed-checkpoint"
 #define FORMAT_VERSION 1
@@ -55,6 +64,49 @@ static char *join(const char *dir, const char *name)
 	char *p = seed_xmalloc(d + strlen(name) + 2);
 	sprintf(p, "%s%s%s", dir, slash ? "" : "/", name);
 	return p;
+}
+
+/* ---- checksums ----------------------------------------------------------- */
+
+/* CRC-32 (reflected polynomial 0xEDB88320, initial and final value all
+ * ones: zlib's), four bytes at a time.  The tables are built per save or
+ * load, on the stack: 1024 entries cost nothing beside a model's bytes and
+ * need no shared state. */
+typedef struct crc_tab {
+	uint32_t t[4][256];
+} crc_tab;
+
+static void crc_init(crc_tab *c)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t r = i;
+		for (int k = 0; k < 8; k++)
+			r = r & 1 ? (r >> 1) ^ 0xEDB88320u : r >> 1;
+		c->t[0][i] = r;
+	}
+	for (int k = 1; k < 4; k++)
+		for (int i = 0; i < 256; i++)
+			c->t[k][i] = (c->t[k - 1][i] >> 8) ^ c->t[0][c->t[k - 1][i] & 0xff];
+}
+
+static uint32_t crc32_of(const crc_tab *c, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	uint32_t crc = 0xFFFFFFFFu;
+	for (; n >= 4; p += 4, n -= 4) {
+		crc ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		crc = c->t[3][crc & 0xff] ^ c->t[2][(crc >> 8) & 0xff] ^ c->t[1][(crc >> 16) & 0xff] ^
+		      c->t[0][crc >> 24];
+	}
+	while (n--)
+		crc = (crc >> 8) ^ c->t[0][(crc ^ *p++) & 0xff];
+	return crc ^ 0xFFFFFFFFu;
+}
+
+static uint32_t tensor_crc(const crc_tab *c, const seed_tensor *t)
+{
+	int64_t nb = seed_tensor_nbytes(t);
+	return nb > 0 ? crc32_of(c, t->data, (size_t)nb) : crc32_of(c, "", 0);
 }
 
 /* ---- saving ------------------------------------------------------------- */
@@ -104,13 +156,23 @@ static int build_meta(const seed_checkpoint *ck, json_t **out, seed_err *err)
 		env = json_pack("{s:o, s:o}", "name", env_name ? env_name : json_null(), "options",
 		                json_or_null(ck->env_options));
 	}
+	crc_tab tab;
+	crc_init(&tab);
+	json_t *crc = json_object();
+	for (size_t i = 0; i < ck->ntensors; i++) {
+		char hex[9];
+		snprintf(hex, sizeof hex, "%08" PRIx32, tensor_crc(&tab, &ck->tensors[i].tensor));
+		/* A bad name is refused by the writer, with a message naming it. */
+		if (ck->tensors[i].name)
+			json_object_set_new(crc, ck->tensors[i].name, json_string(hex));
+	}
 	json_t *m =
-	    json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o}", "format", FORMAT,
-	              "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created", created,
-	              "step", (json_int_t)ck->step, "frames", (json_int_t)ck->frames, "policy_version",
-	              (json_int_t)ck->policy_version, "optim_step", (json_int_t)ck->optim_step, "wall_time",
-	              ck->wall_time, "rng", rng, "env", env, "model", json_or_null(ck->model), "config",
-	              json_or_null(ck->config));
+	    json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "format",
+	              FORMAT, "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created",
+	              created, "step", (json_int_t)ck->step, "frames", (json_int_t)ck->frames,
+	              "policy_version", (json_int_t)ck->policy_version, "optim_step",
+	              (json_int_t)ck->optim_step, "wall_time", ck->wall_time, "rng", rng, "env", env, "model",
+	              json_or_null(ck->model), "config", json_or_null(ck->config), "crc32", crc);
 	if (!m)
 		abort(); /* every input was checked: only allocation can fail */
 	*out = m;
@@ -387,6 +449,57 @@ static int embedded_meta(const seed_safetensors *st, json_t **meta, seed_err *er
 	return 0;
 }
 
+/* Check the tensors of st against the "crc32" object of meta, if any: every
+ * tensor must have a checksum and every checksum a tensor. */
+static int verify_checksums(const seed_safetensors *st, const json_t *meta, seed_err *err)
+{
+	const char *path = seed_safetensors_path(st);
+	const json_t *crc = meta ? json_object_get(meta, "crc32") : NULL;
+	if (!crc || json_is_null(crc))
+		return 0; /* written before checksums existed */
+	if (!json_is_object(crc))
+		return seed_err_set(err, -EBADMSG, "%s: checkpoint metadata: crc32 is not an object", path);
+	crc_tab tab;
+	crc_init(&tab);
+	size_t n = seed_safetensors_count(st);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = seed_safetensors_name(st, i);
+		const json_t *want = json_object_get(crc, name);
+		uint64_t stored = 0;
+		if (!want)
+			return seed_err_set(err, -EBADMSG, "%s: tensor '%s' has no checksum in the metadata",
+			                    path, name);
+		const char *hex = json_string_value(want);
+		char *end = NULL;
+		if (hex && strlen(hex) == 8 && isxdigit((unsigned char)hex[0]))
+			stored = strtoull(hex, &end, 16);
+		if (!end || *end)
+			return seed_err_set(err, -EBADMSG,
+			                    "%s: tensor '%s': checksum is not 8 hex digits in the metadata",
+			                    path, name);
+		uint32_t got = tensor_crc(&tab, seed_safetensors_get(st, name));
+		if (got != (uint32_t)stored)
+			return seed_err_set(err, -EBADMSG,
+			                    "%s: tensor '%s' is corrupt: its bytes have CRC-32 %08" PRIx32
+			                    ", the metadata says %s",
+			                    path, name, got, hex);
+	}
+	if (json_object_size(crc) != n) {
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)crc, k, v)
+		{
+			if (!seed_safetensors_get(st, k))
+				return seed_err_set(
+				    err, -EBADMSG,
+				    "%s: the metadata has a checksum for tensor '%s', which the "
+				    "file lacks",
+				    path, k);
+		}
+	}
+	return 0;
+}
+
 /* Assemble the result from st and meta (both taken over). */
 static int finish(seed_safetensors *st, json_t *meta, const char *where, seed_checkpoint **out, seed_err *err)
 {
@@ -395,6 +508,8 @@ static int finish(seed_safetensors *st, json_t *meta, const char *where, seed_ch
 	ck->owned->st = st;
 	ck->owned->meta = meta;
 	int rc = meta ? read_meta(meta, where, ck, err) : 0;
+	if (rc == 0)
+		rc = verify_checksums(st, meta, err);
 	if (rc) {
 		seed_checkpoint_free(&ck);
 		return rc;
@@ -583,4 +698,61 @@ json_t *seed_checkpoint_meta(const seed_checkpoint *ck)
 const char *seed_checkpoint_file(const seed_checkpoint *ck)
 {
 	return ck->owned ? seed_safetensors_path(ck->owned->st) : NULL;
+}
+
+int seed_checkpoint_load_model(const seed_checkpoint *ck, seed_model *m, seed_err *err)
+{
+	float *params = seed_model_params(m);
+	for (int i = 0; i < seed_model_num_tensors(m); i++) {
+		const seed_model_param *p = seed_model_param_at(m, i);
+		seed_tensor t;
+		int rc = seed_checkpoint_expect(ck, p->name, SEED_DTYPE_F32, p->rank, p->shape, &t, err);
+		if (rc)
+			return rc;
+		memcpy(params + p->offset, t.data, p->numel * sizeof(float));
+	}
+	return 0;
+}
+
+/* ---- version reservations ---------------------------------------------- */
+
+int seed_checkpoint_reserve(const char *dir, int64_t through, seed_err *err)
+{
+	if (through < 0)
+		return seed_err_set(err, -EINVAL, "%s: cannot reserve versions up to %" PRId64, dir, through);
+	char text[64];
+	int n = snprintf(text, sizeof text, "{\"reserved_through\": %" PRId64 "}\n", through);
+	char *path = join(dir, VERSIONS_JSON);
+	seed_fs_part part = {text, (size_t)n};
+	int rc = seed_fs_write_atomic(path, &part, 1, err);
+	free(path);
+	return rc;
+}
+
+int seed_checkpoint_reserved(const char *dir, int64_t *through, seed_err *err)
+{
+	char *path = join(dir, VERSIONS_JSON);
+	void *text;
+	size_t len;
+	int rc = seed_fs_read(path, 4096, &text, &len, err);
+	if (rc == -ENOENT) {
+		free(path);
+		*through = -1;
+		return 0;
+	}
+	if (rc) {
+		free(path);
+		return rc;
+	}
+	json_error_t je;
+	json_t *j = json_loadb(text, len, 0, &je);
+	free(text);
+	json_t *v = json_is_object(j) ? json_object_get(j, "reserved_through") : NULL;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		rc = seed_err_set(err, -EBADMSG, "%s: not {\"reserved_through\": N} with N >= 0", path);
+	else
+		*through = json_integer_value(v);
+	json_decref(j);
+	free(path);
+	return rc;
 }

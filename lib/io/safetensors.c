@@ -538,6 +538,10 @@ static int parse(seed_safetensors *st, seed_err *err)
 			}
 			continue;
 		}
+		/* The writer's rules for names, so that whatever loads can be
+		 * written again: "__metadata__" is taken above, UTF-8 is jansson's. */
+		if (!*name)
+			return bad(err, "%s: a tensor has an empty name", path);
 		int rc = parse_entry(path, name, ent, data_len, &st->t[st->n], err);
 		if (rc)
 			return rc;

@@ -98,8 +98,20 @@ static int check_batch(const seed_loss_batch *in, seed_err *err)
 	return 0;
 }
 
+size_t seed_loss_workspace_size(int T, int B)
+{
+	size_t n = (size_t)T * (size_t)B;
+	return 2 * n * sizeof(double) + 3 * n * sizeof(float);
+}
+
 int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, seed_loss_stats *stats,
                      float *dlogits, float *dvalues, seed_err *err)
+{
+	return seed_loss_vtrace_ws(cfg, in, NULL, stats, dlogits, dvalues, err);
+}
+
+int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, void *workspace,
+                        seed_loss_stats *stats, float *dlogits, float *dvalues, seed_err *err)
 {
 	if (!cfg || !in || !stats)
 		return seed_err_set(err, -EINVAL, "loss: NULL %s", !cfg ? "config" : !in ? "batch" : "stats");
@@ -115,9 +127,9 @@ int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, see
 
 	/* Scratch: log ratios, targets and advantages as float for seed_vtrace;
 	 * per-step log-sum-exp and entropy in double for the second pass. */
-	float *log_rhos = seed_xmalloc(3 * n * sizeof *log_rhos);
-	float *vs = log_rhos + n, *adv = vs + n;
-	double *lse = seed_xmalloc(2 * n * sizeof *lse), *ent = lse + n;
+	void *own = workspace ? NULL : seed_xmalloc(seed_loss_workspace_size(T, B));
+	double *lse = workspace ? workspace : own, *ent = lse + n;
+	float *log_rhos = (float *)(lse + 2 * n), *vs = log_rhos + n, *adv = vs + n;
 
 	double sum_kl = 0, sum_rho = 0, n_clipped = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -139,8 +151,7 @@ int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, see
 	if (rc) {
 		/* Unreachable after the checks above; kept so that a future change
 		 * to seed_vtrace's contract cannot go unnoticed. */
-		free(log_rhos);
-		free(lse);
+		free(own);
 		return seed_err_set(err, rc, "loss: seed_vtrace failed");
 	}
 
@@ -184,7 +195,6 @@ int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, see
 	st.mean_pg_advantage = sum_adv * inv_n;
 	*stats = st;
 
-	free(log_rhos);
-	free(lse);
+	free(own);
 	return 0;
 }

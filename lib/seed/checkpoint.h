@@ -5,11 +5,14 @@
  *   checkpoint-NNNNNNNNNNNN.safetensors   the tensors of the checkpoint at
  *                                         update NNNN (model parameters by
  *                                         name, optimizer state such as
- *                                         "optim.m", "optim.v")
+ *                                         "optim.adam_m", "optim.adam_v")
  *   checkpoint.json                       the metadata, naming that file in
  *                                         "file": the commit point
  *   checkpoint.safetensors                a symbolic link to that file, for
  *                                         tools that want a fixed name
+ *   versions.json                         {"reserved_through": N}: policy
+ *                                         versions up to N may have been
+ *                                         published (seed_checkpoint_reserve)
  *
  * Saving writes the new .safetensors under a name no existing file has,
  * then checkpoint.json, each atomically (seed/fsutil.h), then moves the
@@ -26,7 +29,11 @@
  *   (ISO 8601 UTC), step, frames, policy_version, optim_step (integers),
  *   wall_time (seconds), rng (the four 64-bit words of the seed_rng as
  *   16-digit hex strings: JSON numbers cannot hold them exactly), env
- *   ({"name", "options"} or null), model, config (any JSON, or null).
+ *   ({"name", "options"} or null), model, config (any JSON, or null),
+ *   crc32 (an object: tensor name -> CRC-32 of its data bytes, as zlib's
+ *   crc32, in 8 hex digits).  Loading verifies every checksum present, so
+ *   flipped bytes are refused; checkpoints written before checksums
+ *   existed (no crc32) still load.
  *
  * doc/checkpoints.md shows how to read all of it from Python.
  */
@@ -37,6 +44,7 @@
 #include <stdint.h>
 
 #include "seed/error.h"
+#include "seed/nn.h"
 #include "seed/rng.h"
 #include "seed/tensor.h"
 
@@ -116,6 +124,24 @@ const seed_tensor *seed_checkpoint_get(const seed_checkpoint *ck, const char *na
  * known shape. */
 int seed_checkpoint_expect(const seed_checkpoint *ck, const char *name, seed_dtype dt, int rank,
                            const int64_t *shape, seed_tensor *out, seed_err *err);
+
+/* Copy every parameter tensor of model m from ck, by name: the one loader
+ * of a model's parameters for resuming, serving and playing.  Each must be
+ * there as f32 with m's shape: -ENOENT or -EINVAL otherwise, with err
+ * naming the file, the tensor and both shapes; m is then partly loaded. */
+int seed_checkpoint_load_model(const seed_checkpoint *ck, seed_model *m, seed_err *err);
+
+/* Record in dir/versions.json, atomically and durably, that policy
+ * versions up to through may have been published, so that a learner
+ * resumed after a crash never hands out one of them again for other
+ * parameters.  through >= 0.  Errors: -EINVAL for a negative through; a
+ * negative errno naming the path. */
+int seed_checkpoint_reserve(const char *dir, int64_t through, seed_err *err);
+
+/* The reservation in dir (*through = -1 when dir has no versions.json).
+ * Errors: -EBADMSG for a versions.json that is not {"reserved_through": N}
+ * with N >= 0; a negative errno naming the path. */
+int seed_checkpoint_reserved(const char *dir, int64_t *through, seed_err *err);
 
 /* For a loaded checkpoint: its whole metadata object as described above
  * (borrowed; NULL when the file had none), and the path of the .safetensors

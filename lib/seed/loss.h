@@ -113,6 +113,15 @@ void seed_loss_config_default(seed_loss_config *c);
 int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *batch, seed_loss_stats *stats,
                      float *dlogits, float *dvalues, seed_err *err);
 
+/* The same with caller-owned scratch: workspace holds at least
+ * seed_loss_workspace_size(T, B) bytes aligned for double, so that a
+ * learner's update allocates nothing.  Not thread-safe on one workspace. */
+int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *batch, void *workspace,
+                        seed_loss_stats *stats, float *dlogits, float *dvalues, seed_err *err);
+
+/* Bytes of scratch seed_loss_vtrace_ws needs for T steps of B sequences. */
+size_t seed_loss_workspace_size(int T, int B);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@ does not run this.
 import json
 import os
 import sys
+import zlib
 
 import numpy as np
 from safetensors import safe_open
@@ -60,8 +61,8 @@ def checkpoint(run):
     want = {
         "policy.0.weight": w,
         "policy.0.bias": np.float32(0.5) + np.arange(4, dtype=np.float32),
-        "optim.m": np.float32(1.0) / (n + np.float32(1)),
-        "optim.v": np.float32(1e-8) * n,
+        "optim.adam_m": np.float32(1.0) / (n + np.float32(1)),
+        "optim.adam_v": np.float32(1e-8) * n,
         "counts": np.array([1000, -1], np.int64),
     }
     check(sorted(t) == sorted(want), f"{st}: tensor names {sorted(t)}")
@@ -79,6 +80,8 @@ def checkpoint(run):
     check(meta["rng"][3] == "ffffffffffffffff" and all(len(x) == 16 for x in meta["rng"]), "rng words")
     check(meta["env"] == {"name": "cartpole", "options": {"max_steps": 500}}, "env")
     check(meta["model"] == {"kind": "mlp", "hidden": [64, 64], "actions": 2}, "model")
+    crc = {k: f"{zlib.crc32(v.tobytes()):08x}" for k, v in want.items()}
+    check(meta["crc32"] == crc, "crc32 of every tensor, as zlib computes it")
     check(meta["config"]["note"] == 'üñï "quoted"\n' and meta["config"]["lr"] == 6e-4, "config")
 
 

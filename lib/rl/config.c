@@ -1,40 +1,42 @@
-/* cmd/train_config.c: loading, overriding and checking training configurations. */
-#include "train_config.h"
+/* config.c: loading, overriding and checking training configurations
+ * (seed/config.h, seed-config(5)).
+ *
+ * The key tables below are the whole vocabulary: check_keys refuses
+ * anything else.  parse() reads with typed getters that name the dotted key
+ * in every message, and only when everything has been checked writes the
+ * resolved values back, so a failed parse leaves the object as it was.
+ */
+#include "seed/config.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#ifndef SEED_PRESETDIR
-#define SEED_PRESETDIR "/usr/local/share/seed/presets"
-#endif
-#ifndef SEED_SRC_PRESETDIR
-#define SEED_SRC_PRESETDIR "examples/presets"
-#endif
+#include "seed/buf.h"
 
-int config_load_file(const char *name, json_t **root, seed_err *err)
+int seed_config_load(const char *name, const char *const *dirs, json_t **root, seed_err *err)
 {
-	char path[4096];
-	const char *try[3];
-	int n = 0;
-	if (strchr(name, '/') || strstr(name, ".json")) {
-		try[n++] = name;
-	} else {
-		static char a[4096], b[4096];
-		const char *env_dir = getenv("SEED_PRESETS");
-		snprintf(a, sizeof a, "%s/%s.json", env_dir ? env_dir : SEED_SRC_PRESETDIR, name);
-		snprintf(b, sizeof b, "%s/%s.json", SEED_PRESETDIR, name);
-		try[n++] = a;
-		try[n++] = b;
-	}
-	for (int i = 0; i < n; i++) {
-		if (access(try[i], R_OK) != 0)
+	bool is_path = strchr(name, '/') || strstr(name, ".json");
+	char path[4096], tried[1024] = "";
+	size_t at = 0;
+	for (int i = 0; is_path ? i < 1 : dirs && dirs[i]; i++) {
+		if (is_path)
+			snprintf(path, sizeof path, "%s", name);
+		else
+			snprintf(path, sizeof path, "%s/%s.json", dirs[i], name);
+		if (!is_path && at < sizeof tried)
+			at += (size_t)snprintf(tried + at, sizeof tried - at, "%s%s", i ? ", " : "", dirs[i]);
+		if (access(path, R_OK) != 0) {
+			if (is_path)
+				return seed_err_set(err, -errno, "%s: %s", path, strerror(errno));
 			continue;
-		snprintf(path, sizeof path, "%s", try[i]);
+		}
 		json_error_t je;
-		json_t *j = json_load_file(path, 0, &je);
+		json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 		if (!j)
 			return seed_err_set(err, -SEED_EOPTION, "%s:%d:%d: %s", path, je.line, je.column,
 			                    je.text);
@@ -45,53 +47,52 @@ int config_load_file(const char *name, json_t **root, seed_err *err)
 		*root = j;
 		return 0;
 	}
-	if (n == 1)
-		return seed_err_set(err, -ENOENT, "%s: %s", name, strerror(errno));
-	return seed_err_set(err, -ENOENT, "no preset called '%s' (looked in %s and %s)", name,
-	                    getenv("SEED_PRESETS") ? getenv("SEED_PRESETS") : SEED_SRC_PRESETDIR,
-	                    SEED_PRESETDIR);
+	return seed_err_set(err, -ENOENT, "no preset called '%s' (looked in %s)", name,
+	                    *tried ? tried : "no directory");
 }
 
-int config_set(json_t *root, const char *assignment, seed_err *err)
+int seed_config_set(json_t *root, const char *assignment, seed_err *err)
 {
 	const char *eq = strchr(assignment, '=');
 	if (!eq || eq == assignment)
 		return seed_err_set(err, -SEED_EOPTION, "--set %s: expected KEY=VALUE", assignment);
-	json_error_t je;
-	json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
-	if (!v)
-		v = json_string(eq + 1); /* a bare word is a string */
 	char key[256];
 	size_t klen = (size_t)(eq - assignment);
-	if (klen >= sizeof key) {
-		json_decref(v);
-		return seed_err_set(err, -SEED_EOPTION, "--set: key too long");
-	}
+	if (klen >= sizeof key)
+		return seed_err_set(err, -SEED_EOPTION, "--set: key too long (%zu bytes)", klen);
 	memcpy(key, assignment, klen);
 	key[klen] = '\0';
+	/* Refuse an empty part before creating any object, so that a bad key
+	 * changes nothing. */
+	if (key[0] == '.' || key[klen - 1] == '.' || strstr(key, ".."))
+		return seed_err_set(err, -SEED_EOPTION, "--set %s: empty part in the key", assignment);
 	json_t *obj = root;
-	char *save = NULL, *part = strtok_r(key, ".", &save);
-	while (part) {
-		char *next = strtok_r(NULL, ".", &save);
-		if (!next) {
-			json_object_set_new(obj, part, v);
-			return 0;
-		}
+	char *part = key;
+	for (;;) {
+		char *dot = strchr(part, '.');
+		if (dot)
+			*dot = '\0';
+		if (!dot)
+			break;
 		json_t *child = json_object_get(obj, part);
+		if (child && !json_is_object(child))
+			return seed_err_set(err, -SEED_EOPTION, "--set %s: '%s' is not an object", assignment,
+			                    part);
 		if (!child) {
 			child = json_object();
 			json_object_set_new(obj, part, child);
 		}
-		if (!json_is_object(child)) {
-			json_decref(v);
-			return seed_err_set(err, -SEED_EOPTION, "--set %s: '%s' is not an object", assignment,
-			                    part);
-		}
 		obj = child;
-		part = next;
+		part = dot + 1;
 	}
-	json_decref(v);
-	return seed_err_set(err, -SEED_EOPTION, "--set %s: empty key", assignment);
+	json_error_t je;
+	json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
+	if (!v)
+		v = json_string(eq + 1); /* a bare word is a string */
+	if (!v)
+		return seed_err_set(err, -SEED_EOPTION, "--set %s: the value is not UTF-8", assignment);
+	json_object_set_new(obj, part, v);
+	return 0;
 }
 
 /* Key tables: everything a configuration may hold, for the unknown-key check. */
@@ -109,6 +110,7 @@ static const char *top_keys[] = {"env",
                                  "target_return",
                                  "return_window",
                                  "checkpoint_interval",
+                                 "checkpoint_failure",
                                  "metrics_interval",
                                  "actors",
                                  "envs_per_actor",
@@ -161,6 +163,18 @@ static int get_num(const json_t *obj, const char *where, const char *key, double
 static int get_int(const json_t *obj, const char *where, const char *key, int64_t dflt, int64_t lo,
                    int64_t hi, int64_t *out, seed_err *err)
 {
+	/* JSON integers exactly: through a double, seeds past 2^53 would
+	 * silently become other seeds. */
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+	if (json_is_integer(v)) {
+		json_int_t x = json_integer_value(v);
+		if (x < lo || x > hi)
+			return seed_err_set(
+			    err, -SEED_EOPTION, "config: '%s%s%s' = %lld is out of range [%lld, %lld]", where,
+			    *where ? "." : "", key, (long long)x, (long long)lo, (long long)hi);
+		*out = x;
+		return 0;
+	}
 	double x;
 	int rc = get_num(obj, where, key, (double)dflt, (double)lo, (double)hi, &x, err);
 	if (rc)
@@ -168,11 +182,12 @@ static int get_int(const json_t *obj, const char *where, const char *key, int64_
 	if (x != floor(x))
 		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be an integer", where,
 		                    *where ? "." : "", key);
-	*out = (int64_t)x;
+	*out = v && !json_is_null(v) ? (int64_t)x : dflt;
 	return 0;
 }
 
-static int get_bool(const json_t *obj, const char *key, bool dflt, bool *out, seed_err *err)
+static int get_bool(const json_t *obj, const char *where, const char *key, bool dflt, bool *out,
+                    seed_err *err)
 {
 	json_t *v = obj ? json_object_get(obj, key) : NULL;
 	if (!v) {
@@ -180,7 +195,8 @@ static int get_bool(const json_t *obj, const char *key, bool dflt, bool *out, se
 		return 0;
 	}
 	if (!json_is_boolean(v))
-		return seed_err_set(err, -SEED_EOPTION, "config: '%s' must be true or false", key);
+		return seed_err_set(err, -SEED_EOPTION, "config: '%s%s%s' must be true or false", where,
+		                    *where ? "." : "", key);
 	*out = json_is_true(v);
 	return 0;
 }
@@ -201,10 +217,9 @@ static json_t *jf(double x)
 			return rc_;                                                                          \
 	} while (0)
 
-int config_parse(json_t *root, train_config *c, seed_err *err)
+static int parse(json_t *root, seed_config *c, seed_err *err)
 {
 	memset(c, 0, sizeof *c);
-	c->root = root;
 	TRY(check_keys(root, top_keys, "", err));
 	json_t *v = json_object_get(root, "env");
 	if (!json_is_string(v))
@@ -213,7 +228,7 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	v = json_object_get(root, "env_options");
 	if (v && !json_is_object(v))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'env_options' must be an object");
-	c->env_options = v ? json_dumps(v, JSON_COMPACT) : strdup("{}");
+	c->env_options = v ? json_dumps(v, JSON_COMPACT) : strcpy(seed_xmalloc(3), "{}");
 	v = json_object_get(root, "model");
 	if (!json_is_object(v))
 		return seed_err_set(err, -SEED_EOPTION,
@@ -243,6 +258,17 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	c->return_window = (int)i64;
 	TRY(get_num(root, "", "checkpoint_interval", 30, 0, 1e9, &c->checkpoint_interval, err));
 	TRY(get_num(root, "", "metrics_interval", 1, 0, 1e9, &c->metrics_interval, err));
+	v = json_object_get(root, "checkpoint_failure");
+	if (v && !json_is_null(v)) {
+		const char *s = json_string_value(v);
+		if (s && strcmp(s, "stop") == 0)
+			c->checkpoint_failure = SEED_CONFIG_CKPT_STOP;
+		else if (s && strcmp(s, "continue") == 0)
+			c->checkpoint_failure = SEED_CONFIG_CKPT_CONTINUE;
+		else
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "config: 'checkpoint_failure' must be \"stop\" or \"continue\"");
+	}
 	TRY(get_int(root, "", "actors", 2, 1, 100000, &i64, err));
 	c->actors = (int)i64;
 	TRY(get_int(root, "", "envs_per_actor", 64, 1, 1 << 20, &i64, err));
@@ -285,7 +311,7 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	c->lr = (float)d;
 	TRY(get_num(opt, "optimizer", "lr_min", 0, 0, 10, &d, err));
 	c->lr_min = (float)d;
-	TRY(get_bool(opt, "lr_decay", true, &c->lr_decay, err));
+	TRY(get_bool(opt, "optimizer", "lr_decay", true, &c->lr_decay, err));
 	TRY(get_num(opt, "optimizer", "beta1", c->optim.beta1, 0, 0.999999, &d, err));
 	c->optim.beta1 = (float)d;
 	TRY(get_num(opt, "optimizer", "beta2", c->optim.beta2, 0, 0.999999, &d, err));
@@ -389,14 +415,29 @@ int config_parse(json_t *root, train_config *c, seed_err *err)
 	json_object_set_new(root, "return_window", json_integer(c->return_window));
 	json_object_set_new(root, "checkpoint_interval", jf(c->checkpoint_interval));
 	json_object_set_new(root, "metrics_interval", jf(c->metrics_interval));
+	json_object_set_new(
+	    root, "checkpoint_failure",
+	    json_string(c->checkpoint_failure == SEED_CONFIG_CKPT_CONTINUE ? "continue" : "stop"));
 	json_object_set_new(root, "actors", json_integer(c->actors));
 	json_object_set_new(root, "envs_per_actor", json_integer(c->envs_per_actor));
 	json_object_set_new(root, "eval_episodes", json_integer(c->eval_episodes));
+	c->root = root;
 	return 0;
 }
 
+int seed_config_parse(json_t *root, seed_config *c, seed_err *err)
+{
+	int rc = parse(root, c, err);
+	if (rc) {
+		free(c->env_options);
+		free(c->model);
+		memset(c, 0, sizeof *c);
+	}
+	return rc;
+}
+
 /* The value at a dotted key of root, or NULL. */
-json_t *config_get(json_t *root, const char *key)
+json_t *seed_config_get(json_t *root, const char *key)
 {
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", key);
@@ -407,7 +448,7 @@ json_t *config_get(json_t *root, const char *key)
 	return v;
 }
 
-void config_free(train_config *c)
+void seed_config_free(seed_config *c)
 {
 	free(c->env_options);
 	free(c->model);

@@ -1,0 +1,600 @@
+/* learner.c: the V-trace learner (seed/learner.h).
+ *
+ * Invariants: the batch buffers are allocated once, by seed_learner_new,
+ * for (T+1)*B rows, and never again; add validates a whole frame before it
+ * copies anything; the version handed out by an update is never past
+ * L->reserved while a run directory is open (reserve first, then advance).
+ */
+#include "seed/learner.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "seed/buf.h"
+#include "seed/fsutil.h"
+#include "seed/metrics.h"
+#include "seed/optim.h"
+#include "seed/rng.h"
+
+struct seed_learner {
+	const seed_config *cfg;
+	seed_env_spec spec;
+	size_t obs_bytes;
+	int A, T1, B;
+	seed_model *model;
+	seed_optim *optim;
+	seed_rng rng;
+	/* The batch being filled, time-major. */
+	int fill;
+	uint8_t *obs;                    /* (T1, B, obs_bytes) */
+	int32_t *action, *version;       /* (T1, B) */
+	float *reward, *final_value;     /* (T1, B) */
+	uint8_t *terminated, *truncated; /* (T1, B) */
+	float *blogits;                  /* (T1, B, A) */
+	float *logits, *values;          /* (T1, B, A), (T1, B): the model's */
+	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
+	float *dlogits, *dvalues;        /* (T1, B, A), (T1, B) */
+	void *loss_ws;                   /* seed_loss_workspace_size(T, B) bytes */
+	seed_learner_status st;
+	seed_learner_batch view;
+	double *returns; /* ring of the last return_window returns */
+	int ret_at;
+	double wall0, wall_before; /* wall_before: seconds trained before a restore */
+	/* Where the current metrics interval started. */
+	struct {
+		double t, lag_sum;
+		int64_t frames, updates, lag_count;
+	} mark;
+	/* Versions. */
+	char *dir;
+	int64_t reserved; /* versions up to this one are reserved in dir */
+	bool restored;
+	int64_t ck_version;                 /* the restored checkpoint's policy_version */
+	int64_t src_reserved, dir_reserved; /* found at restore and open; -1: none */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The transition rule; seed_unroll_transitions replaces it at the merge. */
+static void transitions(int T, int B, float gamma, const float *reward, const uint8_t *terminated,
+                        const uint8_t *truncated, const float *final_value, float *rewards, float *discounts)
+{
+	/* A real end does not bootstrap; a time limit bootstraps from the
+	 * behaviour value of the real last observation, folded into the
+	 * reward, since obs_{t+1} is already the next episode's first. */
+	for (int t = 0; t < T; t++)
+		for (int b = 0; b < B; b++) {
+			size_t now = (size_t)t * (size_t)B + (size_t)b, next = now + (size_t)B;
+			float r = reward[next], disc = gamma;
+			if (terminated[next]) {
+				disc = 0;
+			} else if (truncated[next]) {
+				r += gamma * final_value[next];
+				disc = 0;
+			}
+			rewards[now] = r;
+			discounts[now] = disc;
+		}
+}
+
+int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err)
+{
+	seed_learner *L = seed_xcalloc(1, sizeof *L);
+	L->cfg = cfg;
+	L->spec = *spec;
+	L->obs_bytes = seed_env_spec_obs_bytes(spec);
+	L->A = spec->num_actions;
+	L->T1 = cfg->unroll_length + 1;
+	L->B = cfg->batch_size;
+	int rc = seed_model_new(&L->model, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape, L->A,
+	                        L->T1 * L->B, err);
+	if (rc == 0)
+		rc = seed_optim_new(&L->optim, &cfg->optim, seed_model_num_params(L->model), err);
+	if (rc) {
+		seed_learner_free(&L);
+		return rc;
+	}
+	seed_rng_init(&L->rng, cfg->seed, 0x1ea);
+	seed_model_init(L->model, &L->rng);
+	size_t n = (size_t)L->T1 * (size_t)L->B, A = (size_t)L->A;
+	L->obs = seed_xaligned(n * L->obs_bytes);
+	L->action = seed_xcalloc(n, sizeof(int32_t));
+	L->version = seed_xcalloc(n, sizeof(int32_t));
+	L->reward = seed_xcalloc(n, sizeof(float));
+	L->final_value = seed_xcalloc(n, sizeof(float));
+	L->terminated = seed_xcalloc(n, 1);
+	L->truncated = seed_xcalloc(n, 1);
+	L->blogits = seed_xcalloc(n * A, sizeof(float));
+	L->logits = seed_xcalloc(n * A, sizeof(float));
+	L->values = seed_xcalloc(n, sizeof(float));
+	L->rewards_t = seed_xcalloc(n, sizeof(float));
+	L->discounts_t = seed_xcalloc(n, sizeof(float));
+	L->dlogits = seed_xcalloc(n * A, sizeof(float));
+	L->dvalues = seed_xcalloc(n, sizeof(float));
+	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B));
+	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
+	L->st.mean_return = NAN;
+	L->st.grad_norm = NAN;
+	L->st.lr = cfg->lr;
+	L->st.saved_updates = L->st.saved_frames = -1;
+	L->src_reserved = L->dir_reserved = -1;
+	L->view = (seed_learner_batch){
+	    .T = L->T1 - 1,
+	    .B = L->B,
+	    .A = L->A,
+	    .obs_bytes = L->obs_bytes,
+	    .obs = L->obs,
+	    .action = L->action,
+	    .reward = L->reward,
+	    .terminated = L->terminated,
+	    .truncated = L->truncated,
+	    .final_value = L->final_value,
+	    .version = L->version,
+	    .behaviour_logits = L->blogits,
+	    .rewards = L->rewards_t,
+	    .discounts = L->discounts_t,
+	};
+	L->wall0 = now_s();
+	L->mark.t = L->wall0;
+	*out = L;
+	return 0;
+}
+
+void seed_learner_free(seed_learner **Lp)
+{
+	if (!Lp || !*Lp)
+		return;
+	seed_learner *L = *Lp;
+	seed_model_free(&L->model);
+	seed_optim_free(&L->optim);
+	free(L->obs);
+	free(L->action);
+	free(L->version);
+	free(L->reward);
+	free(L->final_value);
+	free(L->terminated);
+	free(L->truncated);
+	free(L->blogits);
+	free(L->logits);
+	free(L->values);
+	free(L->rewards_t);
+	free(L->discounts_t);
+	free(L->dlogits);
+	free(L->dvalues);
+	free(L->loss_ws);
+	free(L->returns);
+	free(L->dir);
+	free(L);
+	*Lp = NULL;
+}
+
+/* Reserve versions up to at least v in the run directory, in a block. */
+static int reserve(seed_learner *L, int64_t v, seed_err *err)
+{
+	if (!L->dir || v <= L->reserved)
+		return 0;
+	int64_t through = v + SEED_LEARNER_VERSION_BLOCK - 1;
+	int rc = seed_checkpoint_reserve(L->dir, through, err);
+	if (rc == 0)
+		L->reserved = through;
+	return rc;
+}
+
+/* The first version to hand out: the restored one (or 0), moved past every
+ * reservation that goes beyond it, since those versions may have named
+ * parameters this learner never had. */
+static int settle_version(seed_learner *L, seed_err *err)
+{
+	int64_t base = L->restored ? L->ck_version : -1;
+	int64_t v = L->restored ? L->ck_version : 0;
+	if (L->src_reserved > base && L->src_reserved + 1 > v)
+		v = L->src_reserved + 1;
+	if (L->dir_reserved > base && L->dir_reserved + 1 > v)
+		v = L->dir_reserved + 1;
+	int rc = reserve(L, v, err);
+	if (rc == 0)
+		L->st.policy_version = v;
+	return rc;
+}
+
+/* The directory part of path ("." for a bare name), in a new string. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strcpy(seed_xmalloc(2), ".");
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	char *d = seed_xmalloc(n + 1);
+	memcpy(d, path, n);
+	d[n] = '\0';
+	return d;
+}
+
+int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *err)
+{
+	int rc = seed_checkpoint_load_model(ck, L->model, err);
+	if (rc)
+		return rc;
+	float *state = seed_optim_state(L->optim);
+	int64_t n = (int64_t)seed_optim_numel(L->optim);
+	for (int i = 0; i < seed_optim_slots(L->optim); i++) {
+		char name[64];
+		snprintf(name, sizeof name, "optim.%s", seed_optim_slot_name(L->optim, i));
+		seed_tensor t;
+		rc = seed_checkpoint_expect(ck, name, SEED_DTYPE_F32, 1, &n, &t, err);
+		if (rc)
+			return rc;
+		memcpy(state + (size_t)i * (size_t)n, t.data, (size_t)n * sizeof(float));
+	}
+	seed_optim_set_steps(L->optim, ck->optim_step);
+	int64_t src = -1;
+	const char *file = seed_checkpoint_file(ck);
+	if (file) {
+		char *d = dir_of(file);
+		rc = seed_checkpoint_reserved(d, &src, err);
+		free(d);
+		if (rc)
+			return rc;
+	}
+	L->st.updates = ck->step;
+	L->st.frames = ck->frames;
+	L->rng = ck->rng;
+	L->wall_before = ck->wall_time;
+	L->wall0 = now_s();
+	L->mark.t = L->wall0;
+	L->mark.frames = ck->frames;
+	L->mark.updates = ck->step;
+	L->restored = true;
+	L->ck_version = ck->policy_version;
+	L->src_reserved = src;
+	return settle_version(L, err);
+}
+
+int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err)
+{
+	int64_t r;
+	int rc = seed_fs_mkdirs(dir, err);
+	if (rc == 0)
+		rc = seed_checkpoint_reserved(dir, &r, err);
+	if (rc)
+		return rc;
+	free(L->dir);
+	L->dir = strcpy(seed_xmalloc(strlen(dir) + 1), dir);
+	L->reserved = -1;
+	L->dir_reserved = r;
+	return settle_version(L, err);
+}
+
+int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err)
+{
+	if (f->type != SEED_FRAME_UNROLL)
+		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not an unroll frame",
+		                    seed_frame_type_name(f->type));
+	int rc = seed_frame_validate(f, err);
+	if (rc)
+		return rc;
+	const seed_tensor *obs = seed_frame_tensor(f, "obs");
+	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
+	if (T1 != L->T1)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: %" PRId64 " steps, expected unroll_length+1 = %d", T1,
+		                    L->T1);
+	int64_t A = seed_frame_int(f, "num_actions", -1);
+	if (A != L->A)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: field 'num_actions': %" PRId64 ", environment '%s' has %d",
+		                    A, L->cfg->env, L->A);
+	bool same = obs->dtype == L->spec.obs_dtype && obs->rank == 2 + L->spec.obs_rank;
+	for (int i = 0; same && i < L->spec.obs_rank; i++)
+		same = obs->shape[2 + i] == L->spec.obs_shape[i];
+	if (!same)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: field 'obs': observations of another dtype or shape than "
+		                    "environment '%s' makes",
+		                    L->cfg->env);
+	if (first < 0 || first > Bf)
+		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
+	/* Decoded tensors point into the message: maybe unaligned, so every
+	 * element is read with memcpy (a plain load where alignment is free). */
+	const uint8_t *act = seed_frame_tensor(f, "action")->data;
+	for (int64_t i = 0; i < Bf * T1; i++) {
+		int32_t a;
+		memcpy(&a, act + 4 * i, 4);
+		if (a < 0 || a >= L->A)
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "unroll frame: field 'action': %" PRId32 " at [%" PRId64
+			                    "][%" PRId64 "] is outside [0, %d)",
+			                    a, i / T1, i % T1, L->A);
+	}
+	const uint8_t *o = obs->data;
+	const uint8_t *rew = seed_frame_tensor(f, "reward")->data;
+	const uint8_t *te = seed_frame_tensor(f, "terminated")->data;
+	const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
+	const uint8_t *fv = seed_frame_tensor(f, "final_value")->data;
+	const uint8_t *ver = seed_frame_tensor(f, "policy_version")->data;
+	const uint8_t *lg = seed_frame_tensor(f, "logits")->data;
+	size_t nA = (size_t)L->A, B = (size_t)L->B, ob = L->obs_bytes;
+	int taken = 0;
+	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
+		size_t j = (size_t)L->fill++;
+		for (int64_t t = 0; t < T1; t++) {
+			size_t src = (size_t)(b * T1 + t), dst = (size_t)t * B + j;
+			memcpy(L->obs + dst * ob, o + src * ob, ob);
+			memcpy(&L->action[dst], act + 4 * src, 4);
+			memcpy(&L->reward[dst], rew + 4 * src, 4);
+			memcpy(&L->final_value[dst], fv + 4 * src, 4);
+			memcpy(&L->version[dst], ver + 4 * src, 4);
+			memcpy(L->blogits + dst * nA, lg + 4 * src * nA, 4 * nA);
+			L->terminated[dst] = te[src];
+			L->truncated[dst] = tr[src];
+		}
+	}
+	L->view.fill = L->fill;
+	return taken;
+}
+
+int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err)
+{
+	if (f->type != SEED_FRAME_EPISODE)
+		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not an episode frame",
+		                    seed_frame_type_name(f->type));
+	int rc = seed_frame_validate(f, err);
+	if (rc)
+		return rc;
+	const seed_tensor *r = seed_frame_tensor(f, "return");
+	int W = L->cfg->return_window;
+	for (int64_t i = 0; i < r->shape[0]; i++) {
+		float x;
+		memcpy(&x, (const uint8_t *)r->data + 4 * i, 4);
+		L->returns[L->ret_at] = x;
+		L->ret_at = (L->ret_at + 1) % W;
+		if (L->st.nreturns < W)
+			L->st.nreturns++;
+		L->st.episodes++;
+	}
+	double s = 0;
+	for (int i = 0; i < L->st.nreturns; i++)
+		s += L->returns[i];
+	L->st.mean_return = L->st.nreturns ? s / L->st.nreturns : NAN;
+	return 0;
+}
+
+int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err)
+{
+	if (f->type == SEED_FRAME_EPISODE)
+		return seed_learner_add_episodes(L, f, err);
+	if (f->type != SEED_FRAME_UNROLL)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "a %s frame: the learner takes unroll and episode frames",
+		                    seed_frame_type_name(f->type));
+	int updates = 0;
+	for (int at = 0, k; (k = seed_learner_add(L, f, at, err)) != 0; at += k) {
+		if (k < 0)
+			return k;
+		if (seed_learner_full(L)) {
+			int rc = seed_learner_update(L, err);
+			if (rc)
+				return rc;
+			updates++;
+		}
+	}
+	return updates;
+}
+
+const char *seed_learner_done(const seed_learner *L)
+{
+	const seed_config *c = L->cfg;
+	if (L->st.frames >= c->total_frames)
+		return "frame budget reached";
+	if (!isnan(c->target_return) && L->st.nreturns >= c->return_window &&
+	    L->st.mean_return >= c->target_return)
+		return "target return reached";
+	return NULL;
+}
+
+bool seed_learner_full(const seed_learner *L)
+{
+	return L->fill == L->B;
+}
+
+int seed_learner_update(seed_learner *L, seed_err *err)
+{
+	if (L->fill != L->B)
+		return seed_err_set(err, -EINVAL, "learner: update with %d of %d unrolls in the batch",
+		                    L->fill, L->B);
+	int64_t next = L->st.policy_version + 1;
+	int rc = reserve(L, next, err);
+	if (rc)
+		return rc;
+	const seed_config *c = L->cfg;
+	int T1 = L->T1, T = T1 - 1, B = L->B, A = L->A, rows = T1 * B;
+	seed_model_forward(L->model, rows, L->obs, L->logits, L->values);
+	transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value, L->rewards_t,
+	            L->discounts_t);
+	for (int i = 0; i < T * B; i++)
+		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
+	L->st.lag_count += (int64_t)T * B;
+	seed_loss_batch batch = {
+	    .T = T,
+	    .B = B,
+	    .A = A,
+	    .logits = L->logits,
+	    .behaviour_logits = L->blogits,
+	    .actions = L->action,
+	    .rewards = L->rewards_t,
+	    .discounts = L->discounts_t,
+	    .values = L->values,
+	    .bootstrap_value = L->values + (size_t)T * B,
+	};
+	/* The bootstrap row gets no gradient. */
+	memset(L->dlogits + (size_t)T * B * A, 0, (size_t)B * A * sizeof(float));
+	memset(L->dvalues + (size_t)T * B, 0, (size_t)B * sizeof(float));
+	rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
+	if (rc)
+		return rc;
+	seed_model_zero_grad(L->model);
+	seed_model_backward(L->model, rows, L->dlogits, L->dvalues);
+	size_t np = seed_model_num_params(L->model);
+	float *g = seed_model_grads(L->model);
+	L->st.grad_norm =
+	    seed_optim_clip_global_norm(g, np, c->max_grad_norm > 0 ? c->max_grad_norm : INFINITY);
+	L->st.lr =
+	    c->lr_decay ? seed_optim_lr_linear(c->lr, L->st.frames, c->total_frames, c->lr_min) : c->lr;
+	/* A NaN or infinite gradient would poison every parameter: skip the
+	 * step (the frames still count). */
+	if (!isfinite(L->st.grad_norm))
+		L->st.skipped++;
+	else
+		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->st.lr);
+	L->st.updates++;
+	L->st.frames += (int64_t)T * B;
+	L->st.policy_version = next;
+	L->fill = 0;
+	L->view.fill = 0;
+	return 0;
+}
+
+int seed_learner_save(seed_learner *L, bool last, seed_err *err)
+{
+	if (!L->dir)
+		return seed_err_set(err, -EINVAL, "learner: no run directory to save into");
+	int nt = seed_model_num_tensors(L->model);
+	int ns = seed_optim_slots(L->optim);
+	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns), sizeof *ts);
+	char(*names)[64] = seed_xcalloc((size_t)ns + 1, sizeof *names);
+	float *params = seed_model_params(L->model);
+	for (int i = 0; i < nt; i++) {
+		const seed_model_param *p = seed_model_param_at(L->model, i);
+		ts[i].name = p->name;
+		ts[i].tensor = seed_tensor_view(params + p->offset, SEED_DTYPE_F32, p->rank, p->shape);
+	}
+	float *state = seed_optim_state(L->optim);
+	int64_t n = (int64_t)seed_optim_numel(L->optim);
+	for (int i = 0; i < ns; i++) {
+		snprintf(names[i], sizeof names[i], "optim.%s", seed_optim_slot_name(L->optim, i));
+		ts[nt + i].name = names[i];
+		ts[nt + i].tensor = seed_tensor_view(state + (size_t)i * (size_t)n, SEED_DTYPE_F32, 1, &n);
+	}
+	const seed_config *c = L->cfg;
+	json_t *env_opts = json_loads(c->env_options, 0, NULL);
+	json_t *model = json_loads(c->model, 0, NULL);
+	seed_checkpoint ck = {
+	    .config = c->root,
+	    .env = c->env,
+	    .env_options = env_opts,
+	    .model = model,
+	    .step = L->st.updates,
+	    .frames = L->st.frames,
+	    .policy_version = L->st.policy_version,
+	    .optim_step = seed_optim_steps(L->optim),
+	    .rng = L->rng,
+	    .wall_time = seed_learner_wall_time(L),
+	    .ntensors = (size_t)(nt + ns),
+	    .tensors = ts,
+	};
+	int rc = seed_checkpoint_save(L->dir, &ck, err);
+	json_decref(env_opts);
+	json_decref(model);
+	free(names);
+	free(ts);
+	if (rc && err) {
+		/* Say what the directory still holds: a failure must not read as
+		 * if a recent checkpoint were there. */
+		size_t len = strlen(err->msg);
+		if (L->st.saved_updates < 0)
+			snprintf(err->msg + len, sizeof err->msg - len,
+			         "; %s holds no checkpoint of this run", L->dir);
+		else
+			snprintf(err->msg + len, sizeof err->msg - len,
+			         "; %s still holds the checkpoint of update %" PRId64 ", %" PRId64
+			         " updates old",
+			         L->dir, L->st.saved_updates, L->st.updates - L->st.saved_updates);
+	}
+	if (rc)
+		return rc;
+	L->st.saved_updates = L->st.updates;
+	L->st.saved_frames = L->st.frames;
+	/* Give back what this process will not publish.  Failing to is
+	 * harmless: a resume then only skips more versions. */
+	if (last && seed_checkpoint_reserve(L->dir, L->st.policy_version, NULL) == 0)
+		L->reserved = L->st.policy_version;
+	return 0;
+}
+
+const seed_learner_status *seed_learner_get_status(const seed_learner *L)
+{
+	return &L->st;
+}
+
+const seed_learner_batch *seed_learner_get_batch(const seed_learner *L)
+{
+	return &L->view;
+}
+
+seed_model *seed_learner_model(seed_learner *L)
+{
+	return L->model;
+}
+
+const char *seed_learner_dir(const seed_learner *L)
+{
+	return L->dir;
+}
+
+double seed_learner_wall_time(const seed_learner *L)
+{
+	return L->wall_before + (now_s() - L->wall0);
+}
+
+json_t *seed_learner_metrics(seed_learner *L)
+{
+	const seed_learner_status *st = &L->st;
+	double now = now_s(), dt = now - L->mark.t;
+	if (dt <= 0)
+		return NULL;
+	int64_t nlag = st->lag_count - L->mark.lag_count;
+	double lag = nlag ? (st->lag_sum - L->mark.lag_sum) / (double)nlag : 0;
+	const seed_loss_stats *l = &st->loss;
+	json_t *o = SEED_METRICS_OBJ(
+	    {"time", seed_learner_wall_time(L)}, {"frames", (double)st->frames},
+	    {"updates", (double)st->updates}, {"version", (double)st->policy_version},
+	    {"fps", (double)(st->frames - L->mark.frames) / dt},
+	    {"updates_per_s", (double)(st->updates - L->mark.updates) / dt}, {"loss", l->total},
+	    {"pg_loss", l->pg_loss}, {"baseline_loss", l->baseline_loss}, {"entropy_loss", l->entropy_loss},
+	    {"entropy", l->entropy}, {"mean_rho", l->mean_rho}, {"mean_value", l->mean_value},
+	    {"grad_norm", st->grad_norm}, {"lr", st->lr}, {"episodes", (double)st->episodes},
+	    {"policy_lag", lag}, {"batch_size", (double)L->B}, {"unroll_length", (double)(L->T1 - 1)},
+	    {"skipped_updates", (double)st->skipped});
+	json_object_set_new(o, "episode_return", st->nreturns ? json_real(st->mean_return) : json_null());
+	L->mark.t = now;
+	L->mark.frames = st->frames;
+	L->mark.updates = st->updates;
+	L->mark.lag_sum = st->lag_sum;
+	L->mark.lag_count = st->lag_count;
+	return o;
+}
+
+int seed_learner_params_frame(const seed_learner *L, seed_buf *out, seed_err *err)
+{
+	int64_t n = (int64_t)seed_model_num_params(L->model);
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_PARAMS);
+	seed_frame_set_int(&f, "policy_version", L->st.policy_version);
+	seed_frame_set_int(&f, "run", 0);
+	seed_frame_set_tensor(&f, "params",
+	                      seed_tensor_view(seed_model_params(L->model), SEED_DTYPE_F32, 1, &n));
+	seed_frame_set_str(&f, "model", L->cfg->model);
+	seed_buf_reset(out);
+	return seed_frame_encode(&f, out, err);
+}

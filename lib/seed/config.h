@@ -1,0 +1,94 @@
+/* seed/config.h: training configurations (seed-config(5)), for seed-learn,
+ * seed-train, seed-eval and a C user's own learner.
+ *
+ * A configuration is one JSON object (a preset file, or the config saved in
+ * a run directory).  Its keys are checked: an unknown key is an error naming
+ * it, so a typo never silently changes nothing; so are a value of the wrong
+ * type and one out of its range.  Values given as "KEY=JSON" (dotted keys
+ * reach into objects) are applied on top before parsing.  Parsing writes
+ * every resolved default back into the object, and the parsed config keeps
+ * the whole object, so a checkpoint records exactly what was trained.
+ *
+ * Nothing here reads the environment or knows where presets are installed:
+ * the caller names the directories to search.
+ */
+#ifndef SEED_CONFIG_H
+#define SEED_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "seed/error.h"
+#include "seed/loss.h"
+#include "seed/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct json_t json_t;
+
+/* What a learner does when a checkpoint cannot be written (config key
+ * "checkpoint_failure"). */
+typedef enum seed_config_ckpt_policy {
+	SEED_CONFIG_CKPT_STOP = 0, /* "stop": stop training, exit with an error */
+	SEED_CONFIG_CKPT_CONTINUE, /* "continue": warn, train on, try again later */
+} seed_config_ckpt_policy;
+
+/* A parsed configuration.  Strings point into root or are owned by the
+ * config; everything is freed by seed_config_free. */
+typedef struct seed_config {
+	json_t *root;      /* the whole object, defaults written in (owned) */
+	const char *env;   /* environment name (in root) */
+	char *env_options; /* JSON text of env_options */
+	char *model;       /* JSON text of model */
+	uint64_t seed;
+	float discount;
+	int unroll_length, batch_size;
+	seed_optim_config optim;
+	float lr, lr_min;
+	bool lr_decay;
+	float max_grad_norm; /* 0: no clipping */
+	seed_loss_config loss;
+	int64_t total_frames;
+	double target_return; /* NAN: none */
+	int return_window;
+	double checkpoint_interval, metrics_interval; /* seconds; 0: off */
+	seed_config_ckpt_policy checkpoint_failure;
+	int actors, envs_per_actor, infer_max_batch, infer_timeout_us;
+	int infer_hwm; /* frames queued on the unroll channel, at each end */
+	int eval_episodes;
+} seed_config;
+
+/* Load a configuration into *root (a new reference).  name_or_path is a
+ * path when it holds a '/' or ends in ".json"; otherwise a preset name,
+ * looked up as DIR/NAME.json in each directory of the NULL-terminated list
+ * dirs, in order.  Errors (-SEED_EOPTION with the file, line and column,
+ * or -ENOENT): the file cannot be read, is not JSON, is not a JSON object,
+ * or no directory holds the preset (the message lists them). */
+int seed_config_load(const char *name_or_path, const char *const *dirs, json_t **root, seed_err *err);
+
+/* Apply "KEY=VALUE" to root: VALUE is JSON, or else a bare word taken as a
+ * string; a dotted KEY reaches into objects, creating missing ones.  Types
+ * and ranges are checked later, by seed_config_parse.  -SEED_EOPTION, with
+ * the assignment in the message, for a missing '=' or key, an empty part
+ * of the key, or a part that names a value that is not an object. */
+int seed_config_set(json_t *root, const char *assignment, seed_err *err);
+
+/* Check every key of root and fill c.  On success c owns root (seed_config_free
+ * releases it) and root holds every resolved value; on failure
+ * (-SEED_EOPTION, the message naming the key, e.g. "'optimizer.lr' = -1 is
+ * out of range [0, 10]") root is unchanged and still the caller's, and c
+ * is zeroed. */
+int seed_config_parse(json_t *root, seed_config *c, seed_err *err);
+
+/* The value at a dotted key of root ("optimizer.lr"), borrowed, or NULL. */
+json_t *seed_config_get(json_t *root, const char *key);
+
+/* Free what c owns (a zeroed config is fine) and zero it. */
+void seed_config_free(seed_config *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

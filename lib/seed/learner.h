@@ -1,0 +1,195 @@
+/* seed/learner.h: the V-trace learner of seed-learn as a library.
+ *
+ * A learner owns the training copy of a model, its optimizer and the batch
+ * being filled.  Unroll frames (seed-frames(7)) are copied into the batch,
+ * validated first; when it holds batch_size unrolls an update runs: forward,
+ * the transition rule, the V-trace actor-critic loss, backward, global-norm
+ * clipping, the learning-rate schedule, and the optimizer step, skipped when
+ * the gradient is not finite.  Each update advances the policy version by
+ * one.  Checkpoints (seed/checkpoint.h) save and restore the model, the
+ * optimizer state and the counters.
+ *
+ * Batch layout: time-major, (T+1, B) rows, so that the model sees one
+ * matrix of (T+1)*B observations and the loss reads (T, B) slices of it.
+ * Row t of an unroll holds obs_t, the reward and end flags of the step that
+ * led to obs_t, and the action taken at obs_t; transition t uses step t+1.
+ *
+ * Versions: a version must never name two parameter sets, even across a
+ * kill -9 and a resume.  With a run directory, the learner reserves
+ * versions ahead in DIR/versions.json (seed_checkpoint_reserve), durably,
+ * before an update hands out a version past the reservation, in blocks of
+ * SEED_LEARNER_VERSION_BLOCK; a restored learner starts past any
+ * reservation beyond its checkpoint.  The last save of a run gives the
+ * unused reservation back, so a resume after a clean stop continues with
+ * consecutive versions.
+ *
+ * Memory: everything an update touches is allocated by seed_learner_new;
+ * adding unrolls and updating allocate nothing (an update that crosses a
+ * reservation block writes one small file).
+ *
+ * Threads: a learner belongs to one thread at a time.
+ */
+#ifndef SEED_LEARNER_H
+#define SEED_LEARNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "seed/checkpoint.h"
+#include "seed/buf.h"
+#include "seed/config.h"
+#include "seed/env.h"
+#include "seed/error.h"
+#include "seed/frame.h"
+#include "seed/loss.h"
+#include "seed/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Versions reserved at a time in a run directory. */
+#define SEED_LEARNER_VERSION_BLOCK 4096
+
+typedef struct seed_learner seed_learner;
+
+/* Where training stands.  Counters survive a save and a restore. */
+typedef struct seed_learner_status {
+	int64_t updates;        /* updates run (skipped ones included) */
+	int64_t frames;         /* env frames trained on: T * B per update */
+	int64_t policy_version; /* the version of the current parameters */
+	int64_t skipped;        /* updates skipped for a non-finite gradient */
+	int64_t episodes;       /* episodes reported by episode frames */
+	int nreturns;           /* returns in the window (<= return_window) */
+	double mean_return;     /* mean of the window; NAN when it is empty */
+	/* The last update. */
+	seed_loss_stats loss;
+	double grad_norm; /* before clipping; may be NAN or infinite */
+	double lr;        /* the learning rate it used */
+	/* Policy lag (current version minus the version that acted), summed
+	 * over every transition trained on, and their count: a caller takes
+	 * differences for the mean over an interval. */
+	double lag_sum;
+	int64_t lag_count;
+	/* The last successful save: updates and frames then (-1: none yet). */
+	int64_t saved_updates, saved_frames;
+} seed_learner_status;
+
+/* The batch, time-major.  Valid until the next add or update. */
+typedef struct seed_learner_batch {
+	int T, B, A;
+	int fill;                         /* unrolls in it so far */
+	size_t obs_bytes;                 /* bytes of one observation */
+	const uint8_t *obs;               /* (T+1, B, obs_bytes) */
+	const int32_t *action;            /* (T+1, B) */
+	const float *reward;              /* (T+1, B) */
+	const uint8_t *terminated;        /* (T+1, B) */
+	const uint8_t *truncated;         /* (T+1, B) */
+	const float *final_value;         /* (T+1, B) */
+	const int32_t *version;           /* (T+1, B) */
+	const float *behaviour_logits;    /* (T+1, B, A) */
+	const float *rewards, *discounts; /* (T, B): the last update's transitions */
+} seed_learner_batch;
+
+/* A learner for cfg (borrowed: it must outlive the learner) and
+ * environments of spec: a model built from cfg->model and initialised from
+ * cfg->seed, its optimizer, and a batch of cfg->batch_size unrolls of
+ * cfg->unroll_length steps.  Errors: the model description or the optimizer
+ * configuration is refused (the message says why). */
+int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err);
+
+/* Free L (NULL is fine) and set *L to NULL.  Reservations stay as they
+ * are: only seed_learner_save(L, true, ...) gives them back. */
+void seed_learner_free(seed_learner **L);
+
+/* Restore the parameters, the optimizer state and the counters from ck
+ * (borrowed), before the first update.  A reservation of versions past
+ * ck's policy_version in the directory ck was loaded from moves the
+ * version past it.  Errors: a tensor missing or of another shape (-ENOENT,
+ * -EINVAL, naming the file and the tensor); L is then partly restored. */
+int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *err);
+
+/* Use run directory dir (copied) for saves and version reservations,
+ * before the first update: create it and its parents, move the version
+ * past any reservation there beyond what was restored, and reserve the
+ * current version.  Errors name the path that failed. */
+int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err);
+
+/* Copy unrolls first, first+1, ... of unroll frame f into the batch until
+ * the frame or the batch is used up; return how many were taken (0 when
+ * the batch is already full: update first).  The whole frame is checked
+ * before anything is copied, so a bad frame changes nothing:
+ * -SEED_EFRAME with a message naming the field, for a frame that is not a
+ * valid unroll frame, steps other than unroll_length+1, observations of
+ * another dtype or shape than spec's, num_actions other than spec's, an
+ * action outside [0, num_actions); -EINVAL for first outside [0, B_f]. */
+int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err);
+
+/* Take the returns of episode frame f into the window of the last
+ * return_window returns.  -SEED_EFRAME for a frame that is not a valid
+ * episode frame. */
+int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err);
+
+/* Take a decoded frame: an unroll frame's unrolls go into the batch with
+ * seed_learner_add, running seed_learner_update each time it fills; an
+ * episode frame goes to seed_learner_add_episodes.  Returns the number of
+ * updates run (publish the newest version after it).  Errors: -SEED_EFRAME
+ * for a frame of another type or a bad frame, which changed nothing;
+ * those of seed_learner_update, after the updates counted so far. */
+int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err);
+
+/* Why training is over by cfg's rules, or NULL: "frame budget reached"
+ * (total_frames consumed) or "target return reached" (the window of
+ * return_window returns is full and its mean reaches target_return). */
+const char *seed_learner_done(const seed_learner *L);
+
+/* Whether the batch holds batch_size unrolls. */
+bool seed_learner_full(const seed_learner *L);
+
+/* Run one update on the full batch (see above), empty the batch and
+ * advance the version.  A non-finite gradient norm skips the optimizer
+ * step and counts it in skipped; the frames still count.  Errors: -EINVAL
+ * when the batch is not full, a reservation that cannot be written (the
+ * message names the file): then nothing changed, the batch is still
+ * full. */
+int seed_learner_update(seed_learner *L, seed_err *err);
+
+/* Save a checkpoint into the run directory (seed_checkpoint_save): the
+ * parameters by name, the optimizer slots as "optim.SLOT" (Adam:
+ * optim.adam_m, optim.adam_v), the counters, the generator, cfg's whole
+ * configuration.  last: the last save of this process, which also gives
+ * back the versions reserved past the current one.  Errors: -EINVAL
+ * without a run directory; those of seed_checkpoint_save, naming the path
+ * (the previous checkpoint then stays current). */
+int seed_learner_save(seed_learner *L, bool last, seed_err *err);
+
+/* The metrics of the interval since the previous call (or since new or
+ * restore), as a new JSON object for seed_metrics_write: time (seconds
+ * trained), frames, updates, version, fps, updates_per_s, the last
+ * update's loss, pg_loss, baseline_loss, entropy_loss, entropy, mean_rho,
+ * mean_value, grad_norm and lr, episodes, policy_lag (mean over the
+ * interval), batch_size, unroll_length, skipped_updates, and
+ * episode_return (mean of the window; null while it is empty).  Starts a
+ * new interval.  NULL when no time has passed since the previous call. */
+json_t *seed_learner_metrics(seed_learner *L);
+
+/* Encode a params frame (seed-frames(7)) of the current parameters, their
+ * version and cfg's model description into out, replacing what it held.
+ * The frame's parameters are a view: encoding copies them once, into out,
+ * and out's memory is reused from call to call. */
+int seed_learner_params_frame(const seed_learner *L, seed_buf *out, seed_err *err);
+
+/* Borrowed views, valid while L lives. */
+const seed_learner_status *seed_learner_get_status(const seed_learner *L);
+const seed_learner_batch *seed_learner_get_batch(const seed_learner *L);
+seed_model *seed_learner_model(seed_learner *L);
+/* Seconds of training: since seed_learner_new, plus the wall_time of a
+ * restored checkpoint. */
+double seed_learner_wall_time(const seed_learner *L);
+/* The run directory, or NULL before seed_learner_open_dir. */
+const char *seed_learner_dir(const seed_learner *L);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

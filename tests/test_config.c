@@ -1,0 +1,319 @@
+/* tests/test_config.c: training configurations (seed/config.h).
+ *
+ * The defaults and ranges checked here are the ones seed-config(5) states,
+ * copied from the manual by hand: the manual is the reference, so a change
+ * of either shows up here.  Error cases are a table: each names the config
+ * (or --set) at fault and a part of the message that must name the key.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/config.h"
+#include "tap.h"
+#include "tmpdir.h"
+
+static const char *MINIMAL = "{\"env\": \"cartpole\", \"model\": {\"torso\": []}}";
+
+static int has(const char *msg, const char *part)
+{
+	return strstr(msg, part) != NULL;
+}
+
+static json_t *parse_json(const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	if (!j) {
+		printf("# bad JSON in the test: %s\n", text);
+		exit(99);
+	}
+	return j;
+}
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("SEED_SRCDIR");
+	return s && *s ? s : ".";
+}
+
+/* Every default of seed-config(5), on a config that gives only the two
+ * required keys. */
+static void t_defaults_are_the_manuals(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK(seed_config_parse(root, &c, &err) == 0);
+	CHECK(strcmp(c.env, "cartpole") == 0);
+	CHECK(strcmp(c.env_options, "{}") == 0);
+	CHECK_NEAR(c.discount, 0.99, 1e-7);
+	CHECK(c.unroll_length == 20);
+	CHECK(c.batch_size == 32);
+	CHECK_NEAR(c.max_grad_norm, 40, 0);
+	CHECK_NEAR(c.loss.baseline_cost, 0.5, 0);
+	CHECK_NEAR(c.loss.entropy_cost, 0.01, 1e-9);
+	CHECK_NEAR(c.loss.clip_rho, 1, 0);
+	CHECK_NEAR(c.loss.clip_pg_rho, 1, 0);
+	CHECK_NEAR(c.loss.lambda, 1, 0);
+	CHECK(c.loss.reduce == SEED_LOSS_MEAN);
+	CHECK(c.optim.kind == SEED_OPTIM_ADAM);
+	CHECK_NEAR(c.lr, 0.0006, 1e-10);
+	CHECK(c.lr_decay);
+	CHECK_NEAR(c.lr_min, 0, 0);
+	CHECK_NEAR(c.optim.beta1, 0.9, 1e-7);
+	CHECK_NEAR(c.optim.beta2, 0.999, 1e-7);
+	CHECK_NEAR(c.optim.eps, 1e-8, 1e-14);
+	CHECK(c.seed == 0);
+	CHECK(c.total_frames == 5000000);
+	CHECK(isnan(c.target_return));
+	CHECK(c.return_window == 100);
+	CHECK_NEAR(c.checkpoint_interval, 30, 0);
+	CHECK(c.checkpoint_failure == SEED_CONFIG_CKPT_STOP);
+	CHECK_NEAR(c.metrics_interval, 1, 0);
+	CHECK(c.actors == 2 && c.envs_per_actor == 64);
+	CHECK(c.infer_max_batch == 256 && c.infer_timeout_us == 500 && c.infer_hwm == 64);
+	CHECK(c.eval_episodes == 100);
+	/* Written back, so the saved config says what was trained. */
+	CHECK(json_integer_value(seed_config_get(c.root, "unroll_length")) == 20);
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "loss.reduce")), "mean") == 0);
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "checkpoint_failure")), "stop") == 0);
+	CHECK(json_is_null(seed_config_get(c.root, "target_return")));
+	CHECK(json_integer_value(seed_config_get(c.root, "infer.hwm")) == 64);
+	seed_config_free(&c);
+	CHECK(c.root == NULL && c.model == NULL);
+	seed_config_free(&c); /* a zeroed config is fine */
+}
+
+/* RMSProp's own defaults (eps 0.01, decay 0.99, style tf). */
+static void t_rmsprop_defaults(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_err err;
+	CHECK(seed_config_set(root, "optimizer.kind=rmsprop", &err) == 0);
+	seed_config c;
+	CHECK(seed_config_parse(root, &c, &err) == 0);
+	CHECK(c.optim.kind == SEED_OPTIM_RMSPROP);
+	CHECK_NEAR(c.optim.eps, 0.01, 1e-9);
+	CHECK_NEAR(c.optim.decay, 0.99, 1e-7);
+	CHECK(c.optim.rmsprop_style == SEED_RMSPROP_TF);
+	seed_config_free(&c);
+}
+
+/* Values given are taken, of every type. */
+static void t_values_are_taken(void)
+{
+	json_t *root =
+	    parse_json("{\"env\": \"catch\", \"env_options\": {\"rows\": 5}, \"model\": {\"torso\": []},"
+	               " \"discount\": 0.5, \"unroll_length\": 7, \"target_return\": 475,"
+	               " \"checkpoint_failure\": \"continue\", \"optimizer\": {\"lr_decay\": false,"
+	               " \"lr\": 0.25}, \"loss\": {\"reduce\": \"sum\", \"clip_rho\": null},"
+	               " \"seed\": 9007199254740993}");
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(strcmp(c.env, "catch") == 0);
+	CHECK(strcmp(c.env_options, "{\"rows\":5}") == 0);
+	CHECK_NEAR(c.discount, 0.5, 0);
+	CHECK(c.unroll_length == 7);
+	CHECK_NEAR(c.target_return, 475, 0);
+	CHECK(c.checkpoint_failure == SEED_CONFIG_CKPT_CONTINUE);
+	CHECK(!c.lr_decay);
+	CHECK_NEAR(c.lr, 0.25, 0);
+	CHECK(c.loss.reduce == SEED_LOSS_SUM);
+	CHECK_NEAR(c.loss.clip_rho, 1, 0); /* null: the default */
+	CHECK(c.seed == 9007199254740993u);
+	seed_config_free(&c);
+}
+
+/* ---- refused configurations: one named case each ------------------------ */
+
+static const struct bad_case {
+	const char *name;
+	const char *set; /* applied to MINIMAL; NULL: json is the whole config */
+	const char *json;
+	const char *want1, *want2;
+} bad_cases[] = {
+    {"unknown_top_key", "optimizr.lr=1", NULL, "unknown key 'optimizr'", NULL},
+    {"unknown_nested_key", "loss.entropy=1", NULL, "unknown key 'loss.entropy'", NULL},
+    {"unknown_infer_key", "infer.batch=1", NULL, "unknown key 'infer.batch'", NULL},
+    {"env_missing", NULL, "{\"model\": {\"torso\": []}}", "'env'", "required"},
+    {"env_not_string", "env=3", NULL, "'env'", NULL},
+    {"model_missing", NULL, "{\"env\": \"cartpole\"}", "'model'", "required"},
+    {"env_options_not_object", "env_options=[1]", NULL, "'env_options'", "object"},
+    {"optimizer_not_object", "optimizer=3", NULL, "'optimizer'", "object"},
+    {"number_as_string", "discount=\"0.9\"", NULL, "'discount'", "number"},
+    {"bare_word_is_a_string", "batch_size=many", NULL, "'batch_size'", "number"},
+    {"integer_fractional", "unroll_length=2.5", NULL, "'unroll_length'", "integer"},
+    {"bool_as_number", "optimizer.lr_decay=1", NULL, "'optimizer.lr_decay'", "true or false"},
+    {"discount_above_1", "discount=1.5", NULL, "'discount' = 1.5", "[0, 1]"},
+    {"lr_negative", "optimizer.lr=-1", NULL, "'optimizer.lr' = -1", "out of range"},
+    {"unroll_length_zero", "unroll_length=0", NULL, "'unroll_length' = 0", "out of range"},
+    {"batch_size_too_big", "batch_size=2000000", NULL, "'batch_size'", "out of range"},
+    {"hwm_zero", "infer.hwm=0", NULL, "'infer.hwm' = 0", "out of range"},
+    {"beta1_one", "optimizer.beta1=1", NULL, "'optimizer.beta1'", "out of range"},
+    {"lambda_above_1", "loss.lambda=2", NULL, "'loss.lambda'", "out of range"},
+    {"optimizer_kind_unknown", "optimizer.kind=sgd", NULL, "'optimizer.kind' = 'sgd'", "adam, rmsprop"},
+    {"reduce_unknown", "loss.reduce=median", NULL, "'loss.reduce'", "\"mean\" or \"sum\""},
+    {"style_unknown", "optimizer.style=jax", NULL, "'optimizer.style'", "\"tf\" or \"torch\""},
+    {"checkpoint_failure_unknown", "checkpoint_failure=retry", NULL, "'checkpoint_failure'",
+     "\"stop\" or \"continue\""},
+};
+
+static void run_bad_case(const struct bad_case *b)
+{
+	json_t *root = parse_json(b->json ? b->json : MINIMAL);
+	seed_err err = {""};
+	if (b->set)
+		CHECK(seed_config_set(root, b->set, &err) == 0);
+	char *before = json_dumps(root, JSON_SORT_KEYS);
+	seed_config c;
+	memset(&c, 0xab, sizeof c);
+	int rc = seed_config_parse(root, &c, &err);
+	CHECK_MSG(rc == -SEED_EOPTION, "rc %d", rc);
+	CHECK_MSG(has(err.msg, b->want1) && (!b->want2 || has(err.msg, b->want2)), "message: %s", err.msg);
+	/* A failed parse changes nothing and owns nothing. */
+	char *after = json_dumps(root, JSON_SORT_KEYS);
+	CHECK(strcmp(before, after) == 0);
+	CHECK(c.root == NULL && c.model == NULL && c.env_options == NULL);
+	free(before);
+	free(after);
+	json_decref(root);
+}
+
+static void t_bad_configs(void)
+{
+	for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+		int failed_before = tap_case_failed;
+		tap_case_failed = 0;
+		run_bad_case(&bad_cases[i]);
+		char name[128];
+		snprintf(name, sizeof name, "bad_%s", bad_cases[i].name);
+		tap_result(name);
+		tap_case_failed = failed_before;
+	}
+}
+
+/* ---- --set: dotted keys -------------------------------------------------- */
+
+static void t_set_dotted_keys(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_err err = {""};
+	CHECK(seed_config_set(root, "optimizer.lr=0.01", &err) == 0); /* creates "optimizer" */
+	CHECK(seed_config_set(root, "optimizer.lr=0.02", &err) == 0); /* the last one wins */
+	CHECK(seed_config_set(root, "env_options.max_steps=200", &err) == 0);
+	CHECK(seed_config_set(root, "env=catch", &err) == 0);          /* a bare word: a string */
+	CHECK(seed_config_set(root, "target_return=null", &err) == 0); /* JSON null */
+	CHECK(seed_config_set(root, "model={\"torso\": [{\"type\": \"relu\"}]}", &err) == 0);
+	CHECK_NEAR(json_real_value(seed_config_get(root, "optimizer.lr")), 0.02, 0);
+	CHECK(json_integer_value(seed_config_get(root, "env_options.max_steps")) == 200);
+	CHECK(strcmp(json_string_value(seed_config_get(root, "env")), "catch") == 0);
+	CHECK(json_is_null(seed_config_get(root, "target_return")));
+	CHECK(json_is_array(seed_config_get(root, "model.torso")));
+	CHECK(seed_config_get(root, "optimizer.nothing") == NULL);
+	CHECK(seed_config_get(root, "env.deeper") == NULL); /* env is a string */
+	json_decref(root);
+}
+
+static const struct {
+	const char *name, *assignment, *want;
+} bad_sets[] = {
+    {"no_equals", "optimizer.lr", "expected KEY=VALUE"},
+    {"empty_key", "=3", "expected KEY=VALUE"},
+    {"empty_part", "optimizer..lr=1", "empty part"},
+    {"leading_dot", ".lr=1", "empty part"},
+    {"trailing_dot", "optimizer.=1", "empty part"},
+    {"through_a_number", "discount.x=1", "'discount' is not an object"},
+};
+
+static void t_set_refuses_bad_keys(void)
+{
+	for (size_t i = 0; i < sizeof bad_sets / sizeof bad_sets[0]; i++) {
+		json_t *root = parse_json(MINIMAL);
+		json_object_set_new(root, "discount", json_real(0.5));
+		char *before = json_dumps(root, JSON_SORT_KEYS);
+		seed_err err = {""};
+		int rc = seed_config_set(root, bad_sets[i].assignment, &err);
+		CHECK_MSG(rc == -SEED_EOPTION && has(err.msg, bad_sets[i].want) &&
+		              has(err.msg, bad_sets[i].assignment),
+		          "%s: rc %d, message: %s", bad_sets[i].name, rc, err.msg);
+		char *after = json_dumps(root, JSON_SORT_KEYS);
+		CHECK_MSG(strcmp(before, after) == 0, "%s changed the config", bad_sets[i].name);
+		free(before);
+		free(after);
+		json_decref(root);
+	}
+}
+
+/* ---- presets and files --------------------------------------------------- */
+
+static void t_presets(void)
+{
+	char data[4096], missing[4096];
+	snprintf(data, sizeof data, "%s/tests/data/presets", srcdir());
+	snprintf(missing, sizeof missing, "%s/no-such-dir", srcdir());
+	const char *dirs[] = {missing, data, NULL};
+	json_t *root = NULL;
+	seed_err err = {""};
+	/* Found in the second directory of the list. */
+	CHECK_MSG(seed_config_load("tiny", dirs, &root, &err) == 0, "%s", err.msg);
+	CHECK(root && json_integer_value(json_object_get(root, "unroll_length")) == 4);
+	json_decref(root);
+	root = NULL;
+	/* Not found: the message lists where it looked. */
+	int rc = seed_config_load("no-such-preset", dirs, &root, &err);
+	CHECK(rc == -ENOENT && root == NULL);
+	CHECK_MSG(has(err.msg, "no preset called 'no-such-preset'") && has(err.msg, missing) &&
+	              has(err.msg, data),
+	          "%s", err.msg);
+	/* A path is a path, not a preset name. */
+	char path[4200];
+	snprintf(path, sizeof path, "%s/tiny.json", data);
+	CHECK(seed_config_load(path, NULL, &root, &err) == 0 && root);
+	json_decref(root);
+	snprintf(path, sizeof path, "%s/absent.json", data);
+	CHECK(seed_config_load(path, dirs, &root, &err) == -ENOENT && has(err.msg, path));
+}
+
+static void t_bad_files(void)
+{
+	const char *dir = tmpdir_new();
+	char path[4200];
+	seed_err err = {""};
+	json_t *root = NULL;
+	snprintf(path, sizeof path, "%s/broken.json", dir);
+	FILE *f = fopen(path, "w");
+	fputs("{\"env\": \"cartpole\",\n \"model\": }\n", f);
+	fclose(f);
+	CHECK(seed_config_load(path, NULL, &root, &err) == -SEED_EOPTION);
+	CHECK_MSG(has(err.msg, path) && has(err.msg, ":2:"), "%s", err.msg); /* the line */
+	snprintf(path, sizeof path, "%s/array.json", dir);
+	f = fopen(path, "w");
+	fputs("[1, 2]\n", f);
+	fclose(f);
+	CHECK(seed_config_load(path, NULL, &root, &err) == -SEED_EOPTION);
+	CHECK_MSG(has(err.msg, "a configuration is a JSON object"), "%s", err.msg);
+	snprintf(path, sizeof path, "%s/twice.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"env\": \"a\", \"env\": \"b\"}\n", f);
+	fclose(f);
+	CHECK(seed_config_load(path, NULL, &root, &err) == -SEED_EOPTION);
+	CHECK_MSG(has(err.msg, "duplicate"), "%s", err.msg);
+	CHECK(root == NULL);
+	tmpdir_remove(dir);
+}
+
+int main(void)
+{
+	TAP_RUN(t_defaults_are_the_manuals);
+	TAP_RUN(t_rmsprop_defaults);
+	TAP_RUN(t_values_are_taken);
+	t_bad_configs();
+	TAP_RUN(t_set_dotted_keys);
+	TAP_RUN(t_set_refuses_bad_keys);
+	TAP_RUN(t_presets);
+	TAP_RUN(t_bad_files);
+	return tap_done();
+}

@@ -1,0 +1,725 @@
+/* tests/test_learner.c: the learner (seed/learner.h).
+ *
+ * What is checked against values worked by hand (in the comments): the
+ * time-major layout of the batch, the transition rule (rewards and
+ * discounts from the end flags and final values), the learning-rate
+ * schedule, global-norm clipping, the policy lag, the return window and
+ * the version rule across a crash (the reservation block).  Bad frames are
+ * a table of named cases, each of which must leave the batch untouched.
+ * The update is also checked to allocate nothing: this program defines
+ * malloc and friends, counting calls from its own thread, and forwards
+ * them to glibc's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "seed/checkpoint.h"
+#include "seed/config.h"
+#include "seed/frame.h"
+#include "seed/learner.h"
+#include "tap.h"
+#include "tmpdir.h"
+
+/* ---- counting allocations ---------------------------------------------- */
+
+/* AddressSanitizer owns malloc: with it, nothing is counted here. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef COUNT_ALLOCATIONS
+#define COUNT_ALLOCATIONS 1
+#endif
+
+static _Thread_local int counting;
+static _Thread_local long allocations;
+
+#if COUNT_ALLOCATIONS
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+void *malloc(size_t n)
+{
+	allocations += counting;
+	return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t m)
+{
+	allocations += counting;
+	return __libc_calloc(n, m);
+}
+void *realloc(void *p, size_t n)
+{
+	allocations += counting;
+	return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+	__libc_free(p);
+}
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	allocations += counting;
+	*p = __libc_memalign(align, n);
+	return *p ? 0 : ENOMEM;
+}
+void *aligned_alloc(size_t align, size_t n)
+{
+	allocations += counting;
+	return __libc_memalign(align, n);
+}
+#endif
+
+/* ---- fixtures -------------------------------------------------------------- */
+
+static const seed_env_spec SPEC = {
+    .obs_dtype = SEED_DTYPE_F32, .obs_rank = 1, .obs_shape = {4}, .num_actions = 2};
+
+static int has(const char *msg, const char *part)
+{
+	return strstr(msg, part) != NULL;
+}
+
+/* A config for cartpole-shaped data: T steps, B unrolls a batch. */
+static void config(seed_config *c, int T, int B, const char *extra)
+{
+	char text[1024];
+	snprintf(
+	    text, sizeof text,
+	    "{\"env\": \"cartpole\", \"model\": {\"torso\": [{\"type\": \"linear\", \"out\": 8}, {\"type\": "
+	    "\"tanh\"}]}, \"unroll_length\": %d, \"batch_size\": %d, \"discount\": 0.9, \"seed\": 5%s}",
+	    T, B, extra ? extra : "");
+	json_t *root = json_loads(text, 0, NULL);
+	seed_err err = {""};
+	if (!root || seed_config_parse(root, c, &err)) {
+		printf("# bad test config: %s\n", err.msg);
+		exit(99);
+	}
+}
+
+/* The data of an unroll frame of Bf unrolls of T1 steps, unroll-major as
+ * on the wire: element [b][t] at b*T1 + t.  Values encode where they came
+ * from, so that the layout can be checked. */
+struct unrolls {
+	int Bf, T1, A;
+	int32_t env[8];
+	float obs[8 * 16 * 4];
+	int32_t action[8 * 16], version[8 * 16];
+	float reward[8 * 16], final_value[8 * 16], logits[8 * 16 * 2];
+	uint8_t terminated[8 * 16], truncated[8 * 16];
+	seed_frame f;
+};
+
+static void unrolls_init(struct unrolls *u, int Bf, int T1)
+{
+	memset(u, 0, sizeof *u);
+	u->Bf = Bf, u->T1 = T1, u->A = 2;
+	for (int b = 0; b < Bf; b++) {
+		u->env[b] = b;
+		for (int t = 0; t < T1; t++) {
+			int i = b * T1 + t;
+			for (int k = 0; k < 4; k++)
+				u->obs[i * 4 + k] = (float)(100 * b + 10 * t + k) * 0.01f;
+			u->action[i] = (b + t) % 2;
+			u->version[i] = 0;
+			u->reward[i] = (float)(b + 1);
+			u->logits[i * 2] = 0.1f * (float)t;
+			u->logits[i * 2 + 1] = -0.1f * (float)b;
+		}
+	}
+}
+
+/* (Re)build the frame over u's arrays. */
+static seed_frame *unrolls_frame(struct unrolls *u)
+{
+	seed_frame *f = &u->f;
+	int64_t B = u->Bf, T1 = u->T1;
+	seed_frame_init(f, SEED_FRAME_UNROLL);
+	seed_frame_set_int(f, "run", 0);
+	seed_frame_set_int(f, "actor", 0);
+	seed_frame_set_int(f, "num_actions", u->A);
+	seed_frame_set_tensor(f, "env", seed_tensor_view(u->env, SEED_DTYPE_I32, 1, &B));
+	seed_frame_set_tensor(f, "obs", seed_tensor_view(u->obs, SEED_DTYPE_F32, 3, (int64_t[]){B, T1, 4}));
+	seed_frame_set_tensor(f, "action",
+	                      seed_tensor_view(u->action, SEED_DTYPE_I32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "reward",
+	                      seed_tensor_view(u->reward, SEED_DTYPE_F32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "terminated",
+	                      seed_tensor_view(u->terminated, SEED_DTYPE_U8, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "truncated",
+	                      seed_tensor_view(u->truncated, SEED_DTYPE_U8, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "final_value",
+	                      seed_tensor_view(u->final_value, SEED_DTYPE_F32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "policy_version",
+	                      seed_tensor_view(u->version, SEED_DTYPE_I32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "logits",
+	                      seed_tensor_view(u->logits, SEED_DTYPE_F32, 3, (int64_t[]){B, T1, u->A}));
+	return f;
+}
+
+static seed_learner *learner(const seed_config *c)
+{
+	seed_learner *L = NULL;
+	seed_err err = {""};
+	int rc = seed_learner_new(&L, c, &SPEC, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (!L)
+		exit(99);
+	return L;
+}
+
+/* ---- the batch ----------------------------------------------------------- */
+
+/* Three unrolls into batches of two: the first add takes two (time-major
+ * copies: batch row t*B + j is unroll j's step t), the second the third. */
+static void t_layout_time_major(void)
+{
+	seed_config c;
+	config(&c, 2, 2, NULL);
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 3, 3);
+	u.terminated[1 * 3 + 2] = 1;
+	u.final_value[2 * 3 + 1] = 7;
+	seed_err err = {""};
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 2);
+	CHECK(seed_learner_full(L));
+	const seed_learner_batch *b = seed_learner_get_batch(L);
+	CHECK(b->T == 2 && b->B == 2 && b->A == 2 && b->fill == 2 && b->obs_bytes == 16);
+	const float *obs = (const float *)b->obs;
+	for (int t = 0; t < 3; t++)
+		for (int j = 0; j < 2; j++) {
+			int row = t * 2 + j;
+			CHECK_NEAR(obs[row * 4 + 3], (100 * j + 10 * t + 3) * 0.01f, 0);
+			CHECK(b->action[row] == (j + t) % 2);
+			CHECK_NEAR(b->reward[row], j + 1, 0);
+			CHECK_NEAR(b->behaviour_logits[row * 2], 0.1f * t, 0);
+			CHECK_NEAR(b->behaviour_logits[row * 2 + 1], -0.1f * j, 0);
+		}
+	CHECK(b->terminated[2 * 2 + 1] == 1 && b->terminated[2 * 2 + 0] == 0);
+	/* Full: nothing more is taken until an update. */
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 2, &err) == 0);
+	CHECK(seed_learner_update(L, &err) == 0);
+	CHECK(seed_learner_get_batch(L)->fill == 0);
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 2, &err) == 1);
+	/* The third unroll is now column 0. */
+	CHECK_NEAR(b->final_value[1 * 2 + 0], 7, 0);
+	CHECK_NEAR(obs[(2 * 2 + 0) * 4], (200 + 20) * 0.01f, 1e-7);
+	CHECK(!seed_learner_full(L));
+	CHECK(seed_learner_update(L, &err) == -EINVAL && has(err.msg, "1 of 2"));
+	seed_learner_free(&L);
+	CHECK(L == NULL);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* The transition rule, gamma = 0.9, one unroll of T = 3 (steps 0..3),
+ * rewards r_s = s + 1 at step s:
+ *   t=0 uses step 1: plain:                 reward 2,             discount 0.9
+ *   t=1 uses step 2: terminated:            reward 3,             discount 0
+ *   t=2 uses step 3: truncated, final 10:   reward 4 + 0.9*10=13, discount 0
+ * A flag at step 0 belongs to the unroll before and is ignored. */
+static void t_transitions_by_hand(void)
+{
+	seed_config c;
+	config(&c, 3, 1, NULL);
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 1, 4);
+	for (int s = 0; s < 4; s++)
+		u.reward[s] = (float)(s + 1);
+	u.terminated[0] = 1;
+	u.terminated[2] = 1;
+	u.truncated[3] = 1;
+	u.final_value[3] = 10;
+	seed_err err = {""};
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	CHECK_MSG(seed_learner_update(L, &err) == 0, "%s", err.msg);
+	const seed_learner_batch *b = seed_learner_get_batch(L);
+	const float want_r[] = {2, 3, 13}, want_d[] = {0.9f, 0, 0};
+	for (int t = 0; t < 3; t++) {
+		CHECK_NEAR(b->rewards[t], want_r[t], 1e-6);
+		CHECK_NEAR(b->discounts[t], want_d[t], 1e-7);
+	}
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* ---- refused frames ---------------------------------------------------- */
+
+enum fault { STEPS, NUM_ACTIONS, OBS_DTYPE, OBS_SHAPE, ACTION_NEGATIVE, ACTION_TOO_BIG, NOT_UNROLL, FIRST };
+
+static const struct {
+	const char *name;
+	enum fault fault;
+	int rc;
+	const char *want;
+} bad_frames[] = {
+    {"steps_other_than_unroll_length_plus_1", STEPS, -SEED_EFRAME, "4 steps, expected unroll_length+1 = 3"},
+    {"num_actions_other_than_the_envs", NUM_ACTIONS, -SEED_EFRAME, "'num_actions': 3"},
+    {"obs_dtype_other_than_the_envs", OBS_DTYPE, -SEED_EFRAME, "'obs'"},
+    {"obs_shape_other_than_the_envs", OBS_SHAPE, -SEED_EFRAME, "'obs'"},
+    {"action_negative", ACTION_NEGATIVE, -SEED_EFRAME, "'action': -1 at [1][2]"},
+    {"action_past_num_actions", ACTION_TOO_BIG, -SEED_EFRAME, "'action': 2 at [1][0]"},
+    {"an_episode_frame", NOT_UNROLL, -SEED_EFRAME, "not an unroll frame"},
+    {"first_past_the_frame", FIRST, -EINVAL, "unroll 3 of 2"},
+};
+
+static void t_bad_frames(void)
+{
+	seed_config c;
+	config(&c, 2, 4, NULL);
+	for (size_t i = 0; i < sizeof bad_frames / sizeof bad_frames[0]; i++) {
+		int saved = tap_case_failed;
+		tap_case_failed = 0;
+		seed_learner *L = learner(&c);
+		struct unrolls u;
+		unrolls_init(&u, 2, bad_frames[i].fault == STEPS ? 4 : 3);
+		seed_frame *f = unrolls_frame(&u);
+		int first = 0;
+		uint8_t bytes[2 * 3 * 16];
+		switch (bad_frames[i].fault) {
+		case NUM_ACTIONS:
+			/* Three logits per step, so that the frame itself is valid. */
+			u.A = 3;
+			f = unrolls_frame(&u);
+			break;
+		case OBS_DTYPE:
+			memset(bytes, 1, sizeof bytes);
+			seed_frame_set_tensor(
+			    f, "obs", seed_tensor_view(bytes, SEED_DTYPE_U8, 3, (int64_t[]){2, 3, 16}));
+			break;
+		case OBS_SHAPE:
+			seed_frame_set_tensor(
+			    f, "obs", seed_tensor_view(u.obs, SEED_DTYPE_F32, 4, (int64_t[]){2, 3, 2, 2}));
+			break;
+		case ACTION_NEGATIVE:
+			u.action[1 * 3 + 2] = -1;
+			break;
+		case ACTION_TOO_BIG:
+			u.action[1 * 3 + 0] = 2;
+			break;
+		case NOT_UNROLL:
+			f->type = SEED_FRAME_EPISODE;
+			break;
+		case FIRST:
+			first = 3;
+			break;
+		case STEPS:
+			break;
+		}
+		seed_err err = {""};
+		int rc = seed_learner_add(L, f, first, &err);
+		CHECK_MSG(rc == bad_frames[i].rc && has(err.msg, bad_frames[i].want), "rc %d, message: %s",
+		          rc, err.msg);
+		/* Nothing was taken, not even the good unroll before the bad one. */
+		const seed_learner_batch *b = seed_learner_get_batch(L);
+		CHECK(b->fill == 0);
+		for (int k = 0; k < 3 * 4; k++)
+			CHECK(b->action[k] == 0);
+		seed_learner_free(&L);
+		char name[128];
+		snprintf(name, sizeof name, "bad_frame_%s", bad_frames[i].name);
+		tap_result(name);
+		tap_case_failed = saved;
+	}
+	seed_config_free(&c);
+}
+
+/* ---- the update ---------------------------------------------------------- */
+
+static int params_equal(seed_learner *a, const float *p)
+{
+	seed_model *m = seed_learner_model(a);
+	return memcmp(seed_model_params(m), p, seed_model_num_params(m) * sizeof(float)) == 0;
+}
+
+static float *params_copy(seed_learner *L)
+{
+	seed_model *m = seed_learner_model(L);
+	size_t n = seed_model_num_params(m) * sizeof(float);
+	return memcpy(malloc(n), seed_model_params(m), n);
+}
+
+/* A NaN reward makes the gradient NaN: the step is skipped, the
+ * parameters stay, the counters move on. */
+static void t_non_finite_gradient_skips_the_step(void)
+{
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	float *before = params_copy(L);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	u.reward[1] = NAN;
+	seed_err err = {""};
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	CHECK(seed_learner_update(L, &err) == 0);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK(!isfinite(st->grad_norm));
+	CHECK(st->skipped == 1 && st->updates == 1 && st->frames == 2 && st->policy_version == 1);
+	CHECK(params_equal(L, before));
+	/* A good batch then trains. */
+	u.reward[1] = 1;
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	CHECK(seed_learner_update(L, &err) == 0);
+	CHECK(st->skipped == 1 && isfinite(st->grad_norm) && !params_equal(L, before));
+	free(before);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* lr 0.01 decaying over total_frames 100, T*B = 2*4 = 8 frames an update:
+ * update k (0-based) uses lr 0.01 * (1 - 8k/100): 0.01, 0.0092, 0.0084. */
+static void t_learning_rate_schedule(void)
+{
+	seed_config c;
+	config(&c, 2, 4, ", \"total_frames\": 100, \"optimizer\": {\"lr\": 0.01}");
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 4, 3);
+	seed_err err = {""};
+	const double want[] = {0.01, 0.0092, 0.0084};
+	for (int k = 0; k < 3; k++) {
+		CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 4);
+		CHECK(seed_learner_update(L, &err) == 0);
+		CHECK_NEAR(seed_learner_get_status(L)->lr, want[k], 1e-9);
+	}
+	/* 96 of 100 frames: one more update ends the budget. */
+	for (int k = 3; k < 12; k++)
+		CHECK(seed_learner_feed(L, unrolls_frame(&u), &err) == 1);
+	CHECK(seed_learner_get_status(L)->frames == 96 && seed_learner_done(L) == NULL);
+	CHECK(seed_learner_feed(L, unrolls_frame(&u), &err) == 1);
+	CHECK(seed_learner_done(L) && strcmp(seed_learner_done(L), "frame budget reached") == 0);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* With max_grad_norm 1e-3 the gradient that reaches the optimizer has
+ * norm 1e-3 (it is far longer before). */
+static void t_gradient_clipping(void)
+{
+	seed_config c;
+	config(&c, 2, 2, ", \"max_grad_norm\": 0.001");
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 2, 3);
+	seed_err err = {""};
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 2);
+	CHECK(seed_learner_update(L, &err) == 0);
+	seed_model *m = seed_learner_model(L);
+	const float *g = seed_model_grads(m);
+	double s = 0;
+	for (size_t i = 0; i < seed_model_num_params(m); i++)
+		s += (double)g[i] * g[i];
+	CHECK(seed_learner_get_status(L)->grad_norm > 0.01);
+	CHECK_NEAR(sqrt(s), 0.001, 1e-7);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* Policy lag: the learner at version 0 trains on steps acted by version
+ * 0 (lag 0) then, at version 1, on steps of versions 0 and -2 (lags 1
+ * and 3): T*B = 2 transitions each, sum 0 + 0 + 1 + 3 = 4 over 4.  Only
+ * steps 0..T-1 count (the bootstrap step acts in no transition). */
+static void t_policy_lag(void)
+{
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	u.version[2] = 99;
+	seed_err err = {""};
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	CHECK(seed_learner_update(L, &err) == 0);
+	u.version[1] = -2;
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	CHECK(seed_learner_update(L, &err) == 0);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK(st->lag_count == 4);
+	CHECK_NEAR(st->lag_sum, 4, 0);
+	json_t *m = seed_learner_metrics(L);
+	CHECK(m && json_number_value(json_object_get(m, "policy_lag")) == 1.0);
+	CHECK(m && json_number_value(json_object_get(m, "version")) == 2.0);
+	CHECK(m && json_is_null(json_object_get(m, "episode_return")));
+	json_decref(m);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* A window of 3 returns: after 1, 2, 3, 4 the mean is (2+3+4)/3 = 3. */
+static void t_return_window(void)
+{
+	seed_config c;
+	config(&c, 2, 1, ", \"return_window\": 3, \"target_return\": 3");
+	seed_learner *L = learner(&c);
+	float ret[4] = {1, 2, 3, 4};
+	int32_t env[4] = {0, 1, 2, 3}, len[4] = {5, 5, 5, 5};
+	uint8_t tr[4] = {0};
+	/* Two frames of two episodes: 1, 2 (the window is not full yet), then
+	 * 3, 4. */
+	seed_err err = {""};
+	CHECK(isnan(seed_learner_get_status(L)->mean_return));
+	for (int k = 0; k < 2; k++) {
+		int64_t n = 2;
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_EPISODE);
+		seed_frame_set_int(&f, "run", 0);
+		seed_frame_set_int(&f, "actor", 0);
+		seed_frame_set_tensor(&f, "env", seed_tensor_view(env + 2 * k, SEED_DTYPE_I32, 1, &n));
+		seed_frame_set_tensor(&f, "return", seed_tensor_view(ret + 2 * k, SEED_DTYPE_F32, 1, &n));
+		seed_frame_set_tensor(&f, "length", seed_tensor_view(len + 2 * k, SEED_DTYPE_I32, 1, &n));
+		seed_frame_set_tensor(&f, "truncated", seed_tensor_view(tr + 2 * k, SEED_DTYPE_U8, 1, &n));
+		CHECK(seed_learner_done(L) == NULL);
+		CHECK_MSG(seed_learner_feed(L, &f, &err) == 0, "%s", err.msg);
+	}
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK(st->episodes == 4 && st->nreturns == 3);
+	CHECK_NEAR(st->mean_return, 3, 1e-12);
+	CHECK(seed_learner_done(L) && strcmp(seed_learner_done(L), "target return reached") == 0);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* feed runs an update each time the batch fills: 5 unrolls into batches
+ * of 2 make two updates and leave one unroll waiting. */
+static void t_feed_updates_as_batches_fill(void)
+{
+	seed_config c;
+	config(&c, 2, 2, NULL);
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 5, 3);
+	seed_err err = {""};
+	CHECK(seed_learner_feed(L, unrolls_frame(&u), &err) == 2);
+	CHECK(seed_learner_get_status(L)->policy_version == 2 && seed_learner_get_batch(L)->fill == 1);
+	seed_frame p;
+	seed_frame_init(&p, SEED_FRAME_PARAMS);
+	CHECK(seed_learner_feed(L, &p, &err) == -SEED_EFRAME && has(err.msg, "a params frame"));
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* Adding and updating allocate nothing (after a first update, which may
+ * let BLAS set itself up). */
+static void t_update_allocates_nothing(void)
+{
+	seed_config c;
+	config(&c, 4, 4, NULL);
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 4, 5);
+	seed_frame *f = unrolls_frame(&u);
+	seed_err err = {""};
+	CHECK(seed_learner_feed(L, f, &err) == 1);
+	allocations = 0;
+	counting = 1;
+	for (int k = 0; k < 5; k++) {
+		int n = seed_learner_add(L, f, 0, &err);
+		int rc = seed_learner_update(L, &err);
+		CHECK(n == 4 && rc == 0);
+	}
+	counting = 0;
+	CHECK_MSG(allocations == 0, "%ld allocations in 5 adds and updates", allocations);
+	if (!COUNT_ALLOCATIONS)
+		printf("# allocations not counted under AddressSanitizer\n");
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* ---- checkpoints and versions ----------------------------------------- */
+
+static int64_t reserved_in(const char *dir)
+{
+	int64_t r = -2;
+	seed_err err = {""};
+	CHECK_MSG(seed_checkpoint_reserved(dir, &r, &err) == 0, "%s", err.msg);
+	return r;
+}
+
+static void run_updates(seed_learner *L, struct unrolls *u, int n)
+{
+	seed_err err = {""};
+	for (int k = 0; k < n; k++)
+		CHECK_MSG(seed_learner_feed(L, unrolls_frame(u), &err) == 1, "%s", err.msg);
+}
+
+/* Save into a directory whose parents do not exist; restore into a new
+ * learner: parameters, optimizer state, counters and generator come back,
+ * and after a last save the version continues where it was. */
+static void t_save_and_restore(void)
+{
+	const char *tmp = tmpdir_new();
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/runs/a/b", tmp);
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	CHECK(seed_learner_save(L, true, &err) == -EINVAL); /* no directory yet */
+	CHECK_MSG(seed_learner_open_dir(L, dir, &err) == 0, "%s", err.msg);
+	CHECK(strcmp(seed_learner_dir(L), dir) == 0);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	run_updates(L, &u, 3);
+	CHECK_MSG(seed_learner_save(L, true, &err) == 0, "%s", err.msg);
+	CHECK(reserved_in(dir) == 3); /* the last save gives the rest back */
+	float *p = params_copy(L);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK(st->saved_updates == 3 && st->saved_frames == 6);
+
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck && ck->step == 3 && ck->frames == 6 && ck->policy_version == 3 && ck->optim_step == 3);
+	CHECK(ck && seed_checkpoint_get(ck, "optim.adam_m") && seed_checkpoint_get(ck, "optim.adam_v"));
+	seed_learner *R = learner(&c);
+	CHECK(!params_equal(R, p)); /* a fresh model is another one */
+	CHECK_MSG(seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_learner_open_dir(R, dir, &err) == 0, "%s", err.msg);
+	CHECK(params_equal(R, p));
+	const seed_learner_status *rs = seed_learner_get_status(R);
+	CHECK(rs->updates == 3 && rs->frames == 6 && rs->policy_version == 3);
+	/* The same next update in both: same optimizer state, same result. */
+	run_updates(L, &u, 1);
+	run_updates(R, &u, 1);
+	CHECK(params_equal(R, seed_model_params(seed_learner_model(L))));
+	CHECK(rs->policy_version == 4);
+	seed_checkpoint_free(&ck);
+	seed_learner_free(&R);
+	seed_learner_free(&L);
+	free(p);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* A learner killed after publishing versions past its checkpoint: the
+ * resumed one must start past everything reserved.  Opening a fresh
+ * directory reserves versions 0 .. BLOCK-1 (4095); the checkpoint is at
+ * version 2, versions 3..5 were handed out after it; the resumed learner
+ * starts at 4096. */
+static void t_versions_are_not_reused_after_a_crash(void)
+{
+	const char *tmp = tmpdir_new();
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	CHECK(seed_learner_open_dir(L, tmp, &err) == 0);
+	CHECK(reserved_in(tmp) == 4095);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	run_updates(L, &u, 2);
+	CHECK(seed_learner_save(L, false, &err) == 0);
+	CHECK(reserved_in(tmp) == 4095); /* not the last save: kept */
+	run_updates(L, &u, 3);
+	CHECK(seed_learner_get_status(L)->policy_version == 5);
+	seed_learner_free(&L); /* kill -9: no last save */
+
+	seed_checkpoint *ck = NULL;
+	CHECK(seed_checkpoint_load(tmp, &ck, &err) == 0 && ck->policy_version == 2);
+	seed_learner *R = learner(&c);
+	CHECK(seed_learner_restore(R, ck, &err) == 0);
+	/* Restore alone already sees the reservation beside the checkpoint. */
+	CHECK(seed_learner_get_status(R)->policy_version == 4096);
+	CHECK(seed_learner_open_dir(R, tmp, &err) == 0);
+	CHECK(seed_learner_get_status(R)->policy_version == 4096);
+	CHECK(reserved_in(tmp) == 4096 + 4095);
+	run_updates(R, &u, 1);
+	CHECK(seed_learner_get_status(R)->policy_version == 4097);
+	seed_checkpoint_free(&ck);
+	seed_learner_free(&R);
+
+	/* A new run into a directory that was used starts past it too. */
+	seed_learner *N = learner(&c);
+	CHECK(seed_learner_open_dir(N, tmp, &err) == 0);
+	CHECK(seed_learner_get_status(N)->policy_version == 4096 + 4095 + 1);
+	seed_learner_free(&N);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* An update that needs a new block and cannot write it changes nothing:
+ * the batch stays full, the version stays. */
+static void t_reservation_failure_changes_nothing(void)
+{
+	const char *tmp = tmpdir_new();
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/run", tmp);
+	seed_config c;
+	config(&c, 1, 1, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	CHECK(seed_learner_open_dir(L, dir, &err) == 0);
+	struct unrolls u;
+	unrolls_init(&u, 1, 2);
+	run_updates(L, &u, SEED_LEARNER_VERSION_BLOCK - 1);
+	CHECK(seed_learner_get_status(L)->policy_version == 4095);
+	/* The run directory becomes a file: nothing can be written there. */
+	char cmd[8600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && touch '%s'", dir, dir);
+	CHECK(system(cmd) == 0);
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+	int rc = seed_learner_update(L, &err);
+	CHECK_MSG(rc < 0 && has(err.msg, dir), "rc %d: %s", rc, err.msg);
+	CHECK(seed_learner_full(L) && seed_learner_get_status(L)->policy_version == 4095);
+	/* A save fails too, and says what the directory holds. */
+	rc = seed_learner_save(L, false, &err);
+	CHECK_MSG(rc < 0 && has(err.msg, "holds no checkpoint of this run"), "%s", err.msg);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* A run directory under a regular file cannot be made: the message names
+ * the path. */
+static void t_open_dir_errors(void)
+{
+	const char *tmp = tmpdir_new();
+	char file[4200], dir[4300];
+	snprintf(file, sizeof file, "%s/file", tmp);
+	snprintf(dir, sizeof dir, "%s/run", file);
+	FILE *f = fopen(file, "w");
+	fclose(f);
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	int rc = seed_learner_open_dir(L, dir, &err);
+	CHECK_MSG(rc == -ENOTDIR && has(err.msg, file), "rc %d: %s", rc, err.msg);
+	CHECK(seed_learner_dir(L) == NULL);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+int main(void)
+{
+	TAP_RUN(t_layout_time_major);
+	TAP_RUN(t_transitions_by_hand);
+	t_bad_frames();
+	TAP_RUN(t_non_finite_gradient_skips_the_step);
+	TAP_RUN(t_learning_rate_schedule);
+	TAP_RUN(t_gradient_clipping);
+	TAP_RUN(t_policy_lag);
+	TAP_RUN(t_return_window);
+	TAP_RUN(t_feed_updates_as_batches_fill);
+	TAP_RUN(t_update_allocates_nothing);
+	TAP_RUN(t_save_and_restore);
+	TAP_RUN(t_versions_are_not_reused_after_a_crash);
+	TAP_RUN(t_reservation_failure_changes_nothing);
+	TAP_RUN(t_open_dir_errors);
+	return tap_done();
+}
