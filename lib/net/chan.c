@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -151,7 +152,8 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 	}
 	seed_chan *c = seed_xcalloc(1, sizeof *c);
 	c->kind = kind;
-	c->endpoint = strdup(url);
+	size_t n = strlen(url) + 1;
+	c->endpoint = memcpy(seed_xmalloc(n), url, n); /* not strdup: one out-of-memory handler */
 	c->stop = opts ? opts->stop : NULL;
 	c->fd = -1;
 	int rc;
@@ -209,26 +211,37 @@ static bool stopped(const seed_chan *c)
 	return c->stop && *c->stop;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* Wait until the socket has events (ZMQ_POLLIN/OUT) or timeout_ms passes
  * (-1: forever), looking at *stop every slice.  0 ready, -EAGAIN timeout,
- * -EINTR stopped. */
+ * -EINTR stopped.  The time left is measured on the clock, not counted in
+ * slices: a signal that ends a poll early must not shorten the timeout. */
 static int wait_for(seed_chan *c, short events, int timeout_ms)
 {
+	int64_t deadline = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
 	for (;;) {
 		if (stopped(c))
 			return -EINTR;
-		int slice = timeout_ms < 0 || timeout_ms > SLICE_MS ? SLICE_MS : timeout_ms;
+		int slice = SLICE_MS;
+		if (timeout_ms >= 0) {
+			int64_t left = deadline - now_ms();
+			if (left < slice)
+				slice = left > 0 ? (int)left : 0;
+		}
 		zmq_pollitem_t it = {.socket = c->sock, .events = events};
 		int n = zmq_poll(&it, 1, slice);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (timeout_ms >= 0) {
-			timeout_ms -= slice;
-			if (timeout_ms <= 0)
-				return -EAGAIN;
-		}
+		if (timeout_ms >= 0 && now_ms() >= deadline)
+			return -EAGAIN;
 	}
 }
 
