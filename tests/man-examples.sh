@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # tests/man-examples.sh: the examples of the section 1 manuals run as tests (TAP).
 #
 # An example runs when a roff comment marks it.  The marker, and what it
@@ -25,6 +25,7 @@
 # in the background is stopped when it ends.
 #
 # Usage: tests/man-examples.sh [MANUAL...]   (default: man/*.1)
+# make check runs .sh tests with $(SHELL): this one needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 top=${SEED_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
