@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -509,6 +510,76 @@ static void t_stop_ends_blocking_recv(void)
 	seed_chan_close(&in);
 }
 
+/* A ROUTER's POLLOUT says that some peer has room, not the one a reply is
+ * for: a blocking send to a full peer, while another peer has room, must
+ * wait without spinning, and go through once that peer reads. */
+static double cpu_s(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
+}
+
+static void *drain_later(void *sock)
+{
+	struct timespec d = {0, 300 * 1000 * 1000};
+	nanosleep(&d, NULL);
+	char b[8];
+	while (zmq_recv(sock, b, sizeof b, ZMQ_DONTWAIT) >= 0)
+		;
+	return NULL;
+}
+
+static void t_router_full_peer(void)
+{
+	seed_chan *srv = NULL;
+	seed_err err;
+	stop_flag = 0;
+	seed_chan_opts o = {.bind = true, .hwm = 1, .stop = &stop_flag};
+	CHECK(seed_chan_open(&srv, ctx, SEED_CHAN_ROUTER, "inproc://full-peer", &o, &err) == 0);
+	if (!srv)
+		return;
+	void *a = zmq_socket(ctx, ZMQ_DEALER), *b = zmq_socket(ctx, ZMQ_DEALER);
+	int one = 1;
+	zmq_setsockopt(a, ZMQ_RCVHWM, &one, sizeof one);
+	zmq_setsockopt(a, ZMQ_ROUTING_ID, "A", 1);
+	zmq_setsockopt(b, ZMQ_ROUTING_ID, "B", 1);
+	zmq_connect(a, "inproc://full-peer");
+	zmq_connect(b, "inproc://full-peer");
+	zmq_send(a, "x", 1, 0);
+	zmq_send(b, "x", 1, 0);
+	seed_chan_msg m;
+	CHECK(seed_chan_recv(srv, &m, 5000, &err) == 0);
+	CHECK(seed_chan_recv(srv, &m, 5000, &err) == 0);
+	int queued = 0;
+	while (queued < 100 && seed_chan_send(srv, "A", 1, "y", 1, true) == 0)
+		queued++;
+	CHECK_MSG(queued > 0 && queued < 100, "%d queued for A", queued);
+
+	/* Stopped while A stays full: -EINTR, and little CPU burnt meanwhile. */
+	pthread_t th;
+	pthread_create(&th, NULL, raise_stop, NULL);
+	double c0 = cpu_s(), t0 = now_ms();
+	int rc = seed_chan_send(srv, "A", 1, "y", 1, false);
+	double cpu = cpu_s() - c0, took = now_ms() - t0;
+	pthread_join(th, NULL);
+	CHECK_MSG(rc == -EINTR, "rc %d", rc);
+	CHECK_MSG(cpu < 0.5 * took / 1000, "%.3f s of CPU in %.3f s of waiting", cpu, took / 1000);
+
+	/* A drains after a while: the blocked send then goes through. */
+	stop_flag = 0;
+	pthread_create(&th, NULL, drain_later, a);
+	t0 = now_ms();
+	rc = seed_chan_send(srv, "A", 1, "z", 1, false);
+	took = now_ms() - t0;
+	pthread_join(th, NULL);
+	CHECK_MSG(rc == 0, "rc %d", rc);
+	CHECK_MSG(took >= 250 && took < 3000, "the send waited %.0f ms", took);
+	zmq_close(a);
+	zmq_close(b);
+	seed_chan_close(&srv);
+}
+
 /* ---- high-water marks and conflation ---------------------------------- */
 
 /* How many messages a PUSH takes without a receive before it would block
@@ -802,6 +873,7 @@ int main(void)
 	TAP_RUN(t_timeout_survives_signals);
 	TAP_RUN(t_stop_ends_blocking_send);
 	TAP_RUN(t_stop_ends_blocking_recv);
+	TAP_RUN(t_router_full_peer);
 	TAP_RUN(t_hwm);
 	TAP_RUN(t_sub_conflate);
 	TAP_RUN(t_sub_everything);

@@ -268,6 +268,7 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 			return -EBADF;
 		return write_all(c->fd, data, len);
 	}
+	int backoff_ms = 0;
 	for (;;) {
 		int rc = 0;
 		if (c->kind == SEED_CHAN_ROUTER)
@@ -282,6 +283,20 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 			return -errno;
 		if (dontwait)
 			return -EAGAIN;
+		if (c->kind == SEED_CHAN_ROUTER) {
+			/* A ROUTER's POLLOUT means that some peer has room, not
+			 * this one: polling would return at once and spin while
+			 * another peer can take messages.  Sleep instead, from
+			 * 1 ms up to a slice, looking at *stop in between. */
+			if (stopped(c))
+				return -EINTR;
+			backoff_ms = backoff_ms ? backoff_ms * 2 : 1;
+			if (backoff_ms > SLICE_MS)
+				backoff_ms = SLICE_MS;
+			struct timespec d = {0, (long)backoff_ms * 1000000L};
+			nanosleep(&d, NULL);
+			continue;
+		}
 		int w = wait_for(c, ZMQ_POLLOUT, -1);
 		if (w)
 			return w;
