@@ -148,6 +148,18 @@ static void run_bad_endpoints(void)
 	}
 }
 
+static void t_negative_hwm(void)
+{
+	seed_chan *c = NULL;
+	seed_err err;
+	seed_chan_opts o = {.bind = true, .hwm = -1};
+	int rc = seed_chan_open(&c, ctx, SEED_CHAN_PUSH, "inproc://negative", &o, &err);
+	CHECK_MSG(rc == -EINVAL, "rc %d", rc);
+	CHECK(c == NULL);
+	CHECK_MSG(strstr(err.msg, "inproc://negative") && strstr(err.msg, "high-water mark -1"),
+	          "message \"%s\"", err.msg);
+}
+
 static void t_null_endpoint(void)
 {
 	seed_chan *c = NULL;
@@ -860,6 +872,7 @@ int main(void)
 	}
 	run_bad_endpoints();
 	TAP_RUN(t_null_endpoint);
+	TAP_RUN(t_negative_hwm);
 	TAP_RUN(t_direction);
 	TAP_RUN(t_bind_in_use);
 	TAP_RUN(t_ipc_path_too_long);

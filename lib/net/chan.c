@@ -140,6 +140,10 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 {
 	if (!endpoint || !*endpoint)
 		return seed_err_set(err, -EINVAL, "empty endpoint");
+	if (opts && opts->hwm < 0)
+		return seed_err_set(err, -EINVAL,
+		                    "%s: high-water mark %d: it counts messages, 0 for ZeroMQ's default",
+		                    endpoint, opts->hwm);
 	bool bind = opts ? opts->bind : false;
 	const char *url = endpoint;
 	if (url[0] == '@' || url[0] == '>') {
