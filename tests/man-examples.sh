@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/man-examples.sh: the examples of the section 1 manuals run as tests (TAP).
+# tests/man-examples.sh: the examples of the manuals run as tests (TAP).
 #
 # An example runs when a roff comment marks it.  The marker, and what it
 # may say the example expects, come on comment lines just before the block
@@ -11,6 +11,11 @@
 #   .\" exit: N              it must exit N instead
 #   .\" output               the block after it is its exact standard output
 #   .\" timeout: SECONDS     how long it may run (default 120)
+#   .\" run: COMMAND         (last) the test is COMMAND, not a block: for
+#                            a program whose manual says in words how to
+#                            build and run it
+#   .\" file: NAME           not a test: the next block is saved as NAME in
+#                            the scratch directory (a C program, a config)
 #
 # A block whose first line starts with "$ " is a transcript instead: each
 # "$ " line (with its continuation lines) is a command, and the lines up to
@@ -19,12 +24,13 @@
 # The roff escapes \-, \e, \(aq, \(dq, \(ti, \(ha and \& are undone.  Each
 # manual's examples run in order in one scratch directory of their own (an
 # example may use what an earlier one made), with the programs under test on
-# PATH, the presets of the source tree (SEED_PRESETS), and every ipc:///tmp/
+# PATH, the presets of the source tree (SEED_PRESETS), pkg-config answering
+# for "seed" with the headers and library of the tree, and every ipc:///tmp/
 # endpoint moved into the scratch directory, so that runs in parallel never
 # meet.  Each example runs in a session of its own: whatever it left running
 # in the background is stopped when it ends.
 #
-# Usage: tests/man-examples.sh [MANUAL...]   (default: man/*.1)
+# Usage: tests/man-examples.sh [MANUAL...]   (default: man/*.1 man/*.3)
 # make check runs .sh tests with $(SHELL): this one needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -38,13 +44,27 @@ trap 'rm -rf "$tmp"' EXIT
 if [ $# -gt 0 ]; then
 	pages=("$@")
 else
-	pages=("$top"/man/*.1)
+	pages=("$top"/man/*.1 "$top"/man/*.3)
 fi
 
+# `pkg-config --cflags --libs seed` for the tree under test, not an
+# installed Seed: the headers of the sources, the library just built.
+mkdir -p "$tmp/pkgconfig"
+sed -n '/^Name:/,$p' "$top/lib/seed.pc.in" |
+	sed -e 's|^Version:.*|Version: 0|' -e 's|^Libs:.*|Libs: -L${libdir} -Wl,-rpath,${libdir} -lseed|' \
+		-e 's|^Libs.private:.*||' >"$tmp/pkgconfig/seed.pc.body"
+{
+	echo "libdir=$build/lib/.libs"
+	echo "includedir=$top/lib"
+	cat "$tmp/pkgconfig/seed.pc.body"
+} >"$tmp/pkgconfig/seed.pc"
+export PKG_CONFIG_PATH="$tmp/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+
 # Split manual $1 into $2/ex.N.{sh,meta,out}: the script, its expectations
-# (lines "expect RE", "exit N", "timeout S", "output"), its exact output.
+# (lines "expect RE", "exit N", "timeout S", "output"), its exact output;
+# the blocks marked "file: NAME" go to $3/NAME.
 extract() {
-	awk -v dir="$2" '
+	awk -v dir="$2" -v files="$3" '
 		function unescape(s) {
 			gsub(/\\e/, "\001", s)
 			gsub(/\\-/, "-", s)
@@ -61,6 +81,14 @@ extract() {
 		pending && /^\.\\" exit: [0-9]+$/ { print "exit " $3 > meta; next }
 		pending && /^\.\\" timeout: [0-9]+$/ { print "timeout " $3 > meta; next }
 		pending && /^\.\\" output[ \t]*$/ { print "output" > meta; wantout = 1; next }
+		pending && /^\.\\" run: / {
+			sub(/^\.\\" run: /, "")
+			print unescape($0) > (dir "/ex." n ".sh")
+			pending = 0
+			next
+		}
+		/^\.\\" file: [^ \/]+$/ { fname = $3; wantfile = 1; next }
+		wantfile && /^\.(EX|nf)/ { inblock = 1; wantfile = 0; target = files "/" fname; printf "" > target; next }
 		pending && /^\.(EX|nf)/ { inblock = 1; pending = 0; target = dir "/ex." n ".sh"; printf "" > target; next }
 		waitout && /^\.(EX|nf)/ { inblock = 1; waitout = 0; target = dir "/ex." n ".out"; printf "" > target; next }
 		inblock && /^\.(EE|fi)/ {
@@ -162,22 +190,23 @@ run_script() {
 failed=0
 for page in "${pages[@]}"; do
 	name=$(basename "$page")
+	man="${name%.*}(${name##*.})"
 	work=$tmp/$name.d
 	dir=$tmp/$name
 	mkdir -p "$work" "$dir"
-	extract "$page" "$work"
+	extract "$page" "$work" "$dir"
 	for meta in $(ls "$work"/ex.*.meta 2>/dev/null | sort -t. -k2 -n); do
 		ex=${meta%.meta}.sh
 		num=${ex##*/ex.}
 		num=${num%.sh}
 		n=$((n + 1))
 		if [ ! -s "$ex" ]; then
-			echo "not ok $n - ${name%.1}(1) example $num: a marker without a block after it"
+			echo "not ok $n - $man example $num: a marker without a block after it"
 			failed=1
 			continue
 		fi
 		first=$(grep -m1 -v '^[[:space:]]*$' "$ex")
-		title="${name%.1}(1) example $num: ${first#\$ }"
+		title="$man example $num: ${first#\$ }"
 		title=${title:0:100}
 		# Private ipc endpoints, so that parallel runs never meet.
 		sed -i "s|ipc:///tmp/|ipc://$dir/|g" "$ex"
