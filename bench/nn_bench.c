@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nn_kernels.h"
+#include "nn/nn_kernels.h"
 #include "seed/blas.h"
 #include "seed/nn.h"
 #include "seed/rng.h"

@@ -9,6 +9,8 @@
 # 4. Every page renders without warnings: groff with tbl, the warnings man(1)
 #    shows with --warnings, at man's line length for an 80-column terminal
 #    (skipped when groff is not installed).
+# 5. Every section 1 page has an EXAMPLES section with at least one example
+#    marked to run as a test (a '.\" test' comment: tests/man-examples.sh).
 set -u
 top=${SEED_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/man-coverage.XXXXXX") || exit 1
@@ -21,7 +23,7 @@ skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 headers=$(ls "$top"/lib/seed/*.h)
 pages=$(ls "$top"/man/*.[1-9])
-count=$(($(echo "$headers" | wc -l) + 3 * $(echo "$pages" | wc -l)))
+count=$(($(echo "$headers" | wc -l) + 3 * $(echo "$pages" | wc -l) + $(ls "$top"/man/*.1 | wc -l)))
 echo "1..$count"
 
 # The NAME and SYNOPSIS sections of every section 3 page, one word a line.
@@ -99,5 +101,15 @@ for p in $pages; do
 		ok "$rel renders without warnings"
 	else
 		not_ok "$rel renders with warnings: $(tr '\n' ' ' <"$tmp/warnings")"
+	fi
+done
+
+for p in "$top"/man/*.1; do
+	rel=man/$(basename "$p")
+	marked=$(awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.\\" test[ \t]*$/ { n++ } END { print n + 0 }' "$p")
+	if [ "$marked" -gt 0 ]; then
+		ok "$rel: $marked of its examples run as tests"
+	else
+		not_ok "$rel: no example in EXAMPLES is marked '.\\\" test' (tests/man-examples.sh)"
 	fi
 done

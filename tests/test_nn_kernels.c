@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_kernels.h"
+#include "nn/nn_kernels.h"
 #include "seed/rng.h"
 #include "tap.h"
 

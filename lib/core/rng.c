@@ -66,7 +66,10 @@ uint32_t seed_rng_below(seed_rng *r, uint32_t n)
 
 double seed_rng_uniform(seed_rng *r, double lo, double hi)
 {
-	return lo + (hi - lo) * seed_rng_double(r);
+	double x = lo + (hi - lo) * seed_rng_double(r);
+	/* Rounding can carry x up to hi itself (u = 1 - 2^-53 with lo = 2,
+	 * hi = 3 gives 3): keep the promise of [lo, hi). */
+	return x < hi ? x : nextafter(hi, lo);
 }
 
 double seed_rng_normal(seed_rng *r)

@@ -174,7 +174,7 @@ static int build_meta(const seed_checkpoint *ck, json_t **out, seed_err *err)
 	              (json_int_t)ck->optim_step, "wall_time", ck->wall_time, "rng", rng, "env", env, "model",
 	              json_or_null(ck->model), "config", json_or_null(ck->config), "crc32", crc);
 	if (!m)
-		abort(); /* every input was checked: only allocation can fail */
+		seed_oom(0); /* every input was checked: only allocation can fail */
 	*out = m;
 	return 0;
 }
@@ -282,7 +282,7 @@ int seed_checkpoint_save(const char *dir, const seed_checkpoint *ck, seed_err *e
 		goto out;
 	compact = json_dumps(meta, JSON_COMPACT);
 	if (!compact)
-		abort();
+		seed_oom(0);
 	rc = seed_safetensors_writer_meta(w, META_KEY, compact, err);
 	if (rc == 0)
 		rc = seed_fs_mkdirs(dir, err);
@@ -299,7 +299,7 @@ int seed_checkpoint_save(const char *dir, const seed_checkpoint *ck, seed_err *e
 	json_object_set_new(meta, "file", json_string(name));
 	text = json_dumps(meta, JSON_INDENT(2));
 	if (!text)
-		abort();
+		seed_oom(0);
 	json_path = join(dir, CKPT_JSON);
 	size_t tlen = strlen(text);
 	seed_fs_part parts[] = {{text, tlen}, {"\n", 1}};

@@ -65,7 +65,7 @@ int seed_metrics_write(seed_metrics *m, const json_t *obj, seed_err *err)
 	 * text holds no newline of its own. */
 	char *text = json_dumps(obj, JSON_COMPACT);
 	if (!text)
-		abort(); /* only allocation can fail for an object */
+		seed_oom(0); /* only allocation can fail for an object */
 	size_t len = strlen(text);
 	text = seed_xrealloc(text, len + 1);
 	text[len++] = '\n';
@@ -91,7 +91,7 @@ json_t *seed_metrics_obj(const seed_metric *kv, size_t n)
 {
 	json_t *o = json_object();
 	if (!o)
-		abort();
+		seed_oom(0);
 	for (size_t i = 0; i < n; i++) {
 		double v = kv[i].value;
 		json_t *j;
@@ -102,7 +102,7 @@ json_t *seed_metrics_obj(const seed_metric *kv, size_t n)
 		else
 			j = json_real(v);
 		if (!j || json_object_set_new(o, kv[i].key, j) != 0)
-			abort();
+			seed_oom(0);
 	}
 	return o;
 }

@@ -88,7 +88,7 @@ seed_safetensors_writer *seed_safetensors_writer_new(void)
 	seed_safetensors_writer *w = seed_xcalloc(1, sizeof *w);
 	w->meta = json_object();
 	if (!w->meta)
-		abort(); /* jansson out of memory: like seed_xmalloc */
+		seed_oom(0); /* jansson out of memory: like seed_xmalloc */
 	return w;
 }
 
@@ -158,7 +158,7 @@ int seed_safetensors_writer_meta(seed_safetensors_writer *w, const char *key, co
 	if (!v)
 		return seed_err_set(err, -EINVAL, "safetensors: metadata value for '%s' is not UTF-8", key);
 	if (json_object_set_new(w->meta, key, v) != 0)
-		abort(); /* the key is valid UTF-8: only allocation can fail */
+		seed_oom(0); /* the key is valid UTF-8: only allocation can fail */
 	return 0;
 }
 
@@ -207,13 +207,13 @@ static int make_plan(const seed_safetensors_writer *w, struct plan *p, seed_err 
 		    "{s:s, s:o, s:[I, I]}", "dtype", seed_safetensors_dtype_name(e->t.dtype), "shape", shape,
 		    "data_offsets", (json_int_t)begin[i], (json_int_t)(begin[i] + e->nbytes));
 		if (!ent || json_object_set_new(root, e->name, ent) != 0)
-			abort(); /* only allocation can fail here: inputs were checked by add */
+			seed_oom(0); /* only allocation can fail here: inputs were checked by add */
 	}
 	free(begin);
 	char *text = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	if (!text)
-		abort();
+		seed_oom(0);
 	size_t len = strlen(text);
 	if (len > SEED_SAFETENSORS_MAX_HEADER) {
 		free(text);

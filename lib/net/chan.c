@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -139,6 +140,10 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 {
 	if (!endpoint || !*endpoint)
 		return seed_err_set(err, -EINVAL, "empty endpoint");
+	if (opts && opts->hwm < 0)
+		return seed_err_set(err, -EINVAL,
+		                    "%s: high-water mark %d: it counts messages, 0 for ZeroMQ's default",
+		                    endpoint, opts->hwm);
 	bool bind = opts ? opts->bind : false;
 	const char *url = endpoint;
 	if (url[0] == '@' || url[0] == '>') {
@@ -151,7 +156,8 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 	}
 	seed_chan *c = seed_xcalloc(1, sizeof *c);
 	c->kind = kind;
-	c->endpoint = strdup(url);
+	size_t n = strlen(url) + 1;
+	c->endpoint = memcpy(seed_xmalloc(n), url, n); /* not strdup: one out-of-memory handler */
 	c->stop = opts ? opts->stop : NULL;
 	c->fd = -1;
 	int rc;
@@ -209,26 +215,37 @@ static bool stopped(const seed_chan *c)
 	return c->stop && *c->stop;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* Wait until the socket has events (ZMQ_POLLIN/OUT) or timeout_ms passes
  * (-1: forever), looking at *stop every slice.  0 ready, -EAGAIN timeout,
- * -EINTR stopped. */
+ * -EINTR stopped.  The time left is measured on the clock, not counted in
+ * slices: a signal that ends a poll early must not shorten the timeout. */
 static int wait_for(seed_chan *c, short events, int timeout_ms)
 {
+	int64_t deadline = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
 	for (;;) {
 		if (stopped(c))
 			return -EINTR;
-		int slice = timeout_ms < 0 || timeout_ms > SLICE_MS ? SLICE_MS : timeout_ms;
+		int slice = SLICE_MS;
+		if (timeout_ms >= 0) {
+			int64_t left = deadline - now_ms();
+			if (left < slice)
+				slice = left > 0 ? (int)left : 0;
+		}
 		zmq_pollitem_t it = {.socket = c->sock, .events = events};
 		int n = zmq_poll(&it, 1, slice);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (timeout_ms >= 0) {
-			timeout_ms -= slice;
-			if (timeout_ms <= 0)
-				return -EAGAIN;
-		}
+		if (timeout_ms >= 0 && now_ms() >= deadline)
+			return -EAGAIN;
 	}
 }
 
@@ -255,6 +272,7 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 			return -EBADF;
 		return write_all(c->fd, data, len);
 	}
+	int backoff_ms = 0;
 	for (;;) {
 		int rc = 0;
 		if (c->kind == SEED_CHAN_ROUTER)
@@ -269,6 +287,20 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 			return -errno;
 		if (dontwait)
 			return -EAGAIN;
+		if (c->kind == SEED_CHAN_ROUTER) {
+			/* A ROUTER's POLLOUT means that some peer has room, not
+			 * this one: polling would return at once and spin while
+			 * another peer can take messages.  Sleep instead, from
+			 * 1 ms up to a slice, looking at *stop in between. */
+			if (stopped(c))
+				return -EINTR;
+			backoff_ms = backoff_ms ? backoff_ms * 2 : 1;
+			if (backoff_ms > SLICE_MS)
+				backoff_ms = SLICE_MS;
+			struct timespec d = {0, (long)backoff_ms * 1000000L};
+			nanosleep(&d, NULL);
+			continue;
+		}
 		int w = wait_for(c, ZMQ_POLLOUT, -1);
 		if (w)
 			return w;
