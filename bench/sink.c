@@ -8,7 +8,10 @@
 #include <zmq.h>
 
 static volatile sig_atomic_t stop;
-static void on_signal(int sig) { stop = sig; }
+static void on_signal(int sig)
+{
+	stop = sig;
+}
 
 static double now(void)
 {

@@ -19,11 +19,11 @@ extern "C" {
 
 /* Codes of our own, below every errno value. */
 enum {
-	SEED_EFRAME = 10001, /* a frame is malformed (not msgpack, wrong field...) */
-	SEED_ETYPE = 10002,  /* unknown frame type */
+	SEED_EFRAME = 10001,   /* a frame is malformed (not msgpack, wrong field...) */
+	SEED_ETYPE = 10002,    /* unknown frame type */
 	SEED_EVERSION = 10003, /* unsupported protocol version */
-	SEED_EOPTION = 10004, /* bad option value (environment, model, config) */
-	SEED_EEOF = 10005,   /* end of a recorded stream */
+	SEED_EOPTION = 10004,  /* bad option value (environment, model, config) */
+	SEED_EEOF = 10005,     /* end of a recorded stream */
 };
 
 /* A message buffer for errors that need words.  Fixed size so that it can
@@ -34,8 +34,7 @@ typedef struct seed_err {
 
 /* Format into err (may be NULL: then nothing happens) and return code, so
  * that callers can write `return seed_err_set(err, -EINVAL, "...", ...)`. */
-int seed_err_set(seed_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int seed_err_set(seed_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A static description of code (negative errno or -SEED_E*). */
 const char *seed_strerror(int code);
