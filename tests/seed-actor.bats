@@ -100,3 +100,20 @@ teardown() {
 	wait $infer || st=$?
 	[ "$st" -eq 0 ]
 }
+
+@test "a half left unanswered is resent every --retry-ms while the other half is served" {
+	# The server answers the first half (env0 0) at once and never the
+	# second: the quick replies keep the actor busy, and the second half's
+	# request must still be resent every 200 ms (about 7 times in 1.5 s).
+	half_server "ipc://$D/half" 1.5 >"$D/counts" &
+	srv=$!
+	seed-actor --env cartpole --envs 4 --connect "ipc://$D/half" --retry-ms 200 --quiet &
+	actor=$!
+	wait "$srv"
+	kill -TERM "$actor"
+	wait "$actor" || true
+	cat "$D/counts"
+	read -r _ answered _ ignored <"$D/counts"
+	[ "$answered" -gt 20 ]
+	[ "$ignored" -ge 4 ]
+}
