@@ -52,7 +52,8 @@ static const seed_opt options[] = {
      .help = "resend a request unanswered for MS milliseconds (default 2000)"},
     {"actions", 0, SEED_OPT_STR, &opt.actions, "FILE|-",
      .help = "offline: one line of K integer actions per step"},
-    {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-", .help = "offline: where to write the step frames"},
+    {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
+     .help = "offline: where to write the step frames (or a socket to push them to)"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no summary on stderr at exit"},
     {0},
 };
@@ -201,13 +202,15 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	seed_err err;
 	seed_chan_opts copts = {.stop = &cli_stop};
 	seed_chan *out;
-	if (seed_chan_open(&out, NULL, SEED_CHAN_PUSH, out_path, &copts, &err))
-		cli_die("%s", err.msg);
+	/* --out is any endpoint: a file, -, or a socket to push to. */
+	void *ctx = seed_chan_context();
+	if (!ctx || seed_chan_open(&out, ctx, SEED_CHAN_PUSH, out_path, &copts, &err))
+		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
 	half *h = &a->halves[0];
-	int rc = 0;
 	encode_step(a, h);
-	if (seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false))
-		cli_die("%s: %s", out_path, strerror(errno));
+	int rc = seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false);
+	if (rc)
+		cli_die("%s: %s", out_path, seed_strerror(rc));
 	char *line = NULL;
 	size_t cap = 0;
 	int64_t lineno = 0;
@@ -250,6 +253,7 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	if (in != stdin)
 		fclose(in);
 	seed_chan_close(&out);
+	seed_chan_context_free(&ctx);
 	return rc;
 }
 

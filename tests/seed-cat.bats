@@ -21,7 +21,7 @@ same_json() {
 @test "--help prints the usage on stdout and exits 0" {
 	run --separate-stderr seed-cat --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Usage: seed-cat [OPTION]... [FILE|-]"* ]]
+	[[ "$output" == *"Usage: seed-cat [OPTION]... [FILE|-|ENDPOINT]"* ]]
 	[[ "$output" == *"--connect ENDPOINT"* ]]
 	[ -z "$stderr" ]
 }
@@ -254,5 +254,50 @@ same_json() {
 			diff "want$i" "got$i"
 		done
 		rm -f cmd* want* got*
+	done
+}
+
+@test "the input is any endpoint: a URL connects, @URL binds" {
+	# A URL as the input connects, as --connect does.
+	"$PUSH" "ipc://$BATS_TEST_TMPDIR/push" "$DATA/golden.frames" 2>push.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat --count 6 "ipc://$BATS_TEST_TMPDIR/push"
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	echo "$output" >got.jsonl
+	same_json got.jsonl "$DATA/golden.jsonl"
+	# And @URL binds, for a peer that connects: an offline actor pushing
+	# its step frames (the reset observation, then one per line).
+	timeout 20 seed-cat --count 3 "@ipc://$BATS_TEST_TMPDIR/bound" >bound.jsonl &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$BATS_TEST_TMPDIR/bound" ] && break; sleep 0.1; done
+	printf '0\n1\n' | seed-actor --env cartpole --actions - --out "ipc://$BATS_TEST_TMPDIR/bound" --quiet
+	wait "$pid"
+	[ "$(jq -r .type bound.jsonl | tr '\n' ' ')" = "step step step " ]
+	[ "$(jq -c .seq bound.jsonl | tr '\n' ' ')" = "0 1 2 " ]
+}
+
+@test "--sub with a URL input receives from a PUB peer" {
+	"$PUSH" --pub "ipc://$BATS_TEST_TMPDIR/pub" "$DATA/golden.frames" 2>push.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat -S -n 6 "ipc://$BATS_TEST_TMPDIR/pub"
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	echo "$output" >got.jsonl
+	same_json got.jsonl "$DATA/golden.jsonl"
+}
+
+@test "short letters follow the shared table of seed_opts(3)" {
+	seed-cat -R "$DATA/golden.frames" | cmp - "$DATA/golden.frames"
+	seed-cat -O out.jsonl -n 2 "$DATA/golden.frames"
+	[ "$(wc -l <out.jsonl)" -eq 2 ]
+	seed-cat "$DATA/golden.frames" >a.jsonl
+	seed-cat -E a.jsonl | seed-cat | cmp - a.jsonl
+	# The old letters of --raw, --out, --encode and --sub mean other things
+	# elsewhere: here they are unknown.
+	for old in -r -o -e -s; do
+		run --separate-stderr seed-cat "$old" "$DATA/golden.frames"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == *"seed-cat: unknown option '$old'"* ]]
 	done
 }
