@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -286,24 +287,36 @@ static int recv_part(seed_chan *c)
 	return zmq_msg_more(&c->msg) ? 1 : 0;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* Wait until fd is readable or timeout_ms passes (-1: forever), looking at
- * *stop every slice.  0 ready, -EAGAIN timeout, -EINTR stopped. */
+ * *stop every slice.  0 ready, -EAGAIN timeout, -EINTR stopped.  The time
+ * left is read on the clock: a signal that ends a poll early must not
+ * shorten the timeout. */
 static int wait_fd(seed_chan *c, int timeout_ms)
 {
+	int64_t deadline = timeout_ms < 0 ? 0 : mono_ms() + timeout_ms;
 	for (;;) {
 		if (stopped(c))
 			return -EINTR;
-		int slice = timeout_ms < 0 || timeout_ms > SLICE_MS ? SLICE_MS : timeout_ms;
+		int slice = SLICE_MS;
+		if (timeout_ms >= 0) {
+			int64_t left = deadline - mono_ms();
+			if (left < slice)
+				slice = left > 0 ? (int)left : 0;
+		}
 		int n = poll(&(struct pollfd){.fd = c->fd, .events = POLLIN}, 1, slice);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (timeout_ms >= 0) {
-			timeout_ms -= slice;
-			if (timeout_ms <= 0)
-				return -EAGAIN;
-		}
+		if (timeout_ms >= 0 && mono_ms() >= deadline)
+			return -EAGAIN;
 	}
 }
 
