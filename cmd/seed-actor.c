@@ -8,6 +8,9 @@
  * to a file: a way to debug an environment or produce test streams without
  * any server.
  *
+ * Nothing is allocated per step: the halves' buffers and their encoded
+ * requests are made once, and replies are decoded with a seed_frame_decoder.
+ *
  * Identity: every frame carries the run id (random per process start), the
  * actor id (--actor), the first env slot of its half (env0) and a sequence
  * number per half, so the server can tell a restarted actor, a stale reply
@@ -314,6 +317,10 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	}
 	int64_t resent = 0;
 	seed_frame f = {0};
+	/* Decoding keeps its zone: nothing is allocated per step. */
+	seed_frame_decoder *dec;
+	if (seed_frame_decoder_new(&dec))
+		cli_die("out of memory");
 	while (busy > 0 && !cli_stop) {
 		double now = cli_now();
 		resent += resend_due(a, c, retry_ms, now);
@@ -325,7 +332,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			cli_warn("%s", err.msg);
 			continue;
 		}
-		if (seed_frame_decode(&f, m.data, m.len, &err)) {
+		if (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err)) {
 			cli_warn("bad reply from %s: %s", endpoint, err.msg);
 			continue;
 		}
@@ -369,6 +376,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			break;
 	}
 	seed_frame_clear(&f);
+	seed_frame_decoder_free(&dec);
 	if (resent)
 		cli_warn("resent %" PRId64 " unanswered requests", resent);
 	seed_chan_close(&c);
