@@ -229,7 +229,8 @@ same_json() {
 	     want && /^\.EX$/ { inblock = 1; n++; next }
 	     inblock && /^\.EE$/ { inblock = 0; want = 0; next }
 	     inblock { gsub(/\\e/, "\\"); gsub(/\\-/, "-"); print > ("block" n) }' "$man"
-	[ -f block1 ] && [ -f block2 ]
+	[ -f block1 ]
+	[ -f block2 ]
 	for block in block*; do
 		# Split into commands (with continuations) and their expected output.
 		: >script
