@@ -283,6 +283,23 @@ static void t_strs_free(void)
 	CHECK(s.n == 0 && s.v == NULL);
 }
 
+/* seen tells a default from the same value given: --seed 0. */
+static void t_seen(void)
+{
+	uint64_t seed = 0;
+	bool seen = false;
+	const seed_opt t[] = {{.name = "seed", .kind = SEED_OPT_U64, .dest = &seed, .seen = &seen}, {0}};
+	const seed_opts sp = {.opts = t, .max_operands = 0};
+	seed_err err;
+	int first;
+	char *none[] = {"prog"};
+	CHECK(seed_opts_parse(&sp, 1, none, &first, &err) == 0 && !seen);
+	char *bad[] = {"prog", "--seed", "x"};
+	CHECK(seed_opts_parse(&sp, 3, bad, &first, &err) == -EINVAL && !seen);
+	char *zero[] = {"prog", "--seed", "0"};
+	CHECK(seed_opts_parse(&sp, 3, zero, &first, &err) == 0 && seen && seed == 0);
+}
+
 /* ---- faulty tables ----------------------------------------------------------- */
 
 static bool flag_a, flag_b;
@@ -456,6 +473,7 @@ int main(void)
 	TAP_RUN(t_error_keeps_destinations);
 	TAP_RUN(t_permutation);
 	TAP_RUN(t_strs_free);
+	TAP_RUN(t_seen);
 	TAP_RUN(t_bad_tables);
 	TAP_RUN(t_help);
 	TAP_RUN(t_usage);

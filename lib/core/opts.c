@@ -150,8 +150,18 @@ static int check_table(const seed_opts *spec, seed_err *err)
 
 /* ---- parsing -------------------------------------------------------------- */
 
-/* Store value (NULL for a flag) into o's destination. */
+static int store_value(const seed_opt *o, const char *value, seed_err *err);
+
+/* Store value (NULL for a flag) into o's destination; mark o seen. */
 static int store(const seed_opt *o, const char *value, seed_err *err)
+{
+	int rc = store_value(o, value, err);
+	if (rc == 0 && o->seen)
+		*o->seen = true;
+	return rc;
+}
+
+static int store_value(const seed_opt *o, const char *value, seed_err *err)
 {
 	char name[128];
 	snprintf(name, sizeof name, "--%s", o->name);

@@ -57,6 +57,7 @@ typedef struct seed_opt {
 	int64_t min, max; /* SEED_OPT_INT: the range; both 0: any int64_t */
 	double lo, hi;    /* SEED_OPT_NUM: the range; both 0: any finite number */
 	const char *help; /* one paragraph, wrapped by seed_opts_help; '\n' breaks */
+	bool *seen;       /* optional: set to true when the option is given */
 } seed_opt;
 
 typedef struct seed_opts {
