@@ -48,8 +48,8 @@ static void t_offsets_of_a_recorded_file(void)
 	for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
 		seed_chan_msg m;
 		CHECK(seed_chan_recv(c, &m, 100, &err) == 0);
-		CHECK_MSG(m.offset == offsets[i].offset && m.len == offsets[i].len, "object %zu: at %llu, %zu bytes",
-		          i, (unsigned long long)m.offset, m.len);
+		CHECK_MSG(m.offset == offsets[i].offset && m.len == offsets[i].len,
+		          "object %zu: at %llu, %zu bytes", i, (unsigned long long)m.offset, m.len);
 	}
 	seed_chan_msg m;
 	CHECK(seed_chan_recv(c, &m, 100, &err) == -SEED_EEOF);

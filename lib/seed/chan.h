@@ -81,10 +81,11 @@ typedef struct seed_chan_msg {
 
 /* Receive one frame, waiting at most timeout_ms (-1: until one comes or
  * *stop), on a socket or on a non-blocking file that has nothing yet (a
- * blocking file blocks in read(2) until data, its end or a signal).  -EAGAIN on timeout, -EINTR when stopped or
- * interrupted by a signal, -SEED_EEOF at the end of a file, -SEED_EFRAME
- * for a file that is not a stream of msgpack objects (or a multi-part
- * ZeroMQ message, which is dropped: a frame is one part). */
+ * blocking file blocks in read(2) until data, its end or a signal).
+ * -EAGAIN on timeout, -EINTR when stopped or interrupted by a signal,
+ * -SEED_EEOF at the end of a file, -SEED_EFRAME for a file that is not a
+ * stream of msgpack objects (or a multi-part ZeroMQ message, which is
+ * dropped: a frame is one part). */
 int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err);
 
 #ifdef __cplusplus
