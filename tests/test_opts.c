@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "seed/opts.h"
+#include "seed/rng.h"
 #include "tap.h"
 
 /* ---- the program under test: a table of every kind -------------------------- */
@@ -300,6 +301,54 @@ static void t_seen(void)
 	CHECK(seed_opts_parse(&sp, 3, zero, &first, &err) == 0 && seen && seed == 0);
 }
 
+/* Random command lines from words that exercise every path: the parser
+ * answers each with one of its four results, and a good line leaves argv a
+ * permutation of itself with the operands last. */
+static void t_random_command_lines(void)
+{
+	static char *const pool[] = {"-",     "--",     "-k",     "-k4",      "--envs=", "--env",   "x",
+	                             "--set", "-qg",    "--lr",   "1e3",      "0.5",     "--bogus", "-z",
+	                             "--s",   "--=",    "-qk",    "--quiet=", "-O",      "--out",   "-h",
+	                             "--ver", "-s-1",   "--seed", "--en",     "--retry", "-gq",     "-e",
+	                             "",      "--help", "--lr=",  "-k99"};
+	const int npool = (int)(sizeof pool / sizeof pool[0]);
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 0);
+	for (int n = 0; n < 20000; n++) {
+		reset();
+		char *argv[10] = {"prog"}, *orig[10];
+		int argc = 1 + (int)seed_rng_below(&rng, 9);
+		for (int i = 1; i < argc; i++)
+			argv[i] = pool[seed_rng_below(&rng, (uint32_t)npool)];
+		memcpy(orig, argv, sizeof argv);
+		int first = -1;
+		seed_err err = {""};
+		int rc = seed_opts_parse(&spec, argc, argv, &first, &err);
+		bool known = rc == 0 || rc == -EINVAL || rc == SEED_OPTS_HELP || rc == SEED_OPTS_VERSION;
+		CHECK_MSG(known, "rc %d", rc);
+		CHECK(rc != -EINVAL || err.msg[0] != '\0');
+		if (rc != 0)
+			continue;
+		CHECK(first >= 1 && first <= argc);
+		/* The same words, each used once. */
+		for (int i = 1; i < argc; i++) {
+			int want = 0, got = 0;
+			for (int j = 1; j < argc; j++) {
+				want += orig[j] == orig[i];
+				got += argv[j] == orig[i];
+			}
+			CHECK(want == got);
+		}
+		/* The operands keep their order. */
+		int k = first;
+		for (int i = 1; i < argc && k < argc; i++)
+			if (orig[i] == argv[k])
+				k++;
+		CHECK_MSG(k == argc, "operands out of order");
+	}
+	reset();
+}
+
 /* ---- faulty tables ----------------------------------------------------------- */
 
 static bool flag_a, flag_b;
@@ -474,6 +523,7 @@ int main(void)
 	TAP_RUN(t_permutation);
 	TAP_RUN(t_strs_free);
 	TAP_RUN(t_seen);
+	TAP_RUN(t_random_command_lines);
 	TAP_RUN(t_bad_tables);
 	TAP_RUN(t_help);
 	TAP_RUN(t_usage);
