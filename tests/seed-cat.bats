@@ -197,6 +197,19 @@ same_json() {
 	cmp got.jsonl want.jsonl
 }
 
+@test "a multi-part message is one bad frame, and the next frame is printed" {
+	"$SEED_BUILDDIR/tests/push_parts" "ipc://$BATS_TEST_TMPDIR/parts" "$DATA/golden.frames" 2>parts.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat --count 2 "ipc://$BATS_TEST_TMPDIR/parts"
+	wait "$pid"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	# The third frame of the stream is the one printed.
+	[ "$output" = "$(seed-cat "$DATA/golden.frames" | sed -n 3p)" ]
+	[[ "$stderr" == *"seed-cat: frame 1: ipc://$BATS_TEST_TMPDIR/parts: multi-part message (a frame is one part)"* ]]
+	[[ "$stderr" == *"seed-cat: 1 bad frame of 2"* ]]
+}
+
 @test "--connect --sub receives from a PUB peer" {
 	"$PUSH" --pub "ipc://$BATS_TEST_TMPDIR/pub" "$DATA/golden.frames" 2>push.err &
 	pid=$!
