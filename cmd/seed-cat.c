@@ -11,8 +11,6 @@
  * of FILE never sees half of it.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,11 +305,12 @@ int main(int argc, char **argv)
 	 * end quietly as cat does. */
 	signal(SIGPIPE, SIG_DFL);
 
-	const char *name = !input || strcmp(input, "-") == 0 ? "standard input" : input;
+	bool from_stdin = !input || strcmp(input, "-") == 0;
+	const char *name = from_stdin ? "standard input" : input;
 	bool ok;
 	if (opt.encode) {
 		FILE *in = stdin;
-		if (strcmp(name, "standard input") != 0 && !(in = fopen(input, "r")))
+		if (!from_stdin && !(in = fopen(input, "r")))
 			cli_die("%s: %s", input, strerror(errno));
 		open_out();
 		ok = encode_lines(in, name);
