@@ -175,7 +175,7 @@ static bool more(void)
  * one frame per message.  Returns false on a fatal error. */
 static bool read_chan(seed_chan *c, const char *name)
 {
-	bool socket = seed_chan_is_socket(c), ok = true;
+	bool sock = seed_chan_is_socket(c), ok = true;
 	while (more()) {
 		seed_chan_msg m;
 		seed_err err;
@@ -184,7 +184,7 @@ static bool read_chan(seed_chan *c, const char *name)
 			break;
 		if (rc == -EAGAIN || rc == -EINTR)
 			continue; /* timeout or signal: more() decides */
-		if (rc == -SEED_EFRAME && socket) {
+		if (rc == -SEED_EFRAME && sock) {
 			/* A multi-part message: a bad frame, dropped. */
 			nframes++;
 			nbad++;
@@ -201,7 +201,7 @@ static bool read_chan(seed_chan *c, const char *name)
 			break;
 		}
 		char where[64];
-		if (socket)
+		if (sock)
 			snprintf(where, sizeof where, "frame %llu", nframes + 1);
 		else
 			snprintf(where, sizeof where, "frame %llu (byte %llu)", nframes + 1,
@@ -211,7 +211,7 @@ static bool read_chan(seed_chan *c, const char *name)
 			break;
 		}
 		/* Live output: whoever reads it sees each frame as it comes. */
-		if (socket && fflush(out.fp) != 0)
+		if (sock && fflush(out.fp) != 0)
 			die_out(out.tmp ? opt.out : "standard output", strerror(errno));
 	}
 	return ok;
@@ -288,10 +288,10 @@ int main(int argc, char **argv)
 		cli_usage_error("%s: '%s' is not a tcp://, ipc:// or inproc:// URL", flag, endpoint);
 	if (endpoint && input)
 		cli_usage_error("an input and %s exclude each other", flag);
-	bool socket = endpoint || (input && is_url(input));
-	if (socket && opt.encode)
+	bool sock = endpoint || (input && is_url(input));
+	if (sock && opt.encode)
 		cli_usage_error("--encode reads JSON lines from a file, not from a socket");
-	if (opt.sub && !socket)
+	if (opt.sub && !sock)
 		cli_usage_error("--sub needs a socket: --connect, --bind or a URL");
 	if (opt.raw && opt.encode)
 		cli_usage_error("--raw and --encode exclude each other (--encode writes frames already)");
@@ -317,8 +317,8 @@ int main(int argc, char **argv)
 		if (in != stdin)
 			fclose(in);
 	} else {
-		void *ctx = socket ? seed_chan_context() : NULL;
-		if (socket && !ctx)
+		void *ctx = sock ? seed_chan_context() : NULL;
+		if (sock && !ctx)
 			cli_die("cannot create a ZeroMQ context");
 		seed_chan_opts copts = {.bind = opt.bind != NULL, .stop = &cli_stop};
 		seed_chan *c;
