@@ -12,20 +12,53 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "seed/buf.h"
 
 const char *cli_prog = "seed";
 volatile sig_atomic_t cli_stop;
-static const char *cli_usage_line = "";
+/* The program's synopsis for usage errors: from its seed_opts (cli_parse)
+ * or its usage line (cli_init). */
+static seed_opts cli_spec = {.usage = ""};
 
-void cli_init(int argc, char **argv, const char *usage)
+static void set_prog(int argc, char **argv)
 {
-	(void)argc;
-	const char *p = argv[0] ? strrchr(argv[0], '/') : NULL;
-	cli_prog = p ? p + 1 : (argv[0] ? argv[0] : "seed");
+	const char *a0 = argc > 0 ? argv[0] : NULL;
+	const char *p = a0 ? strrchr(a0, '/') : NULL;
+	cli_prog = p ? p + 1 : (a0 ? a0 : "seed");
 	/* libtool's uninstalled wrappers run "lt-NAME": report NAME. */
 	if (strncmp(cli_prog, "lt-", 3) == 0)
 		cli_prog += 3;
-	cli_usage_line = usage;
+}
+
+void cli_init(int argc, char **argv, const char *usage)
+{
+	set_prog(argc, argv);
+	cli_spec = (seed_opts){.usage = usage};
+}
+
+int cli_parse(const seed_opts *spec, int argc, char **argv)
+{
+	set_prog(argc, argv);
+	cli_spec = *spec;
+	int first;
+	seed_err err;
+	int rc = seed_opts_parse(spec, argc, argv, &first, &err);
+	if (rc == SEED_OPTS_HELP) {
+		seed_buf b = {0};
+		seed_opts_help(spec, cli_prog, &b);
+		fwrite(b.data, 1, b.len, stdout);
+		seed_buf_free(&b);
+		if (fflush(stdout) != 0)
+			exit(1);
+		exit(0);
+	}
+	if (rc == SEED_OPTS_VERSION)
+		cli_version();
+	if (rc == -EFAULT)
+		cli_die("%s", err.msg); /* the program's own table is wrong: a bug */
+	if (rc)
+		cli_usage_error("%s", err.msg);
+	return first;
 }
 
 static void on_signal(int sig)
@@ -62,8 +95,10 @@ void cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "usage: %s %s\nTry '%s --help' for more information.\n", cli_prog, cli_usage_line,
-	        cli_prog);
+	seed_buf b = {0};
+	seed_opts_usage(&cli_spec, cli_prog, &b);
+	fwrite(b.data, 1, b.len, stderr);
+	seed_buf_free(&b);
 	exit(2);
 }
 
@@ -98,37 +133,28 @@ void cli_help(const char *text)
 
 long long cli_int(const char *opt, const char *arg, long long min, long long max)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end)
-		cli_usage_error("%s: '%s' is not an integer", opt, arg);
-	if (v < min || v > max)
-		cli_usage_error("%s: %lld is out of range [%lld, %lld]", opt, v, min, max);
+	int64_t v;
+	seed_err err;
+	if (seed_opts_int(opt, arg, min, max, &v, &err))
+		cli_usage_error("%s", err.msg);
 	return v;
 }
 
 uint64_t cli_u64(const char *opt, const char *arg)
 {
-	char *end;
-	errno = 0;
-	if (arg[0] == '-')
-		cli_usage_error("%s: '%s' must not be negative", opt, arg);
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end)
-		cli_usage_error("%s: '%s' is not an unsigned integer", opt, arg);
-	return (uint64_t)v;
+	uint64_t v;
+	seed_err err;
+	if (seed_opts_u64(opt, arg, &v, &err))
+		cli_usage_error("%s", err.msg);
+	return v;
 }
 
 double cli_double(const char *opt, const char *arg, double min, double max)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(arg, &end);
-	if (errno || end == arg || *end || isnan(v))
-		cli_usage_error("%s: '%s' is not a number", opt, arg);
-	if (v < min || v > max)
-		cli_usage_error("%s: %g is out of range [%g, %g]", opt, v, min, max);
+	double v;
+	seed_err err;
+	if (seed_opts_num(opt, arg, min, max, &v, &err))
+		cli_usage_error("%s", err.msg);
 	return v;
 }
 

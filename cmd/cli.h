@@ -1,11 +1,15 @@
 /* cmd/cli.h: what every Seed program shares on its command line.
  *
- * Programs parse options with getopt_long from a table of their own; these
- * helpers keep the behaviour the same everywhere: --help prints to stdout and
- * exits 0, --version prints "PROG (seed) VERSION", misuse prints a short usage
- * on stderr and exits 2, runtime failures print "PROG: what: why" and exit 1,
- * and SIGINT/SIGTERM set a flag the main loop polls (a second signal ends the
- * program at once).
+ * Programs describe their options in a seed_opts table (seed/opts.h) and call
+ * cli_parse; these helpers keep the behaviour the same everywhere: --help
+ * prints the help generated from the table to stdout and exits 0, --version
+ * prints "PROG (seed) VERSION", misuse prints "PROG: what was wrong" and the
+ * short usage on stderr and exits 2, runtime failures print "PROG: what: why"
+ * and exit 1, and SIGINT/SIGTERM set a flag the main loop polls (a second
+ * signal ends the program at once).
+ *
+ * cli_init and the cli_int/cli_u64/cli_double value parsers serve programs
+ * still parsing with getopt_long; their messages are seed_opts's.
  */
 #ifndef SEED_CMD_CLI_H
 #define SEED_CMD_CLI_H
@@ -14,12 +18,19 @@
 #include <stdint.h>
 #include <stdnoreturn.h>
 
+#include "seed/opts.h"
+
 /* The program name used in messages (set by cli_init from argv[0]). */
 extern const char *cli_prog;
 /* Set to the signal number by SIGINT/SIGTERM once cli_catch_signals ran. */
 extern volatile sig_atomic_t cli_stop;
 
-/* Remember the program name and its one-line usage. */
+/* Remember the program name (argv[0]) and its options, then parse argv by
+ * spec (seed_opts_parse): --help and --version print and exit 0, a misuse is
+ * a usage error (exit 2).  Returns the index of the first operand in the
+ * permuted argv (argc when there is none). */
+int cli_parse(const seed_opts *spec, int argc, char **argv);
+/* Remember the program name and its one-line usage (getopt programs). */
 void cli_init(int argc, char **argv, const char *usage);
 /* Catch SIGINT and SIGTERM into cli_stop; ignore SIGPIPE. */
 void cli_catch_signals(void);

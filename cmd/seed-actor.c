@@ -8,13 +8,15 @@
  * to a file: a way to debug an environment or produce test streams without
  * any server.
  *
+ * Nothing is allocated per step: the halves' buffers and their encoded
+ * requests are made once, and replies are decoded with a seed_frame_decoder.
+ *
  * Identity: every frame carries the run id (random per process start), the
  * actor id (--actor), the first env slot of its half (env0) and a sequence
  * number per half, so the server can tell a restarted actor, a stale reply
  * and a resent request apart.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,48 +30,46 @@
 #include "seed/env.h"
 #include "seed/frame.h"
 
-static const char usage[] =
-    "--env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...";
+/* The options: main's variables, filled by the table below. */
+static struct {
+	const char *env, *env_options, *endpoint, *actions, *out;
+	int64_t envs, steps, actor, retry_ms;
+	uint64_t seed;
+	bool quiet;
+} opt = {.envs = 1, .steps = -1, .retry_ms = 2000};
 
-static const char help[] =
-    "Usage: seed-actor --env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...\n"
-    "Step K environments for a Seed inference server (or from a file of actions).\n"
-    "\n"
-    "  -e, --env NAME           environment (seed-eval --list-envs lists them)\n"
-    "  -o, --env-options JSON   environment options, a JSON object (default {})\n"
-    "  -k, --envs K             number of environments (default 1)\n"
-    "  -s, --seed S             seed for the environments (default 0; mixed with --actor)\n"
-    "  -a, --actor ID           actor id, to tell actors apart (default 0)\n"
-    "  -n, --steps N            stop after N steps of every environment (default: run until stopped)\n"
-    "  -c, --connect ENDPOINT   inference server to talk to (connects; tcp://, ipc://)\n"
-    "      --retry-ms MS        resend a request unanswered for MS milliseconds (default 2000)\n"
-    "      --actions FILE|-     offline: one line of K integer actions per step\n"
-    "      --out FILE|-         offline: where to write the step frames\n"
-    "  -q, --quiet              no summary on stderr at exit\n"
-    "  -h, --help               show this help and exit\n"
-    "  -V, --version            show the version and exit\n"
-    "\n"
-    "In server mode the envs are split in two halves with one request in flight each, so\n"
-    "stepping overlaps inference.  Ended episodes reset automatically; the step frames carry\n"
-    "each episode's return and length.  See seed-actor(1) and seed-frames(7).\n";
+static const seed_opt options[] = {
+    {"env", 'e', SEED_OPT_STR, &opt.env, "NAME", .help = "environment (seed-eval --list-envs lists them)"},
+    {"env-options", 'o', SEED_OPT_STR, &opt.env_options, "JSON",
+     .help = "environment options, a JSON object (default {})"},
+    {"envs", 'k', SEED_OPT_INT, &opt.envs, "K", 1, 1 << 20, .help = "number of environments (default 1)"},
+    {"seed", 's', SEED_OPT_U64, &opt.seed, "S",
+     .help = "seed for the environments (default 0; mixed with --actor)"},
+    {"actor", 'a', SEED_OPT_INT, &opt.actor, "ID", 0, INT32_MAX,
+     .help = "actor id, to tell actors apart (default 0)"},
+    {"steps", 'n', SEED_OPT_INT, &opt.steps, "N", 0, INT64_MAX,
+     .help = "stop after N steps of every environment (default: run until stopped)"},
+    {"connect", 'c', SEED_OPT_STR, &opt.endpoint, "ENDPOINT",
+     .help = "inference server to talk to (connects; tcp://, ipc://; '@' binds)"},
+    {"retry-ms", 0, SEED_OPT_INT, &opt.retry_ms, "MS", 1, 3600000,
+     .help = "resend a request unanswered for MS milliseconds (default 2000)"},
+    {"actions", 0, SEED_OPT_STR, &opt.actions, "FILE|-",
+     .help = "offline: one line of K integer actions per step"},
+    {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
+     .help = "offline: where to write the step frames (or a socket to push them to)"},
+    {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no summary on stderr at exit"},
+    {0},
+};
 
-enum { OPT_RETRY = 256, OPT_ACTIONS, OPT_OUT };
-
-static const struct option options[] = {
-    {"env", required_argument, NULL, 'e'},
-    {"env-options", required_argument, NULL, 'o'},
-    {"envs", required_argument, NULL, 'k'},
-    {"seed", required_argument, NULL, 's'},
-    {"actor", required_argument, NULL, 'a'},
-    {"steps", required_argument, NULL, 'n'},
-    {"connect", required_argument, NULL, 'c'},
-    {"retry-ms", required_argument, NULL, OPT_RETRY},
-    {"actions", required_argument, NULL, OPT_ACTIONS},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+static const seed_opts spec = {
+    .usage = "--env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...",
+    .summary = "Step K environments for a Seed inference server (or from a file of actions).",
+    .epilogue = "In server mode the envs are split in two halves with one request in flight\n"
+                "each, so stepping overlaps inference; a request unanswered for --retry-ms is\n"
+                "resent.  Ended episodes reset automatically; the step frames carry each\n"
+                "episode's return and length.  See seed-actor(1) and seed-frames(7).\n",
+    .opts = options,
+    .max_operands = 0,
 };
 
 /* One half of the vector: the envs [env0, env0+count) and their buffers. */
@@ -205,13 +205,15 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	seed_err err;
 	seed_chan_opts copts = {.stop = &cli_stop};
 	seed_chan *out;
-	if (seed_chan_open(&out, NULL, SEED_CHAN_PUSH, out_path, &copts, &err))
-		cli_die("%s", err.msg);
+	/* --out is any endpoint: a file, -, or a socket to push to. */
+	void *ctx = seed_chan_context();
+	if (!ctx || seed_chan_open(&out, ctx, SEED_CHAN_PUSH, out_path, &copts, &err))
+		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
 	half *h = &a->halves[0];
-	int rc = 0;
 	encode_step(a, h);
-	if (seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false))
-		cli_die("%s: %s", out_path, strerror(errno));
+	int rc = seed_chan_send(out, NULL, 0, h->frame.data, h->frame.len, false);
+	if (rc)
+		cli_die("%s: %s", out_path, seed_strerror(rc));
 	char *line = NULL;
 	size_t cap = 0;
 	int64_t lineno = 0;
@@ -254,6 +256,7 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	if (in != stdin)
 		fclose(in);
 	seed_chan_close(&out);
+	seed_chan_context_free(&ctx);
 	return rc;
 }
 
@@ -262,6 +265,35 @@ static int send_half(seed_chan *c, half *h)
 	h->inflight = true;
 	h->sent_at = cli_now();
 	return seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
+}
+
+/* Resend every half whose request is older than retry_ms; the number
+ * resent.  Called on every turn of the loop, whatever the last receive
+ * gave: while one half gets quick replies, the receive never times out, and
+ * the other half's lost request must still be resent. */
+static int resend_due(actor *a, seed_chan *c, int retry_ms, double now)
+{
+	int n = 0;
+	for (int j = 0; j < a->nhalves; j++) {
+		half *h = &a->halves[j];
+		if (h->inflight && now - h->sent_at >= retry_ms * 1e-3) {
+			send_half(c, h); /* same bytes, same seq: the server dedups */
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Milliseconds until the nearest resend deadline (at most retry_ms). */
+static int until_due(const actor *a, int retry_ms, double now)
+{
+	double wait = retry_ms * 1e-3;
+	for (int j = 0; j < a->nhalves; j++) {
+		const half *h = &a->halves[j];
+		if (h->inflight && h->sent_at + retry_ms * 1e-3 - now < wait)
+			wait = h->sent_at + retry_ms * 1e-3 - now;
+	}
+	return wait <= 0 ? 0 : (int)(wait * 1e3) + 1;
 }
 
 /* Server mode: keep one request in flight per half. */
@@ -285,25 +317,22 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	}
 	int64_t resent = 0;
 	seed_frame f = {0};
+	/* Decoding keeps its zone: nothing is allocated per step. */
+	seed_frame_decoder *dec;
+	if (seed_frame_decoder_new(&dec))
+		cli_die("out of memory");
 	while (busy > 0 && !cli_stop) {
+		double now = cli_now();
+		resent += resend_due(a, c, retry_ms, now);
 		seed_chan_msg m;
-		int r = seed_chan_recv(c, &m, retry_ms / 4 + 1, &err);
-		if (r == -EAGAIN || r == -EINTR) {
-			double now = cli_now();
-			for (int j = 0; j < a->nhalves; j++) {
-				half *h = &a->halves[j];
-				if (h->inflight && now - h->sent_at > retry_ms * 1e-3) {
-					send_half(c, h); /* same bytes, same seq: the server dedups */
-					resent++;
-				}
-			}
+		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, now), &err);
+		if (r == -EAGAIN || r == -EINTR)
 			continue;
-		}
 		if (r) {
 			cli_warn("%s", err.msg);
 			continue;
 		}
-		if (seed_frame_decode(&f, m.data, m.len, &err)) {
+		if (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err)) {
 			cli_warn("bad reply from %s: %s", endpoint, err.msg);
 			continue;
 		}
@@ -347,6 +376,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			break;
 	}
 	seed_frame_clear(&f);
+	seed_frame_decoder_free(&dec);
 	if (resent)
 		cli_warn("resent %" PRId64 " unanswered requests", resent);
 	seed_chan_close(&c);
@@ -356,71 +386,23 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 
 int main(int argc, char **argv)
 {
-	cli_init(argc, argv, usage);
-	const char *env = NULL, *env_options = NULL, *endpoint = NULL, *actions = NULL, *out = NULL;
-	int64_t k = 1, max_steps = -1, actor_id = 0;
-	uint64_t seed = 0;
-	int retry_ms = 2000;
-	bool quiet = false;
-	int o;
-	while ((o = getopt_long(argc, argv, "e:o:k:s:a:n:c:qhV", options, NULL)) != -1) {
-		switch (o) {
-		case 'e':
-			env = optarg;
-			break;
-		case 'o':
-			env_options = optarg;
-			break;
-		case 'k':
-			k = cli_int("--envs", optarg, 1, 1 << 20);
-			break;
-		case 's':
-			seed = cli_u64("--seed", optarg);
-			break;
-		case 'a':
-			actor_id = cli_int("--actor", optarg, 0, INT32_MAX);
-			break;
-		case 'n':
-			max_steps = cli_int("--steps", optarg, 0, INT64_MAX);
-			break;
-		case 'c':
-			endpoint = optarg;
-			break;
-		case OPT_RETRY:
-			retry_ms = (int)cli_int("--retry-ms", optarg, 1, 3600000);
-			break;
-		case OPT_ACTIONS:
-			actions = optarg;
-			break;
-		case OPT_OUT:
-			out = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			cli_help(help);
-		case 'V':
-			cli_version();
-		default:
-			cli_usage_error("unknown option");
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!env)
+	cli_parse(&spec, argc, argv);
+	if (!opt.env)
 		cli_usage_error("--env is required");
-	if (!endpoint == !(actions || out))
+	if (!opt.endpoint == !(opt.actions || opt.out))
 		cli_usage_error("give either --connect, or --actions and --out");
-	if (!endpoint && (!actions || !out))
+	if (!opt.endpoint && (!opt.actions || !opt.out))
 		cli_usage_error("offline mode needs both --actions and --out");
+	const char *endpoint = opt.endpoint;
+	int64_t k = opt.envs, max_steps = opt.steps, actor_id = opt.actor;
+	int retry_ms = (int)opt.retry_ms;
 	cli_catch_signals();
 
 	actor a = {0};
 	seed_err err;
 	/* Mix the actor id into the seed so actors started alike differ. */
-	uint64_t env_seed = seed ^ ((uint64_t)actor_id * 0x9e3779b97f4a7c15ULL);
-	int rc = seed_envs_new(&a.envs, env, env_options, (int)k, env_seed, &err);
+	uint64_t env_seed = opt.seed ^ ((uint64_t)actor_id * 0x9e3779b97f4a7c15ULL);
+	int rc = seed_envs_new(&a.envs, opt.env, opt.env_options, (int)k, env_seed, &err);
 	if (rc)
 		cli_die("%s", err.msg);
 	a.spec = seed_envs_spec(a.envs);
@@ -440,13 +422,13 @@ int main(int argc, char **argv)
 
 	double t0 = cli_now();
 	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms)
-	              : run_offline(&a, actions, out, max_steps);
+	              : run_offline(&a, opt.actions, opt.out, max_steps);
 	double dt = cli_now() - t0;
 
 	int64_t env_steps = 0;
 	for (int j = 0; j < a.nhalves; j++)
 		env_steps += a.halves[j].steps * a.halves[j].count;
-	if (!quiet) {
+	if (!opt.quiet) {
 		fprintf(stderr, "%s: %" PRId64 " env steps in %.2f s (%.0f steps/s), %" PRId64 " episodes",
 		        cli_prog, env_steps, dt, dt > 0 ? env_steps / dt : 0.0, a.episodes);
 		if (a.episodes)

@@ -1,64 +1,68 @@
 /* seed-cat: print Seed frames as JSON lines, or write frames from JSON lines.
  *
- * Three sources: a recorded stream (FILE or stdin), a ZeroMQ socket
- * (--connect/--bind, PULL or SUB), or JSON lines (--encode).  Every frame is
- * decoded and validated; a bad one is counted, reported on stderr with its
- * number and the decoder's message, and skipped (--strict: stop there).
+ * Two kinds of input: frames from a seed_chan endpoint (a recorded stream in
+ * a file or on stdin, or a ZeroMQ PULL or SUB socket: --connect, --bind, or
+ * the endpoint grammar of seed_chan(3) as the operand), or JSON lines
+ * (--encode, from a file or stdin).  Every frame is decoded and validated; a
+ * bad one is counted, reported on stderr with its number and the decoder's
+ * message, and skipped (--strict: stop there).
  * The exit status is 1 when any frame was bad.  Output goes to stdout or,
  * with --out, to a temporary file renamed over FILE at the end, so a reader
  * of FILE never sees half of it.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include "cli.h"
+#include "seed/chan.h"
 #include "seed/frame.h"
 
-static const char usage[] = "[--connect|--bind ENDPOINT [--sub]] [--encode] [--raw] [--count N] [--out FILE] "
-                            "[--strict] [FILE|-]";
-
-static const char help[] = "Usage: seed-cat [OPTION]... [FILE|-]\n"
-                           "       seed-cat --connect ENDPOINT [--sub] [OPTION]...\n"
-                           "       seed-cat --encode [OPTION]... [FILE|-]\n"
-                           "Print Seed frames as JSON lines (one object per frame, for jq), from a\n"
-                           "recorded stream (FILE, or standard input) or from a ZeroMQ socket; or, with\n"
-                           "--encode, turn JSON lines into frames.\n"
-                           "\n"
-                           "  -c, --connect ENDPOINT  receive from a PUSH peer bound at ENDPOINT\n"
-                           "                          (tcp://HOST:PORT, ipc://PATH, ...), until SIGINT,\n"
-                           "                          SIGTERM or --count frames\n"
-                           "  -b, --bind ENDPOINT     the same, but bind ENDPOINT and let peers connect\n"
-                           "  -s, --sub               with --connect/--bind: a SUB socket subscribed to\n"
-                           "                          everything, for PUB peers\n"
-                           "  -e, --encode            read JSON lines (blank lines skipped), write frames\n"
-                           "  -r, --raw               write each good frame's msgpack bytes, not JSON\n"
-                           "                          (record or filter a stream)\n"
-                           "  -n, --count N           stop after N frames, good or bad\n"
-                           "  -o, --out FILE          write to FILE instead of standard output; FILE is\n"
-                           "                          replaced at the end, and left alone on failure\n"
-                           "      --strict            stop at the first bad frame (and write no FILE)\n"
-                           "  -h, --help              print this help and exit\n"
-                           "  -V, --version           print the version and exit\n"
-                           "\n"
-                           "A bad frame is reported on stderr as 'frame N (byte B): why' ('line N' with\n"
-                           "--encode) and skipped.  Exit status: 0 when all frames were good, 1 when\n"
-                           "some were bad or input or output failed, 2 for a usage error.\n"
-                           "The protocol is described in seed-frames(7).\n";
-
 static struct {
-	const char *endpoint;
-	bool bind, sub, encode, raw, strict;
-	long long count; /* 0: no limit */
-	const char *out;
+	const char *connect, *bind, *out;
+	bool sub, encode, raw, strict;
+	int64_t count; /* 0: no limit */
 } opt;
+
+static const seed_opt options[] = {
+    {"connect", 'c', SEED_OPT_STR, &opt.connect, "ENDPOINT",
+     .help = "receive from a PUSH peer bound at ENDPOINT (tcp://HOST:PORT, ipc://PATH, ...), until "
+             "SIGINT, SIGTERM or --count frames"},
+    {"bind", 'b', SEED_OPT_STR, &opt.bind, "ENDPOINT",
+     .help = "the same, but bind ENDPOINT and let peers connect"},
+    {"sub", 'S', SEED_OPT_FLAG, &opt.sub,
+     .help = "from a socket: a SUB socket subscribed to everything, for PUB peers"},
+    {"encode", 'E', SEED_OPT_FLAG, &opt.encode,
+     .help = "read JSON lines (blank lines skipped), write frames"},
+    {"raw", 'R', SEED_OPT_FLAG, &opt.raw,
+     .help = "write each good frame's msgpack bytes, not JSON (record or filter a stream)"},
+    {"count", 'n', SEED_OPT_INT, &opt.count, "N", 1, INT64_MAX, .help = "stop after N frames, good or bad"},
+    {"out", 'O', SEED_OPT_STR, &opt.out, "FILE",
+     .help = "write to FILE instead of standard output; FILE is replaced at the end, and left alone on "
+             "failure"},
+    {"strict", 0, SEED_OPT_FLAG, &opt.strict, .help = "stop at the first bad frame (and write no FILE)"},
+    {0},
+};
+
+static const seed_opts spec = {
+    .usage = "[OPTION]... [FILE|-|ENDPOINT]\n"
+             "--connect ENDPOINT [--sub] [OPTION]...\n"
+             "--encode [OPTION]... [FILE|-]",
+    .summary = "Print Seed frames as JSON lines (one object per frame, for jq), from a recorded\n"
+               "stream (FILE, or standard input) or from a ZeroMQ socket; or, with --encode, turn\n"
+               "JSON lines into frames.",
+    .epilogue = "The input is a file, - (standard input, the default), or a ZeroMQ endpoint as\n"
+                "everywhere in Seed: tcp://, ipc:// or inproc:// connects, @URL binds.\n"
+                "A bad frame is reported on stderr as 'frame N (byte B): why' ('line N' with\n"
+                "--encode) and skipped.  Exit status: 0 when all frames were good, 1 when\n"
+                "some were bad or input or output failed, 2 for a usage error.\n"
+                "The protocol is described in seed-frames(7).\n",
+    .opts = options,
+    .max_operands = 1,
+};
 
 static struct {
 	FILE *fp;
@@ -167,24 +171,28 @@ static bool more(void)
 	return !cli_stop && (!opt.count || (long long)nframes < opt.count);
 }
 
-/* A recorded stream from fd.  Returns false on a fatal error. */
-static bool read_stream(int fd, const char *name)
+/* Frames from a channel: a recorded stream (name says which) or a socket,
+ * one frame per message.  Returns false on a fatal error. */
+static bool read_chan(seed_chan *c, const char *name)
 {
-	seed_frame_reader *r;
-	seed_frame_reader_new(&r, fd);
-	bool ok = true;
+	bool sock = seed_chan_is_socket(c), ok = true;
 	while (more()) {
-		const void *data;
-		size_t len;
+		seed_chan_msg m;
 		seed_err err;
-		uint64_t at = seed_frame_reader_offset(r);
-		int rc = seed_frame_reader_next(r, &data, &len, &err);
+		int rc = seed_chan_recv(c, &m, 200, &err);
 		if (rc == -SEED_EEOF)
 			break;
-		if (rc == -EINTR)
-			continue; /* more() sees the signal */
-		if (rc == -EAGAIN) {
-			poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 200);
+		if (rc == -EAGAIN || rc == -EINTR)
+			continue; /* timeout or signal: more() decides */
+		if (rc == -SEED_EFRAME && sock) {
+			/* A multi-part message: a bad frame, dropped. */
+			nframes++;
+			nbad++;
+			cli_warn("frame %llu: %s", nframes, err.msg);
+			if (opt.strict) {
+				ok = false;
+				break;
+			}
 			continue;
 		}
 		if (rc < 0) {
@@ -193,55 +201,29 @@ static bool read_stream(int fd, const char *name)
 			break;
 		}
 		char where[64];
-		snprintf(where, sizeof where, "frame %llu (byte %llu)", nframes + 1, (unsigned long long)at);
-		if (!frame_in(data, len, where)) {
-			ok = false;
-			break;
-		}
-	}
-	seed_frame_reader_free(&r);
-	return ok;
-}
-
-/* Frames from a ZeroMQ socket, one per message part. */
-static bool read_socket(void)
-{
-	void *ctx = zmq_ctx_new();
-	void *sock = zmq_socket(ctx, opt.sub ? ZMQ_SUB : ZMQ_PULL);
-	int zero = 0;
-	zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
-	if (opt.sub)
-		zmq_setsockopt(sock, ZMQ_SUBSCRIBE, "", 0);
-	if ((opt.bind ? zmq_bind(sock, opt.endpoint) : zmq_connect(sock, opt.endpoint)) != 0) {
-		int e = errno;
-		if (e == EINVAL || e == EPROTONOSUPPORT)
-			cli_usage_error("%s: '%s': %s", opt.bind ? "--bind" : "--connect", opt.endpoint,
-			                zmq_strerror(e));
-		die_out(opt.endpoint, zmq_strerror(e));
-	}
-	bool ok = true;
-	zmq_msg_t msg;
-	zmq_msg_init(&msg);
-	while (more()) {
-		zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
-		if (zmq_poll(&item, 1, 200) <= 0)
-			continue; /* timeout or signal: more() decides */
-		if (zmq_msg_recv(&msg, sock, ZMQ_DONTWAIT) < 0)
-			continue;
-		char where[32];
-		snprintf(where, sizeof where, "frame %llu", nframes + 1);
-		if (!frame_in(zmq_msg_data(&msg), zmq_msg_size(&msg), where)) {
+		if (sock)
+			snprintf(where, sizeof where, "frame %llu", nframes + 1);
+		else
+			snprintf(where, sizeof where, "frame %llu (byte %llu)", nframes + 1,
+			         (unsigned long long)m.offset);
+		if (!frame_in(m.data, m.len, where)) {
 			ok = false;
 			break;
 		}
 		/* Live output: whoever reads it sees each frame as it comes. */
-		if (fflush(out.fp) != 0)
+		if (sock && fflush(out.fp) != 0)
 			die_out(out.tmp ? opt.out : "standard output", strerror(errno));
 	}
-	zmq_msg_close(&msg);
-	zmq_close(sock);
-	zmq_ctx_term(ctx);
 	return ok;
+}
+
+/* Whether s is a ZeroMQ URL, bare or after '@' or '>' (seed_chan(3)). */
+static bool is_url(const char *s)
+{
+	if (*s == '@' || *s == '>')
+		s++;
+	return strncmp(s, "tcp://", 6) == 0 || strncmp(s, "ipc://", 6) == 0 ||
+	       strncmp(s, "inproc://", 9) == 0;
 }
 
 /* JSON lines to frames.  Returns false on a fatal error. */
@@ -296,102 +278,64 @@ static bool encode_lines(FILE *in, const char *name)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_STRICT = 256 };
-	static const struct option options[] = {
-	    {"connect", required_argument, NULL, 'c'},
-	    {"bind", required_argument, NULL, 'b'},
-	    {"sub", no_argument, NULL, 's'},
-	    {"encode", no_argument, NULL, 'e'},
-	    {"raw", no_argument, NULL, 'r'},
-	    {"count", required_argument, NULL, 'n'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"strict", no_argument, NULL, OPT_STRICT},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
-	};
-	cli_init(argc, argv, usage);
-	opterr = 0; /* our messages, with the usage line */
-	int c;
-	while ((c = getopt_long(argc, argv, ":c:b:sern:o:hV", options, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-		case 'b':
-			if (opt.endpoint)
-				cli_usage_error("only one --connect or --bind");
-			opt.endpoint = optarg;
-			opt.bind = c == 'b';
-			break;
-		case 's':
-			opt.sub = true;
-			break;
-		case 'e':
-			opt.encode = true;
-			break;
-		case 'r':
-			opt.raw = true;
-			break;
-		case 'n':
-			opt.count = cli_int("--count", optarg, 1, INT64_MAX);
-			break;
-		case 'o':
-			opt.out = optarg;
-			break;
-		case OPT_STRICT:
-			opt.strict = true;
-			break;
-		case 'h':
-			cli_help(help);
-		case 'V':
-			cli_version();
-		case ':':
-			cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			cli_usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	const char *file = optind < argc ? argv[optind] : NULL;
-	if (argc - optind > 1)
-		cli_usage_error("one input at most ('%s' is extra)", argv[optind + 1]);
-	if (opt.endpoint && file)
-		cli_usage_error("an input file and %s exclude each other", opt.bind ? "--bind" : "--connect");
-	if (opt.endpoint && opt.encode)
+	int first = cli_parse(&spec, argc, argv);
+	const char *input = first < argc ? argv[first] : NULL;
+	const char *flag = opt.bind ? "--bind" : "--connect";
+	const char *endpoint = opt.bind ? opt.bind : opt.connect;
+	if (opt.connect && opt.bind)
+		cli_usage_error("only one --connect or --bind");
+	if (endpoint && (endpoint[0] == '@' || endpoint[0] == '>' || !is_url(endpoint)))
+		cli_usage_error("%s: '%s' is not a tcp://, ipc:// or inproc:// URL", flag, endpoint);
+	if (endpoint && input)
+		cli_usage_error("an input and %s exclude each other", flag);
+	bool sock = endpoint || (input && is_url(input));
+	if (sock && opt.encode)
 		cli_usage_error("--encode reads JSON lines from a file, not from a socket");
-	if (opt.sub && !opt.endpoint)
-		cli_usage_error("--sub needs --connect or --bind");
+	if (opt.sub && !sock)
+		cli_usage_error("--sub needs a socket: --connect, --bind or a URL");
 	if (opt.raw && opt.encode)
 		cli_usage_error("--raw and --encode exclude each other (--encode writes frames already)");
 	if (opt.out && !*opt.out)
 		cli_usage_error("--out needs a file name");
+	if (input && !*input)
+		cli_usage_error("an empty input name");
 
 	cli_catch_signals();
 	/* A filter: when the reader of our output goes away (seed-cat | head),
 	 * end quietly as cat does. */
 	signal(SIGPIPE, SIG_DFL);
 
-	int fd = STDIN_FILENO;
-	const char *name = "standard input";
-	if (!opt.endpoint && file && strcmp(file, "-") != 0) {
-		fd = open(file, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			cli_die("%s: %s", file, strerror(errno));
-		name = file;
-	}
-	open_out();
+	bool from_stdin = !input || strcmp(input, "-") == 0;
+	const char *name = from_stdin ? "standard input" : input;
 	bool ok;
-	if (opt.endpoint) {
-		ok = read_socket();
-	} else if (opt.encode) {
-		FILE *in = fd == STDIN_FILENO ? stdin : fdopen(fd, "r");
-		if (!in)
-			die_out(name, strerror(errno));
+	if (opt.encode) {
+		FILE *in = stdin;
+		if (!from_stdin && !(in = fopen(input, "r")))
+			cli_die("%s: %s", input, strerror(errno));
+		open_out();
 		ok = encode_lines(in, name);
 		if (in != stdin)
 			fclose(in);
 	} else {
-		ok = read_stream(fd, name);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		void *ctx = sock ? seed_chan_context() : NULL;
+		if (sock && !ctx)
+			cli_die("cannot create a ZeroMQ context");
+		seed_chan_opts copts = {.bind = opt.bind != NULL, .stop = &cli_stop};
+		seed_chan *c;
+		seed_err err;
+		int rc = seed_chan_open(&c, ctx, opt.sub ? SEED_CHAN_SUB : SEED_CHAN_PULL,
+		                        endpoint ? endpoint
+		                        : input  ? input
+		                                 : "-",
+		                        &copts, &err);
+		if (rc == -EINVAL || rc == -EPROTONOSUPPORT)
+			cli_usage_error("%s%s%s", endpoint ? flag : "", endpoint ? ": " : "", err.msg);
+		if (rc)
+			cli_die("%s", err.msg);
+		open_out();
+		ok = read_chan(c, name);
+		seed_chan_close(&c);
+		seed_chan_context_free(&ctx);
 	}
 	/* Frames were skipped, but what was good is written: only a fatal
 	 * error (or --strict) keeps FILE from being replaced. */

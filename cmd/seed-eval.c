@@ -19,7 +19,6 @@
  * to a render_view, and keeps stepping past N episodes while a GIF still
  * waits for episodes of env 0 (which leaves the summary unchanged).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
@@ -37,62 +36,6 @@
 #include "seed/gif.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
-
-static const char usage[] =
-    "(--env NAME [--policy random] | --checkpoint DIR|FILE [--greedy]) [--env-options JSON] [--episodes N]\n"
-    "       [--envs K] [--seed S] [--render [--render-width COLS] [--render-delay MS]]\n"
-    "       [--record FILE.gif [--record-episodes N] [--record-fps FPS]]\n"
-    "       seed-eval --list-envs";
-
-static const char help[] =
-    "Usage: seed-eval --env NAME [OPTION]...\n"
-    "       seed-eval --list-envs\n"
-    "Play episodes of an environment locally and print one JSON object with the\n"
-    "return and length statistics of exactly N episodes.\n"
-    "\n"
-    "  -e, --env NAME           environment to play (see --list-envs)\n"
-    "  -o, --env-options JSON   environment options as a JSON object, e.g.\n"
-    "                           '{\"max_steps\": 200}' (default {})\n"
-    "  -p, --policy NAME        how to choose actions: random (uniform over the\n"
-    "                           actions; the default without --checkpoint)\n"
-    "  -c, --checkpoint PATH    play a trained policy: a run directory or a\n"
-    "                           .safetensors checkpoint (--env and --env-options\n"
-    "                           default to those it was trained on)\n"
-    "  -g, --greedy             with --checkpoint: the most likely action, not a sample\n"
-    "  -n, --episodes N         episodes to finish (default 10)\n"
-    "  -k, --envs K             environments stepped side by side (default 1)\n"
-    "  -s, --seed S             seed of the environments and of the policy\n"
-    "                           (default 0)\n"
-    "      --render             draw each step of env 0 on stdout, before the\n"
-    "                           summary: colour pictures and a status line\n"
-    "      --render-width COLS  picture width in columns (default: fit the\n"
-    "                           terminal, or 80 x 22 cells)\n"
-    "      --render-delay MS    pause after each picture (default 50)\n"
-    "      --record FILE.gif    write the first episode of env 0 as an animated GIF\n"
-    "      --record-episodes N  record N episodes of env 0, one after another\n"
-    "                           (default 1)\n"
-    "      --record-fps FPS     GIF frames a second, 0.01 to 50 (default 15)\n"
-    "  -l, --list-envs          list the environments and exit\n"
-    "  -h, --help               show this help and exit\n"
-    "  -V, --version            show the version and exit\n"
-    "\n"
-    "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
-    "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
-    "standard deviation (divided by N).  The same arguments give the same output.\n"
-    "\n"
-    "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
-    "          seed-eval --env catch --episodes 3 --render\n"
-    "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n";
-
-/* Options without a short form: the pictures' (render.h). */
-enum {
-	OPT_RENDER = 256,
-	OPT_RENDER_WIDTH,
-	OPT_RENDER_DELAY,
-	OPT_RECORD,
-	OPT_RECORD_EPISODES,
-	OPT_RECORD_FPS,
-};
 
 /* ---- policies ------------------------------------------------------------- */
 
@@ -330,94 +273,70 @@ static void list_envs(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"env", required_argument, NULL, 'e'},
-	    {"env-options", required_argument, NULL, 'o'},
-	    {"policy", required_argument, NULL, 'p'},
-	    {"checkpoint", required_argument, NULL, 'c'},
-	    {"greedy", no_argument, NULL, 'g'},
-	    {"episodes", required_argument, NULL, 'n'},
-	    {"envs", required_argument, NULL, 'k'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"list-envs", no_argument, NULL, 'l'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"render", no_argument, NULL, OPT_RENDER},
-	    {"render-width", required_argument, NULL, OPT_RENDER_WIDTH},
-	    {"render-delay", required_argument, NULL, OPT_RENDER_DELAY},
-	    {"record", required_argument, NULL, OPT_RECORD},
-	    {"record-episodes", required_argument, NULL, OPT_RECORD_EPISODES},
-	    {"record-fps", required_argument, NULL, OPT_RECORD_FPS},
-	    {NULL, 0, NULL, 0},
-	};
 	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0};
 	render_options ro = {.term_out = stdout, .delay_ms = 50, .gif_episodes = 1, .gif_fps = 15};
-	int list = 0, c;
-
-	cli_init(argc, argv, usage);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:o:p:c:gn:k:s:lhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o.checkpoint = optarg;
-			break;
-		case 'g':
-			o.greedy = 1;
-			break;
-		case 'e':
-			o.env = optarg;
-			break;
-		case 'o':
-			o.env_options = optarg;
-			break;
-		case 'p':
-			o.policy = optarg;
-			break;
-		case 'n':
-			o.episodes = cli_int("--episodes", optarg, 1, 10000000);
-			break;
-		case 'k':
-			o.envs = (int)cli_int("--envs", optarg, 1, 65536);
-			break;
-		case 's':
-			o.seed = cli_u64("--seed", optarg);
-			if (o.seed > INT64_MAX)
-				cli_usage_error("--seed: %s is out of range [0, %" PRId64 "]", optarg,
-				                INT64_MAX);
-			break;
-		case 'l':
-			list = 1;
-			break;
-		case OPT_RENDER:
-			ro.term = true;
-			break;
-		case OPT_RENDER_WIDTH:
-			ro.term_cols = (int)cli_int("--render-width", optarg, 1, 1000);
-			break;
-		case OPT_RENDER_DELAY:
-			ro.delay_ms = (int)cli_int("--render-delay", optarg, 0, 60000);
-			break;
-		case OPT_RECORD:
-			ro.gif_path = optarg;
-			break;
-		case OPT_RECORD_EPISODES:
-			ro.gif_episodes = cli_int("--record-episodes", optarg, 1, 1000000);
-			break;
-		case OPT_RECORD_FPS:
-			ro.gif_fps = cli_double("--record-fps", optarg, SEED_GIF_MIN_FPS, SEED_GIF_MAX_FPS);
-			break;
-		case 'h':
-			cli_help(help);
-		case 'V':
-			cli_version();
-		case ':':
-			cli_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			cli_usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	int64_t episodes = o.episodes, envs_n = o.envs, seed = 0, cols = 0, delay = ro.delay_ms,
+	        gif_episodes = ro.gif_episodes;
+	bool greedy = false, list = false;
+	const seed_opt options[] = {
+	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME", .help = "environment to play (see --list-envs)"},
+	    {"env-options", 'o', SEED_OPT_STR, &o.env_options, "JSON",
+	     .help = "environment options as a JSON object, e.g. '{\"max_steps\": 200}' (default {})"},
+	    {"policy", 'p', SEED_OPT_STR, &o.policy, "NAME",
+	     .help = "how to choose actions: random (uniform over the actions; the default without "
+	             "--checkpoint)"},
+	    {"checkpoint", 'm', SEED_OPT_STR, &o.checkpoint, "PATH",
+	     .help = "play a trained policy: a run directory or a .safetensors checkpoint (--env and "
+	             "--env-options default to those it was trained on)"},
+	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
+	     .help = "with --checkpoint: the most likely action, not a sample"},
+	    {"episodes", 'n', SEED_OPT_INT, &episodes, "N", 1, 10000000,
+	     .help = "episodes to finish (default 10)"},
+	    {"envs", 'k', SEED_OPT_INT, &envs_n, "K", 1, 65536,
+	     .help = "environments stepped side by side (default 1)"},
+	    {"seed", 's', SEED_OPT_INT, &seed, "S", 0, INT64_MAX,
+	     .help = "seed of the environments and of the policy (default 0)"},
+	    {"render", 0, SEED_OPT_FLAG, &ro.term,
+	     .help = "draw each step of env 0 on stdout, before the summary: colour pictures and a status "
+	             "line"},
+	    {"render-width", 0, SEED_OPT_INT, &cols, "COLS", 1, 1000,
+	     .help = "picture width in columns (default: fit the terminal, or 80 x 22 cells)"},
+	    {"render-delay", 0, SEED_OPT_INT, &delay, "MS", 0, 60000,
+	     .help = "pause after each picture (default 50)"},
+	    {"record", 0, SEED_OPT_STR, &ro.gif_path, "FILE.gif",
+	     .help = "write the first episode of env 0 as an animated GIF"},
+	    {"record-episodes", 0, SEED_OPT_INT, &gif_episodes, "N", 1, 1000000,
+	     .help = "record N episodes of env 0, one after another (default 1)"},
+	    {"record-fps", 0, SEED_OPT_NUM, &ro.gif_fps, "FPS", .lo = SEED_GIF_MIN_FPS,
+	     .hi = SEED_GIF_MAX_FPS, .help = "GIF frames a second, 0.01 to 50 (default 15)"},
+	    {"list-envs", 'l', SEED_OPT_FLAG, &list, .help = "list the environments and exit"},
+	    {0},
+	};
+	const seed_opts spec = {
+	    .usage = "--env NAME [--policy random] [OPTION]...\n"
+	             "--checkpoint DIR|FILE [--greedy] [OPTION]...\n"
+	             "--list-envs",
+	    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
+	               "return and length statistics of exactly N episodes.",
+	    .epilogue =
+	        "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
+	        "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
+	        "standard deviation (divided by N).  The same arguments give the same output.\n"
+	        "\n"
+	        "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
+	        "          seed-eval --env catch --episodes 3 --render\n"
+	        "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n",
+	    .opts = options,
+	    .max_operands = 0,
+	};
+	cli_parse(&spec, argc, argv);
+	o.episodes = episodes;
+	o.envs = (int)envs_n;
+	o.seed = (uint64_t)seed;
+	o.greedy = greedy;
+	ro.term_cols = (int)cols;
+	ro.delay_ms = (int)delay;
+	ro.gif_episodes = gif_episodes;
 	if (list) {
 		list_envs();
 		return 0;
@@ -426,7 +345,8 @@ int main(int argc, char **argv)
 	char *ck_env_options = NULL;
 	if (o.checkpoint) {
 		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
-			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s", o.policy);
+			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
+			                o.policy);
 		o.policy = "checkpoint";
 		if (seed_checkpoint_load(o.checkpoint, &checkpoint, &err) < 0)
 			cli_die("--checkpoint: %s", err.msg);
@@ -448,7 +368,8 @@ int main(int argc, char **argv)
 	while (pi < sizeof policies / sizeof policies[0] && strcmp(policies[pi].name, o.policy) != 0)
 		pi++;
 	if (pi == sizeof policies / sizeof policies[0])
-		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)", o.policy);
+		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)",
+		                o.policy);
 
 	seed_envs *envs = NULL;
 	int rc = seed_envs_new(&envs, o.env, o.env_options, o.envs, o.seed, &err);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # seed-actor's command line: offline mode, errors, signals.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	load helpers
 	load_helpers
@@ -99,4 +101,54 @@ teardown() {
 	st=0
 	wait $infer || st=$?
 	[ "$st" -eq 0 ]
+}
+
+@test "a half left unanswered is resent every --retry-ms while the other half is served" {
+	# The server answers the first half (env0 0) at once and never the
+	# second: the quick replies keep the actor busy, and the second half's
+	# request must still be resent every 200 ms (about 7 times in 1.5 s).
+	half_server "ipc://$D/half" 1.5 >"$D/counts" &
+	srv=$!
+	seed-actor --env cartpole --envs 4 --connect "ipc://$D/half" --retry-ms 200 --quiet &
+	actor=$!
+	wait "$srv"
+	kill -TERM "$actor"
+	wait "$actor" || true
+	cat "$D/counts"
+	read -r _ answered _ ignored <"$D/counts"
+	[ "$answered" -gt 20 ]
+	[ "$ignored" -ge 4 ]
+}
+
+@test "a misuse is one message and the short usage, on stderr only" {
+	run --separate-stderr seed-actor --env cartpole --envs
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "seed-actor: --envs: needs a value (K)
+usage: seed-actor --env NAME --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]...
+Try 'seed-actor --help' for more information." ]
+	run --separate-stderr seed-actor --env cartpole --retry-ms 0 --connect ipc://x
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "seed-actor: --retry-ms: 0 is out of range [1, 3600000]"* ]]
+}
+
+@test "every program answers -h/--help and -V/--version alike" {
+	for p in seed-actor seed-infer seed-learn seed-eval seed-cat seed-train; do
+		echo "program: $p"
+		run --separate-stderr "$p" --help
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[[ "$output" == "Usage: $p "* ]]
+		long=$output
+		run --separate-stderr "$p" -h
+		[ "$status" -eq 0 ]
+		[ "$output" = "$long" ]
+		run --separate-stderr "$p" --version
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[[ "$output" =~ ^$p\ \(seed\)\ [0-9] ]]
+		run --separate-stderr "$p" -V
+		[ "$status" -eq 0 ]
+		[[ "$output" =~ ^$p\ \(seed\)\ [0-9] ]]
+	done
 }

@@ -21,7 +21,7 @@ same_json() {
 @test "--help prints the usage on stdout and exits 0" {
 	run --separate-stderr seed-cat --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Usage: seed-cat [OPTION]... [FILE|-]"* ]]
+	[[ "$output" == *"Usage: seed-cat [OPTION]... [FILE|-|ENDPOINT]"* ]]
 	[[ "$output" == *"--connect ENDPOINT"* ]]
 	[ -z "$stderr" ]
 }
@@ -197,6 +197,19 @@ same_json() {
 	cmp got.jsonl want.jsonl
 }
 
+@test "a multi-part message is one bad frame, and the next frame is printed" {
+	"$SEED_BUILDDIR/tests/push_parts" "ipc://$BATS_TEST_TMPDIR/parts" "$DATA/golden.frames" 2>parts.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat --count 2 "ipc://$BATS_TEST_TMPDIR/parts"
+	wait "$pid"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	# The third frame of the stream is the one printed.
+	[ "$output" = "$(seed-cat "$DATA/golden.frames" | sed -n 3p)" ]
+	[[ "$stderr" == *"seed-cat: frame 1: ipc://$BATS_TEST_TMPDIR/parts: multi-part message (a frame is one part)"* ]]
+	[[ "$stderr" == *"seed-cat: 1 bad frame of 2"* ]]
+}
+
 @test "--connect --sub receives from a PUB peer" {
 	"$PUSH" --pub "ipc://$BATS_TEST_TMPDIR/pub" "$DATA/golden.frames" 2>push.err &
 	pid=$!
@@ -229,7 +242,8 @@ same_json() {
 	     want && /^\.EX$/ { inblock = 1; n++; next }
 	     inblock && /^\.EE$/ { inblock = 0; want = 0; next }
 	     inblock { gsub(/\\e/, "\\"); gsub(/\\-/, "-"); print > ("block" n) }' "$man"
-	[ -f block1 ] && [ -f block2 ]
+	[ -f block1 ]
+	[ -f block2 ]
 	for block in block*; do
 		# Split into commands (with continuations) and their expected output.
 		: >script
@@ -254,5 +268,50 @@ same_json() {
 			diff "want$i" "got$i"
 		done
 		rm -f cmd* want* got*
+	done
+}
+
+@test "the input is any endpoint: a URL connects, @URL binds" {
+	# A URL as the input connects, as --connect does.
+	"$PUSH" "ipc://$BATS_TEST_TMPDIR/push" "$DATA/golden.frames" 2>push.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat --count 6 "ipc://$BATS_TEST_TMPDIR/push"
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	echo "$output" >got.jsonl
+	same_json got.jsonl "$DATA/golden.jsonl"
+	# And @URL binds, for a peer that connects: an offline actor pushing
+	# its step frames (the reset observation, then one per line).
+	timeout 20 seed-cat --count 3 "@ipc://$BATS_TEST_TMPDIR/bound" >bound.jsonl &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$BATS_TEST_TMPDIR/bound" ] && break; sleep 0.1; done
+	printf '0\n1\n' | seed-actor --env cartpole --actions - --out "ipc://$BATS_TEST_TMPDIR/bound" --quiet
+	wait "$pid"
+	[ "$(jq -r .type bound.jsonl | tr '\n' ' ')" = "step step step " ]
+	[ "$(jq -c .seq bound.jsonl | tr '\n' ' ')" = "0 1 2 " ]
+}
+
+@test "--sub with a URL input receives from a PUB peer" {
+	"$PUSH" --pub "ipc://$BATS_TEST_TMPDIR/pub" "$DATA/golden.frames" 2>push.err &
+	pid=$!
+	run --separate-stderr timeout 20 seed-cat -S -n 6 "ipc://$BATS_TEST_TMPDIR/pub"
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	echo "$output" >got.jsonl
+	same_json got.jsonl "$DATA/golden.jsonl"
+}
+
+@test "short letters follow the shared table of seed_opts(3)" {
+	seed-cat -R "$DATA/golden.frames" | cmp - "$DATA/golden.frames"
+	seed-cat -O out.jsonl -n 2 "$DATA/golden.frames"
+	[ "$(wc -l <out.jsonl)" -eq 2 ]
+	seed-cat "$DATA/golden.frames" >a.jsonl
+	seed-cat -E a.jsonl | seed-cat | cmp - a.jsonl
+	# The old letters of --raw, --out, --encode and --sub mean other things
+	# elsewhere: here they are unknown.
+	for old in -r -o -e -s; do
+		run --separate-stderr seed-cat "$old" "$DATA/golden.frames"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == *"seed-cat: unknown option '$old'"* ]]
 	done
 }

@@ -203,3 +203,16 @@ within() {
 	done
 	[ "$n" -ge 4 ]
 }
+
+@test "short letters follow the shared table of seed_opts(3)" {
+	run --separate-stderr seed-eval -e catch -n 2 -k 2 -s 3
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '[.env, .episodes, .envs, .seed]' <<<"$output")" = '["catch",2,2,3]' ]
+	# -c is --connect in the programs that have it: seed-eval's --checkpoint is -m.
+	run --separate-stderr seed-eval -e catch -c runs/x
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"seed-eval: unknown option '-c'"* ]]
+	run --separate-stderr seed-eval -m no/such/run
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"--checkpoint: "* ]]
+}

@@ -3,12 +3,15 @@
  * Invariants: a socket channel owns one zmq socket and one zmq_msg_t holding
  * the last received message (so seed_chan_msg can point into it without a
  * copy); a file channel owns an fd (not closed when it is stdin/stdout) and,
- * when reading, a seed_frame_reader.
+ * when reading, a seed_frame_reader.  Receiving waits the same way on both:
+ * a non-blocking file that has nothing yet is polled within the timeout, as
+ * a socket is.
  */
 #include "seed/chan.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -315,15 +318,66 @@ static int recv_part(seed_chan *c)
 	return zmq_msg_more(&c->msg) ? 1 : 0;
 }
 
-int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err)
+static int64_t mono_ms(void)
 {
-	if (!c->sock) {
-		if (!c->reader)
-			return -EBADF;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Wait until fd is readable or timeout_ms passes (-1: forever), looking at
+ * *stop every slice.  0 ready, -EAGAIN timeout, -EINTR stopped.  The time
+ * left is read on the clock: a signal that ends a poll early must not
+ * shorten the timeout. */
+static int wait_fd(seed_chan *c, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? 0 : mono_ms() + timeout_ms;
+	for (;;) {
+		if (stopped(c))
+			return -EINTR;
+		int slice = SLICE_MS;
+		if (timeout_ms >= 0) {
+			int64_t left = deadline - mono_ms();
+			if (left < slice)
+				slice = left > 0 ? (int)left : 0;
+		}
+		int n = poll(&(struct pollfd){.fd = c->fd, .events = POLLIN}, 1, slice);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (timeout_ms >= 0 && mono_ms() >= deadline)
+			return -EAGAIN;
+	}
+}
+
+/* The next object of a file channel; a non-blocking fd with nothing yet is
+ * waited for as a socket waits for its peer. */
+static int recv_file(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err)
+{
+	if (!c->reader)
+		return -EBADF;
+	for (;;) {
+		uint64_t at = seed_frame_reader_offset(c->reader);
 		int rc = seed_frame_reader_next(c->reader, &m->data, &m->len, err);
-		m->idlen = 0;
+		if (rc == -EAGAIN) {
+			rc = wait_fd(c, timeout_ms);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (rc == 0) {
+			m->idlen = 0;
+			m->offset = at;
+		}
 		return rc;
 	}
+}
+
+int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err)
+{
+	if (!c->sock)
+		return recv_file(c, m, timeout_ms, err);
 	for (;;) {
 		int rc = recv_part(c);
 		if (rc == -EAGAIN) {
@@ -356,6 +410,7 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 		}
 		m->data = zmq_msg_data(&c->msg);
 		m->len = zmq_msg_size(&c->msg);
+		m->offset = 0;
 		return 0;
 	}
 }

@@ -4,13 +4,16 @@
  * to tens of kilobytes), so it copies nothing: names, strings and tensor
  * data of the decoded frame point into the caller's buffer, and the only
  * heap memory is msgpack-c's zone for the object tree, freed before
- * seed_frame_decode returns.  Before msgpack-c sees the bytes, frame_scan
+ * seed_frame_decode returns (a seed_frame_decoder keeps its zone instead, so
+ * that decoding allocates nothing).  Before msgpack-c sees the bytes, frame_scan
  * walks the headers once: it finds where the object ends (trailing bytes are
  * an error) and refuses counts that cannot fit in the input, so a peer
  * cannot make msgpack-c allocate for a billion-entry array in a 5-byte
  * message.
  */
+#include <errno.h>
 #include <msgpack.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frame_internal.h"
@@ -366,7 +369,9 @@ static int frame_from(seed_frame *f, const msgpack_object *root, seed_err *err)
 	return frame_check_schema(f, err);
 }
 
-int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
+/* Decode with zone z (cleared afterwards, its first chunk kept), or with a
+ * zone of its own when z is NULL. */
+static int decode(seed_frame *f, const void *buf, size_t len, msgpack_zone *z, seed_err *err)
 {
 	f->type = SEED_FRAME_INVALID;
 	f->version = 0;
@@ -392,21 +397,73 @@ int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
 		                 "%zu trailing byte(s) after the frame", len - s.off);
 
 	msgpack_unpacked u;
-	msgpack_unpacked_init(&u);
+	msgpack_object root;
 	size_t off = 0;
-	msgpack_unpack_return r = msgpack_unpack_next(&u, buf, len, &off);
+	msgpack_unpack_return r;
+	if (z) {
+		r = msgpack_unpack(buf, len, &off, z, &root);
+	} else {
+		msgpack_unpacked_init(&u);
+		r = msgpack_unpack_next(&u, buf, len, &off);
+		root = u.data;
+	}
 	if (r == MSGPACK_UNPACK_SUCCESS && off == len) {
-		rc = frame_from(f, &u.data, err);
+		rc = frame_from(f, &root, err);
 	} else {
 		/* frame_scan accepted the layout, so what msgpack-c refuses is
 		 * nesting deeper than its parser's stack, or bad ext data. */
 		rc = frame_err(err, -SEED_EFRAME, SEED_FRAME_INVALID, NULL, 0,
 		               "not msgpack, or nested too deeply (msgpack-c says %d)", (int)r);
 	}
-	msgpack_unpacked_destroy(&u);
+	/* Nothing of the tree outlives frame_from: f points into buf. */
+	if (z)
+		msgpack_zone_clear(z);
+	else
+		msgpack_unpacked_destroy(&u);
 	if (rc < 0)
 		seed_frame_clear(f);
 	return rc;
+}
+
+int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err)
+{
+	return decode(f, buf, len, NULL, err);
+}
+
+/* The object tree of any frame of the schema fits in one chunk of this
+ * size (a few dozen objects of 24 bytes); larger trees get more chunks for
+ * the one call. */
+#define DECODER_CHUNK 8192
+
+struct seed_frame_decoder {
+	msgpack_zone zone;
+};
+
+int seed_frame_decoder_new(seed_frame_decoder **out)
+{
+	seed_frame_decoder *d = seed_xcalloc(1, sizeof *d);
+	if (!msgpack_zone_init(&d->zone, DECODER_CHUNK)) {
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void seed_frame_decoder_free(seed_frame_decoder **pd)
+{
+	seed_frame_decoder *d = pd ? *pd : NULL;
+	if (!d)
+		return;
+	msgpack_zone_destroy(&d->zone);
+	free(d);
+	*pd = NULL;
+}
+
+int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *buf, size_t len,
+                              seed_err *err)
+{
+	return decode(f, buf, len, &d->zone, err);
 }
 
 /* ---- encoding ------------------------------------------------------------ */

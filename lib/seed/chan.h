@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "seed/error.h"
 
@@ -75,11 +76,16 @@ typedef struct seed_chan_msg {
 	size_t len;
 	unsigned char id[256]; /* ROUTER: the sender's routing id */
 	size_t idlen;
+	uint64_t offset; /* file: the frame's first byte in the stream; socket: 0 */
 } seed_chan_msg;
 
 /* Receive one frame, waiting at most timeout_ms (-1: until one comes or
- * *stop).  -EAGAIN on timeout, -EINTR when stopped, -SEED_EEOF at the end of
- * a file, -SEED_EFRAME for a file that is not a stream of msgpack objects. */
+ * *stop), on a socket or on a non-blocking file that has nothing yet (a
+ * blocking file blocks in read(2) until data, its end or a signal).
+ * -EAGAIN on timeout, -EINTR when stopped or interrupted by a signal,
+ * -SEED_EEOF at the end of a file, -SEED_EFRAME for a file that is not a
+ * stream of msgpack objects (or a multi-part ZeroMQ message, which is
+ * dropped: a frame is one part). */
 int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err);
 
 #ifdef __cplusplus

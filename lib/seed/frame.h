@@ -177,6 +177,19 @@ int seed_frame_validate(const seed_frame *f, seed_err *err);
  * chunk, freed before returning), nothing per field. */
 int seed_frame_decode(seed_frame *f, const void *buf, size_t len, seed_err *err);
 
+/* A decoder for a stream of frames on a hot path: seed_frame_decode with a
+ * msgpack-c zone kept from one frame to the next, so that decoding allocates
+ * nothing (the zone's first chunk, 8 KiB, holds the object tree of any
+ * frame of the schema; a larger tree gets chunks for that one call).
+ * seed_frame_decoder_new returns 0 or -ENOMEM; free accepts NULL and nulls
+ * the pointer.  Decoding is seed_frame_decode's, with its contract.
+ * Threads: a decoder belongs to one thread at a time. */
+typedef struct seed_frame_decoder seed_frame_decoder;
+int seed_frame_decoder_new(seed_frame_decoder **out);
+void seed_frame_decoder_free(seed_frame_decoder **d);
+int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *buf, size_t len,
+                              seed_err *err);
+
 /* Validate f and append its msgpack encoding to out: type, version, then
  * the fields in order; ints in their shortest msgpack form, floats as
  * float64, tensor data as bin.  On failure out is unchanged. */
