@@ -13,7 +13,6 @@
  * whether training stops or goes on.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -32,61 +31,63 @@
 #include "seed/frame.h"
 #include "seed/learner.h"
 #include "seed/metrics.h"
+#include "seed/opts.h"
 
-static const char usage[] =
-    "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...";
+/* The options: main's variables, filled by the table below.  Those that
+ * set a configuration value apply after every --set, when given (seen). */
+static struct {
+	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get;
+	seed_opt_strs sets;
+	int64_t frames, batch_size;
+	uint64_t seed;
+	double lr, target, ckpt_interval;
+	bool print_config, quiet;
+	bool frames_seen, seed_seen, lr_seen, batch_seen, target_seen, ckpt_seen;
+} opt;
 
-static const char help[] =
-    "Usage: seed-learn (--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT "
-    "[OPTION]...\n"
-    "Train a policy with V-trace on unrolls from seed-infer; publish its parameters.\n"
-    "\n"
-    "  -c, --config PRESET|FILE  training configuration (a preset name or a JSON file)\n"
-    "  -r, --resume DIR          continue the run saved in DIR (its config, weights, counters)\n"
-    "      --set KEY=VALUE       override a config value (dotted keys, JSON values), repeatable\n"
-    "  -u, --unrolls ENDPOINT    where unrolls come from (connects; '@' binds; or a file)\n"
-    "  -p, --params ENDPOINT     where parameters are published (binds; '>' connects)\n"
-    "  -d, --dir DIR             run directory for checkpoints and metrics (default: none)\n"
-    "  -m, --metrics FILE        metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)\n"
-    "  -f, --frames N            stop after N env frames (config total_frames)\n"
-    "  -s, --seed S              seed (config seed)\n"
-    "      --lr X                learning rate (config optimizer.lr)\n"
-    "  -B, --batch-size N        unrolls per update (config batch_size)\n"
-    "      --target R            stop once the mean return of the last episodes reaches R\n"
-    "      --checkpoint-interval SEC  seconds between checkpoints (config; 0: only at the end)\n"
-    "      --print-config        print the resolved configuration as JSON and exit\n"
-    "      --get KEY             print one resolved value (dotted key) and exit\n"
-    "  -q, --quiet               no progress on stderr\n"
-    "  -h, --help                show this help and exit\n"
-    "  -V, --version             show the version and exit\n"
-    "\n"
-    "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
-    "signal, with the final checkpoint written; 1 on errors, among them a checkpoint that\n"
-    "could not be written; 2 on usage errors.\n"
-    "See seed-learn(1).\n";
+static const seed_opt options[] = {
+    {"config", 'C', SEED_OPT_STR, &opt.config, "PRESET|FILE",
+     .help = "training configuration (a preset name or a JSON file)"},
+    {"resume", 'r', SEED_OPT_STR, &opt.resume, "DIR",
+     .help = "continue the run saved in DIR (its config, weights, counters)"},
+    {"set", 0, SEED_OPT_STRS, &opt.sets, "KEY=VALUE",
+     .help = "override a config value (dotted keys, JSON values), repeatable"},
+    {"unrolls", 'u', SEED_OPT_STR, &opt.unrolls, "ENDPOINT",
+     .help = "where unrolls come from (connects; '@' binds; or a file)"},
+    {"params", 'P', SEED_OPT_STR, &opt.params, "ENDPOINT",
+     .help = "where parameters are published (binds; '>' connects)"},
+    {"dir", 'd', SEED_OPT_STR, &opt.dir, "DIR",
+     .help = "run directory for checkpoints and metrics, parents created (default: none)"},
+    {"metrics", 'M', SEED_OPT_STR, &opt.metrics, "FILE",
+     .help = "metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)"},
+    {"frames", 'f', SEED_OPT_INT, &opt.frames, "N", 1, INT64_MAX / 2,
+     .help = "stop after N env frames (config total_frames)", .seen = &opt.frames_seen},
+    {"seed", 's', SEED_OPT_U64, &opt.seed, "S", .help = "seed (config seed)", .seen = &opt.seed_seen},
+    {"lr", 0, SEED_OPT_NUM, &opt.lr, "X", .lo = 0, .hi = 10, .help = "learning rate (config optimizer.lr)",
+     .seen = &opt.lr_seen},
+    {"batch-size", 'B', SEED_OPT_INT, &opt.batch_size, "N", 1, 1 << 20,
+     .help = "unrolls per update (config batch_size)", .seen = &opt.batch_seen},
+    {"target", 0, SEED_OPT_NUM, &opt.target, "R", .lo = -1e300, .hi = 1e300,
+     .help = "stop once the mean return of the last episodes reaches R (config target_return)",
+     .seen = &opt.target_seen},
+    {"checkpoint-interval", 0, SEED_OPT_NUM, &opt.ckpt_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "seconds between checkpoints (config checkpoint_interval; 0: only at the end)",
+     .seen = &opt.ckpt_seen},
+    {"print-config", 0, SEED_OPT_FLAG, &opt.print_config,
+     .help = "print the resolved configuration as JSON and exit"},
+    {"get", 0, SEED_OPT_STR, &opt.get, "KEY", .help = "print one resolved value (dotted key) and exit"},
+    {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no progress on stderr"},
+    {0},
+};
 
-enum { OPT_SET = 256, OPT_LR, OPT_TARGET, OPT_CKPT, OPT_PRINT, OPT_GET };
-
-static const struct option options[] = {
-    {"config", required_argument, NULL, 'c'},
-    {"resume", required_argument, NULL, 'r'},
-    {"set", required_argument, NULL, OPT_SET},
-    {"unrolls", required_argument, NULL, 'u'},
-    {"params", required_argument, NULL, 'p'},
-    {"dir", required_argument, NULL, 'd'},
-    {"metrics", required_argument, NULL, 'm'},
-    {"frames", required_argument, NULL, 'f'},
-    {"seed", required_argument, NULL, 's'},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"batch-size", required_argument, NULL, 'B'},
-    {"target", required_argument, NULL, OPT_TARGET},
-    {"checkpoint-interval", required_argument, NULL, OPT_CKPT},
-    {"print-config", no_argument, NULL, OPT_PRINT},
-    {"get", required_argument, NULL, OPT_GET},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+static const seed_opts usage_spec = {
+    .usage = "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...",
+    .summary = "Train a policy with V-trace on unrolls from seed-infer; publish its parameters.",
+    .epilogue = "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
+                "signal, with the final checkpoint written; 1 on errors, among them a checkpoint that\n"
+                "could not be written; 2 on usage errors.  See seed-learn(1) and seed-config(5).\n",
+    .opts = options,
+    .max_operands = 0,
 };
 
 static seed_config cfg;
@@ -148,72 +149,27 @@ static void write_metrics(seed_metrics *mx, bool progress)
 
 int main(int argc, char **argv)
 {
-	cli_init(argc, argv, usage);
-	const char *arg[128] = {0}, *get_key = NULL;
-	char(*argsets)[128] = seed_xcalloc((size_t)argc, sizeof *argsets);
-	const char **sets = seed_xcalloc((size_t)argc, sizeof *sets);
-	int nargsets = 0, nsets = 0;
-	bool quiet = false, print_config = false;
-	int o;
-	/* The options that set config values apply after every --set. */
-#define SETF(...) snprintf(argsets[nargsets++], sizeof argsets[0], __VA_ARGS__)
-	while ((o = getopt_long(argc, argv, "c:r:u:p:d:m:f:s:B:qhV", options, NULL)) != -1) {
-		switch (o) {
-		case 'c': /* options that only name something: arg[o] */
-		case 'r':
-		case 'u':
-		case 'p':
-		case 'd':
-		case 'm':
-			arg[o] = optarg;
-			break;
-		case OPT_SET:
-			sets[nsets++] = optarg;
-			break;
-		case 'f':
-			SETF("total_frames=%lld", cli_int("--frames", optarg, 1, INT64_MAX / 2));
-			break;
-		case 's':
-			SETF("seed=%llu", (unsigned long long)cli_u64("--seed", optarg));
-			break;
-		case OPT_LR:
-			SETF("optimizer.lr=%.9g", cli_double("--lr", optarg, 0, 10));
-			break;
-		case 'B':
-			SETF("batch_size=%lld", cli_int("--batch-size", optarg, 1, 1 << 20));
-			break;
-		case OPT_TARGET:
-			SETF("target_return=%.17g", cli_double("--target", optarg, -1e300, 1e300));
-			break;
-		case OPT_CKPT:
-			SETF("checkpoint_interval=%.17g",
-			     cli_double("--checkpoint-interval", optarg, 0, 1e9));
-			break;
-		case OPT_PRINT:
-			print_config = true;
-			break;
-		case OPT_GET:
-			get_key = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			cli_help(help);
-		case 'V':
-			cli_version();
-		default:
-			cli_usage_error("unknown option");
-		}
-	}
-	const char *config = arg['c'], *resume = arg['r'], *unrolls = arg['u'], *params_ep = arg['p'],
-	           *dir = arg['d'], *metrics = arg['m'];
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	cli_parse(&usage_spec, argc, argv);
+	const char *config = opt.config, *resume = opt.resume, *unrolls = opt.unrolls,
+	           *params_ep = opt.params, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
+	bool quiet = opt.quiet, print_config = opt.print_config;
 	if (!config == !resume)
 		cli_usage_error("give one of --config and --resume");
 	if (!print_config && !get_key && (!unrolls || !params_ep))
 		cli_usage_error("--unrolls and --params are required");
+	/* The options that set config values, as --set assignments after every --set. */
+	char argsets[6][64];
+	int nargsets = 0;
+#define SETF(seen, ...)                                                                                      \
+	if (seen)                                                                                            \
+	snprintf(argsets[nargsets++], sizeof argsets[0], __VA_ARGS__)
+	SETF(opt.frames_seen, "total_frames=%lld", (long long)opt.frames);
+	SETF(opt.seed_seen, "seed=%llu", (unsigned long long)opt.seed);
+	SETF(opt.lr_seen, "optimizer.lr=%.9g", opt.lr);
+	SETF(opt.batch_seen, "batch_size=%lld", (long long)opt.batch_size);
+	SETF(opt.target_seen, "target_return=%.17g", opt.target);
+	SETF(opt.ckpt_seen, "checkpoint_interval=%.17g", opt.ckpt_interval);
+#undef SETF
 	cli_catch_signals();
 
 	seed_err err;
@@ -234,11 +190,11 @@ int main(int argc, char **argv)
 		if (seed_config_load(config, dirs, &root, &err))
 			cli_die("--config: %s", err.msg);
 	}
+	int nsets = opt.sets.n;
 	for (int i = 0; i < nsets + nargsets; i++)
-		if (seed_config_set(root, i < nsets ? sets[i] : argsets[i - nsets], &err))
+		if (seed_config_set(root, i < nsets ? opt.sets.v[i] : argsets[i - nsets], &err))
 			cli_usage_error("%s", err.msg);
-	free(argsets);
-	free(sets);
+	seed_opt_strs_free(&opt.sets);
 	if (seed_config_parse(root, &cfg, &err))
 		cli_die("%s", err.msg);
 	if (get_key || print_config) {

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,7 +73,7 @@ static int nonblocking_stdin(int *writer)
 
 static void t_nonblocking_input_waits_for_the_timeout(void)
 {
-	int w;
+	int w = -1;
 	CHECK(nonblocking_stdin(&w) == 0);
 	volatile sig_atomic_t stop = 0;
 	seed_chan_opts o = {.stop = &stop};
