@@ -31,12 +31,12 @@
 #include "cli.h"
 #include "model_ckpt.h"
 #include "render.h"
+#include "seed/agent.h"
 #include "seed/buf.h"
 #include "seed/env.h"
 #include "seed/checkpoint.h"
 #include "seed/gif.h"
 #include "seed/nn.h"
-#include "seed/policy.h"
 #include "seed/rng.h"
 
 static const char usage[] =
@@ -150,34 +150,28 @@ static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec
 	return 0;
 }
 
-/* A trained policy from a checkpoint: the model forward pass on the batch,
- * then a sample from its policy (or the most likely action with --greedy). */
+/* A trained policy from a checkpoint: an agent (seed_agent(3)) acting on
+ * the batch, sampling from its policy (or the most likely action with
+ * --greedy) with a generator on a stream apart from the environments'. */
 typedef struct model_policy {
-	seed_model *model;
-	seed_rng rng;
-	float *logits;
-	int greedy;
+	seed_agent *agent;
+	seed_dtype obs_dtype;
+	int obs_rank;
+	int64_t obs_shape[SEED_TENSOR_MAX_RANK]; /* [count, obs...] */
 } model_policy;
 
 static int model_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
 {
 	model_policy *m = p->ctx;
-	int A = seed_model_num_actions(m->model);
-	int rc = seed_model_forward(m->model, count, obs, m->logits, NULL);
-	if (rc)
-		return seed_err_set(err, rc, "the model's forward pass failed");
-	if (m->greedy)
-		seed_policy_argmax(count, A, m->logits, actions);
-	else
-		seed_policy_sample(count, A, m->logits, &m->rng, actions);
-	return 0;
+	m->obs_shape[0] = count;
+	seed_tensor t = seed_tensor_view((void *)obs, m->obs_dtype, m->obs_rank, m->obs_shape);
+	return seed_agent_act(m->agent, count, &t, actions, NULL, NULL, err);
 }
 
 static void model_free(eval_policy *p)
 {
 	model_policy *m = p->ctx;
-	seed_model_free(&m->model);
-	free(m->logits);
+	seed_agent_free(&m->agent);
 	free(m);
 }
 
@@ -186,22 +180,28 @@ static seed_checkpoint *checkpoint; /* loaded before the envs: it names them */
 static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err)
 {
 	if (!checkpoint->model)
-		return seed_err_set(err, -EINVAL, "%s: the checkpoint does not describe its model", o->checkpoint);
+		return seed_err_set(err, -EINVAL, "%s: the checkpoint does not describe its model",
+		                    o->checkpoint);
+	if (spec->obs_rank + 1 > SEED_TENSOR_MAX_RANK)
+		return seed_err_set(err, -EINVAL, "observations of rank %d are too many dimensions",
+		                    spec->obs_rank);
 	char *json = json_dumps(checkpoint->model, JSON_COMPACT);
 	model_policy *m = seed_xcalloc(1, sizeof *m);
-	int rc = seed_model_new(&m->model, json, spec->obs_dtype, spec->obs_rank, spec->obs_shape, spec->num_actions,
-	                        o->envs, err);
+	int rc = seed_agent_new(&m->agent, json, spec->obs_dtype, spec->obs_rank, spec->obs_shape,
+	                        spec->num_actions, o->envs, o->greedy, o->seed, UINT64_MAX, err);
 	free(json);
 	if (rc == 0)
-		rc = model_load_checkpoint(m->model, checkpoint, err);
+		rc = model_load_checkpoint(seed_agent_model(m->agent), checkpoint, err);
 	if (rc) {
-		seed_model_free(&m->model);
+		seed_agent_free(&m->agent);
 		free(m);
 		return rc;
 	}
-	m->logits = seed_xcalloc((size_t)o->envs * (size_t)spec->num_actions, sizeof(float));
-	m->greedy = o->greedy;
-	seed_rng_init(&m->rng, o->seed, UINT64_MAX);
+	seed_agent_set_policy_version(m->agent, checkpoint->policy_version);
+	m->obs_dtype = spec->obs_dtype;
+	m->obs_rank = spec->obs_rank + 1;
+	for (int d = 0; d < spec->obs_rank; d++)
+		m->obs_shape[d + 1] = spec->obs_shape[d];
 	p->act = model_act;
 	p->free = model_free;
 	p->ctx = m;

@@ -789,6 +789,60 @@ static void t_batch_rows_independent(void)
 	seed_model_free(&m);
 }
 
+/* seed_model_reserve: a model grown from 2 to 6 rows computes what one
+ * built for 6 rows computes (forward and gradients, bit for bit), with the
+ * same parameter slab; a backward needs a new forward after growing. */
+static void t_reserve(void)
+{
+	const char *json = "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
+	                   " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2}, {\"type\": \"flatten\"},"
+	                   " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}]}";
+	const int64_t shape[3] = {5, 4, 2};
+	seed_model *small = NULL, *big = NULL;
+	seed_err err;
+	if (seed_model_new(&small, json, SEED_DTYPE_F32, 3, shape, 3, 2, &err) < 0 ||
+	    seed_model_new(&big, json, SEED_DTYPE_F32, 3, shape, 3, 6, &err) < 0) {
+		CHECK_MSG(0, "%s", err.msg);
+		seed_model_free(&small);
+		return;
+	}
+	seed_rng rng;
+	seed_rng_init(&rng, 12, 0);
+	seed_model_init(big, &rng);
+	CHECK(seed_model_copy_params(small, big) == 0);
+	enum { B = 6, N = 5 * 4 * 2 };
+	float obs[B * N], lg[2][B * 3], v[2][B], dl[B * 3], dv[B];
+	for (int i = 0; i < B * N; i++)
+		obs[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < B * 3; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < B; i++)
+		dv[i] = (float)seed_rng_normal(&rng);
+	float *params = seed_model_params(small);
+	CHECK(seed_model_forward(small, 2, obs, lg[0], v[0]) == 0);
+	CHECK(seed_model_forward(small, B, obs, lg[0], v[0]) == -EINVAL);
+	CHECK(seed_model_reserve(small, 1, &err) == 0); /* smaller: nothing changes */
+	CHECK(seed_model_max_batch(small) == 2);
+	CHECK(seed_model_backward(small, 2, dl, dv) == 0);
+	CHECK(seed_model_reserve(small, B, &err) == 0);
+	CHECK(seed_model_max_batch(small) == B);
+	CHECK(seed_model_params(small) == params);
+	CHECK(seed_model_backward(small, 2, dl, dv) == -EINVAL); /* the activations are gone */
+	seed_model_zero_grad(small);
+	CHECK(seed_model_forward(small, B, obs, lg[0], v[0]) == 0);
+	CHECK(seed_model_forward(big, B, obs, lg[1], v[1]) == 0);
+	CHECK(memcmp(lg[0], lg[1], sizeof lg[0]) == 0);
+	CHECK(memcmp(v[0], v[1], sizeof v[0]) == 0);
+	CHECK(seed_model_backward(small, B, dl, dv) == 0);
+	CHECK(seed_model_backward(big, B, dl, dv) == 0);
+	CHECK(memcmp(seed_model_grads(small), seed_model_grads(big),
+	             seed_model_num_params(big) * sizeof(float)) == 0);
+	CHECK(seed_model_reserve(small, 1 << 21, &err) == -EINVAL);
+	CHECK(seed_model_max_batch(small) == B);
+	seed_model_free(&small);
+	seed_model_free(&big);
+}
+
 static void t_backward_accumulates(void)
 {
 	seed_model *m = mlp(8);
@@ -980,5 +1034,6 @@ int main(void)
 	TAP_RUN(t_u8_matches_f32);
 	TAP_RUN(t_copy_and_load);
 	TAP_RUN(t_presets);
+	TAP_RUN(t_reserve);
 	return tap_done();
 }

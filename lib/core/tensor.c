@@ -1,4 +1,8 @@
-/* tensor.c: dtype tables and tensor view helpers. */
+/* tensor.c: dtype and device tables, tensor view helpers.
+ *
+ * Views never own memory; seed_tensor_view makes CPU views only (the one
+ * device there is).  The dtype table is indexed by seed_dtype, so its order
+ * follows the enum. */
 #include "seed/tensor.h"
 
 #include <string.h>
@@ -31,6 +35,11 @@ seed_dtype seed_dtype_parse(const char *name, size_t len)
 	return SEED_DTYPE_INVALID;
 }
 
+const char *seed_device_name(seed_device dev)
+{
+	return dev == SEED_DEVICE_CPU ? "cpu" : "invalid";
+}
+
 int64_t seed_tensor_numel(const seed_tensor *t)
 {
 	int64_t n = 1;
@@ -46,10 +55,15 @@ size_t seed_tensor_nbytes(const seed_tensor *t)
 
 seed_tensor seed_tensor_view(void *data, seed_dtype dt, int rank, const int64_t *shape)
 {
-	seed_tensor t = {.dtype = dt, .rank = rank, .data = data};
+	seed_tensor t = {.dtype = dt, .rank = rank, .data = data, .device = SEED_DEVICE_CPU};
 	for (int i = 0; i < rank && i < SEED_TENSOR_MAX_RANK; i++)
 		t.shape[i] = shape[i];
 	return t;
+}
+
+int seed_tensor_on_cpu(const seed_tensor *t)
+{
+	return t->device == SEED_DEVICE_CPU;
 }
 
 void seed_tensor_copy(void *dst, const seed_tensor *t)

@@ -311,35 +311,70 @@ void seed_model_init(seed_model *m, seed_rng *rng)
 
 /* ---- construction ------------------------------------------------------ */
 
-void seed_model_free(seed_model **mp)
-{
-	if (!mp || !*mp)
-		return;
-	seed_model *m = *mp;
-	for (int i = 0; i < m->nlayers; i++) {
-		if (m->layers[i].kind != L_FLATTEN)
-			free(m->layers[i].out);
-	}
-	free(m->layers);
-	free(m->params);
-	free(m->grads);
-	free(m->tensors);
-	free(m->names);
-	free(m->input);
-	free(m->gbuf[0]);
-	free(m->gbuf[1]);
-	free(m->dcol);
-	free(m->wt);
-	free(m->head);
-	free(m);
-	*mp = NULL;
-}
-
 static float *falloc(size_t n)
 {
 	float *p = seed_xaligned(n * sizeof(float));
 	memset(p, 0, n * sizeof(float));
 	return p;
+}
+
+/* Activations and scratch for m->max_batch rows. */
+static void alloc_activations(seed_model *m)
+{
+	size_t B = (size_t)m->max_batch, widest = m->obs_numel, dcol = 0;
+	m->input = falloc(B * m->obs_numel);
+	const float *prev = m->input;
+	for (int i = 0; i < m->nlayers; i++) {
+		layer *L = &m->layers[i];
+		if (L->kind == L_FLATTEN)
+			L->out = (float *)prev;
+		else
+			L->out = falloc(B * L->numel_out);
+		if (L->kind == L_CONV2D && i > 0) {
+			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
+			if (cols > dcol)
+				dcol = cols;
+		}
+		if (L->numel_out > widest)
+			widest = L->numel_out;
+		prev = L->out;
+	}
+	m->gbuf[0] = falloc(B * widest);
+	m->gbuf[1] = falloc(B * widest);
+	if (dcol)
+		m->dcol = falloc(dcol);
+	m->head = falloc(B * (size_t)m->layers[m->nlayers - 1].n_out);
+}
+
+static void free_activations(seed_model *m)
+{
+	for (int i = 0; i < m->nlayers; i++) {
+		if (m->layers[i].kind != L_FLATTEN)
+			free(m->layers[i].out);
+		m->layers[i].out = NULL;
+	}
+	free(m->input);
+	free(m->gbuf[0]);
+	free(m->gbuf[1]);
+	free(m->dcol);
+	free(m->head);
+	m->input = m->gbuf[0] = m->gbuf[1] = m->dcol = m->head = NULL;
+}
+
+void seed_model_free(seed_model **mp)
+{
+	if (!mp || !*mp)
+		return;
+	seed_model *m = *mp;
+	free_activations(m);
+	free(m->layers);
+	free(m->params);
+	free(m->grads);
+	free(m->tensors);
+	free(m->names);
+	free(m->wt);
+	free(m);
+	*mp = NULL;
 }
 
 int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank,
@@ -527,36 +562,20 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	H->b = m->params + m->tensors[t + 2].offset; /* policy.bias, value.bias */
 	H->db = m->grads + m->tensors[t + 2].offset;
 
-	/* Activations and scratch, for max_batch rows. */
-	size_t B = (size_t)max_batch, widest = obs_numel, dcol = 0, wt = 0;
-	m->input = falloc(B * obs_numel);
-	const float *prev = m->input;
+	/* The transposed convolution weights (independent of the batch). */
+	size_t wt = 0;
 	for (int i = 0; i < m->nlayers; i++) {
 		layer *L = &m->layers[i];
-		if (L->kind == L_FLATTEN)
-			L->out = (float *)prev;
-		else
-			L->out = falloc(B * L->numel_out);
 		if (L->kind == L_CONV2D) {
 			L->conv = (nnk_conv){L->H, L->W, L->C, L->k, L->F, L->OH, L->OW};
-			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
-			if (i > 0 && cols > dcol)
-				dcol = cols;
 			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(m->k, L->F);
 			if (w > wt)
 				wt = w;
 		}
-		if (L->numel_out > widest)
-			widest = L->numel_out;
-		prev = L->out;
 	}
-	m->gbuf[0] = falloc(B * widest);
-	m->gbuf[1] = falloc(B * widest);
-	if (dcol)
-		m->dcol = falloc(dcol);
 	if (wt)
 		m->wt = falloc(wt);
-	m->head = falloc(B * (size_t)H->n_out);
+	alloc_activations(m);
 
 	/* Last, so that a bad description fails without needing a BLAS. */
 	if ((rc = seed_blas_init(err)) < 0)
@@ -570,6 +589,24 @@ fail:
 	seed_model_free(&m);
 	json_decref(root);
 	return rc;
+}
+
+int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
+{
+	if (max_batch <= m->max_batch)
+		return 0;
+	size_t widest_row = m->obs_numel;
+	for (int i = 0; i < m->nlayers; i++)
+		if (m->layers[i].numel_out > widest_row)
+			widest_row = m->layers[i].numel_out;
+	if (max_batch > (1 << 20) || (size_t)max_batch * widest_row > INT_MAX)
+		return seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
+		                    max_batch, widest_row);
+	free_activations(m);
+	m->max_batch = max_batch;
+	m->last_B = 0;
+	alloc_activations(m);
+	return 0;
 }
 
 /* ---- accessors --------------------------------------------------------- */

@@ -87,6 +87,12 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 /* Free m (NULL is fine) and set *m to NULL. */
 void seed_model_free(seed_model **m);
 
+/* Make room for batches of up to max_batch rows (no change when it is not
+ * more than seed_model_max_batch).  Parameters and gradients are kept; the
+ * activations of the last forward are not (backward then needs a new
+ * forward).  Errors: -EINVAL (too many rows for the shapes), m unchanged. */
+int seed_model_reserve(seed_model *m, int max_batch, seed_err *err);
+
 /* Initialise the parameters with the model's "init" scheme, drawing from
  * rng (same rng state, same parameters).  Gradients are not touched. */
 void seed_model_init(seed_model *m, seed_rng *rng);

@@ -1,0 +1,334 @@
+/* agent.c: acting with a model: checks, dtype conversion, forward, choice.
+ *
+ * Invariants: the model is built for cap rows and the scratch buffers hold
+ * cap rows (stage: cap observations in the model's dtype; logits: cap rows
+ * of A), so a call of at most cap rows allocates nothing.  Observations in
+ * the model's own dtype go straight to the forward pass, which reads any
+ * alignment; only the others pass through stage, converted one element at a
+ * time by the rules of seed/agent.h and checked before anything is written.
+ */
+#include "seed/agent.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/buf.h"
+#include "seed/policy.h"
+#include "seed/rng.h"
+
+struct seed_agent {
+	seed_model *model;
+	seed_dtype obs_dtype; /* the model's: U8 or F32 */
+	int obs_rank;
+	int64_t obs_shape[SEED_TENSOR_MAX_RANK];
+	size_t obs_numel;
+	int A;
+	int cap; /* rows of the model and the buffers */
+	bool greedy;
+	seed_rng rng;
+	int64_t version;
+	void *stage;   /* (cap, obs_numel) converted observations, model dtype */
+	float *logits; /* (cap, A) when the caller wants none */
+};
+
+void seed_agent_free(seed_agent **ap)
+{
+	if (!ap || !*ap)
+		return;
+	seed_agent *a = *ap;
+	seed_model_free(&a->model);
+	free(a->stage);
+	free(a->logits);
+	free(a);
+	*ap = NULL;
+}
+
+/* (Re)allocate the scratch buffers for cap rows. */
+static void alloc_scratch(seed_agent *a, int cap)
+{
+	free(a->stage);
+	free(a->logits);
+	a->stage = seed_xmalloc((size_t)cap * a->obs_numel * seed_dtype_size(a->obs_dtype));
+	a->logits = seed_xmalloc((size_t)cap * (size_t)a->A * sizeof(float));
+	a->cap = cap;
+}
+
+int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
+                   const int64_t *obs_shape, int num_actions, int max_rows, bool greedy, uint64_t seed,
+                   uint64_t stream, seed_err *err)
+{
+	if (seed_dtype_size(obs_dtype) == 0)
+		return seed_err_set(err, -EINVAL, "agent: observation dtype %d is not a dtype",
+		                    (int)obs_dtype);
+	if (max_rows < 1)
+		return seed_err_set(err, -EINVAL, "agent: max_rows %d is not at least 1", max_rows);
+	seed_dtype mdt = obs_dtype == SEED_DTYPE_U8 ? SEED_DTYPE_U8 : SEED_DTYPE_F32;
+	seed_model *m = NULL;
+	int rc = seed_model_new(&m, model_json, mdt, obs_rank, obs_shape, num_actions, max_rows, err);
+	if (rc)
+		return rc;
+	seed_agent *a = seed_xcalloc(1, sizeof *a);
+	a->model = m;
+	a->obs_dtype = mdt;
+	a->obs_rank = obs_rank; /* 1..4: seed_model_new checked it and the shape */
+	a->obs_numel = 1;
+	for (int d = 0; d < obs_rank; d++) {
+		a->obs_shape[d] = obs_shape[d];
+		a->obs_numel *= (size_t)obs_shape[d];
+	}
+	a->A = num_actions;
+	a->greedy = greedy;
+	seed_rng_init(&a->rng, seed, stream);
+	alloc_scratch(a, max_rows);
+	*out = a;
+	return 0;
+}
+
+int seed_agent_load_params(seed_agent *a, const void *data, size_t len, int64_t version, seed_err *err)
+{
+	size_t want = seed_model_num_params(a->model) * sizeof(float);
+	if (len != want || !data)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "params: %zu bytes do not fit the model, which has %zu parameters (%zu bytes "
+		    "of f32)",
+		    len, seed_model_num_params(a->model), want);
+	seed_model_load_params(a->model, data, len);
+	a->version = version;
+	return 0;
+}
+
+int64_t seed_agent_policy_version(const seed_agent *a)
+{
+	return a->version;
+}
+
+void seed_agent_set_policy_version(seed_agent *a, int64_t version)
+{
+	a->version = version;
+}
+
+seed_model *seed_agent_model(seed_agent *a)
+{
+	return a->model;
+}
+
+int seed_agent_num_actions(const seed_agent *a)
+{
+	return a->A;
+}
+
+seed_dtype seed_agent_obs_dtype(const seed_agent *a)
+{
+	return a->obs_dtype;
+}
+
+int seed_agent_capacity(const seed_agent *a)
+{
+	return a->cap;
+}
+
+/* ---- observations ------------------------------------------------------ */
+
+static void shape_str(char *buf, size_t len, int rank, const int64_t *shape)
+{
+	size_t n = (size_t)snprintf(buf, len, "[");
+	for (int i = 0; i < rank && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRId64, i ? "," : "", shape[i]);
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+}
+
+/* Whether obs is [rows, obs_shape...] on the CPU in a known dtype. */
+static int check_obs(const seed_agent *a, int rows, const seed_tensor *obs, seed_err *err)
+{
+	if (rows < 1)
+		return seed_err_set(err, -EINVAL, "observations: %d rows (at least 1)", rows);
+	if (!obs || !obs->data)
+		return seed_err_set(err, -EINVAL, "observations: none given");
+	if (!seed_tensor_on_cpu(obs))
+		return seed_err_set(err, -EINVAL, "observations: on device %s, not in host memory",
+		                    seed_device_name(obs->device));
+	if (seed_dtype_size(obs->dtype) == 0)
+		return seed_err_set(err, -EINVAL, "observations: dtype %d is not a dtype", (int)obs->dtype);
+	int64_t want[SEED_TENSOR_MAX_RANK] = {rows};
+	for (int d = 0; d < a->obs_rank; d++)
+		want[d + 1] = a->obs_shape[d];
+	bool same = obs->rank == a->obs_rank + 1;
+	for (int d = 0; same && d < obs->rank; d++)
+		same = obs->shape[d] == want[d];
+	if (!same) {
+		char got[128], exp[128];
+		shape_str(got, sizeof got,
+		          obs->rank >= 0 && obs->rank <= SEED_TENSOR_MAX_RANK ? obs->rank : 0, obs->shape);
+		shape_str(exp, sizeof exp, a->obs_rank + 1, want);
+		return seed_err_set(err, -EINVAL, "observations: shape %s, but the model takes %s (%d rows)",
+		                    got, exp, rows);
+	}
+	return 0;
+}
+
+/* Element i of src (any alignment) as the widest type of its kind. */
+static int64_t int_at(const uint8_t *src, seed_dtype dt, size_t i)
+{
+	switch (dt) {
+	case SEED_DTYPE_U8:
+		return src[i];
+	case SEED_DTYPE_I8:
+		return (int8_t)src[i];
+	case SEED_DTYPE_I32: {
+		int32_t v;
+		memcpy(&v, src + 4 * i, 4);
+		return v;
+	}
+	default: {
+		int64_t v;
+		memcpy(&v, src + 8 * i, 8);
+		return v;
+	}
+	}
+}
+
+static double float_at(const uint8_t *src, seed_dtype dt, size_t i)
+{
+	if (dt == SEED_DTYPE_F32) {
+		float v;
+		memcpy(&v, src + 4 * i, 4);
+		return v;
+	}
+	double v;
+	memcpy(&v, src + 8 * i, 8);
+	return v;
+}
+
+static int refuse_int(const seed_agent *a, seed_dtype dt, size_t i, int64_t v, const char *rule,
+                      seed_err *err)
+{
+	return seed_err_set(
+	    err, -ERANGE,
+	    "observations: row %zu, element %zu: %s value %" PRId64 " does not convert to the "
+	    "model's %s (%s)",
+	    i / a->obs_numel, i % a->obs_numel, seed_dtype_name(dt), v, seed_dtype_name(a->obs_dtype), rule);
+}
+
+static int refuse_float(const seed_agent *a, seed_dtype dt, size_t i, double v, const char *rule,
+                        seed_err *err)
+{
+	return seed_err_set(err, -ERANGE,
+	                    "observations: row %zu, element %zu: %s value %.17g does not convert to the "
+	                    "model's %s (%s)",
+	                    i / a->obs_numel, i % a->obs_numel, seed_dtype_name(dt), v,
+	                    seed_dtype_name(a->obs_dtype), rule);
+}
+
+static const char rule_f32_int[] = "integers must be exact in f32";
+static const char rule_f32_f64[] = "f64 values must be finite and at most FLT_MAX in magnitude";
+static const char rule_u8[] = "values must be integers in [0, 255]";
+
+/* n values of obs (another dtype than the model's) into a->stage. */
+static int convert(seed_agent *a, const seed_tensor *obs, size_t n, seed_err *err)
+{
+	const uint8_t *src = obs->data;
+	seed_dtype dt = obs->dtype;
+	bool is_float = dt == SEED_DTYPE_F32 || dt == SEED_DTYPE_F64;
+	if (a->obs_dtype == SEED_DTYPE_F32) {
+		float *dst = a->stage;
+		if (dt == SEED_DTYPE_U8) {
+			for (size_t i = 0; i < n; i++)
+				dst[i] = (float)src[i];
+		} else if (dt == SEED_DTYPE_F64) {
+			for (size_t i = 0; i < n; i++) {
+				double v = float_at(src, dt, i);
+				if (!(fabs(v) <= FLT_MAX)) /* NaN fails too */
+					return refuse_float(a, dt, i, v, rule_f32_f64, err);
+				dst[i] = (float)v;
+			}
+		} else {
+			for (size_t i = 0; i < n; i++) {
+				int64_t v = int_at(src, dt, i);
+				float f = (float)v;
+				/* 2^63 is past int64's range: a value that rounds
+				 * there was not exact. */
+				if (f >= 0x1p63f || (int64_t)f != v)
+					return refuse_int(a, dt, i, v, rule_f32_int, err);
+				dst[i] = f;
+			}
+		}
+		return 0;
+	}
+	uint8_t *dst = a->stage;
+	for (size_t i = 0; i < n; i++) {
+		if (is_float) {
+			double v = float_at(src, dt, i);
+			if (!(v >= 0 && v <= 255 && v == floor(v)))
+				return refuse_float(a, dt, i, v, rule_u8, err);
+			dst[i] = (uint8_t)v;
+		} else {
+			int64_t v = int_at(src, dt, i);
+			if (v < 0 || v > 255)
+				return refuse_int(a, dt, i, v, rule_u8, err);
+			dst[i] = (uint8_t)v;
+		}
+	}
+	return 0;
+}
+
+/* Check obs, make room for rows, and point *x at rows observations in the
+ * model's dtype. */
+static int prepare(seed_agent *a, int rows, const seed_tensor *obs, const void **x, seed_err *err)
+{
+	int rc = check_obs(a, rows, obs, err);
+	if (rc)
+		return rc;
+	if (rows > a->cap) {
+		if ((rc = seed_model_reserve(a->model, rows, err)) < 0)
+			return rc;
+		alloc_scratch(a, rows);
+	}
+	if (obs->dtype == a->obs_dtype) {
+		*x = obs->data;
+		return 0;
+	}
+	if ((rc = convert(a, obs, (size_t)rows * a->obs_numel, err)) < 0)
+		return rc;
+	*x = a->stage;
+	return 0;
+}
+
+/* ---- acting ------------------------------------------------------------ */
+
+int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
+                   float *values, seed_err *err)
+{
+	if (!actions)
+		return seed_err_set(err, -EINVAL, "agent: no actions buffer");
+	const void *x;
+	int rc = prepare(a, rows, obs, &x, err);
+	if (rc)
+		return rc;
+	float *lg = logits ? logits : a->logits;
+	if ((rc = seed_model_forward(a->model, rows, x, lg, values)) < 0)
+		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
+	if (a->greedy)
+		seed_policy_argmax(rows, a->A, lg, actions);
+	else
+		seed_policy_sample(rows, a->A, lg, &a->rng, actions);
+	return 0;
+}
+
+int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *values, seed_err *err)
+{
+	if (!values)
+		return seed_err_set(err, -EINVAL, "agent: no values buffer");
+	const void *x;
+	int rc = prepare(a, rows, obs, &x, err);
+	if (rc)
+		return rc;
+	if ((rc = seed_model_forward(a->model, rows, x, NULL, values)) < 0)
+		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
+	return 0;
+}

@@ -1,0 +1,125 @@
+/* seed/agent.h: an acting policy: observations in, actions out.
+ *
+ * An agent wraps one model (seed/nn.h) and its policy: it takes a batch of
+ * observations as a tensor (any dtype that converts exactly to the model's,
+ * any alignment), runs the forward pass, and writes one action per row
+ * (sampled from the policy, or the most likely one when greedy), with the
+ * logits and values when asked.  It is what seed-infer and seed-eval act
+ * with, so that both convert, check and choose the same way, and so that the
+ * backend that computes the forward pass stays hidden behind it.
+ *
+ * Rows: the agent is built for max_rows rows and preallocates everything a
+ * call needs for that many; act and values never allocate unless asked for
+ * more rows than ever before, and then grow once to the new size (see
+ * seed_agent_capacity).  A call's outputs depend only on its inputs, the
+ * parameters and the sampling generator, never on the capacity.
+ *
+ * Observation dtypes (seed_agent_act, seed_agent_values).  The model takes
+ * u8 observations when built for u8 and f32 otherwise.  Observations of
+ * another dtype are converted when every value converts exactly, and refused
+ * (nothing written, err naming the row, the element, the value and the rule)
+ * when one does not:
+ *
+ *   to an f32 model:  f32 as is (NaN and infinities included: the model
+ *                     sees what the client sent);
+ *                     u8, i8 always (exact);
+ *                     i32, i64 when every value is an integer f32 holds
+ *                     exactly (every |v| <= 2^24, and larger ones that
+ *                     happen to be representable);
+ *                     f64 when every value is finite and within f32's range
+ *                     (|v| <= FLT_MAX); it is rounded to the nearest f32,
+ *                     which is the precision an f32 model computes in.
+ *   to a u8 model:    u8 as is; i8, i32, i64, f32, f64 when every value is
+ *                     an integer in [0, 255] (so 3.0 is fine, 3.5, -1, 256
+ *                     and NaN are not).
+ *
+ * Why these rules: numpy's default dtype is f64 and image observations are
+ * often u8 or f32 pixels, so outside clients send them; converting them
+ * silently changes nothing when the conversion is exact, and refusing the
+ * rest says what was wrong instead of acting on garbage.  The rank and shape
+ * must match the model's exactly ([rows, obs_shape...]).
+ *
+ * Recurrent models do not exist yet: act keeps no state between calls.
+ *
+ * Threads: an agent belongs to one thread at a time.
+ */
+#ifndef SEED_AGENT_H
+#define SEED_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/error.h"
+#include "seed/nn.h"
+#include "seed/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct seed_agent seed_agent;
+
+/* Build an agent for the model described by model_json (seed_model(3)) for
+ * observations of obs_dtype and shape obs_shape[obs_rank] (one row, without
+ * the batch dimension), num_actions actions, max_rows rows per call before
+ * growing.  The model is built for u8 when obs_dtype is SEED_DTYPE_U8, for
+ * f32 otherwise (an f64 or integer client gets an f32 model and converts).
+ * greedy: choose the first most likely action; otherwise sample from
+ * softmax(logits) with a generator seeded by seed_rng_init(seed, stream).
+ * Parameters start at zero (uniform policy, zero values) and the policy
+ * version at 0: load parameters before acting for real.  model_json is
+ * copied.  Errors (*out untouched): those of seed_model_new (-SEED_EOPTION
+ * for a bad description, -EINVAL for bad shapes or counts, -ENOENT with no
+ * BLAS), -EINVAL for an unknown obs_dtype or max_rows < 1. */
+int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
+                   const int64_t *obs_shape, int num_actions, int max_rows, bool greedy, uint64_t seed,
+                   uint64_t stream, seed_err *err);
+/* Free a (NULL is fine) and set *a to NULL. */
+void seed_agent_free(seed_agent **a);
+
+/* Load parameters from len bytes of raw little-endian f32 in the model's
+ * slab order (a params frame's "params" payload; any alignment) and set the
+ * policy version.  Errors: -EINVAL when len is not 4 * the number of
+ * parameters (err says both sizes); parameters and version are then
+ * untouched. */
+int seed_agent_load_params(seed_agent *a, const void *data, size_t len, int64_t version, seed_err *err);
+
+/* Choose actions for rows >= 1 observations obs ([rows, obs_shape...], a
+ * dtype that converts by the rules above, data of any alignment):
+ * actions[rows] always; logits[rows * num_actions] and values[rows] when not
+ * NULL.  Draws exactly one uniform per row from the generator when sampling
+ * (none when greedy).  Errors (nothing written, generator not advanced):
+ * -EINVAL for a bad rows, dtype or shape; -ERANGE for a value that does not
+ * convert; err says which and where. */
+int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
+                   float *values, seed_err *err);
+
+/* The values of rows observations (e.g. the final observations of truncated
+ * episodes, to bootstrap from): values[rows].  Same checks and errors as
+ * seed_agent_act; never touches the generator. */
+int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *values, seed_err *err);
+
+/* The version of the parameters in use (seed_agent_load_params' version, or
+ * seed_agent_set_policy_version's; 0 at first). */
+int64_t seed_agent_policy_version(const seed_agent *a);
+/* Set the version after loading parameters straight into the model (e.g.
+ * from a checkpoint, through seed_agent_model). */
+void seed_agent_set_policy_version(seed_agent *a, int64_t version);
+
+/* The agent's model, owned by a and valid as long as a: for loading
+ * parameters from a checkpoint into it, or reading its layout.  Do not run
+ * it (its activations are the agent's scratch). */
+seed_model *seed_agent_model(seed_agent *a);
+
+int seed_agent_num_actions(const seed_agent *a);
+/* The model's observation dtype: SEED_DTYPE_U8 or SEED_DTYPE_F32. */
+seed_dtype seed_agent_obs_dtype(const seed_agent *a);
+/* Rows a call takes without allocating: max_rows at first, then the most
+ * rows ever asked for. */
+int seed_agent_capacity(const seed_agent *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,493 @@
+/* test_agent.c: the acting agent (seed/agent.h).
+ *
+ * Goldens: a tiny model (3 inputs, linear(2) + relu, 3 actions) whose
+ * parameters are binary fractions, so that every logit and value is exact in
+ * f32; tests/ref/agent_ref.py computes them in plain Python (and the sampling
+ * probabilities), and they were checked by hand.  The dtype conversion table
+ * runs through an identity model (no torso, value = the single observation),
+ * so a row's value is exactly what the conversion made of it.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/agent.h"
+#include "seed/nn.h"
+#include "tap.h"
+
+static const char tiny_json[] = "{\"torso\": [{\"type\": \"linear\", \"out\": 2}, {\"type\": \"relu\"}]}";
+
+/* In the model's slab order: torso.0.weight, torso.0.bias, policy.weight,
+ * value.weight, policy.bias, value.bias (seed_model(3)). */
+static const float tiny_params[] = {
+    1.0f, -0.5f,  0.25f,  0.5f, 1.0f,  -1.0f, /* torso.0.weight [2, 3] */
+    0.5f, -0.25f,                             /* torso.0.bias [2] */
+    1.0f, 0.0f,   0.0f,   1.0f, -1.0f, 2.0f,  /* policy.weight [3, 2] */
+    0.5f, -0.5f,                              /* value.weight [1, 2] */
+    0.0f, 0.5f,   -0.25f,                     /* policy.bias [3] */
+    1.0f,                                     /* value.bias [1] */
+};
+
+#define NROWS 5
+static const float tiny_obs[NROWS][3] = {{1, 2, 4}, {0, 0, 0}, {2, 1, 3}, {0, 3, 1}, {0, 1, 0}};
+/* tests/ref/agent_ref.py */
+static const float tiny_logits[NROWS][3] = {{1.5f, 0.5f, -1.75f},
+                                            {0.5f, 0.5f, -0.75f},
+                                            {2.75f, 0.5f, -3.0f},
+                                            {0.0f, 2.25f, 3.25f},
+                                            {0.0f, 1.25f, 1.25f}};
+static const float tiny_values[NROWS] = {1.75f, 1.25f, 2.375f, 0.125f, 0.625f};
+/* The first largest logit: rows 1 and 4 have ties. */
+static const int32_t tiny_greedy[NROWS] = {0, 0, 0, 2, 1};
+/* softmax of row 3's logits */
+static const double row3_probs[3] = {0.027564857816, 0.261528089329, 0.710907052855};
+
+static seed_agent *tiny_agent(seed_dtype dt, int max_rows, bool greedy, uint64_t seed)
+{
+	seed_agent *a = NULL;
+	seed_err err;
+	int rc = seed_agent_new(&a, tiny_json, dt, 1, (int64_t[]){3}, 3, max_rows, greedy, seed, 7, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return NULL;
+	rc = seed_agent_load_params(a, tiny_params, sizeof tiny_params, 42, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	return a;
+}
+
+static seed_tensor obs_view(const void *data, seed_dtype dt, int rows)
+{
+	return seed_tensor_view((void *)data, dt, 2, (int64_t[]){rows, 3});
+}
+
+static void t_act_greedy_golden(void)
+{
+	seed_agent *a = tiny_agent(SEED_DTYPE_F32, NROWS, true, 0);
+	if (!a)
+		return;
+	int32_t actions[NROWS];
+	float logits[NROWS][3], values[NROWS];
+	seed_tensor obs = obs_view(tiny_obs, SEED_DTYPE_F32, NROWS);
+	seed_err err;
+	int rc = seed_agent_act(a, NROWS, &obs, actions, &logits[0][0], values, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	for (int r = 0; r < NROWS; r++) {
+		CHECK_MSG(actions[r] == tiny_greedy[r], "row %d: action %d, want %d", r, actions[r],
+		          tiny_greedy[r]);
+		CHECK_NEAR(values[r], tiny_values[r], 0);
+		for (int j = 0; j < 3; j++)
+			CHECK_NEAR(logits[r][j], tiny_logits[r][j], 0);
+	}
+	CHECK(seed_agent_policy_version(a) == 42);
+	CHECK(seed_agent_num_actions(a) == 3);
+	CHECK(seed_agent_obs_dtype(a) == SEED_DTYPE_F32);
+	/* Without logits and values: the same actions. */
+	int32_t again[NROWS];
+	rc = seed_agent_act(a, NROWS, &obs, again, NULL, NULL, &err);
+	CHECK(rc == 0);
+	CHECK(memcmp(again, actions, sizeof again) == 0);
+	seed_agent_free(&a);
+	CHECK(a == NULL);
+	seed_agent_free(&a);
+	seed_agent_free(NULL);
+}
+
+static void t_values_golden(void)
+{
+	seed_agent *a = tiny_agent(SEED_DTYPE_F32, 2, false, 0);
+	if (!a)
+		return;
+	float values[NROWS];
+	seed_tensor obs = obs_view(tiny_obs, SEED_DTYPE_F32, NROWS);
+	seed_err err;
+	int rc = seed_agent_values(a, NROWS, &obs, values, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	for (int r = 0; r < NROWS; r++)
+		CHECK_NEAR(values[r], tiny_values[r], 0);
+	seed_agent_free(&a);
+}
+
+/* Sampling follows softmax(logits): 12000 draws of row 3 against its
+ * probabilities (4.5 standard deviations), the greedy agent always takes
+ * the argmax, and the same seed gives the same draws. */
+static void t_act_sampled(void)
+{
+	enum { N = 3000, CALLS = 4 };
+	float(*obs)[3] = malloc(sizeof(float[N][3]));
+	for (int r = 0; r < N; r++)
+		memcpy(obs[r], tiny_obs[3], sizeof obs[r]);
+	seed_tensor t = obs_view(obs, SEED_DTYPE_F32, N);
+	seed_agent *a = tiny_agent(SEED_DTYPE_F32, N, false, 1);
+	seed_agent *b = tiny_agent(SEED_DTYPE_F32, N, false, 1);
+	seed_agent *g = tiny_agent(SEED_DTYPE_F32, N, true, 1);
+	int32_t *act = malloc(N * sizeof *act), *act_b = malloc(N * sizeof *act_b);
+	long counts[3] = {0};
+	seed_err err;
+	int same = 1;
+	for (int c = 0; c < CALLS && a && b && g; c++) {
+		CHECK(seed_agent_act(a, N, &t, act, NULL, NULL, &err) == 0);
+		CHECK(seed_agent_act(b, N, &t, act_b, NULL, NULL, &err) == 0);
+		same &= memcmp(act, act_b, N * sizeof *act) == 0;
+		for (int r = 0; r < N; r++) {
+			CHECK(act[r] >= 0 && act[r] < 3);
+			if (act[r] >= 0 && act[r] < 3)
+				counts[act[r]]++;
+		}
+		CHECK(seed_agent_act(g, N, &t, act_b, NULL, NULL, &err) == 0);
+		for (int r = 0; r < N; r++)
+			CHECK(act_b[r] == 2);
+	}
+	CHECK(same);
+	double n = (double)N * CALLS;
+	for (int j = 0; j < 3; j++) {
+		double p = row3_probs[j], sd = sqrt(n * p * (1 - p));
+		CHECK_NEAR((double)counts[j], n * p, 4.5 * sd);
+	}
+	/* Another seed draws differently. */
+	seed_agent *d = tiny_agent(SEED_DTYPE_F32, N, false, 2);
+	if (d && b) {
+		CHECK(seed_agent_act(b, N, &t, act, NULL, NULL, &err) == 0);
+		CHECK(seed_agent_act(d, N, &t, act_b, NULL, NULL, &err) == 0);
+		CHECK(memcmp(act, act_b, N * sizeof *act) != 0);
+	}
+	seed_agent_free(&a);
+	seed_agent_free(&b);
+	seed_agent_free(&g);
+	seed_agent_free(&d);
+	free(act);
+	free(act_b);
+	free(obs);
+}
+
+/* A u8 model and other client dtypes give the golden results too. */
+static void t_act_dtypes_golden(void)
+{
+	uint8_t u8[NROWS][3];
+	double f64[NROWS][3];
+	int64_t i64[NROWS][3];
+	for (int r = 0; r < NROWS; r++)
+		for (int j = 0; j < 3; j++) {
+			u8[r][j] = (uint8_t)tiny_obs[r][j];
+			f64[r][j] = tiny_obs[r][j];
+			i64[r][j] = (int64_t)tiny_obs[r][j];
+		}
+	static const struct {
+		const char *name;
+		seed_dtype model, client;
+	} cases[] = {
+	    {"u8 to a u8 model", SEED_DTYPE_U8, SEED_DTYPE_U8},
+	    {"f32 to a u8 model", SEED_DTYPE_U8, SEED_DTYPE_F32},
+	    {"f64 to a u8 model", SEED_DTYPE_U8, SEED_DTYPE_F64},
+	    {"u8 to an f32 model", SEED_DTYPE_F32, SEED_DTYPE_U8},
+	    {"f64 to an f32 model", SEED_DTYPE_F32, SEED_DTYPE_F64},
+	    {"i64 to an f32 model", SEED_DTYPE_F32, SEED_DTYPE_I64},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		seed_agent *a = tiny_agent(cases[c].model, NROWS, true, 0);
+		if (!a)
+			continue;
+		const void *data = cases[c].client == SEED_DTYPE_U8    ? (const void *)u8
+		                   : cases[c].client == SEED_DTYPE_F64 ? (const void *)f64
+		                   : cases[c].client == SEED_DTYPE_I64 ? (const void *)i64
+		                                                       : (const void *)tiny_obs;
+		seed_tensor obs = obs_view(data, cases[c].client, NROWS);
+		int32_t actions[NROWS];
+		float logits[NROWS][3], values[NROWS];
+		seed_err err;
+		int rc = seed_agent_act(a, NROWS, &obs, actions, &logits[0][0], values, &err);
+		CHECK_MSG(rc == 0, "%s: %s", cases[c].name, err.msg);
+		CHECK(seed_agent_obs_dtype(a) == cases[c].model);
+		for (int r = 0; r < NROWS && rc == 0; r++) {
+			CHECK_MSG(actions[r] == tiny_greedy[r], "%s: row %d", cases[c].name, r);
+			CHECK_MSG(values[r] == tiny_values[r], "%s: row %d", cases[c].name, r);
+			for (int j = 0; j < 3; j++)
+				CHECK_MSG(logits[r][j] == tiny_logits[r][j], "%s: row %d", cases[c].name, r);
+		}
+		seed_agent_free(&a);
+	}
+}
+
+/* ---- the conversion rules ------------------------------------------------ */
+
+/* An identity model: no torso, one observation, one action; value.weight 1
+ * and value.bias 0, so the value is the converted observation. */
+static seed_agent *identity_agent(seed_dtype model)
+{
+	seed_agent *a = NULL;
+	seed_err err;
+	int rc = seed_agent_new(&a, "{\"torso\": []}", model, 1, (int64_t[]){1}, 1, 2, true, 0, 0, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return NULL;
+	/* policy.weight [1,1], value.weight [1,1], policy.bias [1], value.bias [1] */
+	static const float p[4] = {0, 1, 0, 0};
+	CHECK(seed_agent_load_params(a, p, sizeof p, 0, &err) == 0);
+	return a;
+}
+
+typedef struct conv_case {
+	const char *name;
+	seed_dtype model, client;
+	double value;   /* the client's value, as its dtype stores it */
+	int64_t ivalue; /* ... for integer dtypes */
+	int rc;         /* 0 or -ERANGE */
+	float want;     /* the converted value when rc is 0 */
+} conv_case;
+
+#define F32 SEED_DTYPE_F32
+#define U8 SEED_DTYPE_U8
+static const conv_case conv_cases[] = {
+    /* to an f32 model */
+    {"u8 255 -> f32", F32, SEED_DTYPE_U8, 0, 255, 0, 255.0f},
+    {"i8 -7 -> f32", F32, SEED_DTYPE_I8, 0, -7, 0, -7.0f},
+    {"i32 2^24 -> f32", F32, SEED_DTYPE_I32, 0, 16777216, 0, 16777216.0f},
+    {"i32 2^24+1 refused (not exact)", F32, SEED_DTYPE_I32, 0, 16777217, -ERANGE, 0},
+    {"i32 -(2^24+2) -> f32 (exact)", F32, SEED_DTYPE_I32, 0, -16777218, 0, -16777218.0f},
+    {"i32 INT32_MAX refused", F32, SEED_DTYPE_I32, 0, INT32_MAX, -ERANGE, 0},
+    {"i64 2^40 -> f32", F32, SEED_DTYPE_I64, 0, (int64_t)1 << 40, 0, 1099511627776.0f},
+    {"i64 2^53+1 refused", F32, SEED_DTYPE_I64, 0, ((int64_t)1 << 53) + 1, -ERANGE, 0},
+    {"i64 INT64_MAX refused (rounds to 2^63)", F32, SEED_DTYPE_I64, 0, INT64_MAX, -ERANGE, 0},
+    {"i64 INT64_MIN -> f32 (-2^63 is exact)", F32, SEED_DTYPE_I64, 0, INT64_MIN, 0, -0x1p63f},
+    {"f64 -3.5 -> f32", F32, SEED_DTYPE_F64, -3.5, 0, 0, -3.5f},
+    {"f64 0.1 -> nearest f32", F32, SEED_DTYPE_F64, 0.1, 0, 0, 0.1f},
+    {"f64 FLT_MAX -> f32", F32, SEED_DTYPE_F64, FLT_MAX, 0, 0, FLT_MAX},
+    {"f64 1e39 refused (out of f32's range)", F32, SEED_DTYPE_F64, 1e39, 0, -ERANGE, 0},
+    {"f64 NaN refused", F32, SEED_DTYPE_F64, NAN, 0, -ERANGE, 0},
+    {"f64 -inf refused", F32, SEED_DTYPE_F64, -INFINITY, 0, -ERANGE, 0},
+    {"f32 2.5 as is", F32, SEED_DTYPE_F32, 2.5, 0, 0, 2.5f},
+    /* to a u8 model */
+    {"u8 9 as is", U8, SEED_DTYPE_U8, 0, 9, 0, 9.0f},
+    {"f32 3.0 -> u8", U8, SEED_DTYPE_F32, 3.0, 0, 0, 3.0f},
+    {"f32 255 -> u8", U8, SEED_DTYPE_F32, 255.0, 0, 0, 255.0f},
+    {"f32 -0.0 -> u8 0", U8, SEED_DTYPE_F32, -0.0, 0, 0, 0.0f},
+    {"f32 3.5 refused", U8, SEED_DTYPE_F32, 3.5, 0, -ERANGE, 0},
+    {"f32 -1 refused", U8, SEED_DTYPE_F32, -1.0, 0, -ERANGE, 0},
+    {"f32 256 refused", U8, SEED_DTYPE_F32, 256.0, 0, -ERANGE, 0},
+    {"f32 NaN refused", U8, SEED_DTYPE_F32, NAN, 0, -ERANGE, 0},
+    {"f64 200 -> u8", U8, SEED_DTYPE_F64, 200.0, 0, 0, 200.0f},
+    {"f64 1e-300 refused", U8, SEED_DTYPE_F64, 1e-300, 0, -ERANGE, 0},
+    {"i8 -1 refused", U8, SEED_DTYPE_I8, 0, -1, -ERANGE, 0},
+    {"i8 127 -> u8", U8, SEED_DTYPE_I8, 0, 127, 0, 127.0f},
+    {"i32 255 -> u8", U8, SEED_DTYPE_I32, 0, 255, 0, 255.0f},
+    {"i32 256 refused", U8, SEED_DTYPE_I32, 0, 256, -ERANGE, 0},
+    {"i64 7 -> u8", U8, SEED_DTYPE_I64, 0, 7, 0, 7.0f},
+    {"i64 -2^40 refused", U8, SEED_DTYPE_I64, 0, -((int64_t)1 << 40), -ERANGE, 0},
+};
+#undef F32
+#undef U8
+
+/* Two rows: a good value (1) first, the case's value second, stored
+ * unaligned (one byte into the buffer) as a decoded frame may be. */
+static void store(const conv_case *c, uint8_t *buf)
+{
+	size_t es = seed_dtype_size(c->client);
+	for (int r = 0; r < 2; r++) {
+		uint8_t *at = buf + 1 + (size_t)r * es;
+		double dv = r ? c->value : 1.0;
+		int64_t iv = r ? c->ivalue : 1;
+		switch (c->client) {
+		case SEED_DTYPE_U8:
+		case SEED_DTYPE_I8:
+			*at = (uint8_t)iv;
+			break;
+		case SEED_DTYPE_I32: {
+			int32_t v = (int32_t)iv;
+			memcpy(at, &v, 4);
+			break;
+		}
+		case SEED_DTYPE_I64:
+			memcpy(at, &iv, 8);
+			break;
+		case SEED_DTYPE_F32: {
+			float v = (float)dv;
+			memcpy(at, &v, 4);
+			break;
+		}
+		default:
+			memcpy(at, &dv, 8);
+			break;
+		}
+	}
+}
+
+static void t_conversion_table(void)
+{
+	for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
+		const conv_case *c = &conv_cases[i];
+		seed_agent *a = identity_agent(c->model);
+		if (!a)
+			return;
+		uint8_t buf[1 + 2 * 8];
+		store(c, buf);
+		seed_tensor obs = seed_tensor_view(buf + 1, c->client, 2, (int64_t[]){2, 1});
+		float values[2] = {-99, -99}, logits[2] = {-99, -99};
+		int32_t actions[2] = {-5, -5};
+		seed_err err = {""};
+		int rc = seed_agent_act(a, 2, &obs, actions, logits, values, &err);
+		CHECK_MSG(rc == c->rc, "%s: rc %d, want %d (%s)", c->name, rc, c->rc, err.msg);
+		if (c->rc == 0 && rc == 0) {
+			CHECK_MSG(values[0] == 1.0f, "%s: row 0 is %g", c->name, values[0]);
+			CHECK_MSG(values[1] == c->want, "%s: %.9g, want %.9g", c->name, values[1], c->want);
+		} else if (rc) {
+			/* Refused: the message says where and what; nothing written. */
+			CHECK_MSG(strstr(err.msg, "row 1, element 0") != NULL, "%s: %s", c->name, err.msg);
+			CHECK_MSG(strstr(err.msg, seed_dtype_name(c->client)) != NULL, "%s: %s", c->name,
+			          err.msg);
+			CHECK(values[0] == -99 && values[1] == -99 && logits[0] == -99);
+			CHECK(actions[0] == -5 && actions[1] == -5);
+			/* seed_agent_values refuses the same way. */
+			CHECK(seed_agent_values(a, 2, &obs, values, &err) == c->rc);
+			CHECK(values[0] == -99);
+		}
+		seed_agent_free(&a);
+	}
+}
+
+/* f32 NaN goes to an f32 model as is: the model sees what was sent. */
+static void t_f32_nan_passes(void)
+{
+	seed_agent *a = identity_agent(SEED_DTYPE_F32);
+	if (!a)
+		return;
+	float x[2] = {NAN, 1};
+	seed_tensor obs = seed_tensor_view(x, SEED_DTYPE_F32, 2, (int64_t[]){2, 1});
+	float values[2];
+	int32_t actions[2];
+	seed_err err;
+	CHECK(seed_agent_act(a, 2, &obs, actions, NULL, values, &err) == 0);
+	CHECK(isnan(values[0]) && values[1] == 1.0f);
+	seed_agent_free(&a);
+}
+
+/* ---- bad calls ------------------------------------------------------------- */
+
+static void t_bad_shapes(void)
+{
+	seed_agent *a = tiny_agent(SEED_DTYPE_F32, 4, true, 0);
+	if (!a)
+		return;
+	float x[4][3] = {{0}};
+	int32_t actions[4] = {-5, -5, -5, -5};
+	seed_err err;
+	static const struct {
+		const char *name;
+		int rows, rank;
+		int64_t shape[3];
+		const char *msg;
+	} cases[] = {
+	    {"rows != shape[0]", 2, 2, {3, 3}, "shape [3,3], but the model takes [2,3]"},
+	    {"wrong row size", 2, 2, {2, 4}, "shape [2,4]"},
+	    {"rank 1", 3, 1, {3}, "shape [3]"},
+	    {"rank 3", 2, 3, {2, 3, 1}, "shape [2,3,1]"},
+	    {"zero rows", 0, 2, {0, 3}, "0 rows"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		seed_tensor obs = seed_tensor_view(x, SEED_DTYPE_F32, cases[i].rank, cases[i].shape);
+		int rc = seed_agent_act(a, cases[i].rows, &obs, actions, NULL, NULL, &err);
+		CHECK_MSG(rc == -EINVAL, "%s: rc %d", cases[i].name, rc);
+		CHECK_MSG(strstr(err.msg, cases[i].msg) != NULL, "%s: %s", cases[i].name, err.msg);
+	}
+	CHECK(actions[0] == -5);
+	seed_tensor obs = seed_tensor_view(x, SEED_DTYPE_F32, 2, (int64_t[]){4, 3});
+	CHECK(obs.device == SEED_DEVICE_CPU);
+	obs.device = (seed_device)1; /* no such device yet: refused, not read */
+	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "device") != NULL, "%s", err.msg);
+	obs.device = SEED_DEVICE_CPU;
+	obs.dtype = SEED_DTYPE_INVALID;
+	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);
+	CHECK(seed_agent_act(a, 4, NULL, actions, NULL, NULL, &err) == -EINVAL);
+	CHECK(actions[0] == -5);
+	seed_agent_free(&a);
+
+	/* Construction errors. */
+	seed_agent *b = NULL;
+	CHECK(seed_agent_new(&b, "{\"torso\": [{\"type\": \"lstm\"}]}", SEED_DTYPE_F32, 1, (int64_t[]){3}, 3,
+	                     4, false, 0, 0, &err) == -SEED_EOPTION);
+	CHECK(seed_agent_new(&b, tiny_json, SEED_DTYPE_INVALID, 1, (int64_t[]){3}, 3, 4, false, 0, 0, &err) ==
+	      -EINVAL);
+	CHECK(seed_agent_new(&b, tiny_json, SEED_DTYPE_F32, 1, (int64_t[]){3}, 3, 0, false, 0, 0, &err) ==
+	      -EINVAL);
+	CHECK(seed_agent_new(&b, tiny_json, SEED_DTYPE_F32, 1, (int64_t[]){3}, 0, 4, false, 0, 0, &err) ==
+	      -EINVAL);
+	CHECK(b == NULL);
+}
+
+/* Parameters of the wrong size are refused; the old ones stay. */
+static void t_params_wrong_size(void)
+{
+	seed_agent *a = tiny_agent(SEED_DTYPE_F32, 1, true, 0);
+	if (!a)
+		return;
+	seed_err err;
+	float zeros[21] = {0};
+	size_t sizes[] = {sizeof tiny_params - 4, sizeof tiny_params + 4, 0, 1};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		int rc = seed_agent_load_params(a, zeros, sizes[i], 99, &err);
+		CHECK_MSG(rc == -EINVAL, "size %zu: rc %d", sizes[i], rc);
+		CHECK_MSG(strstr(err.msg, "20 parameters (80 bytes") != NULL, "%s", err.msg);
+	}
+	CHECK(seed_agent_policy_version(a) == 42);
+	float values[1];
+	seed_tensor obs = obs_view(tiny_obs[0], SEED_DTYPE_F32, 1);
+	CHECK(seed_agent_values(a, 1, &obs, values, &err) == 0);
+	CHECK(values[0] == tiny_values[0]);
+	/* The version of parameters loaded straight into the model. */
+	seed_agent_set_policy_version(a, 7);
+	CHECK(seed_agent_policy_version(a) == 7);
+	CHECK(seed_model_num_params(seed_agent_model(a)) == 20);
+	seed_agent_free(&a);
+}
+
+/* Calls within the capacity never grow it; a bigger call grows it once to
+ * exactly its rows, keeps the parameters and the model, and the results do
+ * not depend on the capacity. */
+static void t_capacity(void)
+{
+	seed_agent *a = tiny_agent(SEED_DTYPE_U8, 2, true, 0);
+	if (!a)
+		return;
+	seed_model *m = seed_agent_model(a);
+	float x[NROWS * 4][3];
+	for (int r = 0; r < NROWS * 4; r++)
+		memcpy(x[r], tiny_obs[r % NROWS], sizeof x[r]);
+	int32_t actions[NROWS * 4];
+	float values[NROWS * 4];
+	seed_err err;
+	CHECK(seed_agent_capacity(a) == 2);
+	for (int i = 0; i < 50; i++) {
+		seed_tensor obs = obs_view(x, SEED_DTYPE_F32, 1 + i % 2);
+		CHECK(seed_agent_act(a, 1 + i % 2, &obs, actions, NULL, values, &err) == 0);
+		CHECK(seed_agent_values(a, 1 + i % 2, &obs, values, &err) == 0);
+	}
+	CHECK(seed_agent_capacity(a) == 2);
+	seed_tensor obs = obs_view(x, SEED_DTYPE_F32, NROWS * 4);
+	CHECK(seed_agent_act(a, NROWS * 4, &obs, actions, NULL, values, &err) == 0);
+	CHECK(seed_agent_capacity(a) == NROWS * 4);
+	CHECK(seed_agent_model(a) == m);
+	for (int r = 0; r < NROWS * 4; r++) {
+		CHECK(actions[r] == tiny_greedy[r % NROWS]);
+		CHECK(values[r] == tiny_values[r % NROWS]);
+	}
+	obs = obs_view(x, SEED_DTYPE_F32, 3);
+	CHECK(seed_agent_values(a, 3, &obs, values, &err) == 0);
+	CHECK(seed_agent_capacity(a) == NROWS * 4);
+	seed_agent_free(&a);
+}
+
+int main(void)
+{
+	TAP_RUN(t_act_greedy_golden);
+	TAP_RUN(t_values_golden);
+	TAP_RUN(t_act_sampled);
+	TAP_RUN(t_act_dtypes_golden);
+	TAP_RUN(t_conversion_table);
+	TAP_RUN(t_f32_nan_passes);
+	TAP_RUN(t_bad_shapes);
+	TAP_RUN(t_params_wrong_size);
+	TAP_RUN(t_capacity);
+	return tap_done();
+}
