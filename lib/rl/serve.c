@@ -345,6 +345,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		return;
 	}
 	s->st.evicted = seed_sessions_evicted(s->ss);
+	s->st.halves = (int64_t)seed_sessions_count(s->ss);
 	int64_t prev = h->last_seq;
 	switch (seed_session_accept(h, seq)) {
 	case SEED_SESSION_WAITING:

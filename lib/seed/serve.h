@@ -69,7 +69,7 @@ typedef struct seed_serve_opts {
 typedef struct seed_serve_stats {
 	int64_t steps, requests, batches, rows, bad, resends, gaps, refused;
 	int64_t unroll_frames, unrolls, unroll_bytes, episodes;
-	int64_t evicted, expired;
+	int64_t halves, evicted, expired; /* halves: known now */
 } seed_serve_stats;
 
 typedef struct seed_serve seed_serve;
