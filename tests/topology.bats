@@ -165,14 +165,23 @@ steps_in_one_second() {
 @test "an actor started right after another one's death runs at full speed: dead halves hold no batch" {
 	# A long batching window: a batch held by a dead half would take 0.2 s.
 	start INFER seed-infer --bind "ipc://$D/infer" --policy random --timeout-us 200000 --stats-interval 0 --quiet
-	fresh=$(steps_in_one_second "ipc://$D/infer")
+	# The best of three runs each way: the machine may be busy with more.
+	best=0
+	for i in 1 2 3; do n=$(steps_in_one_second "ipc://$D/infer"); [ "$n" -gt "$best" ] && best=$n; done
+	fresh=$best
 	start A0 seed-actor --env catch --envs 4 --actor 0 --connect "ipc://$D/infer" --quiet
 	sleep 0.5
 	kill -KILL "$A0_PID"
-	after=$(steps_in_one_second "ipc://$D/infer")
+	best=0
+	for i in 1 2 3; do n=$(steps_in_one_second "ipc://$D/infer"); [ "$n" -gt "$best" ] && best=$n; done
+	after=$best
 	echo "steps in one second: $fresh on a fresh server, $after right after an actor was killed"
+	# A batch held by the dead halves would take the whole 0.2 s window:
+	# some 20 steps in a second instead of tens of thousands.  On an idle
+	# machine the two figures agree within 10%; the bound below leaves room
+	# for a machine busy with other work.
 	[ "$fresh" -gt 100 ]
-	[ "$after" -ge $((fresh * 9 / 10)) ]
+	[ "$after" -ge $((fresh / 2)) ]
 }
 
 @test "the halves of a finished actor expire, whatever the order the halves came in" {

@@ -3,7 +3,7 @@
  * Requests (one per actor half, K rows each) join the open batch; the batch
  * is ready when it holds max_rows rows, when its deadline (timeout after
  * the first request) has passed, or when no other half is expected to ask
- * before the deadline (the caller counts those: seed_sessions_expected(3)).
+ * before the deadline (the caller counts those: seed_sessions_expected).
  * The observations of every request are gathered into one matrix, rows in
  * request order, for one forward pass; the final observations of truncated
  * episodes into a second one, to be valued in one more pass.

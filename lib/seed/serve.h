@@ -108,7 +108,7 @@ double seed_serve_deadline(const seed_serve *s);
 /* Whether the open batch holds max_batch rows. */
 bool seed_serve_full(const seed_serve *s);
 /* Whether the open batch should run at now: full, past its deadline, or
- * no live half that is not in it (seed_sessions_expected(3)). */
+ * no live half that is not in it (seed_sessions_expected). */
 bool seed_serve_ready(const seed_serve *s, double now);
 
 /* Act on the open batch, answer every request in it and push the unrolls
