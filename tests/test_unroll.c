@@ -274,6 +274,41 @@ static void t_layouts(void)
 	CHECK(seed_unroll_bytes(&l) == header + 16 + 32 * 4 + 16 * 2 + 96);
 }
 
+/* The schema checks unroll frames against the same table: every field of
+ * it is in the frame, in table order after the frame's own fields, and a
+ * frame breaking one is refused with a message naming it. */
+static void t_schema(void)
+{
+	seed_unroll *u = make(1, 1, 2);
+	CHECK(!put(u, 0, 0, 0));
+	CHECK(put(u, 1, 0, 0));
+	seed_frame f;
+	CHECK(seed_unroll_frame(u, &f, 1, 1, envs) == 0);
+	CHECK(f.nfields == 5 + SEED_UNROLL_NFIELDS);
+	for (int i = 0; i < SEED_UNROLL_NFIELDS; i++)
+		CHECK_MSG(strlen(seed_frame_unroll_fields[i].name) == f.fields[5 + i].name_len &&
+		              memcmp(seed_frame_unroll_fields[i].name, f.fields[5 + i].name,
+		                     f.fields[5 + i].name_len) == 0,
+		          "field %d", i);
+	seed_err err;
+	CHECK(seed_frame_validate(&f, &err) == 0);
+	int32_t wrong[4] = {0};
+	int64_t shape[2] = {2, 2};
+	seed_frame g = f;
+	seed_frame_set_tensor(&g, "reward", seed_tensor_view(wrong, SEED_DTYPE_I32, 2, shape));
+	CHECK(seed_frame_validate(&g, &err) == -SEED_EFRAME);
+	CHECK_MSG(strcmp(err.msg, "unroll frame: field 'reward': dtype i32, expected f32") == 0, "%s",
+	          err.msg);
+	/* state is [B, S]: 3 rows for B = 2 is refused. */
+	float st[6] = {0};
+	int64_t s3[2] = {3, 2};
+	g = f;
+	seed_frame_set_tensor(&g, "state", seed_tensor_view(st, SEED_DTYPE_F32, 2, s3));
+	CHECK(seed_frame_validate(&g, &err) == -SEED_EFRAME);
+	CHECK_MSG(strstr(err.msg, "field 'state'") && strstr(err.msg, "B = 2"), "%s", err.msg);
+	seed_unroll_free(&u);
+}
+
 int main(void)
 {
 	TAP_RUN(t_transitions);
@@ -281,5 +316,6 @@ int main(void)
 	TAP_RUN(t_overlap_two_state);
 	TAP_RUN(t_restart);
 	TAP_RUN(t_layouts);
+	TAP_RUN(t_schema);
 	return tap_done();
 }

@@ -55,8 +55,9 @@ struct seed_serve {
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
-	double last_gap_warn;
+	double last_gap_warn, last_build_warn;
 	int64_t gaps_warned;
+	bool build_warned;
 };
 
 static void warn(seed_serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -188,6 +189,12 @@ static void build_agent(seed_serve *s, const seed_session *h)
 	if (rc) {
 		seed_agent_free(&a);
 		s->build_failed = true;
+		/* A learner publishes after every update: say it once in a while. */
+		double now = seed_serve_now();
+		if (s->build_warned && now - s->last_build_warn < 10)
+			return;
+		s->build_warned = true;
+		s->last_build_warn = now;
 		warn(s,
 		     "cannot build the model for actor %" PRIu32
 		     "'s observations (%s); playing uniformly at random "

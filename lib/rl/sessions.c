@@ -231,10 +231,14 @@ int seed_sessions_get(seed_sessions *s, uint32_t run, uint32_t actor, int32_t en
 			    actor, run, env0, l->rows, l->num_actions, h->layout.rows);
 		seed_unroll_layout full;
 		size_t need = session_bytes(s, l, &full);
-		if (need == 0)
-			return seed_err_set(err, -EINVAL,
-			                    "actor %" PRIu32 ": %d rows of %d actions: not a valid layout",
-			                    actor, l->rows, l->num_actions);
+		if (need == 0) {
+			/* Say why: seed_unroll_new refuses the same layouts
+			 * (and allocates nothing then). */
+			seed_unroll *u = NULL;
+			int rc = seed_unroll_new(&u, &full, err);
+			seed_unroll_free(&u);
+			return rc ? rc : -EINVAL;
+		}
 		if (need > s->o.max_bytes)
 			return seed_err_set(err, -E2BIG,
 			                    "actor %" PRIu32 " (env0 %" PRId32
