@@ -227,4 +227,6 @@ stop() {
 	stop
 	tail -1 "$D/err"
 	tail -1 "$D/err" | grep -q ', 4 halves, 36 evicted'
+	# Said once (rate-limited), with the bounds.
+	[ "$(grep -c 'actor halves evicted so far, the longest idle first, to stay within 4 halves' "$D/err")" -eq 1 ]
 }

@@ -55,7 +55,8 @@ struct seed_serve {
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
-	double last_gap_warn, last_build_warn;
+	double last_gap_warn, last_build_warn, last_evict_warn;
+	int64_t evict_warns;
 	int64_t gaps_warned;
 	bool build_warned;
 };
@@ -351,7 +352,21 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		send_error(s, m, NULL, 0, rc, msg, tn);
 		return;
 	}
-	s->st.evicted = seed_sessions_evicted(s->ss);
+	if (seed_sessions_evicted(s->ss) > s->st.evicted) {
+		s->st.evicted = seed_sessions_evicted(s->ss);
+		/* Eviction under load means the bounds are too small for the
+		 * actors there are: every evicted live half loses its unroll. */
+		if (s->evict_warns == 0 || now - s->last_evict_warn >= 10) {
+			s->evict_warns++;
+			s->last_evict_warn = now;
+			warn(
+			    s,
+			    "%" PRId64
+			    " actor halves evicted so far, the longest idle first, to stay within %zu halves "
+			    "and %zu bytes; an evicted half that comes back starts a new unroll",
+			    s->st.evicted, s->o.max_halves, s->o.max_bytes);
+		}
+	}
 	s->st.halves = (int64_t)seed_sessions_count(s->ss);
 	int64_t prev = h->last_seq;
 	switch (seed_session_accept(h, seq)) {
