@@ -335,10 +335,11 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 			if (m->envelope) {
 				while (recv_part(c) == 1)
 					;
-				return seed_err_set(err, -SEED_EFRAME,
-				                    "%s: a message in a REQ envelope (an empty part before the frame): "
-				                    "connect a DEALER socket, which sends a frame as one part",
-				                    c->endpoint);
+				return seed_err_set(
+				    err, -SEED_EFRAME,
+				    "%s: a message in a REQ envelope (an empty part before the frame): "
+				    "connect a DEALER socket, which sends a frame as one part",
+				    c->endpoint);
 			}
 		}
 		if (rc == 1) {
