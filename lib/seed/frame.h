@@ -31,6 +31,11 @@
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
  * least 1.  The checks cover structure, not tensor contents.
  *
+ * Identity: env0 (steps, actions) and env (unrolls, episodes) index the
+ * actor's own vector of environments, from 0 in every actor, so an
+ * environment is known by (run, actor, env); seq counts the step frames of
+ * one half (run, actor, env0).
+ *
  * Fields not in the schema are kept (decoded, re-encoded, printed by
  * seed-cat) but not interpreted, so newer peers can add fields.  A decoded
  * frame points into the buffer it was decoded from: keep that buffer alive
