@@ -214,6 +214,13 @@ stop() {
 	run seed-actor --env catch --envs 2 --steps 5 --connect "ipc://$D/s" --quiet
 	assert_success
 	stop
+	# Without unrolls, a model's batch would copy the observations: a step
+	# frame of 40 x 40 kB (1.6 MB) is more than 1 MiB.
+	serve --model "ipc://$D/p" --max-memory 1
+	step 1 0 0 0 40 2 f32 10000 | seed-cat --encode >"$D/wide"
+	run sh -c "zreq ipc://$D/s '$D/wide' | seed-cat"
+	assert_output --partial "field 'obs': 1600000 bytes, more than the bound of 1048576"
+	stop
 }
 
 @test "--max-halves: a flood of one-frame peers evicts the longest idle halves, memory stays bounded" {

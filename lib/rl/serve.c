@@ -338,6 +338,16 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		send_error(s, m, NULL, 0, rc, err.msg, tn);
 		return;
 	}
+	if (seed_tensor_nbytes(obs) > s->o.max_bytes) {
+		/* The batch would copy (and keep room for) all of it. */
+		rc = seed_err_set(
+		    &err, -E2BIG,
+		    "step frame: field 'obs': %zu bytes, more than the bound of %zu on the server's "
+		    "memory",
+		    seed_tensor_nbytes(obs), s->o.max_bytes);
+		send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return;
+	}
 	seed_unroll_layout l = {
 	    .rows = (int)K, .num_actions = (int)A, .obs_dtype = obs->dtype, .obs_rank = obs->rank - 1};
 	memcpy(l.obs_shape, obs->shape + 1, (size_t)l.obs_rank * sizeof l.obs_shape[0]);
