@@ -342,6 +342,19 @@ static void t_conversion_table(void)
 			CHECK(seed_agent_values(a, 2, &obs, values, &err) == c->rc);
 			CHECK(values[0] == -99);
 		}
+		/* seed_agent_convert: the same rule, the model's dtype out. */
+		union {
+			float f[2];
+			uint8_t u[2];
+		} conv;
+		CHECK(seed_agent_obs_bytes(a) == seed_dtype_size(c->model));
+		rc = seed_agent_convert(a, 2, &obs, &conv, &err);
+		CHECK_MSG(rc == c->rc, "%s: convert rc %d", c->name, rc);
+		if (rc == 0 && c->model == SEED_DTYPE_F32)
+			CHECK_MSG(conv.f[0] == 1.0f && conv.f[1] == c->want, "%s: %.9g", c->name, conv.f[1]);
+		else if (rc == 0)
+			CHECK_MSG(conv.u[0] == 1 && conv.u[1] == (uint8_t)c->want, "%s: %d", c->name,
+			          conv.u[1]);
 		seed_agent_free(&a);
 	}
 }
@@ -395,7 +408,9 @@ static void t_bad_shapes(void)
 	CHECK(obs.device == SEED_DEVICE_CPU);
 	obs.device = (seed_device)1; /* no such device yet: refused, not read */
 	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);
-	CHECK_MSG(strstr(err.msg, "device") != NULL, "%s", err.msg);
+	CHECK_MSG(strstr(err.msg, "on device invalid") != NULL, "%s", err.msg);
+	CHECK(strcmp(seed_device_name(SEED_DEVICE_CPU), "cpu") == 0);
+	CHECK(!seed_tensor_on_cpu(&obs));
 	obs.device = SEED_DEVICE_CPU;
 	obs.dtype = SEED_DTYPE_INVALID;
 	CHECK(seed_agent_act(a, 4, &obs, actions, NULL, NULL, &err) == -EINVAL);

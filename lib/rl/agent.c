@@ -127,6 +127,11 @@ seed_dtype seed_agent_obs_dtype(const seed_agent *a)
 	return a->obs_dtype;
 }
 
+size_t seed_agent_obs_bytes(const seed_agent *a)
+{
+	return a->obs_numel * seed_dtype_size(a->obs_dtype);
+}
+
 int seed_agent_capacity(const seed_agent *a)
 {
 	return a->cap;
@@ -229,14 +234,15 @@ static const char rule_f32_int[] = "integers must be exact in f32";
 static const char rule_f32_f64[] = "f64 values must be finite and at most FLT_MAX in magnitude";
 static const char rule_u8[] = "values must be integers in [0, 255]";
 
-/* n values of obs (another dtype than the model's) into a->stage. */
-static int convert(seed_agent *a, const seed_tensor *obs, size_t n, seed_err *err)
+/* n values of obs (another dtype than the model's) into dst, in the
+ * model's dtype. */
+static int convert(const seed_agent *a, const seed_tensor *obs, size_t n, void *out, seed_err *err)
 {
 	const uint8_t *src = obs->data;
 	seed_dtype dt = obs->dtype;
 	bool is_float = dt == SEED_DTYPE_F32 || dt == SEED_DTYPE_F64;
 	if (a->obs_dtype == SEED_DTYPE_F32) {
-		float *dst = a->stage;
+		float *dst = out;
 		if (dt == SEED_DTYPE_U8) {
 			for (size_t i = 0; i < n; i++)
 				dst[i] = (float)src[i];
@@ -260,7 +266,7 @@ static int convert(seed_agent *a, const seed_tensor *obs, size_t n, seed_err *er
 		}
 		return 0;
 	}
-	uint8_t *dst = a->stage;
+	uint8_t *dst = out;
 	for (size_t i = 0; i < n; i++) {
 		if (is_float) {
 			double v = float_at(src, dt, i);
@@ -293,10 +299,24 @@ static int prepare(seed_agent *a, int rows, const seed_tensor *obs, const void *
 		*x = obs->data;
 		return 0;
 	}
-	if ((rc = convert(a, obs, (size_t)rows * a->obs_numel, err)) < 0)
+	if ((rc = convert(a, obs, (size_t)rows * a->obs_numel, a->stage, err)) < 0)
 		return rc;
 	*x = a->stage;
 	return 0;
+}
+
+int seed_agent_convert(const seed_agent *a, int rows, const seed_tensor *obs, void *dst, seed_err *err)
+{
+	int rc = check_obs(a, rows, obs, err);
+	if (rc)
+		return rc;
+	if (!dst)
+		return seed_err_set(err, -EINVAL, "agent: no buffer to convert into");
+	if (obs->dtype == a->obs_dtype) {
+		memcpy(dst, obs->data, (size_t)rows * seed_agent_obs_bytes(a));
+		return 0;
+	}
+	return convert(a, obs, (size_t)rows * a->obs_numel, dst, err);
 }
 
 /* ---- acting ------------------------------------------------------------ */

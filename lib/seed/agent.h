@@ -100,6 +100,15 @@ int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *act
  * seed_agent_act; never touches the generator. */
 int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *values, seed_err *err);
 
+/* Convert rows observations obs (checked as by seed_agent_act) into dst,
+ * rows * seed_agent_obs_bytes bytes in the model's dtype, by the rules
+ * above: for a caller that gathers one batch from several clients, each
+ * request converted (or refused, and answered with the error) on its own,
+ * then acts on the batch in the model's dtype, which needs no conversion.
+ * Never allocates.  Errors as seed_agent_act; dst may then be partly
+ * written. */
+int seed_agent_convert(const seed_agent *a, int rows, const seed_tensor *obs, void *dst, seed_err *err);
+
 /* The version of the parameters in use (seed_agent_load_params' version, or
  * seed_agent_set_policy_version's; 0 at first). */
 int64_t seed_agent_policy_version(const seed_agent *a);
@@ -115,6 +124,8 @@ seed_model *seed_agent_model(seed_agent *a);
 int seed_agent_num_actions(const seed_agent *a);
 /* The model's observation dtype: SEED_DTYPE_U8 or SEED_DTYPE_F32. */
 seed_dtype seed_agent_obs_dtype(const seed_agent *a);
+/* Bytes of one observation row in the model's dtype. */
+size_t seed_agent_obs_bytes(const seed_agent *a);
 /* Rows a call takes without allocating: max_rows at first, then the most
  * rows ever asked for. */
 int seed_agent_capacity(const seed_agent *a);

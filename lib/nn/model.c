@@ -1,20 +1,14 @@
-/* nn.c: actor-critic models: JSON description, parameters, forward, backward.
+/* model.c: a model's description: JSON, layers and shapes, parameters.
  *
- * Layout (llm.c style): one allocation of parameters and one of gradients,
- * carved per tensor (see seed/nn.h for the order); one buffer of activations
- * per layer, sized for max_batch rows, kept from forward for backward.
- * The policy and value heads are one linear layer with A+1 outputs (their
- * weights are adjacent in the slab), so inference does one matrix product
- * for both.
- *
- * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
- * go to BLAS (seed_blas_sgemm); element-wise work and the convolution's
- * forward and weight gradient to nn_kernels (direct, SIMD: faster than
- * im2col + sgemm for these narrow shapes); the convolution's input gradient
- * (needed only when it is not the first layer) is sgemm + col2im.
+ * This is the description half of lib/nn (cpu.c computes): it parses the
+ * JSON into layers with their shapes, lays the parameters out in one slab
+ * and the gradients in another (llm.c style: one allocation each, carved per
+ * tensor in the order seed/nn.h gives), initialises them, and copies and
+ * loads them.  The policy and value heads are one linear layer with A+1
+ * outputs (their weights are adjacent in the slab), so inference does one
+ * matrix product for both.  Everything sized by the batch belongs to the
+ * backend (model_internal.h), so that a CUDA twin replaces only that.
  */
-#include "seed/nn.h"
-
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -23,51 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_kernels.h"
-#include "seed/blas.h"
+#include "model_internal.h"
 #include "seed/buf.h"
 
-enum layer_kind { L_LINEAR, L_CONV2D, L_RELU, L_TANH, L_FLATTEN };
 static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "flatten"};
-enum init_kind { INIT_ORTHOGONAL, INIT_PYTORCH };
-
-typedef struct layer {
-	enum layer_kind kind;
-	int rank_in, rank_out; /* per-row shapes */
-	int64_t shape_in[4], shape_out[4];
-	size_t numel_in, numel_out;
-	/* linear: n_in -> n_out; conv2d: (H, W, C) -> (OH, OW, F) with k x k */
-	int n_in, n_out;
-	int H, W, C, F, k, OH, OW;
-	float gain;     /* orthogonal init gain of the weight */
-	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
-	float *dw, *db; /* gradients, same shapes */
-	float *out;     /* (B, numel_out); flatten: the input itself */
-	nnk_conv conv;  /* conv2d: the shapes, for the kernels */
-} layer;
-
-struct seed_model {
-	seed_dtype obs_dtype;
-	int obs_rank;
-	int64_t obs_shape[4];
-	size_t obs_numel;
-	int A, max_batch;
-	int last_B; /* rows of the last forward; 0 before the first */
-	enum init_kind init;
-	int nlayers; /* the torso's layers, then the fused head */
-	layer *layers;
-	float *params, *grads; /* (nparams) each */
-	size_t nparams;
-	seed_model_param *tensors;
-	int ntensors;
-	char *names;    /* the tensors' names, back to back */
-	float *input;   /* (B, obs_numel) the observations as f32 */
-	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
-	float *dcol;    /* (B * OH * OW, k * k * C) for conv2d input gradients */
-	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
-	float *head;    /* (B, A + 1) gradient of the fused head's output */
-	const nnk_ops *k;
-};
 
 /* ---- JSON -------------------------------------------------------------- */
 
@@ -318,61 +271,17 @@ static float *falloc(size_t n)
 	return p;
 }
 
-/* Activations and scratch for m->max_batch rows. */
-static void alloc_activations(seed_model *m)
-{
-	size_t B = (size_t)m->max_batch, widest = m->obs_numel, dcol = 0;
-	m->input = falloc(B * m->obs_numel);
-	const float *prev = m->input;
-	for (int i = 0; i < m->nlayers; i++) {
-		layer *L = &m->layers[i];
-		if (L->kind == L_FLATTEN)
-			L->out = (float *)prev;
-		else
-			L->out = falloc(B * L->numel_out);
-		if (L->kind == L_CONV2D && i > 0) {
-			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
-			if (cols > dcol)
-				dcol = cols;
-		}
-		if (L->numel_out > widest)
-			widest = L->numel_out;
-		prev = L->out;
-	}
-	m->gbuf[0] = falloc(B * widest);
-	m->gbuf[1] = falloc(B * widest);
-	if (dcol)
-		m->dcol = falloc(dcol);
-	m->head = falloc(B * (size_t)m->layers[m->nlayers - 1].n_out);
-}
-
-static void free_activations(seed_model *m)
-{
-	for (int i = 0; i < m->nlayers; i++) {
-		if (m->layers[i].kind != L_FLATTEN)
-			free(m->layers[i].out);
-		m->layers[i].out = NULL;
-	}
-	free(m->input);
-	free(m->gbuf[0]);
-	free(m->gbuf[1]);
-	free(m->dcol);
-	free(m->head);
-	m->input = m->gbuf[0] = m->gbuf[1] = m->dcol = m->head = NULL;
-}
-
 void seed_model_free(seed_model **mp)
 {
 	if (!mp || !*mp)
 		return;
 	seed_model *m = *mp;
-	free_activations(m);
+	nn_backend_free(&m->be);
 	free(m->layers);
 	free(m->params);
 	free(m->grads);
 	free(m->tensors);
 	free(m->names);
-	free(m->wt);
 	free(m);
 	*mp = NULL;
 }
@@ -458,7 +367,6 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	m->init = init;
 	m->nlayers = ntorso + 1;
 	m->layers = seed_xcalloc((size_t)m->nlayers, sizeof *m->layers);
-	m->k = nnk_best();
 
 	/* Shapes, layer by layer. */
 	int rank = obs_rank;
@@ -562,23 +470,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	H->b = m->params + m->tensors[t + 2].offset; /* policy.bias, value.bias */
 	H->db = m->grads + m->tensors[t + 2].offset;
 
-	/* The transposed convolution weights (independent of the batch). */
-	size_t wt = 0;
-	for (int i = 0; i < m->nlayers; i++) {
-		layer *L = &m->layers[i];
-		if (L->kind == L_CONV2D) {
-			L->conv = (nnk_conv){L->H, L->W, L->C, L->k, L->F, L->OH, L->OW};
-			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(m->k, L->F);
-			if (w > wt)
-				wt = w;
-		}
-	}
-	if (wt)
-		m->wt = falloc(wt);
-	alloc_activations(m);
-
 	/* Last, so that a bad description fails without needing a BLAS. */
-	if ((rc = seed_blas_init(err)) < 0)
+	if ((rc = nn_backend_new(&m->be, m, err)) < 0)
 		goto fail;
 	seed_buf_free(&names);
 	json_decref(root);
@@ -602,10 +495,17 @@ int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
 	if (max_batch > (1 << 20) || (size_t)max_batch * widest_row > INT_MAX)
 		return seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
 		                    max_batch, widest_row);
-	free_activations(m);
+	/* The new state first, so that a failure leaves m as it was. */
+	int old = m->max_batch;
 	m->max_batch = max_batch;
-	m->last_B = 0;
-	alloc_activations(m);
+	nn_backend *be;
+	int rc = nn_backend_new(&be, m, err);
+	if (rc < 0) {
+		m->max_batch = old;
+		return rc;
+	}
+	nn_backend_free(&m->be);
+	m->be = be;
 	return 0;
 }
 
@@ -682,172 +582,6 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 	PUT(" | heads %d+1 | %zu params", m->A, m->nparams);
 #undef PUT
 	return (int)n;
-}
-
-/* ---- forward ----------------------------------------------------------- */
-
-/* wt (k*k*C, Fp) = w (F, k*k*C) transposed, zeros in the padding: the
- * layout the convolution kernels read (NNK_W filters in one vector). */
-static void transpose_weights(const seed_model *m, const layer *L, float *wt)
-{
-	int kk = L->k * L->k * L->C, Fp = nnk_fpad(m->k, L->F);
-	memset(wt, 0, (size_t)kk * Fp * sizeof *wt);
-	for (int f = 0; f < L->F; f++)
-		for (int j = 0; j < kk; j++)
-			wt[(size_t)j * Fp + f] = L->w[(size_t)f * kk + j];
-}
-
-/* dx (B, H, W, C) = the sum of the patch gradients dcol (B*OH*OW, k*k*C)
- * over the patches each input is in (the adjoint of gathering patches). */
-static void col2im(const layer *L, int B, const float *dcol, float *dx)
-{
-	size_t run = (size_t)L->k * L->C;
-	memset(dx, 0, (size_t)B * L->numel_in * sizeof *dx);
-	for (int b = 0; b < B; b++)
-		for (int oy = 0; oy < L->OH; oy++)
-			for (int ox = 0; ox < L->OW; ox++) {
-				for (int ky = 0; ky < L->k; ky++) {
-					float *dst = dx + (((size_t)b * L->H + oy + ky) * L->W + ox) * L->C;
-					const float *src = dcol + ky * run;
-					for (size_t e = 0; e < run; e++)
-						dst[e] += src[e];
-				}
-				dcol += run * L->k;
-			}
-}
-
-static void layer_forward(const seed_model *m, layer *L, int B, const float *x)
-{
-	size_t n = (size_t)B * L->numel_out;
-	switch (L->kind) {
-	case L_LINEAR:
-		/* out (B, n_out) = x (B, n_in) W^T + b */
-		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f,
-		                L->out, L->n_out);
-		m->k->bias_add((size_t)B, (size_t)L->n_out, L->b, L->out);
-		break;
-	case L_CONV2D:
-		/* out (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
-		transpose_weights(m, L, m->wt);
-		m->k->conv_fwd(&L->conv, B, x, m->wt, L->b, L->out);
-		break;
-	case L_RELU:
-		m->k->relu_fwd(n, x, L->out);
-		break;
-	case L_TANH:
-		m->k->tanh_fwd(n, x, L->out);
-		break;
-	case L_FLATTEN:
-		break; /* out is x */
-	}
-}
-
-int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
-{
-	if (B < 1 || B > m->max_batch || !obs)
-		return -EINVAL;
-	if (m->obs_dtype == SEED_DTYPE_U8)
-		m->k->u8_to_f32((size_t)B * m->obs_numel, obs, m->input);
-	else
-		memcpy(m->input, obs, (size_t)B * m->obs_numel * sizeof(float));
-	const float *x = m->input;
-	for (int i = 0; i < m->nlayers; i++) {
-		layer_forward(m, &m->layers[i], B, x);
-		x = m->layers[i].out;
-	}
-	/* x is the fused head (B, A+1): logits then value. */
-	int A = m->A;
-	for (int b = 0; b < B; b++) {
-		if (logits)
-			memcpy(logits + (size_t)b * A, x + (size_t)b * (A + 1), (size_t)A * sizeof *logits);
-		if (values)
-			values[b] = x[(size_t)b * (A + 1) + A];
-	}
-	m->last_B = B;
-	return 0;
-}
-
-/* ---- backward ---------------------------------------------------------- */
-
-/* Given dy (B, numel_out) and the layer's input x, add parameter gradients
- * and, when dx is not NULL, write dL/dx (B, numel_in) to dx (which may be dy
- * for the element-wise layers). */
-static void layer_backward(const seed_model *m, layer *L, int B, const float *x, const float *dy, float *dx)
-{
-	size_t n = (size_t)B * L->numel_out;
-	switch (L->kind) {
-	case L_LINEAR:
-		/* dW (n_out, n_in) += dy^T x; db += sum_b dy; dx (B, n_in) = dy W */
-		seed_blas_sgemm(true, false, L->n_out, L->n_in, B, 1.0f, dy, L->n_out, x, L->n_in, 1.0f,
-		                L->dw, L->n_in);
-		m->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
-		if (dx)
-			seed_blas_sgemm(false, false, B, L->n_in, L->n_out, 1.0f, dy, L->n_out, L->w, L->n_in,
-			                0.0f, dx, L->n_in);
-		break;
-	case L_CONV2D: {
-		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C, Fp = nnk_fpad(m->k, L->F);
-		/* dW (F, kk) += sum over pixels of dy (outer) patch, computed
-		 * transposed in m->wt; db += column sums of dy (rows, F). */
-		memset(m->wt, 0, (size_t)kk * Fp * sizeof *m->wt);
-		m->k->conv_dw(&L->conv, B, x, dy, m->wt);
-		for (int f = 0; f < L->F; f++)
-			for (int j = 0; j < kk; j++)
-				L->dw[(size_t)f * kk + j] += m->wt[(size_t)j * Fp + f];
-		m->k->col_sum((size_t)rows, (size_t)L->F, dy, L->db);
-		if (dx) {
-			/* dcol (rows, kk) = dy (rows, F) W (F, kk), then scatter. */
-			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f, m->dcol,
-			                kk);
-			col2im(L, B, m->dcol, dx);
-		}
-		break;
-	}
-	case L_RELU:
-		if (dx)
-			m->k->relu_bwd(n, L->out, dy, dx);
-		break;
-	case L_TANH:
-		if (dx)
-			m->k->tanh_bwd(n, L->out, dy, dx);
-		break;
-	case L_FLATTEN:
-		if (dx && dx != dy)
-			memcpy(dx, dy, n * sizeof *dx);
-		break;
-	}
-}
-
-int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
-{
-	if (B < 1 || B != m->last_B)
-		return -EINVAL;
-	int A = m->A;
-	float *g = m->head; /* (B, A+1) */
-	for (int b = 0; b < B; b++) {
-		float *row = g + (size_t)b * (A + 1);
-		if (dlogits)
-			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
-		else
-			memset(row, 0, (size_t)A * sizeof *row);
-		row[A] = dvalues ? dvalues[b] : 0.0f;
-	}
-	for (int i = m->nlayers - 1; i >= 0; i--) {
-		layer *L = &m->layers[i];
-		const float *x = i > 0 ? m->layers[i - 1].out : m->input;
-		float *dx = NULL; /* the first layer's input needs no gradient */
-		if (i > 0) {
-			/* Element-wise layers work in place; the others write to
-			 * the gradient buffer that does not hold dy. */
-			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN)
-				dx = g;
-			else
-				dx = g == m->gbuf[0] ? m->gbuf[1] : m->gbuf[0];
-		}
-		layer_backward(m, L, B, x, g, dx);
-		g = dx;
-	}
-	return 0;
 }
 
 void seed_model_zero_grad(seed_model *m)

@@ -1,0 +1,285 @@
+/* cpu.c: the CPU compute of models: activations, forward, backward.
+ *
+ * This is the backend half of lib/nn (model.c is the description half): it
+ * owns everything that depends on where and how the layers are computed,
+ * and nothing that depends on the JSON or the parameter layout.  A CUDA twin
+ * implements the same four entry points (nn_backend_new, nn_backend_free,
+ * seed_model_forward, seed_model_backward) over the same seed_model.
+ *
+ * State (one nn_backend per model, for m->max_batch rows): one buffer of
+ * activations per layer, kept from forward for backward (a flatten layer's
+ * output is its input, no copy); ping-pong gradient buffers; the patch
+ * gradients of convolutions that are not the first layer; a transposed
+ * convolution weight for the kernels.  Nothing is allocated after
+ * nn_backend_new, so forward and backward never allocate.
+ *
+ * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
+ * go to BLAS (seed_blas_sgemm); element-wise work and the convolution's
+ * forward and weight gradient to nn_kernels (direct, SIMD: faster than
+ * im2col + sgemm for these narrow shapes); the convolution's input gradient
+ * (needed only when it is not the first layer) is sgemm + col2im.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "nn_kernels.h"
+#include "seed/blas.h"
+#include "seed/buf.h"
+
+struct nn_backend {
+	const nnk_ops *k; /* the kernels: the widest variant the CPU runs */
+	int nlayers;
+	int last_B;     /* rows of the last forward; 0 before the first */
+	float *input;   /* (B, obs_numel) the observations as f32 */
+	float **out;    /* [nlayers] (B, numel_out); flatten: its input */
+	nnk_conv *conv; /* [nlayers] conv2d shapes, for the kernels */
+	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
+	float *dcol;    /* (B * OH * OW, k * k * C) for conv2d input gradients */
+	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
+	float *head;    /* (B, A + 1) gradient of the fused head's output */
+};
+
+static float *falloc(size_t n)
+{
+	float *p = seed_xaligned(n * sizeof(float));
+	memset(p, 0, n * sizeof(float));
+	return p;
+}
+
+void nn_backend_free(nn_backend **bp)
+{
+	if (!bp || !*bp)
+		return;
+	nn_backend *be = *bp;
+	/* A flatten layer's output is the buffer before it: freed there (and
+	 * compared before anything is freed). */
+	for (int i = be->nlayers - 1; i >= 0; i--)
+		if (be->out[i] != (i ? be->out[i - 1] : be->input))
+			free(be->out[i]);
+	free(be->out);
+	free(be->input);
+	free(be->gbuf[0]);
+	free(be->gbuf[1]);
+	free(be->dcol);
+	free(be->wt);
+	free(be->head);
+	free(be->conv);
+	free(be);
+	*bp = NULL;
+}
+
+int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
+{
+	int rc = seed_blas_init(err);
+	if (rc < 0)
+		return rc;
+	nn_backend *be = seed_xcalloc(1, sizeof *be);
+	be->k = nnk_best();
+	be->nlayers = m->nlayers;
+	be->out = seed_xcalloc((size_t)m->nlayers, sizeof *be->out);
+	be->conv = seed_xcalloc((size_t)m->nlayers, sizeof *be->conv);
+	size_t B = (size_t)m->max_batch, widest = m->obs_numel, dcol = 0, wt = 0;
+	/* Every output but a flatten layer's is a buffer of its own. */
+	be->input = falloc(B * m->obs_numel);
+	float *prev = be->input;
+	for (int i = 0; i < m->nlayers; i++) {
+		const layer *L = &m->layers[i];
+		be->out[i] = L->kind == L_FLATTEN ? prev : falloc(B * L->numel_out);
+		if (L->kind == L_CONV2D) {
+			be->conv[i] = (nnk_conv){L->H, L->W, L->C, L->k, L->F, L->OH, L->OW};
+			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
+			if (i > 0 && cols > dcol)
+				dcol = cols;
+			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(be->k, L->F);
+			if (w > wt)
+				wt = w;
+		}
+		if (L->numel_out > widest)
+			widest = L->numel_out;
+		prev = be->out[i];
+	}
+	be->gbuf[0] = falloc(B * widest);
+	be->gbuf[1] = falloc(B * widest);
+	if (dcol)
+		be->dcol = falloc(dcol);
+	if (wt)
+		be->wt = falloc(wt);
+	be->head = falloc(B * (size_t)m->layers[m->nlayers - 1].n_out);
+	*out = be;
+	return 0;
+}
+
+/* ---- forward ----------------------------------------------------------- */
+
+/* wt (k*k*C, Fp) = w (F, k*k*C) transposed, zeros in the padding: the
+ * layout the convolution kernels read (NNK_W filters in one vector). */
+static void transpose_weights(const nn_backend *be, const layer *L, float *wt)
+{
+	int kk = L->k * L->k * L->C, Fp = nnk_fpad(be->k, L->F);
+	memset(wt, 0, (size_t)kk * Fp * sizeof *wt);
+	for (int f = 0; f < L->F; f++)
+		for (int j = 0; j < kk; j++)
+			wt[(size_t)j * Fp + f] = L->w[(size_t)f * kk + j];
+}
+
+/* dx (B, H, W, C) = the sum of the patch gradients dcol (B*OH*OW, k*k*C)
+ * over the patches each input is in (the adjoint of gathering patches). */
+static void col2im(const layer *L, int B, const float *dcol, float *dx)
+{
+	size_t run = (size_t)L->k * L->C;
+	memset(dx, 0, (size_t)B * L->numel_in * sizeof *dx);
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < L->OH; oy++)
+			for (int ox = 0; ox < L->OW; ox++) {
+				for (int ky = 0; ky < L->k; ky++) {
+					float *dst = dx + (((size_t)b * L->H + oy + ky) * L->W + ox) * L->C;
+					const float *src = dcol + ky * run;
+					for (size_t e = 0; e < run; e++)
+						dst[e] += src[e];
+				}
+				dcol += run * L->k;
+			}
+}
+
+/* Layer i of m on x (B, numel_in) into be->out[i]. */
+static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x)
+{
+	const layer *L = &m->layers[i];
+	float *y = be->out[i];
+	size_t n = (size_t)B * L->numel_out;
+	switch (L->kind) {
+	case L_LINEAR:
+		/* y (B, n_out) = x (B, n_in) W^T + b */
+		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f, y,
+		                L->n_out);
+		be->k->bias_add((size_t)B, (size_t)L->n_out, L->b, y);
+		break;
+	case L_CONV2D:
+		/* y (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
+		transpose_weights(be, L, be->wt);
+		be->k->conv_fwd(&be->conv[i], B, x, be->wt, L->b, y);
+		break;
+	case L_RELU:
+		be->k->relu_fwd(n, x, y);
+		break;
+	case L_TANH:
+		be->k->tanh_fwd(n, x, y);
+		break;
+	case L_FLATTEN:
+		break; /* y is x */
+	}
+}
+
+int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+{
+	if (B < 1 || B > m->max_batch || !obs)
+		return -EINVAL;
+	nn_backend *be = m->be;
+	if (m->obs_dtype == SEED_DTYPE_U8)
+		be->k->u8_to_f32((size_t)B * m->obs_numel, obs, be->input);
+	else
+		memcpy(be->input, obs, (size_t)B * m->obs_numel * sizeof(float));
+	const float *x = be->input;
+	for (int i = 0; i < m->nlayers; i++) {
+		layer_forward(m, be, i, B, x);
+		x = be->out[i];
+	}
+	/* x is the fused head (B, A+1): logits then value. */
+	int A = m->A;
+	for (int b = 0; b < B; b++) {
+		if (logits)
+			memcpy(logits + (size_t)b * A, x + (size_t)b * (A + 1), (size_t)A * sizeof *logits);
+		if (values)
+			values[b] = x[(size_t)b * (A + 1) + A];
+	}
+	be->last_B = B;
+	return 0;
+}
+
+/* ---- backward ---------------------------------------------------------- */
+
+/* Given dy (B, numel_out) and layer i's input x, add parameter gradients
+ * and, when dx is not NULL, write dL/dx (B, numel_in) to dx (which may be dy
+ * for the element-wise layers). */
+static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, const float *x, const float *dy,
+                           float *dx)
+{
+	const layer *L = &m->layers[i];
+	const float *y = be->out[i];
+	size_t n = (size_t)B * L->numel_out;
+	switch (L->kind) {
+	case L_LINEAR:
+		/* dW (n_out, n_in) += dy^T x; db += sum_b dy; dx (B, n_in) = dy W */
+		seed_blas_sgemm(true, false, L->n_out, L->n_in, B, 1.0f, dy, L->n_out, x, L->n_in, 1.0f,
+		                L->dw, L->n_in);
+		be->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
+		if (dx)
+			seed_blas_sgemm(false, false, B, L->n_in, L->n_out, 1.0f, dy, L->n_out, L->w, L->n_in,
+			                0.0f, dx, L->n_in);
+		break;
+	case L_CONV2D: {
+		int rows = B * L->OH * L->OW, kk = L->k * L->k * L->C, Fp = nnk_fpad(be->k, L->F);
+		/* dW (F, kk) += sum over pixels of dy (outer) patch, computed
+		 * transposed in be->wt; db += column sums of dy (rows, F). */
+		memset(be->wt, 0, (size_t)kk * Fp * sizeof *be->wt);
+		be->k->conv_dw(&be->conv[i], B, x, dy, be->wt);
+		for (int f = 0; f < L->F; f++)
+			for (int j = 0; j < kk; j++)
+				L->dw[(size_t)f * kk + j] += be->wt[(size_t)j * Fp + f];
+		be->k->col_sum((size_t)rows, (size_t)L->F, dy, L->db);
+		if (dx) {
+			/* dcol (rows, kk) = dy (rows, F) W (F, kk), then scatter. */
+			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f,
+			                be->dcol, kk);
+			col2im(L, B, be->dcol, dx);
+		}
+		break;
+	}
+	case L_RELU:
+		if (dx)
+			be->k->relu_bwd(n, y, dy, dx);
+		break;
+	case L_TANH:
+		if (dx)
+			be->k->tanh_bwd(n, y, dy, dx);
+		break;
+	case L_FLATTEN:
+		if (dx && dx != dy)
+			memcpy(dx, dy, n * sizeof *dx);
+		break;
+	}
+}
+
+int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+{
+	nn_backend *be = m->be;
+	if (B < 1 || B != be->last_B)
+		return -EINVAL;
+	int A = m->A;
+	float *g = be->head; /* (B, A+1) */
+	for (int b = 0; b < B; b++) {
+		float *row = g + (size_t)b * (A + 1);
+		if (dlogits)
+			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
+		else
+			memset(row, 0, (size_t)A * sizeof *row);
+		row[A] = dvalues ? dvalues[b] : 0.0f;
+	}
+	for (int i = m->nlayers - 1; i >= 0; i--) {
+		const layer *L = &m->layers[i];
+		const float *x = i > 0 ? be->out[i - 1] : be->input;
+		float *dx = NULL; /* the first layer's input needs no gradient */
+		if (i > 0) {
+			/* Element-wise layers work in place; the others write to
+			 * the gradient buffer that does not hold dy. */
+			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN)
+				dx = g;
+			else
+				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
+		}
+		layer_backward(m, be, i, B, x, g, dx);
+		g = dx;
+	}
+	return 0;
+}

@@ -1,0 +1,74 @@
+/* model_internal.h: a model's description, shared by its two halves
+ * (internal to lib/nn).
+ *
+ * model.c owns the description: the layers parsed from JSON with their
+ * shapes, the parameter and gradient slabs and their layout, the
+ * initialisation, copies and loads of parameters.  The backend (cpu.c; a
+ * CUDA twin later) owns the compute: everything sized by the batch and
+ * everything that depends on how the layers are computed, behind the
+ * opaque nn_backend.  The backend reads the description and the slabs and
+ * writes only the gradient slab; model.c never looks inside nn_backend.
+ *
+ * Invariants: layers[nlayers - 1] is the fused head (a linear layer with
+ * A + 1 outputs: the policy's A logits, then the value); every layer's
+ * shape_in is the previous layer's shape_out (the observation's for layer
+ * 0); w, b, dw, db point into params and grads (NULL for layers without
+ * parameters); be is built for max_batch rows.
+ */
+#ifndef SEED_NN_MODEL_INTERNAL_H
+#define SEED_NN_MODEL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/error.h"
+#include "seed/nn.h"
+
+enum layer_kind { L_LINEAR, L_CONV2D, L_RELU, L_TANH, L_FLATTEN };
+
+typedef struct layer {
+	enum layer_kind kind;
+	int rank_in, rank_out; /* per-row shapes */
+	int64_t shape_in[4], shape_out[4];
+	size_t numel_in, numel_out;
+	/* linear: n_in -> n_out; conv2d: (H, W, C) -> (OH, OW, F) with k x k */
+	int n_in, n_out;
+	int H, W, C, F, k, OH, OW;
+	float gain;     /* orthogonal init gain of the weight */
+	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
+	float *dw, *db; /* gradients, same shapes */
+} layer;
+
+/* The compute state of one model, defined by the backend. */
+typedef struct nn_backend nn_backend;
+
+enum init_kind { INIT_ORTHOGONAL, INIT_PYTORCH };
+
+struct seed_model {
+	seed_dtype obs_dtype;
+	int obs_rank;
+	int64_t obs_shape[4];
+	size_t obs_numel;
+	int A, max_batch;
+	enum init_kind init;
+	int nlayers; /* the torso's layers, then the fused head */
+	layer *layers;
+	float *params, *grads; /* (nparams) each, 64-byte aligned */
+	size_t nparams;
+	seed_model_param *tensors;
+	int ntensors;
+	char *names;    /* the tensors' names, back to back */
+	nn_backend *be; /* the compute, for max_batch rows */
+};
+
+/* The backend's state for m (description complete, m->max_batch set):
+ * loads what the backend needs (the BLAS), then allocates for max_batch
+ * rows.  Errors: those of seed_blas_init (-ENOENT); *out is untouched. */
+int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err);
+/* Free *be (NULL is fine) and set it to NULL. */
+void nn_backend_free(nn_backend **be);
+
+/* seed_model_forward and seed_model_backward (seed/nn.h) are the backend's
+ * too: they run on m->be. */
+
+#endif
