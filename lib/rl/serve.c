@@ -45,7 +45,9 @@ struct seed_serve {
 	/* scratch, grown to the largest batch */
 	int32_t *actions;
 	float *logits, *final_values;
-	uint8_t *failed; /* (requests) */
+	uint8_t *failed;     /* (requests) */
+	unsigned char *conv; /* a request's observations and final ones, converted */
+	size_t cap_conv;
 	size_t cap_rows, cap_logits, cap_final, cap_req;
 	/* scratch for episode frames, grown to the largest K */
 	int32_t *ep_env, *ep_len;
@@ -122,6 +124,7 @@ void seed_serve_free(seed_serve **sp)
 	free(s->logits);
 	free(s->final_values);
 	free(s->failed);
+	free(s->conv);
 	free(s->ep_env);
 	free(s->ep_len);
 	free(s->ep_ret);
@@ -309,6 +312,53 @@ static void warn_gap(seed_serve *s, const seed_session *h, int64_t seq, int64_t 
 	s->gaps_warned = s->st.gaps;
 }
 
+/* Whether h's observations fit the agent (it converts dtypes). */
+static bool fits(const seed_serve *s, const seed_session *h, seed_err *err)
+{
+	const seed_unroll_layout *a = &s->agent_layout, *l = &h->layout;
+	bool ok = a->num_actions == l->num_actions && a->obs_rank == l->obs_rank;
+	for (int i = 0; ok && i < a->obs_rank; i++)
+		ok = a->obs_shape[i] == l->obs_shape[i];
+	if (!ok) {
+		char got[80] = "", want[80] = "";
+		for (int i = 0, o = 0; i < l->obs_rank; i++)
+			o += snprintf(got + o, sizeof got - (size_t)o, ",%" PRId64, l->obs_shape[i]);
+		for (int i = 0, o = 0; i < a->obs_rank; i++)
+			o += snprintf(want + o, sizeof want - (size_t)o, ",%" PRId64, a->obs_shape[i]);
+		seed_err_set(
+		    err, -SEED_EFRAME,
+		    "step frame: field 'obs': observations [K%s] with %d actions do not fit the model, built "
+		    "for [K%s] with %d actions",
+		    got, l->num_actions, want, a->num_actions);
+	}
+	return ok;
+}
+
+/* With a model, check a request's observations and convert them to the
+ * model's dtype: *rows and *finals point at what the batch gathers. */
+static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs, const seed_tensor *fin,
+                   const void **rows, const void **finals, seed_err *err)
+{
+	if (!fits(s, h, err))
+		return -SEED_EFRAME;
+	if (obs->dtype == seed_agent_obs_dtype(s->agent))
+		return 0;
+	size_t n = (size_t)h->layout.rows * seed_agent_obs_bytes(s->agent);
+	grow(&s->conv, &s->cap_conv, 2 * n, 1);
+	seed_err e;
+	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->conv, &e);
+	if (rc == 0 && fin) {
+		rc = seed_agent_convert(s->agent, h->layout.rows, fin, s->conv + n, &e);
+		if (rc)
+			return seed_err_set(err, rc, "step frame: field 'final_obs': %s", e.msg);
+		*finals = s->conv + n;
+	}
+	if (rc)
+		return seed_err_set(err, rc, "step frame: field 'obs': %s", e.msg);
+	*rows = s->conv;
+	return 0;
+}
+
 void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 {
 	seed_err err;
@@ -378,6 +428,23 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		}
 	}
 	s->st.halves = (int64_t)seed_sessions_count(s->ss);
+	/* With a model, a request it cannot take is refused before its step
+	 * counts, and the batch holds the model's dtype only. */
+	const seed_tensor *fin = seed_frame_tensor(f, "final_obs");
+	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
+	seed_dtype dt = obs->dtype;
+	if (s->o.model && !s->agent && s->json && !s->build_failed)
+		build_agent(s, h);
+	if (s->agent) {
+		rc = prepare(s, h, obs, fin, &rows, &finals, &err);
+		if (rc) {
+			s->st.refused++;
+			send_error(s, m, NULL, 0, rc, err.msg, tn);
+			return;
+		}
+		dt = seed_agent_obs_dtype(s->agent);
+		row_bytes = seed_agent_obs_bytes(s->agent);
+	}
 	int64_t prev = h->last_seq;
 	switch (seed_session_accept(h, seq)) {
 	case SEED_SESSION_WAITING:
@@ -406,16 +473,15 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	/* Observations of another dtype or size cannot share the batch's
 	 * matrix: answer the batch first. */
 	bool gather = s->o.model;
-	if (gather && s->b->n > 0 && (obs->dtype != s->batch_dtype || row_bytes != s->b->row_bytes))
+	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
 		seed_serve_run(s, now);
-	int req =
-	    seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? obs->data : NULL, row_bytes, now);
+	int req = seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? rows : NULL, row_bytes, now);
 	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
 		seed_err_set(&err, req, "step frame: cannot join the batch");
 		send_error(s, m, NULL, 0, req, err.msg, tn);
 		return;
 	}
-	s->batch_dtype = obs->dtype;
+	s->batch_dtype = dt;
 	if (h->unroll) {
 		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
 		                        seed_frame_tensor(f, "terminated")->data,
@@ -424,13 +490,12 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
-	const seed_tensor *fin = seed_frame_tensor(f, "final_obs");
-	if (gather && h->unroll && fin) {
+	if (gather && h->unroll && finals) {
 		const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
 		for (int b = 0; b < K; b++)
 			if (tr[b])
 				seed_batcher_add_final(s->b, req, b,
-				                       (const uint8_t *)fin->data + (size_t)b * row_bytes);
+				                       (const uint8_t *)finals + (size_t)b * row_bytes);
 	}
 	h->pending = true;
 	s->st.requests++;
@@ -458,28 +523,6 @@ bool seed_serve_ready(const seed_serve *s, double now)
 	if (s->b->rows >= s->b->max_rows || now >= s->b->deadline)
 		return true;
 	return seed_batcher_ready(s->b, now, seed_sessions_expected(s->ss, now, s->o.timeout));
-}
-
-/* Whether request i's observations fit the agent (it converts dtypes). */
-static bool fits(const seed_serve *s, const seed_session *h, seed_err *err)
-{
-	const seed_unroll_layout *a = &s->agent_layout, *l = &h->layout;
-	bool ok = a->num_actions == l->num_actions && a->obs_rank == l->obs_rank;
-	for (int i = 0; ok && i < a->obs_rank; i++)
-		ok = a->obs_shape[i] == l->obs_shape[i];
-	if (!ok) {
-		char got[80] = "", want[80] = "";
-		for (int i = 0, o = 0; i < l->obs_rank; i++)
-			o += snprintf(got + o, sizeof got - (size_t)o, ",%" PRId64, l->obs_shape[i]);
-		for (int i = 0, o = 0; i < a->obs_rank; i++)
-			o += snprintf(want + o, sizeof want - (size_t)o, ",%" PRId64, a->obs_shape[i]);
-		seed_err_set(
-		    err, -SEED_EFRAME,
-		    "step frame: field 'obs': observations [K%s] with %d actions do not fit the model, built "
-		    "for [K%s] with %d actions",
-		    got, l->num_actions, want, a->num_actions);
-	}
-	return ok;
 }
 
 /* Refuse request i of the batch after it was taken: an error frame, and
