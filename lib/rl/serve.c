@@ -4,9 +4,11 @@
  *
  * Invariants: a session is pending exactly while one of its requests is in
  * the batch; the batch's observations, when a model is in use, all have
- * one dtype and one row size (a request of another dtype first runs the
- * batch); scratch arrays only grow.  Every request taken is answered once:
- * with an action frame by seed_serve_run, or with an error frame.
+ * one dtype and one row size: once the agent exists every request is
+ * converted to its dtype as it comes (seed_agent_convert), and before that
+ * a request of another dtype first runs the batch; scratch arrays only
+ * grow.  Every request taken is answered once: with an action frame by
+ * seed_serve_run, or with an error frame.
  */
 #include "seed/serve.h"
 
