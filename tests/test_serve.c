@@ -60,9 +60,10 @@ static void rig_close(struct rig *r)
  * terminated at row `term` (-1: none), encoded into out. */
 static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K, int A, float x, int term)
 {
-	static float obs[16], rew[8], ret[8];
-	static uint8_t te[8], tr[8];
-	static int32_t len[8];
+	/* K up to 15: one past the bound of 8 is refused, but built first. */
+	static float obs[32], rew[16], ret[16];
+	static uint8_t te[16], tr[16];
+	static int32_t len[16];
 	for (int i = 0; i < 2 * K; i++)
 		obs[i] = x;
 	for (int k = 0; k < K; k++) {

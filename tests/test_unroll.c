@@ -104,7 +104,8 @@ static bool put(seed_unroll *u, int n, uint8_t term0, uint8_t trunc1)
 		seed_unroll_set_final_value(u, 1, 100.0f + n);
 	int32_t act[2] = {3 * n, 3 * n + 1};
 	float logits[6] = {(float)n, (float)-n, 0, (float)n, (float)-n, 0};
-	float state[2] = {1000.0f + n, 2000.0f + n};
+	/* (2, S) for S <= 2: with S = 1, rows 0 and 1 get 1000 + n and 2000 + n */
+	float state[4] = {1000.0f + n, 2000.0f + n, 3000.0f + n, 4000.0f + n};
 	return seed_unroll_record_action(u, act, logits, n, state);
 }
 
