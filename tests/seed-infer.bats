@@ -76,6 +76,21 @@ teardown() {
 		--stats-interval 0 --quiet &
 	INFER=$!
 	seed-actor --env cartpole --envs 4 --steps 9 --connect "ipc://$D/s2" --quiet
+	# Observations of another dtype than the model's f32: converted when
+	# every value converts exactly (numpy's f64, u8 pixels), refused with an
+	# error frame otherwise; never played at random.
+	for dt in f64 u8 i32; do
+		step 9 0 0 0 2 2 "$dt" 4 1 | seed-cat --encode >"$D/$dt"
+		run sh -c "zreq ipc://$D/s2 '$D/$dt' | seed-cat | jq -c '[.type, .policy_version]'"
+		assert_output "[\"action\",$v]"
+	done
+	step 9 1 0 0 2 2 f64 4 1e300 | seed-cat --encode >"$D/f64-huge"
+	run sh -c "zreq ipc://$D/s2 '$D/f64-huge' | seed-cat"
+	assert_output --partial '"type":"error"'
+	assert_output --partial '"frame":"step"'
+	step 9 2 0 0 2 2 f32 3 | seed-cat --encode >"$D/narrow"
+	run sh -c "zreq ipc://$D/s2 '$D/narrow' | seed-cat"
+	assert_output --partial 'do not fit the model'
 	kill -TERM $INFER
 	wait $INFER
 	INFER=
@@ -83,4 +98,142 @@ teardown() {
 	run sh -c "seed-cat '$D/u2.msgpack' | jq -s -c '[.[] | select(.type == \"unroll\")] | [(map(.policy_version.data) | flatten | unique), (map(.logits.data) | flatten | map(select(. != 0)) | length > 0)]'"
 	assert_success
 	assert_output "[[$v],true]"
+}
+
+# step RUN ACTOR SEQ ENV0 K A [DTYPE [WIDTH [VALUE]]]: one step frame as JSON
+# (K rows of WIDTH observations, all VALUE).
+step() {
+	jq -nc --argjson run "$1" --argjson actor "$2" --argjson seq "$3" --argjson env0 "$4" \
+		--argjson K "$5" --argjson A "$6" --arg dt "${7:-f32}" --argjson w "${8:-4}" --argjson v "${9:-0}" \
+		'def z($d): {dtype: $d, shape: [$K], data: [range($K) | 0]};
+		{type: "step", version: 1, run: $run, actor: $actor, seq: $seq, env0: $env0, num_actions: $A,
+		 obs: {dtype: $dt, shape: [$K, $w], data: [range($K * $w) | $v]},
+		 reward: z("f32"), terminated: z("u8"), truncated: z("u8"), ep_return: z("f32"), ep_length: z("i32")}'
+}
+
+# serve ARGS...: start seed-infer on ipc://$D/s in the background, stderr to $D/err.
+serve() {
+	seed-infer --bind "ipc://$D/s" --stats-interval 0 "$@" 2>"$D/err" &
+	INFER=$!
+	wait_for_handler "$INFER" 15
+}
+
+stop() {
+	kill -TERM "$INFER"
+	wait "$INFER"
+	INFER=
+}
+
+@test "a client that counts seq per actor, not per half, is told loudly that its unrolls are dropped" {
+	serve --policy random --unrolls "$D/u.msgpack" --unroll-length 2
+	# The manual's rule, followed: seq per half (two halves, env0 0 and 1).
+	for s in 0 1 2 3; do step 1 3 "$s" 0 1 2; step 1 3 "$s" 1 1 2; done | seed-cat --encode >"$D/per-half"
+	zreq --each "ipc://$D/s" "$D/per-half" >/dev/null
+	# seq per actor: every request of a half comes after a gap.
+	for s in 0 1 2 3 4 5 6 7; do step 2 4 "$s" $((s % 2)) 1 2; done | seed-cat --encode >"$D/per-actor"
+	zreq --each "ipc://$D/s" "$D/per-actor" >/dev/null
+	stop
+	cat "$D/err"
+	# The per-half client made one unroll of 3 steps per half; the other none.
+	[ "$(seed-cat "$D/u.msgpack" | jq -s '[.[] | select(.type == "unroll") | .actor] | unique')" = "$(printf '[\n  3\n]')" ]
+	# One warning (rate-limited) naming the actor, the seq and the reason.
+	[ "$(grep -c 'its unroll in progress is dropped' "$D/err")" -eq 1 ]
+	grep -q 'actor 4 (run 2, envs 0\.\.0): step frame seq 2 after 0: .*seq counts the step frames of each half' "$D/err"
+	grep -q '6 gaps' "$D/err"
+	# The manual says what the server does.
+	grep -q 'grows by one per step frame of that half' "$SEED_SRCDIR/man/seed-frames.7"
+}
+
+@test "a REQ client gets its error frame: the server keeps the empty delimiter" {
+	serve --policy random
+	step 1 0 0 0 1 2 | seed-cat --encode >"$D/step"
+	run sh -c "zreq --req ipc://$D/s '$D/step' | seed-cat"
+	assert_success
+	assert_output --partial '"type":"error"'
+	assert_output --partial 'connect a DEALER socket'
+	# And a DEALER with the same frame is served.
+	run sh -c "zreq ipc://$D/s '$D/step' | seed-cat"
+	assert_output --partial '"type":"action"'
+	stop
+	grep -qi 'DEALER' "$SEED_SRCDIR/man/seed-frames.7"
+}
+
+@test "error frames name the failed frame's type; the manual's example is what the server answers" {
+	serve --policy random
+	# A step frame whose reward is i32: the decoder refuses it, the type is known.
+	step 5 0 0 0 1 2 | seed-cat --encode >"$D/good"
+	perl -pe 'BEGIN{undef $/} s/(reward\x{85}?.{0,12}?dtype.)f32/$1i32/s' "$D/good" >"$D/bad"
+	! cmp -s "$D/good" "$D/bad"
+	run sh -c "zreq ipc://$D/s '$D/bad' | seed-cat"
+	assert_output --partial '"frame":"step"'
+	assert_output --partial "step frame: field 'reward': dtype i32, expected f32"
+	# seed-infer(1)'s example, byte for byte.
+	want=$(grep '^{"type":"error"' "$SEED_SRCDIR/man/seed-infer.1" | sed 's/\\-/-/g')
+	[ -n "$want" ]
+	echo '{"type":"action","version":1,"run":1,"actor":0,"seq":0,"env0":0,"policy_version":0,"action":{"dtype":"i32","shape":[1],"data":[0]}}' |
+		seed-cat --encode >"$D/action"
+	got=$(zreq "ipc://$D/s" "$D/action" | seed-cat)
+	echo "manual: $want"
+	echo "server: $got"
+	[ "$got" = "$want" ]
+	stop
+}
+
+@test "two requests of one half in one batch window: the second is refused, the first answered" {
+	# A long window: another half heard from just before keeps the batch open.
+	serve --policy random --timeout-us 1000000
+	step 1 0 0 8 1 2 | seed-cat --encode >"$D/other"
+	zreq --each "ipc://$D/s" "$D/other" >/dev/null
+	{ step 1 0 0 0 1 2; step 1 0 1 0 2 2; step 1 0 1 0 1 2; } | seed-cat --encode >"$D/three"
+	run sh -c "zreq --burst ipc://$D/s '$D/three' | seed-cat | jq -c '[.type, (.action.shape // .message)]' | sort"
+	echo "$output"
+	assert_line --index 0 '["action",[1]]'
+	assert_line --partial "another layout (2 rows, 2 actions) while a request of 1 rows waits"
+	assert_line --partial "one request in flight per half"
+	[ "${#lines[@]}" -eq 3 ]
+	# The server still serves actors.
+	run seed-actor --env catch --envs 2 --steps 5 --connect "ipc://$D/s" --quiet
+	assert_success
+	stop
+}
+
+@test "sizes past the bounds get error frames, not allocations; the server survives" {
+	serve --policy random --unrolls "$D/u.msgpack" --max-memory 1 --max-envs 64
+	step 1 0 0 0 1 2147483647 | seed-cat --encode >"$D/huge-actions"
+	run sh -c "zreq ipc://$D/s '$D/huge-actions' | seed-cat"
+	assert_output --partial '"frame":"step"'
+	assert_output --partial '2147483647 actions'
+	assert_output --partial 'more than the server takes'
+	step 1 0 0 0 65 2 | seed-cat --encode >"$D/many-envs"
+	run sh -c "zreq ipc://$D/s '$D/many-envs' | seed-cat"
+	assert_output --partial '65 environments'
+	# 21 steps of a 400 kB observation need 8.4 MB: more than --max-memory 1 (MiB).
+	step 1 0 0 0 1 2 f32 100000 | seed-cat --encode >"$D/big-obs"
+	run sh -c "zreq ipc://$D/s '$D/big-obs' | seed-cat"
+	assert_output --partial 'more than the bound of 1048576'
+	run seed-actor --env catch --envs 2 --steps 5 --connect "ipc://$D/s" --quiet
+	assert_success
+	stop
+	# Without unrolls, a model's batch would copy the observations: a step
+	# frame of 40 x 40 kB (1.6 MB) is more than 1 MiB.
+	serve --model "ipc://$D/p" --max-memory 1
+	step 1 0 0 0 40 2 f32 10000 | seed-cat --encode >"$D/wide"
+	run sh -c "zreq ipc://$D/s '$D/wide' | seed-cat"
+	assert_output --partial "field 'obs': 1600000 bytes, more than the bound of 1048576"
+	stop
+}
+
+@test "--max-halves: a flood of one-frame peers evicts the longest idle halves, memory stays bounded" {
+	seed-infer --bind "ipc://$D/s" --policy random --unrolls "$D/u.msgpack" --max-halves 4 \
+		--stats-interval 0.2 2>"$D/err" &
+	INFER=$!
+	wait_for_handler "$INFER" 15
+	for a in $(seq 100 139); do step 1 "$a" 0 0 1 2; done | seed-cat --encode >"$D/flood"
+	zreq --each "ipc://$D/s" "$D/flood" >/dev/null
+	sleep 0.5
+	stop
+	tail -1 "$D/err"
+	tail -1 "$D/err" | grep -q ', 4 halves, 36 evicted'
+	# Said once (rate-limited), with the bounds.
+	[ "$(grep -c 'actor halves evicted so far, the longest idle first, to stay within 4 halves' "$D/err")" -eq 1 ]
 }

@@ -150,3 +150,67 @@ count_unrolls() { grep -c '"type":"unroll"' "$1" 2>/dev/null || true; }
 	[ "$(jq '.problems | length' <<<"$output")" -eq 0 ]
 	[ "$(jq .envs <<<"$output")" -eq 4 ]
 }
+
+# steps_in_one_second ENDPOINT: env steps one actor of 4 envs makes in 1 s.
+steps_in_one_second() {
+	seed-actor --env catch --envs 4 --actor 9 --connect "$1" 2>"$D/a9.err" &
+	local pid=$!
+	wait_for_handler "$pid" 15
+	sleep 1
+	kill -TERM "$pid"
+	wait "$pid" || true
+	sed -n 's/.*: \([0-9]*\) env steps in .*/\1/p' "$D/a9.err"
+}
+
+@test "an actor started right after another one's death runs at full speed: dead halves hold no batch" {
+	# A long batching window: a batch held by a dead half would take 0.2 s.
+	start INFER seed-infer --bind "ipc://$D/infer" --policy random --timeout-us 200000 --stats-interval 0 --quiet
+	# The best of three runs each way: the machine may be busy with more.
+	best=0
+	for i in 1 2 3; do n=$(steps_in_one_second "ipc://$D/infer"); [ "$n" -gt "$best" ] && best=$n; done
+	fresh=$best
+	start A0 seed-actor --env catch --envs 4 --actor 0 --connect "ipc://$D/infer" --quiet
+	sleep 0.5
+	kill -KILL "$A0_PID"
+	best=0
+	for i in 1 2 3; do n=$(steps_in_one_second "ipc://$D/infer"); [ "$n" -gt "$best" ] && best=$n; done
+	after=$best
+	echo "steps in one second: $fresh on a fresh server, $after right after an actor was killed"
+	# A batch held by the dead halves would take the whole 0.2 s window:
+	# some 20 steps in a second instead of tens of thousands.  On an idle
+	# machine the two figures agree within 10%; the bound below leaves room
+	# for a machine busy with other work.
+	[ "$fresh" -gt 100 ]
+	[ "$after" -ge $((fresh / 2)) ]
+}
+
+@test "the halves of a finished actor expire, whatever the order the halves came in" {
+	seed-infer --bind "ipc://$D/infer" --policy random --idle-expiry 1 --stats-interval 0.5 2>"$D/infer.err" &
+	INFER_PID=$!
+	PIDS="$INFER_PID"
+	# Actor 1's halves come after actor 0's, and actor 0 keeps asking.
+	start A0 seed-actor --env catch --envs 4 --actor 0 --connect "ipc://$D/infer" --quiet
+	sleep 0.3
+	seed-actor --env catch --envs 4 --actor 1 --steps 20 --connect "ipc://$D/infer" --quiet
+	seed-actor --env catch --envs 4 --actor 2 --steps 20 --connect "ipc://$D/infer" --quiet
+	sleep 2.5
+	kill -TERM "$A0_PID" "$INFER_PID"
+	wait "$INFER_PID"
+	grep halves "$D/infer.err" | tail -3
+	# Before the end: only actor 0's two halves are left.
+	tail -2 "$D/infer.err" | head -1 | grep -q ', 2 halves'
+}
+
+@test "environments are known by (run, actor, env): two actors' unrolls share env values, never keys" {
+	start INFER seed-infer --bind "ipc://$D/infer" --policy random --unrolls "$D/u.msgpack" \
+		--unroll-length 3 --stats-interval 0 --quiet
+	seed-actor --env catch --envs 2 --actor 0 --steps 7 --connect "ipc://$D/infer" --quiet
+	seed-actor --env catch --envs 2 --actor 1 --steps 7 --connect "ipc://$D/infer" --quiet
+	kill -TERM "$INFER_PID"
+	wait "$INFER_PID"
+	run sh -c "seed-cat '$D/u.msgpack' | jq -s -c '[.[] | select(.type == \"unroll\") | {actor, env: .env.data[]}] | [(map(.env) | unique), (unique | length)]'"
+	assert_output '[[0,1],4]'
+	# The manuals say so.
+	grep -q 'known by (run, actor, env)' "$SEED_SRCDIR/man/seed-frames.7"
+	! grep -q 'global' "$SEED_SRCDIR/man/seed-frames.7"
+}

@@ -310,6 +310,19 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 	}
 }
 
+int seed_chan_reply(seed_chan *c, const seed_chan_msg *to, const void *data, size_t len, bool dontwait)
+{
+	if (!c->sock || c->kind != SEED_CHAN_ROUTER || !to->envelope)
+		return seed_chan_send(c, to->id, to->idlen, data, len, dontwait);
+	/* The REQ envelope: id, the empty delimiter, the frame.  A reply is
+	 * small and the peer waits for it: never block on it. */
+	if (zmq_send(c->sock, to->id, to->idlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(c->sock, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(c->sock, data, len, ZMQ_DONTWAIT) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Receive one part into c->msg without blocking; 1 if more parts follow. */
 static int recv_part(seed_chan *c)
 {
@@ -389,6 +402,7 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 		if (rc < 0)
 			return seed_err_set(err, rc, "%s: %s", c->endpoint, zmq_strerror(-rc));
 		m->idlen = 0;
+		m->envelope = false;
 		if (c->kind == SEED_CHAN_ROUTER) {
 			size_t n = zmq_msg_size(&c->msg);
 			if (n > sizeof m->id)
@@ -400,6 +414,19 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 			rc = recv_part(c);
 			if (rc < 0)
 				return seed_err_set(err, rc, "%s: %s", c->endpoint, zmq_strerror(-rc));
+			/* A REQ socket puts an empty delimiter part before its
+			 * message: say so, and let the answer (seed_chan_reply)
+			 * keep the delimiter so that the REQ peer receives it. */
+			m->envelope = rc == 1 && zmq_msg_size(&c->msg) == 0;
+			if (m->envelope) {
+				while (recv_part(c) == 1)
+					;
+				return seed_err_set(
+				    err, -SEED_EFRAME,
+				    "%s: a message in a REQ envelope (an empty part before the frame): "
+				    "connect a DEALER socket, which sends a frame as one part",
+				    c->endpoint);
+			}
 		}
 		if (rc == 1) {
 			/* Frames are single-part: drop the extra parts of this message. */

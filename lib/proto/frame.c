@@ -3,9 +3,11 @@
  *
  * The schema is a table per type: each entry names a field, its kind, its
  * range (ints), its dtypes and its leading dimensions (tensors).  Dimensions
- * are symbols (K, B, T+1, A, N, P): the first field that has a symbol fixes
- * its value, every later one must agree, and an int field can fix one too
- * (num_actions fixes A).  Messages name the frame type and the field.
+ * are symbols (K, B, T+1, A, N, P, S): the first field that has a symbol
+ * fixes its value, every later one must agree, and an int field can fix one
+ * too (num_actions fixes A).  Messages name the frame type and the field.
+ * The unroll frame's per-step fields are not in its table: they come from
+ * seed_frame_unroll_fields, the table the unroll assembly shares.
  *
  * The wire codec is in frame_msgpack.c, JSON in frame_json.c, recorded
  * streams in frame_reader.c.
@@ -348,8 +350,8 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 
 /* ---- schema -------------------------------------------------------------- */
 
-enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_COUNT };
-static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P"};
+enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_COUNT };
+static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S"};
 
 enum fkind { FK_INT = 1, FK_STR, FK_TENSOR };
 
@@ -417,19 +419,26 @@ static const struct fspec action_spec[] = {
     INT("env0", 0, I32), INT("policy_version", 0, I64), TENSOR("action", DT(I32), D_K),
 };
 
+const seed_unroll_field seed_frame_unroll_fields[SEED_UNROLL_NFIELDS] = {
+    [SEED_UNROLL_OBS] = {"obs", SEED_DTYPE_INVALID, SEED_UNROLL_PER_OBS},
+    [SEED_UNROLL_ACTION] = {"action", SEED_DTYPE_I32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_REWARD] = {"reward", SEED_DTYPE_F32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_TERMINATED] = {"terminated", SEED_DTYPE_U8, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_TRUNCATED] = {"truncated", SEED_DTYPE_U8, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_FINAL_VALUE] = {"final_value", SEED_DTYPE_F32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_POLICY_VERSION] = {"policy_version", SEED_DTYPE_I32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_LOGITS] = {"logits", SEED_DTYPE_F32, SEED_UNROLL_PER_ACTION},
+};
+
+/* The unroll frame's fields besides the per-step ones, which come from
+ * seed_frame_unroll_fields (frame_check_schema appends them). */
 static const struct fspec unroll_spec[] = {
     INT("run", 0, U32),
     INT("actor", 0, U32),
     {.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
     TENSOR("env", DT(I32), D_B),
-    TENSOR_MORE("obs", DT_ANY, D_B, D_T1),
-    TENSOR("action", DT(I32), D_B, D_T1),
-    TENSOR("reward", DT(F32), D_B, D_T1),
-    TENSOR("terminated", DT(U8), D_B, D_T1),
-    TENSOR("truncated", DT(U8), D_B, D_T1),
-    TENSOR("final_value", DT(F32), D_B, D_T1),
-    TENSOR("policy_version", DT(I32), D_B, D_T1),
-    TENSOR("logits", DT(F32), D_B, D_T1, D_A),
+    /* The agent's recurrent state before step 0 of each row. */
+    {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
 };
 
 static const struct fspec episode_spec[] = {
@@ -554,13 +563,38 @@ static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_t
 	return 0;
 }
 
+/* The schema entry of an unroll frame's per-step field. */
+static struct fspec unroll_step_spec(const seed_unroll_field *u)
+{
+	struct fspec s = {.name = u->name, .kind = FK_TENSOR, .dims = {D_B, D_T1}};
+	switch (u->extent) {
+	case SEED_UNROLL_PER_STEP:
+		s.dtypes = 1u << u->dtype;
+		break;
+	case SEED_UNROLL_PER_ACTION:
+		s.dtypes = 1u << u->dtype;
+		s.dims[2] = D_A;
+		break;
+	case SEED_UNROLL_PER_OBS:
+		s.dtypes = DT_ANY;
+		s.more = true;
+		break;
+	}
+	return s;
+}
+
 int frame_check_schema(const seed_frame *f, seed_err *err)
 {
 	struct dims d;
 	memset(&d, 0, sizeof d);
 	const struct fspec *spec = schema[f->type].fields;
-	for (int i = 0; i < schema[f->type].n; i++) {
-		const struct fspec *s = &spec[i];
+	int nfixed = schema[f->type].n;
+	int nstep = f->type == SEED_FRAME_UNROLL ? SEED_UNROLL_NFIELDS : 0;
+	for (int i = 0; i < nfixed + nstep; i++) {
+		struct fspec step;
+		if (i >= nfixed)
+			step = unroll_step_spec(&seed_frame_unroll_fields[i - nfixed]);
+		const struct fspec *s = i < nfixed ? &spec[i] : &step;
 		const seed_value *v = seed_frame_get(f, s->name);
 		size_t nl = strlen(s->name);
 		if (!v) {

@@ -74,6 +74,7 @@ int seed_chan_send(seed_chan *c, const void *id, size_t idlen, const void *data,
 typedef struct seed_chan_msg {
 	const void *data;
 	size_t len;
+	bool envelope;         /* ROUTER: it came in a REQ socket's envelope (refused) */
 	unsigned char id[256]; /* ROUTER: the sender's routing id */
 	size_t idlen;
 	uint64_t offset; /* file: the frame's first byte in the stream; socket: 0 */
@@ -87,6 +88,16 @@ typedef struct seed_chan_msg {
  * stream of msgpack objects (or a multi-part ZeroMQ message, which is
  * dropped: a frame is one part). */
 int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err);
+
+/* Answer the sender of `to` (a message received on c): as seed_chan_send
+ * to to->id, and, when to->envelope, with the empty delimiter part a REQ
+ * socket needs to receive it (then never blocking: -EAGAIN when the queue
+ * is full).  Non-ROUTER channels ignore the id.
+ * A ROUTER's seed_chan_recv refuses a message of more than one part after
+ * the id (a frame is one part) with -SEED_EFRAME, and still sets m->id, and
+ * m->envelope when it came from a REQ socket (an empty delimiter part
+ * before the frame), so that the caller can answer it with this. */
+int seed_chan_reply(seed_chan *c, const seed_chan_msg *to, const void *data, size_t len, bool dontwait);
 
 #ifdef __cplusplus
 }

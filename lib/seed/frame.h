@@ -17,11 +17,9 @@
  *                            truncated u8[K] ep_return f32[K] ep_length i32[K]
  *                            (optional final_obs: obs's dtype and shape)
  *   action   infer -> actor  run actor seq env0 policy_version action i32[K]
- *   unroll   infer -> learn  run actor num_actions env i32[B] and, over
- *                            T+1 steps, obs[B,T+1,...] action i32[B,T+1]
- *                            reward f32 terminated u8 truncated u8
- *                            final_value f32 policy_version i32 [B,T+1]
- *                            logits f32[B,T+1,A] (A = num_actions)
+ *   unroll   infer -> learn  run actor num_actions env i32[B] (optional
+ *                            state f32[B,S]) and, over T+1 steps, the
+ *                            fields of seed_frame_unroll_fields below
  *   episode  infer -> learn  run actor env i32[N] return f32[N]
  *                            length i32[N] truncated u8[N]
  *   params   learn -> infer  policy_version run params f32[P] (optional
@@ -32,6 +30,11 @@
  * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
  * least 1.  The checks cover structure, not tensor contents.
+ *
+ * Identity: env0 (steps, actions) and env (unrolls, episodes) index the
+ * actor's own vector of environments, from 0 in every actor, so an
+ * environment is known by (run, actor, env); seq counts the step frames of
+ * one half (run, actor, env0).
  *
  * Fields not in the schema are kept (decoded, re-encoded, printed by
  * seed-cat) but not interpreted, so newer peers can add fields.  A decoded
@@ -113,6 +116,38 @@ typedef struct seed_frame {
 	                * for built and decoded frames; released by
 	                * seed_frame_clear */
 } seed_frame;
+
+/* The per-step fields of an unroll frame, in frame order: the one table
+ * that the frame schema checks, that the server's assembly (seed_unroll(3))
+ * allocates and fills, and that a learner reads.  Each is a tensor whose
+ * leading dimensions are [B, T+1]; PER_ACTION adds A, PER_OBS the
+ * observation's own dimensions (and takes the observation's dtype). */
+typedef enum seed_unroll_extent {
+	SEED_UNROLL_PER_STEP,   /* [B, T+1] */
+	SEED_UNROLL_PER_ACTION, /* [B, T+1, A] */
+	SEED_UNROLL_PER_OBS,    /* [B, T+1, ...], any dtype */
+} seed_unroll_extent;
+
+typedef enum seed_unroll_field_id {
+	SEED_UNROLL_OBS,
+	SEED_UNROLL_ACTION,
+	SEED_UNROLL_REWARD,
+	SEED_UNROLL_TERMINATED,
+	SEED_UNROLL_TRUNCATED,
+	SEED_UNROLL_FINAL_VALUE,
+	SEED_UNROLL_POLICY_VERSION,
+	SEED_UNROLL_LOGITS,
+	SEED_UNROLL_NFIELDS
+} seed_unroll_field_id;
+
+typedef struct seed_unroll_field {
+	const char *name;
+	seed_dtype dtype; /* SEED_DTYPE_INVALID for PER_OBS: the observation's */
+	seed_unroll_extent extent;
+} seed_unroll_field;
+
+/* Indexed by seed_unroll_field_id. */
+extern const seed_unroll_field seed_frame_unroll_fields[SEED_UNROLL_NFIELDS];
 
 /* "step", "action", ...; "invalid" for anything else. */
 const char *seed_frame_type_name(seed_frame_type t);

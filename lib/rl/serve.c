@@ -1,0 +1,743 @@
+/* serve.c: the inference service (seed/serve.h): requests to sessions and
+ * the batch, the batch through the agent (or uniform play), answers, and
+ * unroll and episode frames.
+ *
+ * Invariants: a session is pending exactly while one of its requests is in
+ * the batch; the batch's observations, when a model is in use, all have
+ * one dtype and one row size: once the agent exists every request is
+ * converted to its dtype as it comes (seed_agent_convert), and before that
+ * a request of another dtype first runs the batch; scratch arrays only
+ * grow.  Every request taken is answered once: with an action frame by
+ * seed_serve_run, or with an error frame.
+ */
+#include "seed/serve.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "seed/agent.h"
+#include "seed/batcher.h"
+#include "seed/buf.h"
+#include "seed/frame.h"
+#include "seed/rng.h"
+#include "seed/sessions.h"
+#include "seed/unroll.h"
+
+struct seed_serve {
+	seed_serve_opts o;
+	seed_chan *actors, *unrolls, *params;
+	seed_sessions *ss;
+	seed_batcher *b;
+	seed_rng rng;
+	seed_dtype batch_dtype; /* of the batch's observations */
+	/* the policy */
+	char *json;      /* the model's description; NULL: none yet */
+	uint8_t *staged; /* parameters for the next agent built */
+	size_t staged_len, staged_cap;
+	int64_t staged_version;
+	bool have_staged, build_failed;
+	seed_agent *agent;
+	seed_unroll_layout agent_layout; /* the observations it was built for */
+	/* scratch, grown to the largest batch */
+	int32_t *actions;
+	float *logits, *final_values;
+	uint8_t *failed;     /* (requests) */
+	unsigned char *conv; /* a request's observations and final ones, converted */
+	size_t cap_conv;
+	size_t cap_rows, cap_logits, cap_final, cap_req;
+	/* scratch for episode frames, grown to the largest K */
+	int32_t *ep_env, *ep_len;
+	float *ep_ret;
+	uint8_t *ep_trunc;
+	size_t cap_ep;
+	seed_buf out;
+	seed_frame f;
+	seed_serve_stats st;
+	double last_gap_warn, last_build_warn, last_evict_warn;
+	int64_t evict_warns;
+	int64_t gaps_warned;
+	bool build_warned;
+};
+
+static void warn(seed_serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(seed_serve *s, const char *fmt, ...)
+{
+	if (!s->o.warn)
+		return;
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	s->o.warn(s->o.ctx, msg);
+}
+
+int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors, seed_chan *unrolls,
+                   seed_chan *params, seed_err *err)
+{
+	if (o->max_envs < 1 || o->max_actions < 1 || o->max_row_bytes < 1)
+		return seed_err_set(err, -EINVAL, "serve: bounds of %d envs, %d actions, %zu bytes a row",
+		                    o->max_envs, o->max_actions, o->max_row_bytes);
+	seed_sessions_opts so = {.unrolls = unrolls != NULL,
+	                         .T = o->T,
+	                         .overlap = 1,
+	                         .idle_expiry = o->idle_expiry,
+	                         .max_sessions = o->max_halves,
+	                         .max_bytes = o->max_bytes};
+	seed_sessions *ss = NULL;
+	seed_batcher *b = NULL;
+	int rc = seed_sessions_new(&ss, &so, err);
+	if (rc == 0)
+		rc = seed_batcher_new(&b, o->max_batch, o->timeout, err);
+	if (rc) {
+		seed_sessions_free(&ss);
+		return rc;
+	}
+	seed_serve *s = seed_xcalloc(1, sizeof *s);
+	s->o = *o;
+	s->actors = actors;
+	s->unrolls = unrolls;
+	s->params = params;
+	s->ss = ss;
+	s->b = b;
+	seed_rng_init(&s->rng, o->seed, 0x1f3);
+	seed_buf_init(&s->out);
+	*out = s;
+	return 0;
+}
+
+void seed_serve_free(seed_serve **sp)
+{
+	if (!sp || !*sp)
+		return;
+	seed_serve *s = *sp;
+	seed_sessions_free(&s->ss);
+	seed_batcher_free(&s->b);
+	seed_agent_free(&s->agent);
+	free(s->json);
+	free(s->staged);
+	free(s->actions);
+	free(s->logits);
+	free(s->final_values);
+	free(s->failed);
+	free(s->conv);
+	free(s->ep_env);
+	free(s->ep_len);
+	free(s->ep_ret);
+	free(s->ep_trunc);
+	seed_buf_free(&s->out);
+	free(s);
+	*sp = NULL;
+}
+
+/* Grow *p to hold n elements of size es (capacity *cap, doubling). */
+static void grow(void *pp, size_t *cap, size_t n, size_t es)
+{
+	if (n <= *cap)
+		return;
+	size_t c = *cap ? *cap : 256;
+	while (c < n)
+		c *= 2;
+	void **p = pp;
+	*p = seed_xrealloc(*p, c * es);
+	*cap = c;
+}
+
+int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
+                      int64_t version)
+{
+	if (json && (!s->json || strlen(s->json) != len || memcmp(s->json, json, len) != 0)) {
+		/* Another architecture: rebuilt at the next request. */
+		free(s->json);
+		s->json = seed_xmalloc(len + 1);
+		memcpy(s->json, json, len);
+		s->json[len] = '\0';
+		seed_agent_free(&s->agent);
+		s->build_failed = false;
+	}
+	if (!params)
+		return 0;
+	if (s->agent && seed_agent_load_params(s->agent, params, nbytes, version, NULL) == 0) {
+		s->have_staged = false;
+		return 0;
+	}
+	grow(&s->staged, &s->staged_cap, nbytes, 1);
+	memcpy(s->staged, params, nbytes);
+	s->staged_len = nbytes;
+	s->staged_version = version;
+	s->have_staged = true;
+	seed_agent_free(&s->agent);
+	s->build_failed = false;
+	return 0;
+}
+
+/* Build the agent for the observations of layout l. */
+static void build_agent(seed_serve *s, const seed_session *h)
+{
+	const seed_unroll_layout *l = &h->layout;
+	seed_err err;
+	seed_agent *a = NULL;
+	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
+	                        2 * s->o.max_batch, s->o.greedy, s->o.seed, 0x1f3, &err);
+	if (rc == 0 && s->have_staged) {
+		rc = seed_agent_load_params(a, s->staged, s->staged_len, s->staged_version, &err);
+	} else if (rc == 0 && s->o.load) {
+		int64_t v = 0;
+		rc = s->o.load(s->o.ctx, seed_agent_model(a), &v, &err);
+		seed_agent_set_policy_version(a, v);
+	}
+	if (rc) {
+		seed_agent_free(&a);
+		s->build_failed = true;
+		/* A learner publishes after every update: say it once in a while. */
+		double now = seed_serve_now();
+		if (s->build_warned && now - s->last_build_warn < 10)
+			return;
+		s->build_warned = true;
+		s->last_build_warn = now;
+		warn(s,
+		     "cannot build the model for actor %" PRIu32
+		     "'s observations (%s); playing uniformly at random "
+		     "(policy version 0) until parameters that fit arrive",
+		     h->actor, err.msg);
+		return;
+	}
+	s->agent = a;
+	s->agent_layout = *l;
+	s->have_staged = false;
+}
+
+/* The type named at the start of a decoder's message ("step frame: ..."),
+ * or NULL: the decoder names the type whenever it got that far. */
+static const char *failed_type(const char *msg)
+{
+	for (int t = SEED_FRAME_INVALID + 1; t < SEED_FRAME_NTYPES; t++) {
+		const char *name = seed_frame_type_name((seed_frame_type)t);
+		size_t n = strlen(name);
+		if (strncmp(msg, name, n) == 0 && strncmp(msg + n, " frame:", 7) == 0)
+			return name;
+	}
+	return NULL;
+}
+
+static void send_error(seed_serve *s, const seed_chan_msg *to, const void *id, size_t idlen, int code,
+                       const char *msg, const char *type)
+{
+	s->st.bad++;
+	/* The first few, then every thousandth, so that a flood cannot drown
+	 * the log. */
+	if (s->st.bad <= 10 || s->st.bad % 1000 == 0)
+		warn(s, "dropped bad frame #%" PRId64 ": %s", s->st.bad, msg);
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_ERROR);
+	seed_frame_set_int(&f, "code", code);
+	seed_frame_set_str(&f, "message", msg);
+	if (type)
+		seed_frame_set_str(&f, "frame", type);
+	seed_buf_reset(&s->out);
+	if (seed_frame_encode(&f, &s->out, NULL) != 0)
+		return;
+	if (to)
+		seed_chan_reply(s->actors, to, s->out.data, s->out.len, true);
+	else
+		seed_chan_send(s->actors, id, idlen, s->out.data, s->out.len, true);
+}
+
+void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const char *msg)
+{
+	send_error(s, m, NULL, 0, code, msg, NULL);
+}
+
+/* An episode frame for the episodes that ended at this step of h. */
+static int send_episodes(seed_serve *s, const seed_session *h, const seed_frame *f)
+{
+	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
+	              *tr = seed_frame_tensor(f, "truncated")->data;
+	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
+	              *len = seed_frame_tensor(f, "ep_length")->data;
+	int K = h->layout.rows, n = 0;
+	if ((size_t)K > s->cap_ep) {
+		s->cap_ep = 2 * (size_t)K;
+		s->ep_env = seed_xrealloc(s->ep_env, s->cap_ep * 4);
+		s->ep_len = seed_xrealloc(s->ep_len, s->cap_ep * 4);
+		s->ep_ret = seed_xrealloc(s->ep_ret, s->cap_ep * 4);
+		s->ep_trunc = seed_xrealloc(s->ep_trunc, s->cap_ep);
+	}
+	for (int b = 0; b < K; b++) {
+		if (!(te[b] || tr[b]))
+			continue;
+		s->ep_env[n] = h->env[b];
+		memcpy(&s->ep_ret[n], ret + 4 * (size_t)b, 4);
+		memcpy(&s->ep_len[n], len + 4 * (size_t)b, 4);
+		s->ep_trunc[n] = tr[b] && !te[b];
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	int64_t N = n;
+	seed_frame e;
+	seed_frame_init(&e, SEED_FRAME_EPISODE);
+	seed_frame_set_int(&e, "run", h->run);
+	seed_frame_set_int(&e, "actor", h->actor);
+	seed_frame_set_tensor(&e, "env", seed_tensor_view(s->ep_env, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&e, "return", seed_tensor_view(s->ep_ret, SEED_DTYPE_F32, 1, &N));
+	seed_frame_set_tensor(&e, "length", seed_tensor_view(s->ep_len, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&e, "truncated", seed_tensor_view(s->ep_trunc, SEED_DTYPE_U8, 1, &N));
+	seed_buf_reset(&s->out);
+	int rc = seed_frame_encode(&e, &s->out, NULL);
+	if (rc == 0)
+		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
+	s->st.episodes += n;
+	return rc;
+}
+
+/* Say, rate-limited, that a half's unroll was dropped for a gap in seq:
+ * a client that counts seq per actor instead of per half loses every one. */
+static void warn_gap(seed_serve *s, const seed_session *h, int64_t seq, int64_t prev, double now)
+{
+	if (s->st.gaps > 1 && now - s->last_gap_warn < 10)
+		return;
+	warn(s,
+	     "actor %" PRIu32 " (run %" PRIu32 ", envs %" PRId32 "..%" PRId32 "): step frame seq %" PRId64
+	     " after %" PRId64
+	     ": its unroll in progress is dropped (seq counts the step frames of each half, "
+	     "see seed-frames(7)); %" PRId64 " such gaps in all, %" PRId64 " since the last warning",
+	     h->actor, h->run, h->env0, h->env0 + h->layout.rows - 1, seq, prev, s->st.gaps,
+	     s->st.gaps - s->gaps_warned);
+	s->last_gap_warn = now;
+	s->gaps_warned = s->st.gaps;
+}
+
+/* Whether h's observations fit the agent (it converts dtypes). */
+static bool fits(const seed_serve *s, const seed_session *h, seed_err *err)
+{
+	const seed_unroll_layout *a = &s->agent_layout, *l = &h->layout;
+	bool ok = a->num_actions == l->num_actions && a->obs_rank == l->obs_rank;
+	for (int i = 0; ok && i < a->obs_rank; i++)
+		ok = a->obs_shape[i] == l->obs_shape[i];
+	if (!ok) {
+		char got[80] = "", want[80] = "";
+		for (int i = 0, o = 0; i < l->obs_rank; i++)
+			o += snprintf(got + o, sizeof got - (size_t)o, ",%" PRId64, l->obs_shape[i]);
+		for (int i = 0, o = 0; i < a->obs_rank; i++)
+			o += snprintf(want + o, sizeof want - (size_t)o, ",%" PRId64, a->obs_shape[i]);
+		seed_err_set(
+		    err, -SEED_EFRAME,
+		    "step frame: field 'obs': observations [K%s] with %d actions do not fit the model, built "
+		    "for [K%s] with %d actions",
+		    got, l->num_actions, want, a->num_actions);
+	}
+	return ok;
+}
+
+/* With a model, check a request's observations and convert them to the
+ * model's dtype: *rows and *finals point at what the batch gathers. */
+static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs, const seed_tensor *fin,
+                   const void **rows, const void **finals, seed_err *err)
+{
+	if (!fits(s, h, err))
+		return -SEED_EFRAME;
+	if (obs->dtype == seed_agent_obs_dtype(s->agent))
+		return 0;
+	size_t n = (size_t)h->layout.rows * seed_agent_obs_bytes(s->agent);
+	grow(&s->conv, &s->cap_conv, 2 * n, 1);
+	seed_err e;
+	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->conv, &e);
+	if (rc == 0 && fin) {
+		rc = seed_agent_convert(s->agent, h->layout.rows, fin, s->conv + n, &e);
+		if (rc)
+			return seed_err_set(err, rc, "step frame: field 'final_obs': %s", e.msg);
+		*finals = s->conv + n;
+	}
+	if (rc)
+		return seed_err_set(err, rc, "step frame: field 'obs': %s", e.msg);
+	*rows = s->conv;
+	return 0;
+}
+
+void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
+{
+	seed_err err;
+	seed_frame *f = &s->f;
+	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
+	int rc = seed_frame_decode(f, m->data, m->len, &err);
+	if (rc) {
+		send_error(s, m, NULL, 0, rc, err.msg, failed_type(err.msg));
+		return;
+	}
+	const char *tn = seed_frame_type_name(f->type);
+	if (f->type != SEED_FRAME_STEP) {
+		rc =
+		    seed_err_set(&err, -SEED_ETYPE, "%s frame: seed-infer takes step frames from actors", tn);
+		send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return;
+	}
+	const seed_tensor *obs = seed_frame_tensor(f, "obs");
+	int64_t K = obs->shape[0], A = seed_frame_int(f, "num_actions", 1);
+	size_t row_bytes = seed_tensor_nbytes(obs) / (size_t)K;
+	if (K > s->o.max_envs || A > s->o.max_actions || row_bytes > s->o.max_row_bytes) {
+		rc = seed_err_set(&err, -E2BIG,
+		                  "step frame: %" PRId64 " environments, %" PRId64
+		                  " actions, %zu bytes per observation: "
+		                  "more than the server takes (at most %d, %d, %zu)",
+		                  K, A, row_bytes, s->o.max_envs, s->o.max_actions, s->o.max_row_bytes);
+		send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return;
+	}
+	if (seed_tensor_nbytes(obs) > s->o.max_bytes) {
+		/* The batch would copy (and keep room for) all of it. */
+		rc = seed_err_set(
+		    &err, -E2BIG,
+		    "step frame: field 'obs': %zu bytes, more than the bound of %zu on the server's "
+		    "memory",
+		    seed_tensor_nbytes(obs), s->o.max_bytes);
+		send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return;
+	}
+	seed_unroll_layout l = {
+	    .rows = (int)K, .num_actions = (int)A, .obs_dtype = obs->dtype, .obs_rank = obs->rank - 1};
+	memcpy(l.obs_shape, obs->shape + 1, (size_t)l.obs_rank * sizeof l.obs_shape[0]);
+	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
+	int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
+	int64_t seq = seed_frame_int(f, "seq", 0);
+	seed_session *h = NULL;
+	rc = seed_sessions_get(s->ss, run, actor, env0, &l, now, &h, &err);
+	if (rc < 0) {
+		char msg[sizeof err.msg + 16];
+		snprintf(msg, sizeof msg, "step frame: %s", err.msg);
+		send_error(s, m, NULL, 0, rc, msg, tn);
+		return;
+	}
+	if (seed_sessions_evicted(s->ss) > s->st.evicted) {
+		s->st.evicted = seed_sessions_evicted(s->ss);
+		/* Eviction under load means the bounds are too small for the
+		 * actors there are: every evicted live half loses its unroll. */
+		if (s->evict_warns == 0 || now - s->last_evict_warn >= 10) {
+			s->evict_warns++;
+			s->last_evict_warn = now;
+			warn(
+			    s,
+			    "%" PRId64
+			    " actor halves evicted so far, the longest idle first, to stay within %zu halves "
+			    "and %zu bytes; an evicted half that comes back starts a new unroll",
+			    s->st.evicted, s->o.max_halves, s->o.max_bytes);
+		}
+	}
+	s->st.halves = (int64_t)seed_sessions_count(s->ss);
+	/* With a model, a request it cannot take is refused before its step
+	 * counts, and the batch holds the model's dtype only. */
+	const seed_tensor *fin = seed_frame_tensor(f, "final_obs");
+	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
+	seed_dtype dt = obs->dtype;
+	if (s->o.model && !s->agent && s->json && !s->build_failed)
+		build_agent(s, h);
+	if (s->agent) {
+		rc = prepare(s, h, obs, fin, &rows, &finals, &err);
+		if (rc) {
+			s->st.refused++;
+			send_error(s, m, NULL, 0, rc, err.msg, tn);
+			return;
+		}
+		dt = seed_agent_obs_dtype(s->agent);
+		row_bytes = seed_agent_obs_bytes(s->agent);
+	}
+	int64_t prev = h->last_seq;
+	switch (seed_session_accept(h, seq)) {
+	case SEED_SESSION_WAITING:
+		s->st.resends++;
+		return;
+	case SEED_SESSION_RESEND:
+		s->st.resends++;
+		seed_chan_send(s->actors, m->id, m->idlen, h->reply.data, h->reply.len, true);
+		return;
+	case SEED_SESSION_GAP:
+		s->st.gaps++;
+		warn_gap(s, h, seq, prev, now);
+		break;
+	case SEED_SESSION_STEP:
+		break;
+	default:
+		rc = seed_err_set(&err, -EBUSY,
+		                  "step frame: field 'seq': %" PRId64 " while the request of seq %" PRId64
+		                  " of actor %" PRIu32 " (env0 %" PRId32
+		                  ") waits for its answer: one request in flight "
+		                  "per half",
+		                  seq, prev, actor, env0);
+		send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return;
+	}
+	/* Observations of another dtype or size cannot share the batch's
+	 * matrix: answer the batch first. */
+	bool gather = s->o.model;
+	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
+		seed_serve_run(s, now);
+	int req = seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? rows : NULL, row_bytes, now);
+	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
+		seed_err_set(&err, req, "step frame: cannot join the batch");
+		send_error(s, m, NULL, 0, req, err.msg, tn);
+		return;
+	}
+	s->batch_dtype = dt;
+	if (h->unroll) {
+		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
+		                        seed_frame_tensor(f, "terminated")->data,
+		                        seed_frame_tensor(f, "truncated")->data);
+		send_episodes(s, h, f);
+	}
+	/* A model values the real last observation of truncated episodes, so
+	 * that the learner can bootstrap from it. */
+	if (gather && h->unroll && finals) {
+		const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
+		for (int b = 0; b < K; b++)
+			if (tr[b])
+				seed_batcher_add_final(s->b, req, b,
+				                       (const uint8_t *)finals + (size_t)b * row_bytes);
+	}
+	h->pending = true;
+	s->st.requests++;
+}
+
+bool seed_serve_pending(const seed_serve *s)
+{
+	return s->b->n > 0;
+}
+
+double seed_serve_deadline(const seed_serve *s)
+{
+	return s->b->deadline;
+}
+
+bool seed_serve_full(const seed_serve *s)
+{
+	return s->b->n > 0 && s->b->rows >= s->b->max_rows;
+}
+
+bool seed_serve_ready(const seed_serve *s, double now)
+{
+	if (s->b->n == 0)
+		return false;
+	if (s->b->rows >= s->b->max_rows || now >= s->b->deadline)
+		return true;
+	return seed_batcher_ready(s->b, now, seed_sessions_expected(s->ss, now, s->o.timeout));
+}
+
+/* Refuse request i of the batch after it was taken: an error frame, and
+ * the half starts afresh (its step was recorded but never acted on). */
+static void fail(seed_serve *s, int i, int code, const seed_err *err)
+{
+	seed_batch_req *r = &s->b->req[i];
+	seed_session *h = r->owner;
+	s->failed[i] = 1;
+	s->st.refused++;
+	h->last_seq = -1;
+	if (h->unroll)
+		seed_unroll_restart(h->unroll);
+	send_error(s, NULL, r->id, r->idlen, code, err->msg, "step");
+}
+
+static seed_tensor rows_view(const seed_serve *s, const unsigned char *base, int64_t row0, int rows)
+{
+	int64_t shape[SEED_TENSOR_MAX_RANK] = {rows};
+	for (int i = 0; i < s->agent_layout.obs_rank; i++)
+		shape[1 + i] = s->agent_layout.obs_shape[i];
+	return seed_tensor_view((void *)(base + (size_t)row0 * s->b->row_bytes), s->batch_dtype,
+	                        1 + s->agent_layout.obs_rank, shape);
+}
+
+/* Act on the batch with the agent: the whole batch in one pass when every
+ * request fits and converts, else request by request, refusing those that
+ * do not.  Then the values of the final observations. */
+static void act(seed_serve *s)
+{
+	seed_batcher *b = s->b;
+	size_t A = (size_t)s->agent_layout.num_actions;
+	seed_err err;
+	bool whole = true;
+	for (int i = 0; i < b->n && whole; i++)
+		whole = fits(s, b->req[i].owner, &err);
+	if (whole) {
+		seed_tensor t = rows_view(s, b->obs, 0, (int)b->rows);
+		whole = seed_agent_act(s->agent, (int)b->rows, &t, s->actions, s->logits, NULL, &err) == 0;
+	}
+	for (int i = 0; i < b->n && !whole; i++) {
+		const seed_batch_req *r = &b->req[i];
+		seed_tensor t = rows_view(s, b->obs, r->row0, r->rows);
+		int code = fits(s, r->owner, &err)
+		               ? seed_agent_act(s->agent, r->rows, &t, s->actions + r->row0,
+		                                s->logits + (size_t)r->row0 * A, NULL, &err)
+		               : -SEED_EFRAME;
+		if (code)
+			fail(s, i, code, &err);
+	}
+	if (b->nfinal == 0)
+		return;
+	seed_tensor t = rows_view(s, b->final_obs, 0, b->nfinal);
+	bool all = whole && seed_agent_values(s->agent, b->nfinal, &t, s->final_values, &err) == 0;
+	for (int k = 0; k < b->nfinal; k++) {
+		int i = b->final_req[k];
+		if (s->failed[i])
+			continue;
+		if (!all) {
+			t = rows_view(s, b->final_obs, k, 1);
+			if (seed_agent_values(s->agent, 1, &t, &s->final_values[k], &err)) {
+				seed_err e2;
+				fail(s, i,
+				     seed_err_set(&e2, -SEED_EFRAME, "step frame: field 'final_obs': %s",
+				                  err.msg),
+				     &e2);
+				continue;
+			}
+		}
+		seed_session *h = b->req[i].owner;
+		seed_unroll_set_final_value(h->unroll, b->final_row[k], s->final_values[k]);
+	}
+}
+
+/* Push h's full unroll and start its next one. */
+static int send_unroll(seed_serve *s, seed_session *h)
+{
+	seed_frame f;
+	seed_err err;
+	int rc = seed_unroll_frame(h->unroll, &f, h->run, h->actor, h->env);
+	seed_buf_reset(&s->out);
+	if (rc == 0)
+		rc = seed_frame_encode(&f, &s->out, &err);
+	if (rc == 0)
+		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
+	if (rc == 0) {
+		s->st.unroll_frames++;
+		s->st.unrolls += h->layout.rows;
+		s->st.unroll_bytes += (int64_t)s->out.len;
+	}
+	seed_unroll_next(h->unroll);
+	return rc;
+}
+
+int seed_serve_run(seed_serve *s, double now)
+{
+	(void)now;
+	seed_batcher *b = s->b;
+	if (b->n == 0)
+		return 0;
+	s->st.batches++;
+	s->st.rows += b->rows;
+	if (s->o.model && !s->agent && s->json && !s->build_failed)
+		build_agent(s, b->req[0].owner);
+	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
+	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
+	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
+	grow(&s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
+	grow(&s->failed, &s->cap_req, (size_t)b->n, 1);
+	memset(s->failed, 0, (size_t)b->n);
+	bool modeled = s->agent != NULL;
+	if (modeled)
+		act(s);
+	int32_t version = modeled ? (int32_t)seed_agent_policy_version(s->agent) : 0;
+	int rc = 0;
+	for (int i = 0; i < b->n; i++) {
+		const seed_batch_req *r = &b->req[i];
+		seed_session *h = r->owner;
+		h->pending = false;
+		if (s->failed[i])
+			continue;
+		int K = h->layout.rows;
+		if (modeled)
+			memcpy(h->actions, s->actions + r->row0, (size_t)K * sizeof *h->actions);
+		else
+			for (int k = 0; k < K; k++)
+				h->actions[k] =
+				    (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
+		int64_t K64 = K;
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ACTION);
+		seed_frame_set_int(&f, "run", h->run);
+		seed_frame_set_int(&f, "actor", h->actor);
+		seed_frame_set_int(&f, "seq", h->last_seq);
+		seed_frame_set_int(&f, "env0", h->env0);
+		seed_frame_set_int(&f, "policy_version", version);
+		seed_frame_set_tensor(&f, "action", seed_tensor_view(h->actions, SEED_DTYPE_I32, 1, &K64));
+		seed_buf_reset(&h->reply);
+		if (seed_frame_encode(&f, &h->reply, NULL) == 0)
+			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
+		s->st.steps += K;
+		if (!h->unroll)
+			continue;
+		/* The behaviour logits, for V-trace's importance weights (the
+		 * uniform policy's are all equal: zeros). */
+		const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
+		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, NULL)) {
+			int e = send_unroll(s, h);
+			rc = rc ? rc : e;
+		}
+	}
+	seed_batcher_clear(b);
+	return rc;
+}
+
+/* Hand the newest parameters from the learner, if any came, to the policy. */
+static void poll_params(seed_serve *s)
+{
+	seed_frame f = {0};
+	seed_chan_msg m;
+	seed_err err;
+	while (seed_chan_recv(s->params, &m, 0, &err) == 0) {
+		const char *json;
+		size_t len;
+		if (seed_frame_decode(&f, m.data, m.len, &err) != 0 || f.type != SEED_FRAME_PARAMS ||
+		    seed_frame_str(&f, "model", &json, &len) != 0) {
+			warn(s, "dropped a frame on the parameter channel: %s",
+			     f.type == SEED_FRAME_INVALID
+			         ? err.msg
+			         : "not a params frame with its model's description");
+			continue;
+		}
+		const seed_tensor *p = seed_frame_tensor(&f, "params");
+		seed_serve_policy(s, json, len, p->data, seed_tensor_nbytes(p),
+		                  seed_frame_int(&f, "policy_version", 0));
+	}
+}
+
+double seed_serve_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int seed_serve_turn(seed_serve *s, int wait_ms)
+{
+	seed_chan_msg m;
+	seed_err err;
+	int rc = seed_chan_recv(s->actors, &m, seed_serve_pending(s) ? 0 : wait_ms, &err);
+	double now = seed_serve_now();
+	if (rc == 0)
+		seed_serve_take(s, &m, now);
+	else if (rc == -SEED_EFRAME && m.idlen)
+		seed_serve_refuse(s, &m, rc, err.msg);
+	else if (rc != -EAGAIN && rc != -EINTR)
+		warn(s, "%s", err.msg);
+	/* Drain what has come before deciding: a batch is only worth waiting
+	 * for while more may arrive. */
+	if (!seed_serve_pending(s) || (rc == 0 && now < s->b->deadline && !seed_serve_full(s)))
+		return 0;
+	if (s->params)
+		poll_params(s);
+	if (seed_serve_ready(s, now))
+		return seed_serve_run(s, now);
+	if (rc == -EAGAIN) {
+		zmq_pollitem_t it = {.socket = seed_chan_socket(s->actors), .events = ZMQ_POLLIN};
+		zmq_poll(&it, 1, 1);
+	}
+	return 0;
+}
+
+const seed_serve_stats *seed_serve_get_stats(const seed_serve *s)
+{
+	return &s->st;
+}

@@ -1,0 +1,136 @@
+/* seed/serve.h: the inference service: step frames in, action frames out,
+ * unroll and episode frames pushed on; what seed-infer(1) runs.
+ *
+ * It wires the parts of the inference side together: seed_sessions(3) (the
+ * state of every actor half), seed_batcher(3) (the batching window),
+ * seed_agent(3) (the model that acts on a batch) or uniform random play,
+ * and seed_unroll(3) (unroll assembly).  A caller receives messages on a
+ * ROUTER channel and hands each to seed_serve_take; runs the batch when
+ * seed_serve_ready says so; and feeds parameters to seed_serve_policy.
+ *
+ * Every request gets an answer: an action frame, the kept answer again for
+ * a resent request, or an error frame saying what was wrong (with the
+ * frame's type when it is known).  Bad frames are counted and reported
+ * through the warn callback (the first ten, then every thousandth); the
+ * service never stops for one.  Numbers a peer sends that size memory are
+ * bounded (opts: K, actions, bytes per row, halves and their bytes).
+ *
+ * Acting: with a model, the batch goes through one forward pass (the agent
+ * converts observations of another dtype when every value converts
+ * exactly); a request whose observations do not fit the model (shape,
+ * actions, a value that does not convert) is answered with an error frame,
+ * never with random actions.  Until a model description and parameters
+ * arrive, play is uniform random with policy version 0.
+ *
+ * Allocation: buffers are kept per half (seed_sessions) and per batch and
+ * grow only when a batch or a half is larger than any before; a step
+ * request allocates nothing once they have grown.
+ *
+ * Threads: a seed_serve and its channels belong to one thread.
+ */
+#ifndef SEED_SERVE_H
+#define SEED_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/chan.h"
+#include "seed/error.h"
+#include "seed/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct seed_serve_opts {
+	int max_batch;        /* rows: run the batch when this many wait */
+	double timeout;       /* seconds after the batch's first request */
+	int T;                /* steps per unroll (each frame holds T + 1) */
+	double idle_expiry;   /* seconds before a silent half is forgotten */
+	size_t max_halves;    /* actor halves kept at most */
+	size_t max_bytes;     /* memory of all halves at most */
+	int max_envs;         /* K of a step frame at most */
+	int max_actions;      /* num_actions at most */
+	size_t max_row_bytes; /* bytes of one observation at most */
+	bool model;           /* act with a model (else uniform random play) */
+	bool greedy;          /* take the most likely action */
+	uint64_t seed;        /* of the sampling */
+	/* Called with a warning for a person (a bad frame, a gap in seq, a
+	 * model that cannot be built); NULL: none. */
+	void (*warn)(void *ctx, const char *msg);
+	/* Called once an agent is built, when no parameters came with
+	 * seed_serve_policy (a checkpoint): load its parameters into m and set
+	 * *version; NULL: none. */
+	int (*load)(void *ctx, seed_model *m, int64_t *version, seed_err *err);
+	void *ctx;
+} seed_serve_opts;
+
+typedef struct seed_serve_stats {
+	int64_t steps, requests, batches, rows, bad, resends, gaps, refused;
+	int64_t unroll_frames, unrolls, unroll_bytes, episodes;
+	int64_t halves, evicted, expired; /* halves: known now */
+} seed_serve_stats;
+
+typedef struct seed_serve seed_serve;
+
+/* A service answering on actors (a ROUTER channel), pushing unrolls and
+ * episodes on unrolls (NULL: none are assembled) and taking parameters
+ * from params (a SUB channel of params frames; NULL: none); the channels
+ * stay the caller's.  Errors: -EINVAL for options out of range (err says
+ * which).  Allocation failure aborts. */
+int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors, seed_chan *unrolls,
+                   seed_chan *params, seed_err *err);
+/* Free s (NULL is fine); *s becomes NULL.  The channels are not closed. */
+void seed_serve_free(seed_serve **s);
+
+/* The model to act with: its JSON description (len bytes; NULL: keep the
+ * current one) and its parameters (NULL: none yet; raw f32, any alignment)
+ * with their version.  A new description rebuilds the agent at the next
+ * request, from that request's observations; parameters that do not fit
+ * the agent in use are kept and loaded into the next one built.  Returns 0;
+ * errors come through warn when a model is built. */
+int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
+                      int64_t version);
+
+/* Take one message from an actor: answer it at once (an error frame, a
+ * resent answer) or add it to the batch.  Never fails: every problem is
+ * answered to the peer and counted. */
+void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now);
+
+/* Answer a message the channel refused (seed_chan_recv's -SEED_EFRAME with
+ * m's id set) with an error frame of code and msg, and count it. */
+void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const char *msg);
+
+/* Whether a batch is open, and its deadline. */
+bool seed_serve_pending(const seed_serve *s);
+double seed_serve_deadline(const seed_serve *s);
+/* Whether the open batch holds max_batch rows. */
+bool seed_serve_full(const seed_serve *s);
+/* Whether the open batch should run at now: full, past its deadline, or
+ * no live half that is not in it (seed_sessions_expected). */
+bool seed_serve_ready(const seed_serve *s, double now);
+
+/* Act on the open batch, answer every request in it and push the unrolls
+ * it completed.  Errors: those of pushing on the unrolls channel (-EINTR
+ * when its stop flag was raised while blocked there). */
+int seed_serve_run(seed_serve *s, double now);
+
+/* One turn of the service's loop: receive one message (waiting at most
+ * wait_ms while no batch is open, not at all while one is) and take it;
+ * once nothing more is waiting (or the batch is full or past its
+ * deadline), take the newest parameters from params and run the batch if
+ * it is ready, else wait 1 ms at most for the next request (so that a half
+ * gone silent stops holding the batch without waiting out the timeout).
+ * Returns 0, or an error of pushing unrolls (-EINTR when stopped). */
+int seed_serve_turn(seed_serve *s, int wait_ms);
+
+/* The monotonic clock the service's times are on, in seconds. */
+double seed_serve_now(void);
+
+const seed_serve_stats *seed_serve_get_stats(const seed_serve *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

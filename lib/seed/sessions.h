@@ -1,0 +1,128 @@
+/* seed/sessions.h: the inference server's state of every actor half.
+ *
+ * An actor steps its environments in halves (double buffering) and sends
+ * one step frame per half; a half is known by (run, actor, env0).  Its
+ * session holds what the server needs between two requests of that half:
+ * the layout of its frames (K rows, the observation's dtype and shape, the
+ * number of actions), the last sequence number and the last answer (to
+ * answer a resent request again), whether a request of it is waiting in
+ * the current batch, its unroll in progress (seed_unroll(3)), and the times
+ * of its requests.
+ *
+ * Sessions live in a hash map (lookup O(1)) and on a list in the order of
+ * their last request, so that the longest idle one is found at once: idle
+ * expiry and eviction never scan.  Memory is bounded twice, by the number
+ * of sessions and by their bytes: a new session evicts the longest idle
+ * ones that have no request waiting until it fits, and is refused when it
+ * cannot.
+ *
+ * Liveness: a half that has been answered is expected back within a few of
+ * its own intervals between requests; a half silent for longer (a killed
+ * actor) is not waited for by a batch, long before its idle expiry.
+ *
+ * Threads: a seed_sessions and its sessions belong to one thread.
+ */
+#ifndef SEED_SESSIONS_H
+#define SEED_SESSIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/buf.h"
+#include "seed/error.h"
+#include "seed/unroll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct seed_session {
+	/* the key */
+	uint32_t run, actor;
+	int32_t env0;
+	/* the frames' layout: rows = K; T and overlap are the sessions' */
+	seed_unroll_layout layout;
+	size_t obs_bytes;    /* of one row */
+	int64_t last_seq;    /* -1: no request yet */
+	double last_seen;    /* time of the last request */
+	double interval;     /* smoothed time between requests; 0: unknown yet */
+	bool pending;        /* a request of this half waits in the batch */
+	int64_t gaps;        /* requests that came after lost ones */
+	seed_buf reply;      /* the last answer, for resent requests */
+	int32_t *actions;    /* (K): the last answer's actions */
+	int32_t *env;        /* (K): env0 + row, each row's environment */
+	seed_unroll *unroll; /* the unroll in progress; NULL without unrolls */
+	size_t bytes;        /* memory this session holds */
+	/* private: hash chain and idle order */
+	struct seed_session *hnext, *older, *newer;
+} seed_session;
+
+typedef struct seed_sessions_opts {
+	bool unrolls;       /* keep an unroll per session */
+	int T, overlap;     /* of the unrolls */
+	int state_size;     /* of the unrolls, floats per row */
+	double idle_expiry; /* seconds of silence before a session is forgotten */
+	size_t max_sessions;
+	size_t max_bytes; /* of all sessions together */
+} seed_sessions_opts;
+
+typedef struct seed_sessions seed_sessions;
+
+/* Empty sessions with the given options (copied).  Errors: -EINVAL for an
+ * option out of range (T or overlap with unrolls, a non-positive expiry or
+ * bound).  Allocation failure aborts. */
+int seed_sessions_new(seed_sessions **out, const seed_sessions_opts *o, seed_err *err);
+/* Free s and every session (NULL is fine); *s becomes NULL. */
+void seed_sessions_free(seed_sessions **s);
+
+/* The session of (run, actor, env0), made for layout l (rows, num_actions
+ * and the observation's dtype, rank and shape are read; T, overlap and
+ * state_size are the sessions') if there is none, or remade if the half's
+ * layout changed.  Marks it as heard from at now.  Returns 1 for a new (or
+ * remade) session, 0 for a known one, with *out set; or
+ *   -EBUSY   the half's layout changed while one of its requests waits in
+ *            the batch (its buffers are in use: nothing is changed);
+ *   -E2BIG   the session alone needs more than max_bytes;
+ *   -ENOSPC  the bounds are reached and every session has a request
+ *            waiting, so none can be evicted;
+ *   -EINVAL  l is not a valid layout;
+ * err says which and why.  Never invalidates a pending session. */
+int seed_sessions_get(seed_sessions *s, uint32_t run, uint32_t actor, int32_t env0,
+                      const seed_unroll_layout *l, double now, seed_session **out, seed_err *err);
+
+/* What a request with sequence number seq is to session h. */
+typedef enum seed_session_verdict {
+	SEED_SESSION_STEP = 0,   /* the next step: act on it */
+	SEED_SESSION_GAP = 1,    /* a step after lost ones: act on it; the unroll restarted */
+	SEED_SESSION_RESEND = 2, /* the last request again: send h->reply again */
+	SEED_SESSION_WAITING = 3 /* the request waiting in the batch, resent: it will be answered */
+} seed_session_verdict;
+
+/* Classify a request of h by its seq and update h (last_seq, gaps, the
+ * unroll restarted on a gap).  -EBUSY for a new seq while a request of h is
+ * still pending (a peer with two requests in flight for one half). */
+int seed_session_accept(seed_session *h, int64_t seq);
+
+/* Forget the sessions silent for more than the idle expiry at now (never
+ * one with a request pending).  Returns how many; cost: the number
+ * forgotten. */
+size_t seed_sessions_expire(seed_sessions *s, double now);
+
+/* How many sessions without a request pending the batch should still wait
+ * for at now: those heard from within four of their own intervals (within
+ * `window` seconds while their interval is unknown), and never one silent
+ * for more than window.  Cost: the sessions heard from within window. */
+size_t seed_sessions_expected(const seed_sessions *s, double now, double window);
+
+/* Counts: sessions, their bytes, evictions (sessions forgotten to make room)
+ * and expiries so far. */
+size_t seed_sessions_count(const seed_sessions *s);
+size_t seed_sessions_bytes(const seed_sessions *s);
+int64_t seed_sessions_evicted(const seed_sessions *s);
+int64_t seed_sessions_expired(const seed_sessions *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,261 @@
+/* test_serve.c: seed_serve over inproc:// channels, a table of requests and
+ * the answer each must get (actions, the kept answer again, error frames
+ * with the refused frame's type), then unroll assembly end to end: the
+ * frames pushed for a half, their overlap and their identity.  The wanted
+ * values follow from the protocol (seed-frames(7)), worked out below. */
+#include "seed/serve.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "seed/buf.h"
+#include "seed/frame.h"
+#include "tap.h"
+
+struct rig {
+	void *ctx;
+	seed_chan *router, *dealer, *push, *pull;
+	seed_serve *s;
+};
+
+static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
+{
+	memset(r, 0, sizeof *r);
+	r->ctx = seed_chan_context();
+	seed_err err;
+	char ep[64], up[64];
+	snprintf(ep, sizeof ep, "inproc://%s", name);
+	snprintf(up, sizeof up, "inproc://%s-unrolls", name);
+	seed_chan_opts bind = {.bind = true}, conn = {.bind = false};
+	CHECK(seed_chan_open(&r->router, r->ctx, SEED_CHAN_ROUTER, ep, &bind, &err) == 0);
+	CHECK(seed_chan_open(&r->dealer, r->ctx, SEED_CHAN_DEALER, ep, &conn, &err) == 0);
+	if (unrolls) {
+		CHECK(seed_chan_open(&r->push, r->ctx, SEED_CHAN_PUSH, up, &bind, &err) == 0);
+		CHECK(seed_chan_open(&r->pull, r->ctx, SEED_CHAN_PULL, up, &conn, &err) == 0);
+	}
+	seed_serve_opts o = {.max_batch = 64,
+	                     .timeout = 0.05,
+	                     .T = T,
+	                     .idle_expiry = 60,
+	                     .max_halves = 16,
+	                     .max_bytes = 1 << 20,
+	                     .max_envs = 8,
+	                     .max_actions = 16,
+	                     .max_row_bytes = 64};
+	CHECK(seed_serve_new(&r->s, &o, r->router, r->push, NULL, &err) == 0);
+}
+
+static void rig_close(struct rig *r)
+{
+	seed_serve_free(&r->s);
+	CHECK(r->s == NULL);
+	seed_chan_close(&r->dealer);
+	seed_chan_close(&r->router);
+	seed_chan_close(&r->pull);
+	seed_chan_close(&r->push);
+	seed_chan_context_free(&r->ctx);
+}
+
+/* A step frame of K rows of 2 f32 observations (all x), rewards 0.5,
+ * terminated at row `term` (-1: none), encoded into out. */
+static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K, int A, float x, int term)
+{
+	/* K up to 15: one past the bound of 8 is refused, but built first. */
+	static float obs[32], rew[16], ret[16];
+	static uint8_t te[16], tr[16];
+	static int32_t len[16];
+	for (int i = 0; i < 2 * K; i++)
+		obs[i] = x;
+	for (int k = 0; k < K; k++) {
+		rew[k] = 0.5f;
+		te[k] = k == term;
+		tr[k] = 0;
+		ret[k] = 3.0f;
+		len[k] = 6;
+	}
+	int64_t os[2] = {K, 2}, ks = K;
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_STEP);
+	seed_frame_set_int(&f, "run", 7);
+	seed_frame_set_int(&f, "actor", actor);
+	seed_frame_set_int(&f, "seq", seq);
+	seed_frame_set_int(&f, "env0", env0);
+	seed_frame_set_int(&f, "num_actions", A);
+	seed_frame_set_tensor(&f, "obs", seed_tensor_view(obs, SEED_DTYPE_F32, 2, os));
+	seed_frame_set_tensor(&f, "reward", seed_tensor_view(rew, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(te, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "truncated", seed_tensor_view(tr, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_return", seed_tensor_view(ret, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view(len, SEED_DTYPE_I32, 1, &ks));
+	seed_buf_reset(out);
+	seed_err err;
+	CHECK_MSG(seed_frame_encode(&f, out, &err) == 0, "%s", err.msg);
+}
+
+/* Send out's bytes from the dealer and turn the service until an answer
+ * comes (1 s at most); the answer's bytes go to got.  false if none. */
+static bool ask(struct rig *r, const seed_buf *out, seed_buf *got)
+{
+	seed_chan_send(r->dealer, NULL, 0, out->data, out->len, false);
+	for (int i = 0; i < 200; i++) {
+		seed_serve_turn(r->s, 5);
+		seed_chan_msg m;
+		seed_err err;
+		if (seed_chan_recv(r->dealer, &m, 0, &err) == 0) {
+			seed_buf_reset(got);
+			seed_buf_append(got, m.data, m.len);
+			return true;
+		}
+	}
+	return false;
+}
+
+enum want { W_ACTION, W_SAME, W_ERROR };
+
+/* Requests of one half (actor 1, env0 0) and others, in order. */
+static const struct {
+	const char *name;
+	uint32_t actor;
+	int64_t seq, env0;
+	int K, A;
+	enum want want;
+	const char *msg; /* a part of the error's message */
+} cases[] = {
+    {"first step", 1, 0, 0, 2, 3, W_ACTION, NULL},
+    {"the next step", 1, 1, 0, 2, 3, W_ACTION, NULL},
+    {"the same seq again: the kept answer", 1, 1, 0, 2, 3, W_SAME, NULL},
+    {"K past the bound of 8", 1, 2, 0, 9, 3, W_ERROR, "9 environments"},
+    {"num_actions past the bound of 16", 1, 2, 0, 2, 17, W_ERROR, "17 actions"},
+    {"another half of the same actor", 1, 0, 2, 2, 3, W_ACTION, NULL},
+    {"another K for the half: remade", 1, 5, 0, 3, 3, W_ACTION, NULL},
+};
+
+static void t_requests(void)
+{
+	struct rig r;
+	rig_open(&r, "requests", false, 2);
+	seed_buf out, got, last;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_buf_init(&last);
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		step(&out, cases[k].actor, cases[k].seq, cases[k].env0, cases[k].K, cases[k].A, 0, -1);
+		if (!ask(&r, &out, &got)) {
+			CHECK_MSG(0, "%s: no answer", cases[k].name);
+			continue;
+		}
+		seed_frame f;
+		seed_err err;
+		CHECK_MSG(seed_frame_decode(&f, got.data, got.len, &err) == 0, "%s: %s", cases[k].name,
+		          err.msg);
+		if (cases[k].want == W_ERROR) {
+			const char *msg, *type;
+			size_t ml, tl;
+			CHECK_MSG(f.type == SEED_FRAME_ERROR, "%s: a %s frame", cases[k].name,
+			          seed_frame_type_name(f.type));
+			CHECK(seed_frame_str(&f, "message", &msg, &ml) == 0 &&
+			      seed_frame_str(&f, "frame", &type, &tl) == 0);
+			CHECK_MSG(memmem(msg, ml, cases[k].msg, strlen(cases[k].msg)) != NULL, "%s: %.*s",
+			          cases[k].name, (int)ml, msg);
+			CHECK(tl == 4 && memcmp(type, "step", 4) == 0);
+			continue;
+		}
+		CHECK_MSG(f.type == SEED_FRAME_ACTION, "%s: a %s frame", cases[k].name,
+		          seed_frame_type_name(f.type));
+		const seed_tensor *a = seed_frame_tensor(&f, "action");
+		CHECK(a && a->shape[0] == cases[k].K);
+		for (int i = 0; a && i < cases[k].K; i++) {
+			int32_t v;
+			memcpy(&v, (const uint8_t *)a->data + 4 * i, 4);
+			CHECK_MSG(v >= 0 && v < cases[k].A, "%s: action %d", cases[k].name, v);
+		}
+		CHECK(seed_frame_int(&f, "seq", -1) == cases[k].seq &&
+		      seed_frame_int(&f, "env0", -1) == cases[k].env0 &&
+		      seed_frame_int(&f, "policy_version", -1) == 0 && seed_frame_int(&f, "run", -1) == 7);
+		if (cases[k].want == W_SAME)
+			CHECK_MSG(got.len == last.len && memcmp(got.data, last.data, got.len) == 0, "%s",
+			          cases[k].name);
+		seed_buf_reset(&last);
+		seed_buf_append(&last, got.data, got.len);
+	}
+	/* Not a step frame: refused, its type named. */
+	seed_frame e;
+	seed_frame_init(&e, SEED_FRAME_ERROR);
+	seed_frame_set_int(&e, "code", -1);
+	seed_frame_set_str(&e, "message", "hello");
+	seed_buf_reset(&out);
+	seed_frame_encode(&e, &out, NULL);
+	CHECK(ask(&r, &out, &got));
+	seed_frame f;
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ERROR);
+	const char *type;
+	size_t tl;
+	CHECK(seed_frame_str(&f, "frame", &type, &tl) == 0 && tl == 5 && memcmp(type, "error", 5) == 0);
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	/* 4 answered steps of 2, 2, 2, 3 rows; one resend; three refusals. */
+	CHECK_MSG(st->steps == 9 && st->resends == 1 && st->bad == 3, "steps %lld resends %lld bad %lld",
+	          (long long)st->steps, (long long)st->resends, (long long)st->bad);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	seed_buf_free(&last);
+	rig_close(&r);
+}
+
+/* T 2: steps 0..4 of one half of 2 envs make two unrolls of 3 steps, the
+ * second starting with the first's last step (seq 2), and one episode frame
+ * for the termination at seq 3, row 1.  A gap (seq 7 after 4) drops the
+ * step in progress: seq 7, 8 do not complete an unroll. */
+static void t_unrolls(void)
+{
+	struct rig r;
+	rig_open(&r, "unrolls", true, 2);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	const int64_t seqs[] = {0, 1, 2, 3, 4, 7, 8};
+	for (int i = 0; i < 7; i++) {
+		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], seqs[i] == 3 ? 1 : -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	int unrolls = 0, episodes = 0;
+	seed_chan_msg m;
+	seed_err err;
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
+		if (f.type == SEED_FRAME_EPISODE) {
+			episodes++;
+			const seed_tensor *env = seed_frame_tensor(&f, "env");
+			int32_t e;
+			memcpy(&e, env->data, 4);
+			CHECK(env->shape[0] == 1 && e == 7 && seed_frame_int(&f, "actor", -1) == 4);
+			continue;
+		}
+		CHECK(f.type == SEED_FRAME_UNROLL);
+		const seed_tensor *obs = seed_frame_tensor(&f, "obs"), *env = seed_frame_tensor(&f, "env");
+		CHECK(obs->shape[0] == 2 && obs->shape[1] == 3);
+		int32_t e[2];
+		memcpy(e, env->data, 8);
+		CHECK(e[0] == 6 && e[1] == 7);
+		/* Step 0 of unroll n is seq 2n: obs (2n, 2n) in both rows. */
+		float o0;
+		memcpy(&o0, obs->data, 4);
+		CHECK_MSG(o0 == 2.0f * (float)unrolls, "unroll %d starts at obs %g", unrolls, o0);
+		const uint8_t *te = seed_frame_tensor(&f, "terminated")->data;
+		/* row 1, step 1 of the second unroll is seq 3: terminated */
+		CHECK(te[1 * 3 + 1] == (unrolls == 1));
+		unrolls++;
+	}
+	CHECK_MSG(unrolls == 2 && episodes == 1, "%d unrolls, %d episodes", unrolls, episodes);
+	CHECK(seed_serve_get_stats(r.s)->gaps == 1);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+int main(void)
+{
+	TAP_RUN(t_requests);
+	TAP_RUN(t_unrolls);
+	return tap_done();
+}

@@ -1,0 +1,228 @@
+/* test_sessions.c: seed_sessions, a table of cases: lookup through the hash
+ * map at many sessions, the seq rules (step, resend, gap, two in flight),
+ * layouts that change, the bounds and eviction order, idle expiry and which
+ * halves a batch still waits for.  Expected values are worked out by hand
+ * in the comments. */
+#include "seed/sessions.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "tap.h"
+
+/* A half of K rows of 4 f32 observations and 2 actions. */
+static seed_unroll_layout lay(int K)
+{
+	return (seed_unroll_layout){
+	    .rows = K, .num_actions = 2, .obs_dtype = SEED_DTYPE_F32, .obs_rank = 1, .obs_shape = {4}};
+}
+
+static seed_sessions *make(size_t max_sessions, size_t max_bytes)
+{
+	seed_sessions_opts o = {.unrolls = true,
+	                        .T = 3,
+	                        .overlap = 1,
+	                        .idle_expiry = 1.0,
+	                        .max_sessions = max_sessions,
+	                        .max_bytes = max_bytes};
+	seed_sessions *s = NULL;
+	seed_err err;
+	CHECK(seed_sessions_new(&s, &o, &err) == 0);
+	return s;
+}
+
+static seed_session *get(seed_sessions *s, uint32_t run, uint32_t actor, int32_t env0, int K, double now,
+                         int want)
+{
+	seed_unroll_layout l = lay(K);
+	seed_session *h = NULL;
+	seed_err err;
+	int rc = seed_sessions_get(s, run, actor, env0, &l, now, &h, &err);
+	CHECK_MSG(rc == want, "get(%u, %u, %d): %d, want %d (%s)", run, actor, env0, rc, want,
+	          rc < 0 ? err.msg : "");
+	return rc < 0 ? NULL : h;
+}
+
+/* 5000 halves: each found again, the same pointer, distinct from the
+ * others; run, actor and env0 each tell halves apart. */
+static void t_lookup(void)
+{
+	seed_sessions *s = make(100000, (size_t)1 << 32);
+	static seed_session *seen[5000];
+	for (int i = 0; i < 5000; i++)
+		seen[i] = get(s, (uint32_t)(i % 7), (uint32_t)(i / 7), (int32_t)(i % 3) * 10, 1, 0, 1);
+	CHECK(seed_sessions_count(s) == 5000);
+	int same = 0;
+	for (int i = 4999; i >= 0; i--)
+		same +=
+		    get(s, (uint32_t)(i % 7), (uint32_t)(i / 7), (int32_t)(i % 3) * 10, 1, 0, 0) == seen[i];
+	CHECK(same == 5000);
+	seed_session *h = seen[0];
+	CHECK(h->run == 0 && h->actor == 0 && h->env0 == 0 && h->layout.rows == 1);
+	CHECK(h->env[0] == 0 && h->unroll && h->unroll->steps == 4);
+	/* env ids are env0 + row */
+	seed_session *k = get(s, 99, 1, 6, 3, 0, 1);
+	CHECK(k->env[0] == 6 && k->env[2] == 8);
+	seed_sessions_free(&s);
+	CHECK(s == NULL);
+	seed_sessions_free(&s);
+}
+
+/* seq: 0 and 1 are steps; 1 again with an answer kept is a resend; 3
+ * after 1 is a gap (the unroll restarts); while pending, the same seq is
+ * the waiting request and another seq is refused. */
+static void t_seq(void)
+{
+	seed_sessions *s = make(10, (size_t)1 << 30);
+	seed_session *h = get(s, 1, 2, 0, 2, 0, 1);
+	CHECK(seed_session_accept(h, 0) == SEED_SESSION_STEP);
+	CHECK(seed_session_accept(h, 1) == SEED_SESSION_STEP);
+	CHECK(seed_session_accept(h, 1) == SEED_SESSION_STEP); /* no answer kept yet: a step again */
+	seed_buf_append(&h->reply, "x", 1);
+	CHECK(seed_session_accept(h, 1) == SEED_SESSION_RESEND);
+	h->unroll->pos = 2;
+	CHECK(seed_session_accept(h, 3) == SEED_SESSION_GAP);
+	CHECK(h->gaps == 1 && h->unroll->pos == 0 && h->last_seq == 3);
+	h->pending = true;
+	CHECK(seed_session_accept(h, 3) == SEED_SESSION_WAITING);
+	CHECK(seed_session_accept(h, 4) == -EBUSY);
+	CHECK(h->last_seq == 3);
+	seed_sessions_free(&s);
+}
+
+/* Another K: remade when idle (fresh seq), refused while pending (and left
+ * as it was). */
+static void t_layout_change(void)
+{
+	seed_sessions *s = make(10, (size_t)1 << 30);
+	seed_session *h = get(s, 1, 1, 0, 2, 0, 1);
+	seed_session_accept(h, 5);
+	h = get(s, 1, 1, 0, 3, 0.1, 1);
+	CHECK(h && h->layout.rows == 3 && h->last_seq == -1 && seed_sessions_count(s) == 1);
+	h->pending = true;
+	CHECK(get(s, 1, 1, 0, 4, 0.2, -EBUSY) == NULL);
+	CHECK(h->layout.rows == 3 && h->pending);
+	/* Same layout while pending: found. */
+	CHECK(get(s, 1, 1, 0, 3, 0.3, 0) == h);
+	/* Bad layouts. */
+	CHECK(get(s, 1, 1, 100, 0, 0.3, -EINVAL) == NULL);
+	CHECK(get(s, 1, 1, 2147483647, 2, 0.3, -EINVAL) == NULL);
+	seed_sessions_free(&s);
+}
+
+/* At most 2 sessions: a third evicts the longest idle one, skipping one
+ * with a request pending; when all are pending the new one is refused. */
+static void t_bounds(void)
+{
+	seed_sessions *s = make(2, (size_t)1 << 30);
+	seed_session *a = get(s, 1, 0, 0, 1, 0.0, 1);
+	seed_session *b = get(s, 1, 1, 0, 1, 0.1, 1);
+	(void)b;
+	get(s, 1, 0, 0, 1, 0.2, 0); /* a heard from again: b is now the longest idle */
+	get(s, 1, 2, 0, 1, 0.3, 1); /* evicts b */
+	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
+	get(s, 1, 0, 0, 1, 0.4, 0); /* a still there */
+	a->pending = true;
+	get(s, 1, 3, 0, 1, 0.5, 1); /* a is pending: evicts actor 2 instead */
+	CHECK(get(s, 1, 0, 0, 1, 0.6, 0) == a);
+	CHECK(seed_sessions_evicted(s) == 2);
+	seed_session *d = get(s, 1, 3, 0, 1, 0.7, 0);
+	d->pending = true;
+	CHECK(get(s, 1, 4, 0, 1, 0.8, -ENOSPC) == NULL);
+	CHECK(seed_sessions_count(s) == 2);
+	seed_sessions_free(&s);
+
+	/* Bytes: one half of K rows holds its unroll plus its own part; a
+	 * bound below what one needs refuses it; a bound of two halves'
+	 * worth keeps two. */
+	seed_unroll_layout l = lay(8);
+	l.T = 3;
+	l.overlap = 1;
+	size_t ub = seed_unroll_bytes(&l);
+	CHECK(ub > 0);
+	s = make(100, ub);
+	CHECK(get(s, 1, 0, 0, 8, 0, -E2BIG) == NULL);
+	seed_sessions_free(&s);
+	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 256));
+	get(s, 1, 0, 0, 8, 0, 1);
+	get(s, 1, 1, 0, 8, 0, 1);
+	CHECK(seed_sessions_bytes(s) == 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 256));
+	get(s, 1, 2, 0, 8, 0, 1);
+	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
+	seed_sessions_free(&s);
+}
+
+/* Expiry 1 s: halves last heard at 0.5, 1, 2 and 2.4; at 2.5 the first
+ * two are forgotten (silent 2 and 1.5 s), whatever their order of
+ * creation. */
+static void t_expire(void)
+{
+	seed_sessions *s = make(10, (size_t)1 << 30);
+	get(s, 1, 3, 0, 1, 0.0, 1);
+	get(s, 1, 1, 0, 1, 0.5, 1);
+	get(s, 1, 3, 0, 1, 1.0, 0); /* created first, heard from later */
+	get(s, 1, 2, 0, 1, 2.0, 1);
+	get(s, 1, 4, 0, 1, 2.4, 1);
+	CHECK(seed_sessions_expire(s, 2.5) == 2);
+	CHECK(seed_sessions_count(s) == 2 && seed_sessions_expired(s) == 2);
+	get(s, 1, 2, 0, 1, 2.6, 0);
+	get(s, 1, 3, 0, 1, 2.6, 1); /* forgotten: made anew */
+	/* A pending half is never expired. */
+	seed_session *p = get(s, 9, 9, 0, 1, 3.0, 1);
+	p->pending = true;
+	CHECK(seed_sessions_expire(s, 100) == 3);
+	CHECK(seed_sessions_count(s) == 1);
+	seed_sessions_free(&s);
+}
+
+/* Half A asks every 10 ms (interval 0.01); half B asked once.  A batch
+ * waits for A within 4 intervals (40 ms) of its last request, for B within
+ * the window (0.2 s here), never for a pending half. */
+static void t_expected(void)
+{
+	seed_sessions *s = make(10, (size_t)1 << 30);
+	get(s, 1, 0, 0, 1, 0.00, 1);
+	get(s, 1, 1, 0, 1, 0.00, 1);
+	get(s, 1, 0, 0, 1, 0.01, 0);
+	seed_session *a = get(s, 1, 0, 0, 1, 0.02, 0);
+	CHECK_NEAR(a->interval, 0.01, 1e-12);
+	CHECK(seed_sessions_expected(s, 0.025, 0.2) == 2);
+	CHECK(seed_sessions_expected(s, 0.1, 0.2) == 1);    /* A silent 80 ms > 40 ms */
+	CHECK(seed_sessions_expected(s, 0.3, 0.2) == 0);    /* B silent 0.3 s > window */
+	CHECK(seed_sessions_expected(s, 0.025, 0.01) == 1); /* the window bounds A too */
+	a->pending = true;
+	CHECK(seed_sessions_expected(s, 0.025, 0.2) == 1);
+	seed_sessions_free(&s);
+}
+
+static void t_options(void)
+{
+	seed_sessions *s = NULL;
+	seed_err err;
+	seed_sessions_opts bad[] = {
+	    {.unrolls = true, .T = 0, .overlap = 1, .idle_expiry = 1, .max_sessions = 1, .max_bytes = 1},
+	    {.unrolls = true, .T = 2, .overlap = 3, .idle_expiry = 1, .max_sessions = 1, .max_bytes = 1},
+	    {.unrolls = false, .idle_expiry = 0, .max_sessions = 1, .max_bytes = 1},
+	    {.unrolls = false, .idle_expiry = 1, .max_sessions = 0, .max_bytes = 1},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK_MSG(seed_sessions_new(&s, &bad[i], &err) == -EINVAL && !s, "case %zu", i);
+	/* Without unrolls a session has no unroll. */
+	seed_sessions_opts o = {.idle_expiry = 1, .max_sessions = 4, .max_bytes = 1 << 20};
+	CHECK(seed_sessions_new(&s, &o, &err) == 0);
+	seed_session *h = get(s, 1, 1, 0, 4, 0, 1);
+	CHECK(h && h->unroll == NULL);
+	seed_sessions_free(&s);
+}
+
+int main(void)
+{
+	TAP_RUN(t_lookup);
+	TAP_RUN(t_seq);
+	TAP_RUN(t_layout_change);
+	TAP_RUN(t_bounds);
+	TAP_RUN(t_expire);
+	TAP_RUN(t_expected);
+	TAP_RUN(t_options);
+	return tap_done();
+}
