@@ -11,7 +11,6 @@
  * consumer falls behind, sends block, the server stops answering, and the
  * actors wait (SEED's backpressure).  Nothing is dropped silently.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -21,62 +20,71 @@
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/frame.h"
+#include "seed/opts.h"
 #include "seed/serve.h"
 
-static const char usage[] = "--bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...";
+/* The options: main's variables, filled by the table below. */
+static struct {
+	const char *bind, *policy, *model, *unrolls;
+	bool greedy, quiet;
+	int64_t max_batch, timeout_us, T, hwm, max_halves, max_memory, max_envs, max_actions, max_obs;
+	uint64_t seed;
+	double stats_interval, idle_expiry;
+} opt = {.max_batch = 256,
+         .timeout_us = 500,
+         .T = 20,
+         .hwm = 64,
+         .max_halves = 4096,
+         .max_memory = 1024,
+         .max_envs = 65536,
+         .max_actions = 65536,
+         .max_obs = 4 << 20,
+         .stats_interval = 10,
+         .idle_expiry = 60};
 
-static const char help[] =
-    "Usage: seed-infer --bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...\n"
-    "Serve actions to Seed actors from one batched policy; assemble their unrolls.\n"
-    "\n"
-    "  -b, --bind ENDPOINT       where actors connect (binds; tcp://, ipc://; '>' to connect)\n"
-    "  -p, --policy random       uniform random actions\n"
-    "  -m, --model SOURCE        a model: a learner's parameter endpoint (connects; the newest\n"
-    "                            parameters are used as they come), or a checkpoint (DIR or FILE)\n"
-    "  -g, --greedy              take the most likely action instead of sampling\n"
-    "  -B, --max-batch N         answer once N env rows are waiting (default 256)\n"
-    "  -t, --timeout-us T        ... or T microseconds after the first request (default 500)\n"
-    "  -u, --unrolls ENDPOINT    push unrolls and episode frames here (binds; or a file, or -)\n"
-    "  -T, --unroll-length T     steps per unroll, plus one overlapping step (default 20)\n"
-    "      --hwm N               unroll frames queued before sends block (default 64)\n"
-    "  -s, --seed S              seed for the policy's sampling (default 0)\n"
-    "      --stats-interval SEC  print statistics on stderr every SEC seconds (default 10; 0: never)\n"
-    "      --idle-expiry SEC     forget an actor half silent for SEC seconds (default 60)\n"
-    "      --max-halves N        keep at most N actor halves, evicting the longest idle (default 4096)\n"
-    "      --max-memory MIB      ... holding at most MIB MiB in all (default 1024)\n"
-    "      --max-envs K          refuse step frames of more than K environments (default 65536)\n"
-    "      --max-actions A       ... or more than A actions (default 65536)\n"
-    "      --max-obs-bytes N     ... or observations of more than N bytes each (default 4194304)\n"
-    "  -q, --quiet               no statistics and no summary on stderr\n"
-    "  -h, --help                show this help and exit\n"
-    "  -V, --version             show the version and exit\n"
-    "\n"
-    "See seed-infer(1) and seed-frames(7).\n";
+static const seed_opt options[] = {
+    {"bind", 'b', SEED_OPT_STR, &opt.bind, "ENDPOINT",
+     .help = "where actors connect (binds; tcp://, ipc://; '>' to connect)"},
+    {"policy", 'p', SEED_OPT_STR, &opt.policy, "random", .help = "uniform random actions"},
+    {"model", 'm', SEED_OPT_STR, &opt.model, "SOURCE",
+     .help = "a model: a learner's parameter endpoint (connects; the newest parameters are used as "
+             "they come), or a checkpoint (DIR or FILE)"},
+    {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy, .help = "take the most likely action instead of sampling"},
+    {"max-batch", 'B', SEED_OPT_INT, &opt.max_batch, "N", 1, 1 << 24,
+     .help = "answer once N env rows are waiting (default 256)"},
+    {"timeout-us", 't', SEED_OPT_INT, &opt.timeout_us, "T", 0, 60000000,
+     .help = "... or T microseconds after the first request (default 500)"},
+    {"unrolls", 'u', SEED_OPT_STR, &opt.unrolls, "ENDPOINT",
+     .help = "push unrolls and episode frames here (binds; or a file, or -)"},
+    {"unroll-length", 'T', SEED_OPT_INT, &opt.T, "T", 1, 100000,
+     .help = "steps per unroll, plus one overlapping step (default 20)"},
+    {"hwm", 0, SEED_OPT_INT, &opt.hwm, "N", 1, 1 << 20,
+     .help = "unroll frames queued before sends block (default 64)"},
+    {"seed", 's', SEED_OPT_U64, &opt.seed, "S", .help = "seed for the policy's sampling (default 0)"},
+    {"stats-interval", 0, SEED_OPT_NUM, &opt.stats_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "print statistics on stderr every SEC seconds (default 10; 0: never)"},
+    {"idle-expiry", 0, SEED_OPT_NUM, &opt.idle_expiry, "SEC", .lo = 0.001, .hi = 1e9,
+     .help = "forget an actor half silent for SEC seconds (default 60)"},
+    {"max-halves", 0, SEED_OPT_INT, &opt.max_halves, "N", 1, 1 << 30,
+     .help = "keep at most N actor halves, evicting the longest idle (default 4096)"},
+    {"max-memory", 0, SEED_OPT_INT, &opt.max_memory, "MIB", 1, 1 << 30,
+     .help = "... holding at most MIB MiB in all (default 1024)"},
+    {"max-envs", 0, SEED_OPT_INT, &opt.max_envs, "K", 1, 1 << 30,
+     .help = "refuse step frames of more than K environments (default 65536)"},
+    {"max-actions", 0, SEED_OPT_INT, &opt.max_actions, "A", 1, 1 << 30,
+     .help = "... or more than A actions (default 65536)"},
+    {"max-obs-bytes", 0, SEED_OPT_INT, &opt.max_obs, "N", 1, 1 << 30,
+     .help = "... or observations of more than N bytes each (default 4194304)"},
+    {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no statistics and no summary on stderr"},
+    {0},
+};
 
-enum { OPT_HWM = 256, OPT_STATS, OPT_EXPIRY, OPT_HALVES, OPT_MEMORY, OPT_ENVS, OPT_ACTIONS, OPT_OBS };
-
-static const struct option options[] = {
-    {"bind", required_argument, NULL, 'b'},
-    {"policy", required_argument, NULL, 'p'},
-    {"model", required_argument, NULL, 'm'},
-    {"greedy", no_argument, NULL, 'g'},
-    {"max-batch", required_argument, NULL, 'B'},
-    {"timeout-us", required_argument, NULL, 't'},
-    {"unrolls", required_argument, NULL, 'u'},
-    {"unroll-length", required_argument, NULL, 'T'},
-    {"hwm", required_argument, NULL, OPT_HWM},
-    {"seed", required_argument, NULL, 's'},
-    {"stats-interval", required_argument, NULL, OPT_STATS},
-    {"idle-expiry", required_argument, NULL, OPT_EXPIRY},
-    {"max-halves", required_argument, NULL, OPT_HALVES},
-    {"max-memory", required_argument, NULL, OPT_MEMORY},
-    {"max-envs", required_argument, NULL, OPT_ENVS},
-    {"max-actions", required_argument, NULL, OPT_ACTIONS},
-    {"max-obs-bytes", required_argument, NULL, OPT_OBS},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+static const seed_opts usage_spec = {
+    .usage = "--bind ENDPOINT (--policy random | --model SOURCE) [OPTION]...",
+    .summary = "Serve actions to Seed actors from one batched policy; assemble their unrolls.",
+    .epilogue = "See seed-infer(1) and seed-frames(7).\n",
+    .opts = options,
+    .max_operands = 0,
 };
 
 static void warn_cb(void *ctx, const char *msg)
@@ -111,88 +119,23 @@ static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt
 
 int main(int argc, char **argv)
 {
-	cli_init(argc, argv, usage);
-	const char *bind = NULL, *policy = NULL, *unrolls = NULL, *model = NULL;
-	int hwm = 64;
-	double stats_interval = 10;
-	bool quiet = false;
-	seed_serve_opts so = {.max_batch = 256,
-	                      .timeout = 500e-6,
-	                      .T = 20,
-	                      .idle_expiry = 60,
-	                      .max_halves = 4096,
-	                      .max_bytes = (size_t)1024 << 20,
-	                      .max_envs = 65536,
-	                      .max_actions = 65536,
-	                      .max_row_bytes = (size_t)4 << 20,
+	cli_parse(&usage_spec, argc, argv);
+	const char *bind = opt.bind, *policy = opt.policy, *unrolls = opt.unrolls, *model = opt.model;
+	int hwm = (int)opt.hwm;
+	double stats_interval = opt.stats_interval;
+	bool quiet = opt.quiet;
+	seed_serve_opts so = {.max_batch = (int)opt.max_batch,
+	                      .timeout = 1e-6 * (double)opt.timeout_us,
+	                      .T = (int)opt.T,
+	                      .greedy = opt.greedy,
+	                      .seed = opt.seed,
+	                      .idle_expiry = opt.idle_expiry,
+	                      .max_halves = (size_t)opt.max_halves,
+	                      .max_bytes = (size_t)opt.max_memory << 20,
+	                      .max_envs = (int)opt.max_envs,
+	                      .max_actions = (int)opt.max_actions,
+	                      .max_row_bytes = (size_t)opt.max_obs,
 	                      .warn = warn_cb};
-	int o;
-	while ((o = getopt_long(argc, argv, "b:p:m:gB:t:u:T:s:qhV", options, NULL)) != -1) {
-		switch (o) {
-		case 'b':
-			bind = optarg;
-			break;
-		case 'p':
-			policy = optarg;
-			break;
-		case 'm':
-			model = optarg;
-			break;
-		case 'g':
-			so.greedy = true;
-			break;
-		case 'B':
-			so.max_batch = (int)cli_int("--max-batch", optarg, 1, 1 << 24);
-			break;
-		case 't':
-			so.timeout = 1e-6 * (double)cli_int("--timeout-us", optarg, 0, 60000000);
-			break;
-		case 'u':
-			unrolls = optarg;
-			break;
-		case 'T':
-			so.T = (int)cli_int("--unroll-length", optarg, 1, 100000);
-			break;
-		case OPT_HWM:
-			hwm = (int)cli_int("--hwm", optarg, 1, 1 << 20);
-			break;
-		case 's':
-			so.seed = cli_u64("--seed", optarg);
-			break;
-		case OPT_STATS:
-			stats_interval = cli_double("--stats-interval", optarg, 0, 1e9);
-			break;
-		case OPT_EXPIRY:
-			so.idle_expiry = cli_double("--idle-expiry", optarg, 0.001, 1e9);
-			break;
-		case OPT_HALVES:
-			so.max_halves = (size_t)cli_int("--max-halves", optarg, 1, 1 << 30);
-			break;
-		case OPT_MEMORY:
-			so.max_bytes = (size_t)cli_int("--max-memory", optarg, 1, 1 << 30) << 20;
-			break;
-		case OPT_ENVS:
-			so.max_envs = (int)cli_int("--max-envs", optarg, 1, 1 << 30);
-			break;
-		case OPT_ACTIONS:
-			so.max_actions = (int)cli_int("--max-actions", optarg, 1, 1 << 30);
-			break;
-		case OPT_OBS:
-			so.max_row_bytes = (size_t)cli_int("--max-obs-bytes", optarg, 1, 1 << 30);
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			cli_help(help);
-		case 'V':
-			cli_version();
-		default:
-			cli_usage_error("unknown option");
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!bind)
 		cli_usage_error("--bind is required");
 	if (!policy == !model)
