@@ -225,10 +225,11 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Wait until the socket has events (ZMQ_POLLIN/OUT) or timeout_ms passes
- * (-1: forever), looking at *stop every slice.  0 ready, -EAGAIN timeout,
- * -EINTR stopped.  The time left is measured on the clock, not counted in
- * slices: a signal that ends a poll early must not shorten the timeout. */
+/* Wait until the socket (or, for a file channel, its descriptor) has events
+ * (ZMQ_POLLIN/OUT) or timeout_ms passes (-1: forever), looking at *stop
+ * every slice.  0 ready, -EAGAIN timeout, -EINTR stopped.  The time left is
+ * measured on the clock, not counted in slices: a signal that ends a poll
+ * early must not shorten the timeout. */
 static int wait_for(seed_chan *c, short events, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
@@ -241,7 +242,7 @@ static int wait_for(seed_chan *c, short events, int timeout_ms)
 			if (left < slice)
 				slice = left > 0 ? (int)left : 0;
 		}
-		zmq_pollitem_t it = {.socket = c->sock, .events = events};
+		zmq_pollitem_t it = {.socket = c->sock, .fd = c->sock ? 0 : c->fd, .events = events};
 		int n = zmq_poll(&it, 1, slice);
 		if (n > 0)
 			return 0;
@@ -331,39 +332,6 @@ static int recv_part(seed_chan *c)
 	return zmq_msg_more(&c->msg) ? 1 : 0;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Wait until fd is readable or timeout_ms passes (-1: forever), looking at
- * *stop every slice.  0 ready, -EAGAIN timeout, -EINTR stopped.  The time
- * left is read on the clock: a signal that ends a poll early must not
- * shorten the timeout. */
-static int wait_fd(seed_chan *c, int timeout_ms)
-{
-	int64_t deadline = timeout_ms < 0 ? 0 : mono_ms() + timeout_ms;
-	for (;;) {
-		if (stopped(c))
-			return -EINTR;
-		int slice = SLICE_MS;
-		if (timeout_ms >= 0) {
-			int64_t left = deadline - mono_ms();
-			if (left < slice)
-				slice = left > 0 ? (int)left : 0;
-		}
-		int n = poll(&(struct pollfd){.fd = c->fd, .events = POLLIN}, 1, slice);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (timeout_ms >= 0 && mono_ms() >= deadline)
-			return -EAGAIN;
-	}
-}
-
 /* The next object of a file channel; a non-blocking fd with nothing yet is
  * waited for as a socket waits for its peer. */
 static int recv_file(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err)
@@ -374,7 +342,7 @@ static int recv_file(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *e
 		uint64_t at = seed_frame_reader_offset(c->reader);
 		int rc = seed_frame_reader_next(c->reader, &m->data, &m->len, err);
 		if (rc == -EAGAIN) {
-			rc = wait_fd(c, timeout_ms);
+			rc = wait_for(c, ZMQ_POLLIN, timeout_ms);
 			if (rc)
 				return rc;
 			continue;
