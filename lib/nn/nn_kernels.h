@@ -6,7 +6,10 @@
  * faster computed directly than as im2col + sgemm (the product of a
  * B*OH*OW x k*k*C patch matrix with a 16-wide filter matrix is too narrow
  * for BLAS's kernels, and building the patch matrix costs as much again;
- * bench/RESULTS.md has the figures).  Each kernel exists as a plain scalar reference
+ * bench/RESULTS.md has the figures).  The linear layers' products are here
+ * too, for the small weight matrices of RL models: BLAS packs the whole
+ * weight matrix on every call, which for a batch of 16 to 200 rows costs
+ * as much as the product (cpu.c says when each is used).  Each kernel exists as a plain scalar reference
  * (nnk_ref) and in SIMD variants written once with GCC vector extensions and
  * compiled for AVX-512, AVX2 and the baseline ISA.  nnk_best() picks the
  * widest variant the CPU supports; the tests compare every variant the CPU
@@ -18,6 +21,7 @@
 #ifndef SEED_NN_KERNELS_H
 #define SEED_NN_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +60,14 @@ typedef struct nnk_ops {
 	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
 	 * transposed and padded like wt (padding columns stay untouched). */
 	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
+	/* A linear layer's three products, w (n_out, n_in) row-major as the
+	 * model stores it.  y (rows, n_out) = x (rows, n_in) w^T + b. */
+	void (*linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+	                   const float *b, float *y);
+	/* dx (rows, n_in) = dy (rows, n_out) w (overwritten). */
+	void (*linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w, float *dx);
+	/* dw (n_out, n_in) += dy (rows, n_out)^T x (rows, n_in). */
+	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
 } nnk_ops;
 
 /* Fp for F filters under ops. */

@@ -3,7 +3,8 @@
  * Included by nn_kernels.c once per instruction set with NNK_W (floats per
  * vector), NNK_SUFFIX (name suffix), NNK_TARGET (a function attribute, or
  * nothing) and NNK_MADD(a, b, c) (a * b + c, fused where the instruction
- * set has FMA) defined; defines the nnk_ops table nnk_ops_NNK_SUFFIX.
+ * set has FMA) and NNK_HSUM(v) (the sum of v's lanes) defined; defines the
+ * nnk_ops table nnk_ops_NNK_SUFFIX.
  * Only tanh and the convolutions use NNK_MADD: the element-wise kernels must
  * stay bit-identical to the reference, which -ffp-contract=off compiles
  * without fused operations.  GCC's
@@ -282,6 +283,171 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 			}
 		}
 }
+/* ---- linear layers ------------------------------------------------------
+ *
+ * The three matrix products of a linear layer, for the narrow shapes of RL
+ * models (n_out of 128 or less, batches of tens to hundreds of rows), where
+ * BLAS spends as long packing the weight matrix into its panel layout on
+ * every call as it does multiplying (bench/nn_bench has the figures).
+ * These read the matrices where they lie.  Each is a block of LR rows (or
+ * weight rows) by four: the block's accumulators stay in registers while
+ * the shared dimension goes by, each vector loaded feeding LR or four
+ * fused multiply-adds.  LR is 4 where there are 32 vector registers
+ * (AVX-512), 2 where there are 16.  The blocks are always-inline functions
+ * of constant sizes, so their loops unroll and their arrays become
+ * registers; the tails use the same functions with smaller sizes. */
+#if NNK_W == 16
+#define NNK_LR 4
+#else
+#define NNK_LR 2
+#endif
+
+/* The sum of v's lanes: NNK_HSUM, the instruction set's shuffles where it
+ * has them (a few instructions where lane by lane costs NNK_W). */
+NNK_INLINE float NNK_FN(hsum)(VF v)
+{
+	return NNK_HSUM(v);
+}
+
+/* y[r][o] = b[o] + x[r] . w[o] for R rows from r and NO outputs from o:
+ * dot products along n_in, a vector at a time, then the tail. */
+NNK_INLINE void NNK_FN(lin_fwd_block)(int R, int NO, size_t n_in, size_t n_out, const float *x,
+                                      const float *w, const float *b, float *y)
+{
+	VF acc[NNK_LR][4];
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++)
+			acc[i][o] = (VF){0};
+	size_t k = 0;
+	for (; k + NNK_W <= n_in; k += NNK_W) {
+		VF wv[4];
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++)
+			wv[o] = NNK_FN(load)(w + (size_t)o * n_in + k);
+#pragma GCC unroll 4
+		for (int i = 0; i < R; i++) {
+			const VF xv = NNK_FN(load)(x + (size_t)i * n_in + k);
+#pragma GCC unroll 4
+			for (int o = 0; o < NO; o++)
+				acc[i][o] = NNK_MADD(xv, wv[o], acc[i][o]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++) {
+			float s = NNK_FN(hsum)(acc[i][o]);
+			for (size_t t = k; t < n_in; t++)
+				s += x[(size_t)i * n_in + t] * w[(size_t)o * n_in + t];
+			y[(size_t)i * n_out + o] = b[o] + s;
+		}
+}
+
+NNK_STATIC void NNK_FN(linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+                                   const float *b, float *y)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR) {
+		size_t o = 0;
+		for (; o + 4 <= n_out; o += 4)
+			NNK_FN(lin_fwd_block)
+			(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		for (; o < n_out; o++)
+			NNK_FN(lin_fwd_block)
+			(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+	}
+	for (; r < rows; r++) {
+		size_t o = 0;
+		for (; o + 4 <= n_out; o += 4)
+			NNK_FN(lin_fwd_block)
+			(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		for (; o < n_out; o++)
+			NNK_FN(lin_fwd_block)
+			(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+	}
+}
+
+/* out[i][k..] (+)= sum over s < ns of a[i][s] * m[s][k..] for R rows i and
+ * NV vectors of columns from k: the shape of both dx = dy w (a = dy,
+ * m = w, s over outputs) and dw += dy^T x (a = dy^T, read with strides,
+ * m = x, s over rows).  a[i][s] is at a + i * ai + s * as; m's rows are
+ * ldm apart, out's ldo.  acc_out says whether out is added to (dw) or
+ * overwritten (dx). */
+NNK_INLINE void NNK_FN(lin_axpy_block)(int R, int NV, bool acc_out, size_t ns, const float *a, size_t ai,
+                                       size_t as, const float *m, size_t ldm, float *out, size_t ldo)
+{
+	VF acc[NNK_LR][4];
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			acc[i][v] =
+			    acc_out ? NNK_FN(load)(out + (size_t)i * ldo + (size_t)v * NNK_W) : (VF){0};
+	for (size_t s = 0; s < ns; s++) {
+		VF mv[4];
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			mv[v] = NNK_FN(load)(m + s * ldm + (size_t)v * NNK_W);
+#pragma GCC unroll 4
+		for (int i = 0; i < R; i++) {
+			const VF av = NNK_FN(splat)(a[(size_t)i * ai + s * as]);
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++)
+				acc[i][v] = NNK_MADD(av, mv[v], acc[i][v]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			NNK_FN(store)(out + (size_t)i * ldo + (size_t)v * NNK_W, acc[i][v]);
+}
+
+/* The columns of the row block: four vectors at a time, then one, then the
+ * scalar tail. */
+NNK_INLINE void NNK_FN(lin_axpy_rows)(int R, bool acc_out, size_t ncols, size_t ns, const float *a, size_t ai,
+                                      size_t as, const float *m, size_t ldm, float *out, size_t ldo)
+{
+	size_t k = 0;
+	for (; k + 4 * NNK_W <= ncols; k += 4 * NNK_W)
+		NNK_FN(lin_axpy_block)(R, 4, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo);
+	for (; k + NNK_W <= ncols; k += NNK_W)
+		NNK_FN(lin_axpy_block)(R, 1, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo);
+	for (; k < ncols; k++)
+		for (int i = 0; i < R; i++) {
+			float sum = acc_out ? out[(size_t)i * ldo + k] : 0.0f;
+			for (size_t s = 0; s < ns; s++)
+				sum += a[(size_t)i * ai + s * as] * m[s * ldm + k];
+			out[(size_t)i * ldo + k] = sum;
+		}
+}
+
+NNK_STATIC void NNK_FN(linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
+                                  float *dx)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR)
+		NNK_FN(lin_axpy_rows)
+		(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
+	for (; r < rows; r++)
+		NNK_FN(lin_axpy_rows)
+		(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
+}
+
+NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x,
+                                  float *dw)
+{
+	size_t o = 0;
+	for (; o + NNK_LR <= n_out; o += NNK_LR)
+		NNK_FN(lin_axpy_rows)
+		(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
+	for (; o < n_out; o++)
+		NNK_FN(lin_axpy_rows)(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
+}
+#undef NNK_LR
+
 #undef NNK_REP8
 #undef ACC_INIT
 #undef ACC_FMA
@@ -303,6 +469,9 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .u8_to_f32 = NNK_FN(u8_to_f32),
     .conv_fwd = NNK_FN(conv_fwd),
     .conv_dw = NNK_FN(conv_dw),
+    .linear_fwd = NNK_FN(linear_fwd),
+    .linear_dx = NNK_FN(linear_dx),
+    .linear_dw = NNK_FN(linear_dw),
 };
 
 #undef VF
@@ -315,3 +484,4 @@ static const nnk_ops NNK_FN(nnk_ops) = {
 #undef NNK_TARGET
 #undef NNK_NAME
 #undef NNK_MADD
+#undef NNK_HSUM
