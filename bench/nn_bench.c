@@ -11,7 +11,9 @@
  * forward+backward of the CartPole MLP and the MinAtar network at batch
  * sizes of the inference server (32: a few actor requests; up to 256) and
  * of the learner (176: the MinAtar presets' 16 unrolls of 10 steps plus the
- * bootstrap row; 640).  --models prints only the model table; --cpu-time
+ * bootstrap row; 640), on random bits (half set) and on real Breakout and
+ * Seaquest observations (about a tenth set).  --models prints only the
+ * model table; --cpu-time
  * times by the thread's CPU time instead of the wall clock (for a shared
  * machine; BLAS threads beyond the first are then not counted).  Each figure is the median
  * of R timed runs (default 7), each run long enough (>= 20 ms) to time.
@@ -26,6 +28,7 @@
 
 #include "nn_kernels.h"
 #include "seed/blas.h"
+#include "seed/env.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
 
@@ -278,6 +281,42 @@ static void run_train(void *p)
 	seed_model_backward(c->m, c->B, c->dl, c->dv);
 }
 
+/* B observations of the environment env (NULL: random bits instead, half
+ * of them set), from B instances stepped with random actions long enough
+ * to be in mid-game: real observations are sparse (a tenth of MinAtar's
+ * cells are set), which the first convolution exploits. */
+static const char *obs_env;
+
+static void fill_obs(seed_rng *r, unsigned char *obs, size_t row, int B)
+{
+	seed_envs *e = NULL;
+	seed_err err;
+	if (!obs_env) {
+		for (size_t i = 0; i < (size_t)B * row; i++)
+			obs[i] = (unsigned char)seed_rng_below(r, 2);
+		return;
+	}
+	if (seed_envs_new(&e, obs_env, "{}", B, 1, &err) < 0) {
+		fprintf(stderr, "nn_bench: %s\n", err.msg);
+		exit(1);
+	}
+	int n = seed_envs_spec(e)->num_actions;
+	int32_t *act = malloc((size_t)B * sizeof *act);
+	float *rew = malloc((size_t)B * sizeof *rew);
+	uint8_t *term = malloc((size_t)B), *trunc = malloc((size_t)B);
+	seed_envs_reset(e, obs);
+	for (int t = 0; t < 100; t++) {
+		for (int i = 0; i < B; i++)
+			act[i] = (int32_t)seed_rng_below(r, (uint64_t)n);
+		seed_envs_step(e, 0, B, act, obs, rew, term, trunc, NULL, NULL, NULL);
+	}
+	free(act);
+	free(rew);
+	free(term);
+	free(trunc);
+	seed_envs_free(&e);
+}
+
 static void bench_model(seed_rng *r, const char *name, const char *json, seed_dtype dt, int rank,
                         const int64_t *shape, int A, int B)
 {
@@ -291,8 +330,7 @@ static void bench_model(seed_rng *r, const char *name, const char *json, seed_dt
 	size_t row = seed_model_obs_bytes(m);
 	unsigned char *obs = malloc((size_t)B * row);
 	if (dt == SEED_DTYPE_U8)
-		for (size_t i = 0; i < (size_t)B * row; i++)
-			obs[i] = (unsigned char)seed_rng_below(r, 2);
+		fill_obs(r, obs, row, B);
 	else
 		for (size_t i = 0; i < (size_t)B * row / 4; i++)
 			((float *)obs)[i] = (float)seed_rng_normal(r);
@@ -456,5 +494,10 @@ int main(int argc, char **argv)
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 256);
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 640);
 	bench_model(&r, "MinAtar net (u8[10,10,10], A=6)", minatar, SEED_DTYPE_U8, 3, sq, 6, 640);
+	obs_env = "minatar-breakout";
+	bench_model(&r, "MinAtar net, Breakout observations", minatar, SEED_DTYPE_U8, 3, br, 3, 32);
+	bench_model(&r, "MinAtar net, Breakout observations", minatar, SEED_DTYPE_U8, 3, br, 3, 176);
+	obs_env = "minatar-seaquest";
+	bench_model(&r, "MinAtar net, Seaquest observations", minatar, SEED_DTYPE_U8, 3, sq, 6, 176);
 	return 0;
 }
