@@ -166,6 +166,7 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float nnk_hsum_
 #define NNK_NAME "avx512"
 #define NNK_MADD(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define NNK_HSUM(v) _mm512_reduce_add_ps((__m512)(v))
+#define NNK_SPLAT(x) _mm512_set1_ps(x)
 #include "nn_kernels_simd.h"
 
 #define NNK_W 8
@@ -174,6 +175,7 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float nnk_hsum_
 #define NNK_NAME "avx2"
 #define NNK_MADD(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define NNK_HSUM(v) nnk_hsum_avx2((__m256)(v))
+#define NNK_SPLAT(x) _mm256_set1_ps(x)
 #include "nn_kernels_simd.h"
 
 #define NNK_W 4
@@ -182,6 +184,7 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float nnk_hsum_
 #define NNK_NAME "sse2"
 #define NNK_MADD(a, b, c) ((a) * (b) + (c))
 #define NNK_HSUM(v) nnk_hsum_sse((__m128)(v))
+#define NNK_SPLAT(x) _mm_set1_ps(x)
 #include "nn_kernels_simd.h"
 
 const nnk_ops *const nnk_variants[] = {&nnk_ops_avx512, &nnk_ops_avx2, &nnk_ops_base, &nnk_ref, NULL};
@@ -197,12 +200,18 @@ int nnk_usable(const nnk_ops *ops)
 }
 #else
 /* Other architectures: the vectors become whatever the baseline ISA has. */
+typedef float nnk_vector4 __attribute__((vector_size(16)));
+static inline nnk_vector4 nnk_splat_vector(float x)
+{
+	return (nnk_vector4){x, x, x, x};
+}
 #define NNK_W 4
 #define NNK_SUFFIX base
 #define NNK_TARGET
 #define NNK_NAME "vector"
 #define NNK_MADD(a, b, c) ((a) * (b) + (c))
 #define NNK_HSUM(v) (((v)[0] + (v)[2]) + ((v)[1] + (v)[3]))
+#define NNK_SPLAT(x) nnk_splat_vector(x)
 #include "nn_kernels_simd.h"
 
 const nnk_ops *const nnk_variants[] = {&nnk_ops_base, &nnk_ref, NULL};

@@ -3,7 +3,8 @@
  * Included by nn_kernels.c once per instruction set with NNK_W (floats per
  * vector), NNK_SUFFIX (name suffix), NNK_TARGET (a function attribute, or
  * nothing) and NNK_MADD(a, b, c) (a * b + c, fused where the instruction
- * set has FMA) and NNK_HSUM(v) (the sum of v's lanes) defined; defines the
+ * set has FMA), NNK_HSUM(v) (the sum of v's lanes) and NNK_SPLAT(x) (x in
+ * every lane) defined; defines the
  * nnk_ops table nnk_ops_NNK_SUFFIX.
  * Only tanh and the convolutions use NNK_MADD: the element-wise kernels must
  * stay bit-identical to the reference, which -ffp-contract=off compiles
@@ -27,9 +28,13 @@ typedef float VF __attribute__((vector_size(NNK_W * 4)));
 typedef int32_t VI __attribute__((vector_size(NNK_W * 4)));
 typedef uint8_t VB __attribute__((vector_size(NNK_W)));
 
+/* x in every lane: NNK_SPLAT, one broadcast.  (Not (VF){0} + x, which
+ * must stay an add, since 0 + -0 is +0: an extra floating-point operation,
+ * on the pipes the multiply-adds need, for every input the convolutions
+ * and the linear layers broadcast.) */
 NNK_INLINE VF NNK_FN(splat)(float x)
 {
-	return (VF){0} + x;
+	return (VF)NNK_SPLAT(x);
 }
 
 NNK_INLINE VF NNK_FN(load)(const float *p)
@@ -353,19 +358,19 @@ NNK_STATIC void NNK_FN(linear_fwd)(size_t rows, size_t n_in, size_t n_out, const
 		size_t o = 0;
 		for (; o + 4 <= n_out; o += 4)
 			NNK_FN(lin_fwd_block)
-			(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
 		for (; o < n_out; o++)
 			NNK_FN(lin_fwd_block)
-			(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
 	}
 	for (; r < rows; r++) {
 		size_t o = 0;
 		for (; o + 4 <= n_out; o += 4)
 			NNK_FN(lin_fwd_block)
-			(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
 		for (; o < n_out; o++)
 			NNK_FN(lin_fwd_block)
-			(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+		(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
 	}
 }
 
@@ -430,10 +435,10 @@ NNK_STATIC void NNK_FN(linear_dx)(size_t rows, size_t n_in, size_t n_out, const 
 	size_t r = 0;
 	for (; r + NNK_LR <= rows; r += NNK_LR)
 		NNK_FN(lin_axpy_rows)
-		(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
+	(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
 	for (; r < rows; r++)
 		NNK_FN(lin_axpy_rows)
-		(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
+	(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
 }
 
 NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x,
@@ -442,7 +447,7 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 	size_t o = 0;
 	for (; o + NNK_LR <= n_out; o += NNK_LR)
 		NNK_FN(lin_axpy_rows)
-		(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
+	(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
 	for (; o < n_out; o++)
 		NNK_FN(lin_axpy_rows)(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
 }
@@ -485,3 +490,4 @@ static const nnk_ops NNK_FN(nnk_ops) = {
 #undef NNK_NAME
 #undef NNK_MADD
 #undef NNK_HSUM
+#undef NNK_SPLAT
