@@ -249,8 +249,8 @@ static void t_timer_repeats(void)
 
 	trace u = {0};
 	timer_arg f = {.t = &u, .letter = 'f', .stop_at = 5}, o = {.t = &u, .letter = 'o'};
-	CHECK(seed_loop_timer(l, 1000, 0, on_timer, &f) > 0);
-	CHECK(seed_loop_timer(l, 2500, 1, on_timer, &o) > 0);
+	CHECK(seed_loop_timer(l, 10000, 0, on_timer, &f) > 0);
+	CHECK(seed_loop_timer(l, 25000, 1, on_timer, &o) > 0);
 	CHECK(seed_loop_run(l, NULL) == 0);
 	CHECK_MSG(strcmp(u.text, "ffofff") == 0, "log %s", u.text);
 	seed_loop_free(&l);

@@ -172,6 +172,7 @@ int seed_loop_timer(seed_loop *l, int64_t delay_us, unsigned times, seed_loop_ti
 			l->timers = seed_xrealloc(l->timers, (size_t)l->cap_timers * sizeof *l->timers);
 		}
 		t = &l->timers[l->ntimers++];
+		t->id = 0; /* free until filled in below (the id search reads it) */
 	}
 	/* The next id that no pending timer has (ids wrap after INT_MAX). */
 	int id = l->last_id;
