@@ -94,6 +94,23 @@ static void t_variants_exact(void)
 			CHECK_MSG(same(r1, r2, cols), "%s col_sum %zux%zu", k->name, rows, cols);
 		}
 	}
+	/* Wider matrices for col_sum's blocks of four vectors (64 columns
+	 * with AVX-512), with column tails; still bit-exact. */
+	static const size_t wide[][2] = {{7, 64}, {3, 130}, {5, 200}, {11, 16}, {2, 257}};
+	for (size_t wi = 0; wi < sizeof wide / sizeof wide[0]; wi++) {
+		size_t rows = wide[wi][0], cols = wide[wi][1];
+		fill(&rng, rows * cols, 2.0);
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k))
+				continue;
+			memcpy(r1, ds, cols * sizeof *r1);
+			memcpy(r2, ds, cols * sizeof *r2);
+			nnk_ref.col_sum(rows, cols, xs, r1);
+			k->col_sum(rows, cols, xs, r2);
+			CHECK_MSG(same(r1, r2, cols), "%s col_sum %zux%zu", k->name, rows, cols);
+		}
+	}
 	CHECK(tested >= 2); /* the reference and at least one SIMD variant */
 }
 

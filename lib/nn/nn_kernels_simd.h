@@ -143,14 +143,41 @@ NNK_STATIC void NNK_FN(bias_add)(size_t rows, size_t cols, const float *b, float
 	}
 }
 
+/* Column sums with the sums in registers, four vectors of columns at a
+ * time, the rows going by: the additions are the reference's, in its
+ * order (db[c] + dy[0][c] + dy[1][c] + ...), without a store and a reload
+ * of db per row (whose store-to-load latency bounded the old row-by-row
+ * loop: the conv2d's bias gradient sums B * OH * OW rows of 16). */
 NNK_STATIC void NNK_FN(col_sum)(size_t rows, size_t cols, const float *dy, float *db)
 {
-	for (size_t r = 0; r < rows; r++, dy += cols) {
-		size_t c = 0;
-		for (; c + NNK_W <= cols; c += NNK_W)
-			NNK_FN(store)(db + c, NNK_FN(load)(db + c) + NNK_FN(load)(dy + c));
-		for (; c < cols; c++)
-			db[c] += dy[c];
+	size_t c = 0;
+	for (; c + 4 * NNK_W <= cols; c += 4 * NNK_W) {
+		VF a0 = NNK_FN(load)(db + c), a1 = NNK_FN(load)(db + c + NNK_W),
+		   a2 = NNK_FN(load)(db + c + 2 * NNK_W), a3 = NNK_FN(load)(db + c + 3 * NNK_W);
+		const float *p = dy + c;
+		for (size_t r = 0; r < rows; r++, p += cols) {
+			a0 = a0 + NNK_FN(load)(p);
+			a1 = a1 + NNK_FN(load)(p + NNK_W);
+			a2 = a2 + NNK_FN(load)(p + 2 * NNK_W);
+			a3 = a3 + NNK_FN(load)(p + 3 * NNK_W);
+		}
+		NNK_FN(store)(db + c, a0);
+		NNK_FN(store)(db + c + NNK_W, a1);
+		NNK_FN(store)(db + c + 2 * NNK_W, a2);
+		NNK_FN(store)(db + c + 3 * NNK_W, a3);
+	}
+	for (; c + NNK_W <= cols; c += NNK_W) {
+		VF a = NNK_FN(load)(db + c);
+		const float *p = dy + c;
+		for (size_t r = 0; r < rows; r++, p += cols)
+			a = a + NNK_FN(load)(p);
+		NNK_FN(store)(db + c, a);
+	}
+	for (; c < cols; c++) {
+		float a = db[c];
+		for (size_t r = 0; r < rows; r++)
+			a += dy[r * cols + c];
+		db[c] = a;
 	}
 }
 
