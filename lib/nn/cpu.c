@@ -122,10 +122,11 @@ int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
  * rows runs twice as fast this way, at 640 rows as fast as BLAS.  Larger
  * layers keep BLAS, and so do layers of fewer than 256 inputs, where the
  * kernels' dot products are too short to pay for their final sums (the
- * CartPole MLP's, the heads on a torso of 64 or 128). */
-static bool linear_direct(const layer *L)
+ * CartPole MLP's, the heads on a torso of 64 or 128), and every layer where
+ * the kernels are not the AVX-512 ones (nnk_ops.linear_fast). */
+static bool linear_direct(const nn_backend *be, const layer *L)
 {
-	return L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
+	return be->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
 }
 
 /* wt (k*k*C, Fp) = w (F, k*k*C) transposed, zeros in the padding: the
@@ -167,7 +168,7 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	switch (L->kind) {
 	case L_LINEAR:
 		/* y (B, n_out) = x (B, n_in) W^T + b */
-		if (linear_direct(L)) {
+		if (linear_direct(be, L)) {
 			be->k->linear_fwd((size_t)B, (size_t)L->n_in, (size_t)L->n_out, x, L->w, L->b, y);
 			break;
 		}
@@ -232,7 +233,7 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 	case L_LINEAR:
 		/* dW (n_out, n_in) += dy^T x; db += sum_b dy; dx (B, n_in) = dy W */
 		be->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
-		if (linear_direct(L)) {
+		if (linear_direct(be, L)) {
 			be->k->linear_dw((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, x, L->dw);
 			if (dx)
 				be->k->linear_dx((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, L->w, dx);

@@ -60,6 +60,14 @@ typedef struct nnk_ops {
 	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
 	 * transposed and padded like wt (padding columns stay untouched). */
 	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
+	/* Whether the model should prefer the linear kernels below to BLAS
+	 * for small layers (cpu.c's linear_direct): where they were measured
+	 * faster than OpenBLAS's kernel for the same instruction set.  True
+	 * for AVX-512 (about 90% of the multiply-add peak, against BLAS's
+	 * packing); false for AVX2 and SSE2, whose two-row blocks run at a
+	 * fraction of OpenBLAS's Haswell kernel (a core's cache takes the
+	 * weight rows, 4 KB apart, poorly), and for the reference. */
+	bool linear_fast;
 	/* A linear layer's three products, w (n_out, n_in) row-major as the
 	 * model stores it.  y (rows, n_out) = x (rows, n_in) w^T + b. */
 	void (*linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,

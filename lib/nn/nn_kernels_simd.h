@@ -501,6 +501,7 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .u8_to_f32 = NNK_FN(u8_to_f32),
     .conv_fwd = NNK_FN(conv_fwd),
     .conv_dw = NNK_FN(conv_dw),
+    .linear_fast = NNK_W == 16,
     .linear_fwd = NNK_FN(linear_fwd),
     .linear_dx = NNK_FN(linear_dx),
     .linear_dw = NNK_FN(linear_dw),
