@@ -255,6 +255,13 @@ static void t_conv_variants(void)
 				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
 			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W,
 			          s.C, s.k, s.F, bad);
+			/* Fused with the relu: exactly the two in turn. */
+			float *fused = malloc(ny * sizeof *fused);
+			k->conv_fwd_relu(&s, B, x, wt, bias, fused);
+			k->relu_fwd(ny, out, out);
+			CHECK_MSG(memcmp(fused, out, ny * sizeof *out) == 0,
+			          "%s conv_fwd_relu %dx%dx%d k%d F%d", k->name, s.H, s.W, s.C, s.k, s.F);
+			free(fused);
 			/* dwt accumulates onto what is there; padding untouched. */
 			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
 			k->conv_dw(&s, B, x, dy, dwt);
@@ -339,6 +346,13 @@ static void t_linear_variants(void)
 				bad += !(fabsf(y[i] - ry[i]) <= 1e-5f * (my[i] + 1e-30f));
 			CHECK_MSG(bad == 0, "%s linear_fwd %zux%zu->%zu: %d outputs off", k->name, R, I, O,
 			          bad);
+			/* Fused with the relu: exactly the two in turn. */
+			float *fused = malloc(R * O * sizeof *fused);
+			k->linear_fwd_relu(R, I, O, x, w, b, fused);
+			k->relu_fwd(R * O, y, y);
+			CHECK_MSG(memcmp(fused, y, R * O * sizeof *y) == 0, "%s linear_fwd_relu %zux%zu->%zu",
+			          k->name, R, I, O);
+			free(fused);
 			for (size_t i = 0; i < R * I; i++)
 				dx[i] = NAN;
 			k->linear_dx(R, I, O, dy, w, dx);

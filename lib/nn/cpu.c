@@ -159,17 +159,31 @@ static void col2im(const layer *L, int B, const float *dcol, float *dx)
 			}
 }
 
-/* Layer i of m on x (B, numel_in) into be->out[i]. */
-static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x)
+/* Whether layer i computes the relu after it too (relu_fwd's result in
+ * the relu layer's buffer, in the same pass): a conv2d, or a linear layer
+ * computed by the kernels, followed by a relu.  Its own output, which no
+ * backward reads (a conv2d or linear layer's backward needs its input, the
+ * relu's its output), is then not written at all. */
+static bool fuses_relu(const seed_model *m, const nn_backend *be, int i)
 {
 	const layer *L = &m->layers[i];
-	float *y = be->out[i];
+	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	       (L->kind == L_CONV2D || (L->kind == L_LINEAR && linear_direct(be, L)));
+}
+
+/* Layer i of m on x (B, numel_in) into y (be->out[i], or with relu the
+ * next layer's be->out[i + 1], see fuses_relu). */
+static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x, float *y,
+                          bool relu)
+{
+	const layer *L = &m->layers[i];
 	size_t n = (size_t)B * L->numel_out;
 	switch (L->kind) {
 	case L_LINEAR:
 		/* y (B, n_out) = x (B, n_in) W^T + b */
 		if (linear_direct(be, L)) {
-			be->k->linear_fwd((size_t)B, (size_t)L->n_in, (size_t)L->n_out, x, L->w, L->b, y);
+			(relu ? be->k->linear_fwd_relu : be->k->linear_fwd)(
+			    (size_t)B, (size_t)L->n_in, (size_t)L->n_out, x, L->w, L->b, y);
 			break;
 		}
 		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f, y,
@@ -179,7 +193,7 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	case L_CONV2D:
 		/* y (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
 		transpose_weights(be, L, be->wt);
-		be->k->conv_fwd(&be->conv[i], B, x, be->wt, L->b, y);
+		(relu ? be->k->conv_fwd_relu : be->k->conv_fwd)(&be->conv[i], B, x, be->wt, L->b, y);
 		break;
 	case L_RELU:
 		be->k->relu_fwd(n, x, y);
@@ -203,7 +217,9 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 		memcpy(be->input, obs, (size_t)B * m->obs_numel * sizeof(float));
 	const float *x = be->input;
 	for (int i = 0; i < m->nlayers; i++) {
-		layer_forward(m, be, i, B, x);
+		bool relu = fuses_relu(m, be, i);
+		layer_forward(m, be, i, B, x, be->out[i + relu], relu);
+		i += relu;
 		x = be->out[i];
 	}
 	/* x is the fused head (B, A+1): logits then value. */

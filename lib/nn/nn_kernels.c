@@ -106,6 +106,20 @@ static void ref_linear_fwd(size_t rows, size_t n_in, size_t n_out, const float *
 		}
 }
 
+static void ref_conv_fwd_relu(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+                              float *out)
+{
+	ref_conv_fwd(s, B, x, wt, bias, out);
+	ref_relu_fwd((size_t)B * s->OH * s->OW * s->F, out, out);
+}
+
+static void ref_linear_fwd_relu(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+                                const float *b, float *y)
+{
+	ref_linear_fwd(rows, n_in, n_out, x, w, b, y);
+	ref_relu_fwd(rows * n_out, y, y);
+}
+
 static void ref_linear_dx(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w, float *dx)
 {
 	for (size_t r = 0; r < rows; r++)
@@ -140,7 +154,9 @@ const nnk_ops nnk_ref = {
     .u8_to_f32 = ref_u8_to_f32,
     .conv_fwd = ref_conv_fwd,
     .conv_dw = ref_conv_dw,
+    .conv_fwd_relu = ref_conv_fwd_relu,
     .linear_fwd = ref_linear_fwd,
+    .linear_fwd_relu = ref_linear_fwd_relu,
     .linear_dx = ref_linear_dx,
     .linear_dw = ref_linear_dw,
 };

@@ -60,6 +60,10 @@ typedef struct nnk_ops {
 	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
 	 * transposed and padded like wt (padding columns stay untouched). */
 	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
+	/* conv_fwd then relu_fwd on out, in one pass (bit-exact with the two:
+	 * the same sums, max(0, .) before the store). */
+	void (*conv_fwd_relu)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+	                      float *out);
 	/* Whether the model should prefer the linear kernels below to BLAS
 	 * for small layers (cpu.c's linear_direct): where they were measured
 	 * faster than OpenBLAS's kernel for the same instruction set.  True
@@ -72,6 +76,9 @@ typedef struct nnk_ops {
 	 * model stores it.  y (rows, n_out) = x (rows, n_in) w^T + b. */
 	void (*linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
 	                   const float *b, float *y);
+	/* linear_fwd then relu_fwd on y, in one pass (bit-exact with the two). */
+	void (*linear_fwd_relu)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+	                        const float *b, float *y);
 	/* dx (rows, n_in) = dy (rows, n_out) w (overwritten). */
 	void (*linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w, float *dx);
 	/* dw (n_out, n_in) += dy (rows, n_out)^T x (rows, n_in). */

@@ -214,8 +214,16 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
  * patch row ky of pixel ox is the k*C contiguous inputs at (oy+ky, ox). */
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
-                                 float *out)
+/* max(v, 0) lane by lane as relu_fwd computes it (NaN and -0 stay). */
+NNK_INLINE VF NNK_FN(relu_v)(VF v)
+{
+	return NNK_FN(select)(v < 0.0f, (VF){0}, v);
+}
+
+/* The body of conv_fwd and conv_fwd_relu (relu: max(0, .) before the
+ * store, a constant once inlined). */
+NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, const float *wt,
+                                      const float *bias, float *out, const bool relu)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
 	for (int b = 0; b < B; b++)
@@ -240,6 +248,8 @@ NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const
 						}
 					}
 #define ACC_STORE(p)                                                                                         \
+	if (relu)                                                                                            \
+		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
 	if (nf == NNK_W)                                                                                     \
 		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                           \
 	else                                                                                                 \
@@ -257,12 +267,26 @@ NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const
 							    NNK_MADD(NNK_FN(splat)(xr[j]),
 							             NNK_FN(load)(wr + (size_t)j * Fp), acc);
 					}
+					if (relu)
+						acc = NNK_FN(relu_v)(acc);
 					if (nf == NNK_W)
 						NNK_FN(store)(o + (size_t)ox * F, acc);
 					else
 						NNK_FN(store_part)(o + (size_t)ox * F, acc, nf);
 				}
 			}
+}
+
+NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+                                 float *out)
+{
+	NNK_FN(conv_fwd_body)(s, B, x, wt, bias, out, false);
+}
+
+NNK_STATIC void NNK_FN(conv_fwd_relu)(const nnk_conv *s, int B, const float *x, const float *wt,
+                                      const float *bias, float *out)
+{
+	NNK_FN(conv_fwd_body)(s, B, x, wt, bias, out, true);
 }
 
 /* Weight gradient: eight rows of dwt (patch positions j0..j0+7 of patch
@@ -344,7 +368,7 @@ NNK_INLINE float NNK_FN(hsum)(VF v)
 /* y[r][o] = b[o] + x[r] . w[o] for R rows from r and NO outputs from o:
  * dot products along n_in, a vector at a time, then the tail. */
 NNK_INLINE void NNK_FN(lin_fwd_block)(int R, int NO, size_t n_in, size_t n_out, const float *x,
-                                      const float *w, const float *b, float *y)
+                                      const float *w, const float *b, float *y, const bool relu)
 {
 	VF acc[NNK_LR][4];
 #pragma GCC unroll 4
@@ -373,32 +397,48 @@ NNK_INLINE void NNK_FN(lin_fwd_block)(int R, int NO, size_t n_in, size_t n_out, 
 			float s = NNK_FN(hsum)(acc[i][o]);
 			for (size_t t = k; t < n_in; t++)
 				s += x[(size_t)i * n_in + t] * w[(size_t)o * n_in + t];
-			y[(size_t)i * n_out + o] = b[o] + s;
+			s = b[o] + s;
+			y[(size_t)i * n_out + o] = relu && s < 0.0f ? 0.0f : s;
 		}
 }
 
-NNK_STATIC void NNK_FN(linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
-                                   const float *b, float *y)
+/* The body of linear_fwd and linear_fwd_relu. */
+#define LIN_FWD_BLOCK NNK_FN(lin_fwd_block)
+NNK_INLINE void NNK_FN(linear_fwd_body)(size_t rows, size_t n_in, size_t n_out, const float *x,
+                                        const float *w, const float *b, float *y, const bool relu)
 {
 	size_t r = 0;
 	for (; r + NNK_LR <= rows; r += NNK_LR) {
 		size_t o = 0;
 		for (; o + 4 <= n_out; o += 4)
-			NNK_FN(lin_fwd_block)
-		(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+			LIN_FWD_BLOCK(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o,
+			              y + r * n_out + o, relu);
 		for (; o < n_out; o++)
-			NNK_FN(lin_fwd_block)
-		(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+			LIN_FWD_BLOCK(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o,
+			              y + r * n_out + o, relu);
 	}
 	for (; r < rows; r++) {
 		size_t o = 0;
 		for (; o + 4 <= n_out; o += 4)
-			NNK_FN(lin_fwd_block)
-		(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+			LIN_FWD_BLOCK(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o,
+			              relu);
 		for (; o < n_out; o++)
-			NNK_FN(lin_fwd_block)
-		(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o);
+			LIN_FWD_BLOCK(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o,
+			              relu);
 	}
+}
+#undef LIN_FWD_BLOCK
+
+NNK_STATIC void NNK_FN(linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+                                   const float *b, float *y)
+{
+	NNK_FN(linear_fwd_body)(rows, n_in, n_out, x, w, b, y, false);
+}
+
+NNK_STATIC void NNK_FN(linear_fwd_relu)(size_t rows, size_t n_in, size_t n_out, const float *x,
+                                        const float *w, const float *b, float *y)
+{
+	NNK_FN(linear_fwd_body)(rows, n_in, n_out, x, w, b, y, true);
 }
 
 /* out[i][k..] (+)= sum over s < ns of a[i][s] * m[s][k..] for R rows i and
@@ -501,8 +541,10 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .u8_to_f32 = NNK_FN(u8_to_f32),
     .conv_fwd = NNK_FN(conv_fwd),
     .conv_dw = NNK_FN(conv_dw),
+    .conv_fwd_relu = NNK_FN(conv_fwd_relu),
     .linear_fast = NNK_W == 16,
     .linear_fwd = NNK_FN(linear_fwd),
+    .linear_fwd_relu = NNK_FN(linear_fwd_relu),
     .linear_dx = NNK_FN(linear_dx),
     .linear_dw = NNK_FN(linear_dw),
 };
