@@ -8,16 +8,19 @@
  *
  * State (one nn_backend per model, for m->max_batch rows): one buffer of
  * activations per layer, kept from forward for backward (a flatten layer's
- * output is its input, no copy); ping-pong gradient buffers; the patch
+ * output is its input, no copy; a layer that computes the relu after it
+ * writes only the relu's, see fuses_relu); ping-pong gradient buffers; the patch
  * gradients of convolutions that are not the first layer; a transposed
  * convolution weight for the kernels.  Nothing is allocated after
  * nn_backend_new, so forward and backward never allocate.
  *
  * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
- * go to BLAS (seed_blas_sgemm); element-wise work and the convolution's
- * forward and weight gradient to nn_kernels (direct, SIMD: faster than
- * im2col + sgemm for these narrow shapes); the convolution's input gradient
- * (needed only when it is not the first layer) is sgemm + col2im.
+ * go to BLAS (seed_blas_sgemm), but for linear layers with small weights,
+ * which go to nn_kernels where those beat BLAS (see linear_direct);
+ * element-wise work and the convolution's forward and weight gradient go to
+ * nn_kernels (direct, SIMD: faster than im2col + sgemm for these narrow
+ * shapes); the convolution's input gradient (needed only when it is not
+ * the first layer) is sgemm + col2im.
  */
 #include <stdlib.h>
 #include <string.h>
