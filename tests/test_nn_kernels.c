@@ -361,6 +361,18 @@ static void t_linear_variants(void)
 				bad += !(fabsf(dx[i] - rdx[i]) <= 1e-5f * (mdx[i] + 1e-30f));
 			CHECK_MSG(bad == 0, "%s linear_dx %zux%zu->%zu: %d inputs off", k->name, R, I, O,
 			          bad);
+			/* With the relu below: exactly linear_dx then relu_bwd, the
+			 * relu's output x (zeros and negatives among it) as y. */
+			float *mx = malloc(R * I * sizeof *mx), *fdx = malloc(R * I * sizeof *fdx);
+			memcpy(mx, x, R * I * sizeof *mx);
+			for (size_t i = 0; i < R * I; i += 3)
+				mx[i] = 0.0f;
+			k->linear_dx_relu(R, I, O, dy, w, mx, fdx);
+			k->relu_bwd(R * I, mx, dx, dx);
+			CHECK_MSG(memcmp(fdx, dx, R * I * sizeof *dx) == 0, "%s linear_dx_relu %zux%zu->%zu",
+			          k->name, R, I, O);
+			free(mx);
+			free(fdx);
 			memcpy(dw, dw0, O * I * sizeof *dw);
 			k->linear_dw(R, I, O, dy, x, dw);
 			bad = 0;

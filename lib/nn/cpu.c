@@ -241,9 +241,11 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 
 /* Given dy (B, numel_out) and layer i's input x, add parameter gradients
  * and, when dx is not NULL, write dL/dx (B, numel_in) to dx (which may be dy
- * for the element-wise layers). */
+ * for the element-wise layers).  relu_below (a linear layer computed by the
+ * kernels, see relu_below): x is a relu's output, and dx gets that relu's
+ * backward too. */
 static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, const float *x, const float *dy,
-                           float *dx)
+                           float *dx, bool relu_below)
 {
 	const layer *L = &m->layers[i];
 	const float *y = be->out[i];
@@ -254,7 +256,10 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 		be->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
 		if (linear_direct(be, L)) {
 			be->k->linear_dw((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, x, L->dw);
-			if (dx)
+			if (dx && relu_below) /* x is the relu's output */
+				be->k->linear_dx_relu((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, L->w,
+				                      x, dx);
+			else if (dx)
 				be->k->linear_dx((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, L->w, dx);
 			break;
 		}
@@ -297,6 +302,22 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 	}
 }
 
+/* The relu whose backward layer i (a linear layer computed by the
+ * kernels) folds into its dx: the layer below it, past flatten layers
+ * (whose output is their input, so layer i's input is the relu's output);
+ * -1 if there is none.  It saves a pass over the widest gradient of the
+ * MinAtar network (B x 1024). */
+static int relu_below(const seed_model *m, const nn_backend *be, int i)
+{
+	const layer *L = &m->layers[i];
+	if (L->kind != L_LINEAR || !linear_direct(be, L))
+		return -1;
+	int j = i - 1;
+	while (j >= 0 && m->layers[j].kind == L_FLATTEN)
+		j--;
+	return j >= 0 && m->layers[j].kind == L_RELU ? j : -1;
+}
+
 int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
 {
 	nn_backend *be = m->be;
@@ -312,8 +333,11 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			memset(row, 0, (size_t)A * sizeof *row);
 		row[A] = dvalues ? dvalues[b] : 0.0f;
 	}
+	int folded = -1; /* a relu whose backward the linear layer above did */
 	for (int i = m->nlayers - 1; i >= 0; i--) {
 		const layer *L = &m->layers[i];
+		if (i == folded) /* in place: g stays */
+			continue;
 		const float *x = i > 0 ? be->out[i - 1] : be->input;
 		float *dx = NULL; /* the first layer's input needs no gradient */
 		if (i > 0) {
@@ -324,7 +348,10 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			else
 				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
 		}
-		layer_backward(m, be, i, B, x, g, dx);
+		int r = dx ? relu_below(m, be, i) : -1;
+		layer_backward(m, be, i, B, x, g, dx, r >= 0);
+		if (r >= 0)
+			folded = r;
 		g = dx;
 	}
 	return 0;

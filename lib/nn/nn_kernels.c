@@ -131,6 +131,13 @@ static void ref_linear_dx(size_t rows, size_t n_in, size_t n_out, const float *d
 		}
 }
 
+static void ref_linear_dx_relu(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
+                               const float *y, float *dx)
+{
+	ref_linear_dx(rows, n_in, n_out, dy, w, dx);
+	ref_relu_bwd(rows * n_in, y, dx, dx);
+}
+
 static void ref_linear_dw(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw)
 {
 	for (size_t o = 0; o < n_out; o++)
@@ -158,6 +165,7 @@ const nnk_ops nnk_ref = {
     .linear_fwd = ref_linear_fwd,
     .linear_fwd_relu = ref_linear_fwd_relu,
     .linear_dx = ref_linear_dx,
+    .linear_dx_relu = ref_linear_dx_relu,
     .linear_dw = ref_linear_dw,
 };
 

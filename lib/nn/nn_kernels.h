@@ -81,6 +81,11 @@ typedef struct nnk_ops {
 	                        const float *b, float *y);
 	/* dx (rows, n_in) = dy (rows, n_out) w (overwritten). */
 	void (*linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w, float *dx);
+	/* linear_dx then relu_bwd with the relu output y (rows, n_in) below
+	 * the layer: dx = y > 0 ? dy w : 0, in one pass (bit-exact with the
+	 * two). */
+	void (*linear_dx_relu)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
+	                       const float *y, float *dx);
 	/* dw (n_out, n_in) += dy (rows, n_out)^T x (rows, n_in). */
 	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
 } nnk_ops;

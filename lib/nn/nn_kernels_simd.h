@@ -448,7 +448,8 @@ NNK_STATIC void NNK_FN(linear_fwd_relu)(size_t rows, size_t n_in, size_t n_out, 
  * ldm apart, out's ldo.  acc_out says whether out is added to (dw) or
  * overwritten (dx). */
 NNK_INLINE void NNK_FN(lin_axpy_block)(int R, int NV, bool acc_out, size_t ns, const float *a, size_t ai,
-                                       size_t as, const float *m, size_t ldm, float *out, size_t ldo)
+                                       size_t as, const float *m, size_t ldm, float *out, size_t ldo,
+                                       const float *mask)
 {
 	VF acc[NNK_LR][4];
 #pragma GCC unroll 4
@@ -473,39 +474,65 @@ NNK_INLINE void NNK_FN(lin_axpy_block)(int R, int NV, bool acc_out, size_t ns, c
 #pragma GCC unroll 4
 	for (int i = 0; i < R; i++)
 #pragma GCC unroll 4
-		for (int v = 0; v < NV; v++)
-			NNK_FN(store)(out + (size_t)i * ldo + (size_t)v * NNK_W, acc[i][v]);
+		for (int v = 0; v < NV; v++) {
+			const size_t at = (size_t)i * ldo + (size_t)v * NNK_W;
+			if (mask) /* relu_bwd's rule: kept where the relu's output > 0 */
+				acc[i][v] =
+				    NNK_FN(select)(NNK_FN(load)(mask + at) > 0.0f, acc[i][v], (VF){0});
+			NNK_FN(store)(out + at, acc[i][v]);
+		}
 }
 
 /* The columns of the row block: four vectors at a time, then one, then the
- * scalar tail. */
+ * scalar tail.  mask (NULL, or laid out as out) zeroes the results where
+ * it is not > 0. */
+#define LIN_AXPY_BLOCK NNK_FN(lin_axpy_block)
 NNK_INLINE void NNK_FN(lin_axpy_rows)(int R, bool acc_out, size_t ncols, size_t ns, const float *a, size_t ai,
-                                      size_t as, const float *m, size_t ldm, float *out, size_t ldo)
+                                      size_t as, const float *m, size_t ldm, float *out, size_t ldo,
+                                      const float *mask)
 {
 	size_t k = 0;
 	for (; k + 4 * NNK_W <= ncols; k += 4 * NNK_W)
-		NNK_FN(lin_axpy_block)(R, 4, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo);
+		LIN_AXPY_BLOCK(R, 4, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo,
+		               mask ? mask + k : NULL);
 	for (; k + NNK_W <= ncols; k += NNK_W)
-		NNK_FN(lin_axpy_block)(R, 1, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo);
+		LIN_AXPY_BLOCK(R, 1, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo,
+		               mask ? mask + k : NULL);
 	for (; k < ncols; k++)
 		for (int i = 0; i < R; i++) {
 			float sum = acc_out ? out[(size_t)i * ldo + k] : 0.0f;
 			for (size_t s = 0; s < ns; s++)
 				sum += a[(size_t)i * ai + s * as] * m[s * ldm + k];
-			out[(size_t)i * ldo + k] = sum;
+			out[(size_t)i * ldo + k] = mask && !(mask[(size_t)i * ldo + k] > 0.0f) ? 0.0f : sum;
 		}
+}
+#undef LIN_AXPY_BLOCK
+
+/* The body of linear_dx and linear_dx_relu (mask: the relu's output y,
+ * laid out as dx, or NULL). */
+#define LIN_AXPY_ROWS NNK_FN(lin_axpy_rows)
+NNK_INLINE void NNK_FN(linear_dx_body)(size_t rows, size_t n_in, size_t n_out, const float *dy,
+                                       const float *w, const float *mask, float *dx)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR)
+		LIN_AXPY_ROWS(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in,
+		              n_in, mask ? mask + r * n_in : NULL);
+	for (; r < rows; r++)
+		LIN_AXPY_ROWS(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in,
+		              mask ? mask + r * n_in : NULL);
 }
 
 NNK_STATIC void NNK_FN(linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
                                   float *dx)
 {
-	size_t r = 0;
-	for (; r + NNK_LR <= rows; r += NNK_LR)
-		NNK_FN(lin_axpy_rows)
-	(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
-	for (; r < rows; r++)
-		NNK_FN(lin_axpy_rows)
-	(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in);
+	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, NULL, dx);
+}
+
+NNK_STATIC void NNK_FN(linear_dx_relu)(size_t rows, size_t n_in, size_t n_out, const float *dy,
+                                       const float *w, const float *y, float *dx)
+{
+	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, y, dx);
 }
 
 NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x,
@@ -513,11 +540,11 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 {
 	size_t o = 0;
 	for (; o + NNK_LR <= n_out; o += NNK_LR)
-		NNK_FN(lin_axpy_rows)
-	(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
+		LIN_AXPY_ROWS(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in, NULL);
 	for (; o < n_out; o++)
-		NNK_FN(lin_axpy_rows)(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in);
+		LIN_AXPY_ROWS(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in, NULL);
 }
+#undef LIN_AXPY_ROWS
 #undef NNK_LR
 
 #undef NNK_REP8
@@ -546,6 +573,7 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .linear_fwd = NNK_FN(linear_fwd),
     .linear_fwd_relu = NNK_FN(linear_fwd_relu),
     .linear_dx = NNK_FN(linear_dx),
+    .linear_dx_relu = NNK_FN(linear_dx_relu),
     .linear_dw = NNK_FN(linear_dw),
 };
 
