@@ -1,14 +1,21 @@
 /* nn_bench.c: speed of the neural-network kernels (not a test).
  *
- *   bench/nn_bench [--threads N] [--repeats R]
+ *   bench/nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]
  *
  * Prints, as markdown tables: sgemm GFLOP/s for the shapes the models use
  * (through seed_blas_sgemm, so with whatever BLAS kernel this process got),
  * the element-wise kernels (reference vs SIMD), the conv2d forward and
  * weight gradient as im2col + sgemm and as the direct kernels the model
- * uses, and model throughput in rows/s for forward and
- * forward+backward of the CartPole MLP and the MinAtar network at the
- * inference (256) and learner (640) batch sizes.  Each figure is the median
+ * uses, the MinAtar network's linear layer by sgemm and by the kernels,
+ * and model throughput in rows/s for forward and
+ * forward+backward of the CartPole MLP and the MinAtar network at batch
+ * sizes of the inference server (32: a few actor requests; up to 256) and
+ * of the learner (176: the MinAtar presets' 16 unrolls of 10 steps plus the
+ * bootstrap row; 640), on random bits (half set) and on real Breakout and
+ * Seaquest observations (about a tenth set).  --models prints only the
+ * model table; --cpu-time
+ * times by the thread's CPU time instead of the wall clock (for a shared
+ * machine; BLAS threads beyond the first are then not counted).  Each figure is the median
  * of R timed runs (default 7), each run long enough (>= 20 ms) to time.
  * To compare OpenBLAS kernels, run it under OPENBLAS_CORETYPE=Prescott,
  * =Haswell, =SkylakeX, or with that variable unset (Seed's choice); see
@@ -21,15 +28,20 @@
 
 #include "nn/nn_kernels.h"
 #include "seed/blas.h"
+#include "seed/env.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
 
 static int repeats = 7;
+/* The clock of the timings: wall time, or with --cpu-time this thread's
+ * CPU time, which a busy machine's other processes do not inflate by
+ * taking the core away (they still share its caches). */
+static clockid_t clock_id = CLOCK_MONOTONIC;
 
 static double now(void)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock_id, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -122,6 +134,89 @@ static void bench_sgemm(seed_rng *r)
 	}
 }
 
+/* ---- linear layers: sgemm against the kernels ---------------------------- */
+
+typedef struct {
+	int B, n_in, n_out;
+	float *x, *w, *b, *y, *dy, *dx, *dw;
+} lin_ctx;
+
+static void run_lin_fwd_gemm(void *p)
+{
+	lin_ctx *c = p;
+	seed_blas_sgemm(false, true, c->B, c->n_out, c->n_in, 1.0f, c->x, c->n_in, c->w, c->n_in, 0.0f, c->y,
+	                c->n_out);
+	nnk_best()->bias_add((size_t)c->B, (size_t)c->n_out, c->b, c->y);
+}
+
+static void run_lin_fwd_kernel(void *p)
+{
+	lin_ctx *c = p;
+	nnk_best()->linear_fwd((size_t)c->B, (size_t)c->n_in, (size_t)c->n_out, c->x, c->w, c->b, c->y);
+}
+
+static void run_lin_dw_gemm(void *p)
+{
+	lin_ctx *c = p;
+	seed_blas_sgemm(true, false, c->n_out, c->n_in, c->B, 1.0f, c->dy, c->n_out, c->x, c->n_in, 1.0f,
+	                c->dw, c->n_in);
+}
+
+static void run_lin_dw_kernel(void *p)
+{
+	lin_ctx *c = p;
+	nnk_best()->linear_dw((size_t)c->B, (size_t)c->n_in, (size_t)c->n_out, c->dy, c->x, c->dw);
+}
+
+static void run_lin_dx_gemm(void *p)
+{
+	lin_ctx *c = p;
+	seed_blas_sgemm(false, false, c->B, c->n_in, c->n_out, 1.0f, c->dy, c->n_out, c->w, c->n_in, 0.0f,
+	                c->dx, c->n_in);
+}
+
+static void run_lin_dx_kernel(void *p)
+{
+	lin_ctx *c = p;
+	nnk_best()->linear_dx((size_t)c->B, (size_t)c->n_in, (size_t)c->n_out, c->dy, c->w, c->dx);
+}
+
+/* The MinAtar network's 1024 -> 128 layer, its three products by sgemm
+ * (with the bias as a second pass, as the model did) and by the kernels
+ * the model uses now. */
+static void bench_linear(seed_rng *r, int B)
+{
+	lin_ctx c = {B, 1024, 128, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	c.x = randn(r, (size_t)B * c.n_in);
+	c.w = randn(r, (size_t)c.n_out * c.n_in);
+	c.b = randn(r, (size_t)c.n_out);
+	c.y = randn(r, (size_t)B * c.n_out);
+	c.dy = randn(r, (size_t)B * c.n_out);
+	c.dx = randn(r, (size_t)B * c.n_in);
+	c.dw = randn(r, (size_t)c.n_out * c.n_in);
+	printf("| 1024 -> 128, B=%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", B,
+	       time_it(run_lin_fwd_gemm, &c) * 1e6, time_it(run_lin_fwd_kernel, &c) * 1e6,
+	       time_it(run_lin_dw_gemm, &c) * 1e6, time_it(run_lin_dw_kernel, &c) * 1e6,
+	       time_it(run_lin_dx_gemm, &c) * 1e6, time_it(run_lin_dx_kernel, &c) * 1e6);
+	free(c.x);
+	free(c.w);
+	free(c.b);
+	free(c.y);
+	free(c.dy);
+	free(c.dx);
+	free(c.dw);
+}
+
+static void bench_linear_table(seed_rng *r)
+{
+	printf(
+	    "\n| linear layer | forward: sgemm + bias us | forward: kernel us | dW: sgemm us | dW: kernel us "
+	    "| dx: sgemm us | dx: kernel us |\n|---|---:|---:|---:|---:|---:|---:|\n");
+	bench_linear(r, 32);
+	bench_linear(r, 176);
+	bench_linear(r, 640);
+}
+
 /* ---- element-wise kernels ---------------------------------------------- */
 
 typedef struct {
@@ -186,6 +281,42 @@ static void run_train(void *p)
 	seed_model_backward(c->m, c->B, c->dl, c->dv);
 }
 
+/* B observations of the environment env (NULL: random bits instead, half
+ * of them set), from B instances stepped with random actions long enough
+ * to be in mid-game: real observations are sparse (a tenth of MinAtar's
+ * cells are set), which the first convolution exploits. */
+static const char *obs_env;
+
+static void fill_obs(seed_rng *r, unsigned char *obs, size_t row, int B)
+{
+	seed_envs *e = NULL;
+	seed_err err;
+	if (!obs_env) {
+		for (size_t i = 0; i < (size_t)B * row; i++)
+			obs[i] = (unsigned char)seed_rng_below(r, 2);
+		return;
+	}
+	if (seed_envs_new(&e, obs_env, "{}", B, 1, &err) < 0) {
+		fprintf(stderr, "nn_bench: %s\n", err.msg);
+		exit(1);
+	}
+	int n = seed_envs_spec(e)->num_actions;
+	int32_t *act = malloc((size_t)B * sizeof *act);
+	float *rew = malloc((size_t)B * sizeof *rew);
+	uint8_t *term = malloc((size_t)B), *trunc = malloc((size_t)B);
+	seed_envs_reset(e, obs);
+	for (int t = 0; t < 100; t++) {
+		for (int i = 0; i < B; i++)
+			act[i] = (int32_t)seed_rng_below(r, (uint64_t)n);
+		seed_envs_step(e, 0, B, act, obs, rew, term, trunc, NULL, NULL, NULL);
+	}
+	free(act);
+	free(rew);
+	free(term);
+	free(trunc);
+	seed_envs_free(&e);
+}
+
 static void bench_model(seed_rng *r, const char *name, const char *json, seed_dtype dt, int rank,
                         const int64_t *shape, int A, int B)
 {
@@ -199,8 +330,7 @@ static void bench_model(seed_rng *r, const char *name, const char *json, seed_dt
 	size_t row = seed_model_obs_bytes(m);
 	unsigned char *obs = malloc((size_t)B * row);
 	if (dt == SEED_DTYPE_U8)
-		for (size_t i = 0; i < (size_t)B * row; i++)
-			obs[i] = (unsigned char)seed_rng_below(r, 2);
+		fill_obs(r, obs, row, B);
 	else
 		for (size_t i = 0; i < (size_t)B * row / 4; i++)
 			((float *)obs)[i] = (float)seed_rng_normal(r);
@@ -304,19 +434,24 @@ static void bench_conv(seed_rng *r, int B, int C)
 
 int main(int argc, char **argv)
 {
-	int threads = 1;
+	int threads = 1, models_only = 0;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--models") == 0)
+			models_only = 1;
+		else if (strcmp(argv[i], "--cpu-time") == 0)
+			clock_id = CLOCK_THREAD_CPUTIME_ID;
+		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			threads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R]\n");
+			fprintf(stderr,
+			        "usage: nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]\n");
 			return 2;
 		}
 	}
 	if (threads < 1 || repeats < 1) {
-		fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R]\n");
+		fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]\n");
 		return 2;
 	}
 	seed_err err;
@@ -326,19 +461,23 @@ int main(int argc, char **argv)
 	}
 	if (threads != seed_blas_threads() && seed_blas_set_threads(threads) < 0)
 		fprintf(stderr, "nn_bench: cannot set %d BLAS threads\n", threads);
-	printf("BLAS: %s, %d thread(s); element-wise kernels: %s; median of %d runs\n", seed_blas_info(),
-	       seed_blas_threads(), nnk_best()->name, repeats);
+	printf("BLAS: %s, %d thread(s); element-wise kernels: %s; median of %d runs of %s\n",
+	       seed_blas_info(), seed_blas_threads(), nnk_best()->name, repeats,
+	       clock_id == CLOCK_MONOTONIC ? "wall time" : "CPU time");
 	seed_rng r;
 	seed_rng_init(&r, 1, 0);
-	bench_sgemm(&r);
-	bench_elementwise(&r);
-
-	printf("\n| conv2d | im2col us | its sgemm us | forward: im2col + sgemm us | forward: direct us | "
-	       "dW: im2col + sgemm us (GFLOP/s) | dW: direct us (GFLOP/s) "
-	       "|\n|---|---:|---:|---:|---:|---:|---:|\n");
-	bench_conv(&r, 256, 4);
-	bench_conv(&r, 640, 4);
-	bench_conv(&r, 640, 10);
+	if (!models_only) {
+		bench_sgemm(&r);
+		bench_elementwise(&r);
+		printf(
+		    "\n| conv2d | im2col us | its sgemm us | forward: im2col + sgemm us | forward: direct us "
+		    "| dW: im2col + sgemm us (GFLOP/s) | dW: direct us (GFLOP/s) "
+		    "|\n|---|---:|---:|---:|---:|---:|---:|\n");
+		bench_conv(&r, 256, 4);
+		bench_conv(&r, 640, 4);
+		bench_conv(&r, 640, 10);
+		bench_linear_table(&r);
+	}
 
 	static const char mlp[] = "{\"torso\":[{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"},"
 	                          "{\"type\":\"linear\",\"out\":64},{\"type\":\"tanh\"}]}";
@@ -350,8 +489,15 @@ int main(int argc, char **argv)
 	       "|---|---:|---:|---:|---:|\n");
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 256);
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 640);
+	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 32);
+	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 176);
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 256);
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 640);
 	bench_model(&r, "MinAtar net (u8[10,10,10], A=6)", minatar, SEED_DTYPE_U8, 3, sq, 6, 640);
+	obs_env = "minatar-breakout";
+	bench_model(&r, "MinAtar net, Breakout observations", minatar, SEED_DTYPE_U8, 3, br, 3, 32);
+	bench_model(&r, "MinAtar net, Breakout observations", minatar, SEED_DTYPE_U8, 3, br, 3, 176);
+	obs_env = "minatar-seaquest";
+	bench_model(&r, "MinAtar net, Seaquest observations", minatar, SEED_DTYPE_U8, 3, sq, 6, 176);
 	return 0;
 }

@@ -7,7 +7,8 @@
  * checked against double-precision tanh over [-12, 12] and special values.
  * The convolutions sum in another order (and fused) than the reference, so
  * they are compared within a tolerance scaled by the sum of |terms|, which
- * the reference itself computes when given |x| and |w|.
+ * the reference itself computes when given |x| and |w|; so are the linear
+ * layers' products.
  */
 #include <math.h>
 #include <stdio.h>
@@ -86,6 +87,23 @@ static void t_variants_exact(void)
 			nnk_ref.bias_add(rows, cols, ds, r1);
 			k->bias_add(rows, cols, ds, r2);
 			CHECK_MSG(same(r1, r2, n), "%s bias_add %zux%zu", k->name, rows, cols);
+			memcpy(r1, ds, cols * sizeof *r1);
+			memcpy(r2, ds, cols * sizeof *r2);
+			nnk_ref.col_sum(rows, cols, xs, r1);
+			k->col_sum(rows, cols, xs, r2);
+			CHECK_MSG(same(r1, r2, cols), "%s col_sum %zux%zu", k->name, rows, cols);
+		}
+	}
+	/* Wider matrices for col_sum's blocks of four vectors (64 columns
+	 * with AVX-512), with column tails; still bit-exact. */
+	static const size_t wide[][2] = {{7, 64}, {3, 130}, {5, 200}, {11, 16}, {2, 257}};
+	for (size_t wi = 0; wi < sizeof wide / sizeof wide[0]; wi++) {
+		size_t rows = wide[wi][0], cols = wide[wi][1];
+		fill(&rng, rows * cols, 2.0);
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k))
+				continue;
 			memcpy(r1, ds, cols * sizeof *r1);
 			memcpy(r2, ds, cols * sizeof *r2);
 			nnk_ref.col_sum(rows, cols, xs, r1);
@@ -237,6 +255,13 @@ static void t_conv_variants(void)
 				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
 			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W,
 			          s.C, s.k, s.F, bad);
+			/* Fused with the relu: exactly the two in turn. */
+			float *fused = malloc(ny * sizeof *fused);
+			k->conv_fwd_relu(&s, B, x, wt, bias, fused);
+			k->relu_fwd(ny, out, out);
+			CHECK_MSG(memcmp(fused, out, ny * sizeof *out) == 0,
+			          "%s conv_fwd_relu %dx%dx%d k%d F%d", k->name, s.H, s.W, s.C, s.k, s.F);
+			free(fused);
 			/* dwt accumulates onto what is there; padding untouched. */
 			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
 			k->conv_dw(&s, B, x, dy, dwt);
@@ -269,6 +294,124 @@ static void t_conv_variants(void)
 	}
 }
 
+/* The linear layers' products, every variant against the reference, over
+ * shapes with every tail: rows not a multiple of the row blocks (1..9),
+ * outputs not a multiple of four, inputs shorter than a vector, between
+ * vectors, and MinAtar's 1024 -> 128.  They sum in another order (and
+ * fused), so the tolerance is scaled by the sum of |terms|, which the
+ * reference computes from |x|, |w|, |dy|.  dw accumulates onto what is
+ * there; dx is overwritten (it starts as NaN here to show it). */
+static void t_linear_variants(void)
+{
+	static const int shapes[][3] = {
+	    /* rows, n_in, n_out */
+	    {1, 1, 1},    {9, 3, 5},   {7, 16, 4},  {5, 17, 7},    {8, 64, 9},      {3, 100, 3},
+	    {6, 257, 13}, {2, 500, 1}, {4, 129, 8}, {13, 40, 130}, {32, 1024, 128}, {11, 1024, 7},
+	};
+	seed_rng rng;
+	seed_rng_init(&rng, 11, 0);
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		size_t R = (size_t)shapes[si][0], I = (size_t)shapes[si][1], O = (size_t)shapes[si][2];
+		float *x = rnd(&rng, R * I, 1.0), *w = rnd(&rng, O * I, 1.0 / sqrt((double)I));
+		float *b = rnd(&rng, O, 0.5), *dy = rnd(&rng, R * O, 1.0), *dw0 = rnd(&rng, O * I, 1.0);
+		float *ax = malloc(R * I * sizeof *ax), *aw = malloc(O * I * sizeof *aw);
+		float *ab = malloc(O * sizeof *ab), *ady = malloc(R * O * sizeof *ady);
+		memcpy(ax, x, R * I * sizeof *ax);
+		memcpy(aw, w, O * I * sizeof *aw);
+		memcpy(ab, b, O * sizeof *ab);
+		memcpy(ady, dy, R * O * sizeof *ady);
+		absf(ax, R * I);
+		absf(aw, O * I);
+		absf(ab, O);
+		absf(ady, R * O);
+		float *ry = malloc(R * O * sizeof *ry), *my = malloc(R * O * sizeof *my);
+		float *rdx = malloc(R * I * sizeof *rdx), *mdx = malloc(R * I * sizeof *mdx);
+		float *rdw = malloc(O * I * sizeof *rdw), *mdw = calloc(O * I, sizeof *mdw);
+		nnk_ref.linear_fwd(R, I, O, x, w, b, ry);
+		nnk_ref.linear_fwd(R, I, O, ax, aw, ab, my);
+		nnk_ref.linear_dx(R, I, O, dy, w, rdx);
+		nnk_ref.linear_dx(R, I, O, ady, aw, mdx);
+		memcpy(rdw, dw0, O * I * sizeof *rdw);
+		nnk_ref.linear_dw(R, I, O, dy, x, rdw);
+		nnk_ref.linear_dw(R, I, O, ady, ax, mdw);
+		float *y = malloc(R * O * sizeof *y), *dx = malloc(R * I * sizeof *dx);
+		float *dw = malloc(O * I * sizeof *dw);
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k) || k == &nnk_ref)
+				continue;
+			k->linear_fwd(R, I, O, x, w, b, y);
+			int bad = 0;
+			for (size_t i = 0; i < R * O; i++)
+				bad += !(fabsf(y[i] - ry[i]) <= 1e-5f * (my[i] + 1e-30f));
+			CHECK_MSG(bad == 0, "%s linear_fwd %zux%zu->%zu: %d outputs off", k->name, R, I, O,
+			          bad);
+			/* Fused with the relu: exactly the two in turn. */
+			float *fused = malloc(R * O * sizeof *fused);
+			k->linear_fwd_relu(R, I, O, x, w, b, fused);
+			k->relu_fwd(R * O, y, y);
+			CHECK_MSG(memcmp(fused, y, R * O * sizeof *y) == 0, "%s linear_fwd_relu %zux%zu->%zu",
+			          k->name, R, I, O);
+			free(fused);
+			for (size_t i = 0; i < R * I; i++)
+				dx[i] = NAN;
+			k->linear_dx(R, I, O, dy, w, dx);
+			bad = 0;
+			for (size_t i = 0; i < R * I; i++)
+				bad += !(fabsf(dx[i] - rdx[i]) <= 1e-5f * (mdx[i] + 1e-30f));
+			CHECK_MSG(bad == 0, "%s linear_dx %zux%zu->%zu: %d inputs off", k->name, R, I, O,
+			          bad);
+			/* With the relu below: exactly linear_dx then relu_bwd, the
+			 * relu's output x (zeros and negatives among it) as y. */
+			float *mx = malloc(R * I * sizeof *mx), *fdx = malloc(R * I * sizeof *fdx);
+			memcpy(mx, x, R * I * sizeof *mx);
+			for (size_t i = 0; i < R * I; i += 3)
+				mx[i] = 0.0f;
+			k->linear_dx_relu(R, I, O, dy, w, mx, fdx);
+			k->relu_bwd(R * I, mx, dx, dx);
+			CHECK_MSG(memcmp(fdx, dx, R * I * sizeof *dx) == 0, "%s linear_dx_relu %zux%zu->%zu",
+			          k->name, R, I, O);
+			free(mx);
+			free(fdx);
+			memcpy(dw, dw0, O * I * sizeof *dw);
+			k->linear_dw(R, I, O, dy, x, dw);
+			bad = 0;
+			for (size_t i = 0; i < O * I; i++)
+				bad += !(fabsf(dw[i] - rdw[i]) <= 1e-5f * (mdw[i] + fabsf(dw0[i])));
+			CHECK_MSG(bad == 0, "%s linear_dw %zux%zu->%zu: %d weights off", k->name, R, I, O,
+			          bad);
+		}
+		free(x), free(w), free(b), free(dy), free(dw0);
+		free(ax), free(aw), free(ab), free(ady);
+		free(ry), free(my), free(rdx), free(mdx), free(rdw), free(mdw);
+		free(y), free(dx), free(dw);
+	}
+}
+
+/* A hand-worked linear layer for the reference itself: two rows, three
+ * inputs, two outputs. */
+static void t_linear_reference_by_hand(void)
+{
+	float x[6] = {1, 2, 3, -1, 0, 2}, w[6] = {1, 0, -1, 2, 1, 0}, b[2] = {0.5f, -1}, y[4];
+	nnk_ref.linear_fwd(2, 3, 2, x, w, b, y);
+	/* y[r][o] = b[o] + sum_k x[r][k] w[o][k] */
+	CHECK(y[0] == 0.5f + (1 - 3));
+	CHECK(y[1] == -1 + (2 + 2));
+	CHECK(y[2] == 0.5f + (-1 - 2));
+	CHECK(y[3] == -1 + (-2 + 0));
+	float dy[4] = {1, 2, -1, 3}, dx[6], dw[6] = {1, 1, 1, 1, 1, 1};
+	nnk_ref.linear_dx(2, 3, 2, dy, w, dx);
+	/* dx[r][k] = sum_o dy[r][o] w[o][k] */
+	static const float want_dx[6] = {1 + 4, 0 + 2, -1 + 0, -1 + 6, 0 + 3, 1 + 0};
+	for (int i = 0; i < 6; i++)
+		CHECK(dx[i] == want_dx[i]);
+	nnk_ref.linear_dw(2, 3, 2, dy, x, dw);
+	/* dw[o][k] = 1 + sum_r dy[r][o] x[r][k] */
+	static const float want_dw[6] = {1 + 1 + 1, 1 + 2 + 0, 1 + 3 - 2, 1 + 2 - 3, 1 + 4 + 0, 1 + 6 + 6};
+	for (int i = 0; i < 6; i++)
+		CHECK(dw[i] == want_dw[i]);
+}
+
 /* A hand-worked convolution for the reference itself: 3x3 input, one
  * channel, 2x2 kernel, one filter. */
 static void t_conv_reference_by_hand(void)
@@ -299,5 +442,7 @@ int main(void)
 	TAP_RUN(t_tanh_accuracy);
 	TAP_RUN(t_conv_reference_by_hand);
 	TAP_RUN(t_conv_variants);
+	TAP_RUN(t_linear_reference_by_hand);
+	TAP_RUN(t_linear_variants);
 	return tap_done();
 }

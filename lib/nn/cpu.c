@@ -8,16 +8,19 @@
  *
  * State (one nn_backend per model, for m->max_batch rows): one buffer of
  * activations per layer, kept from forward for backward (a flatten layer's
- * output is its input, no copy); ping-pong gradient buffers; the patch
+ * output is its input, no copy; a layer that computes the relu after it
+ * writes only the relu's, see fuses_relu); ping-pong gradient buffers; the patch
  * gradients of convolutions that are not the first layer; a transposed
  * convolution weight for the kernels.  Nothing is allocated after
  * nn_backend_new, so forward and backward never allocate.
  *
  * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
- * go to BLAS (seed_blas_sgemm); element-wise work and the convolution's
- * forward and weight gradient to nn_kernels (direct, SIMD: faster than
- * im2col + sgemm for these narrow shapes); the convolution's input gradient
- * (needed only when it is not the first layer) is sgemm + col2im.
+ * go to BLAS (seed_blas_sgemm), but for linear layers with small weights,
+ * which go to nn_kernels where those beat BLAS (see linear_direct);
+ * element-wise work and the convolution's forward and weight gradient go to
+ * nn_kernels (direct, SIMD: faster than im2col + sgemm for these narrow
+ * shapes); the convolution's input gradient (needed only when it is not
+ * the first layer) is sgemm + col2im.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,23 @@ int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
 
 /* ---- forward ----------------------------------------------------------- */
 
+/* Whether a linear layer's products go to the kernels (nnk linear_*)
+ * rather than BLAS: when its weight matrix is at most a megabyte, so that
+ * it stays in a core's L2 cache while the rows go by (the kernels read it
+ * once per block of rows and do not block for caches as BLAS does).  At
+ * those sizes BLAS's packing of the weight matrix on every call costs as
+ * much as the product for the batches of RL (the server's tens of rows,
+ * the learner's hundreds): the MinAtar network's 1024 x 128 layer at 32
+ * rows runs twice as fast this way, at 640 rows as fast as BLAS.  Larger
+ * layers keep BLAS, and so do layers of fewer than 256 inputs, where the
+ * kernels' dot products are too short to pay for their final sums (the
+ * CartPole MLP's, the heads on a torso of 64 or 128), and every layer where
+ * the kernels are not the AVX-512 ones (nnk_ops.linear_fast). */
+static bool linear_direct(const nn_backend *be, const layer *L)
+{
+	return be->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
+}
+
 /* wt (k*k*C, Fp) = w (F, k*k*C) transposed, zeros in the padding: the
  * layout the convolution kernels read (NNK_W filters in one vector). */
 static void transpose_weights(const nn_backend *be, const layer *L, float *wt)
@@ -142,15 +162,33 @@ static void col2im(const layer *L, int B, const float *dcol, float *dx)
 			}
 }
 
-/* Layer i of m on x (B, numel_in) into be->out[i]. */
-static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x)
+/* Whether layer i computes the relu after it too (relu_fwd's result in
+ * the relu layer's buffer, in the same pass): a conv2d, or a linear layer
+ * computed by the kernels, followed by a relu.  Its own output, which no
+ * backward reads (a conv2d or linear layer's backward needs its input, the
+ * relu's its output), is then not written at all. */
+static bool fuses_relu(const seed_model *m, const nn_backend *be, int i)
 {
 	const layer *L = &m->layers[i];
-	float *y = be->out[i];
+	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	       (L->kind == L_CONV2D || (L->kind == L_LINEAR && linear_direct(be, L)));
+}
+
+/* Layer i of m on x (B, numel_in) into y (be->out[i], or with relu the
+ * next layer's be->out[i + 1], see fuses_relu). */
+static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x, float *y,
+                          bool relu)
+{
+	const layer *L = &m->layers[i];
 	size_t n = (size_t)B * L->numel_out;
 	switch (L->kind) {
 	case L_LINEAR:
 		/* y (B, n_out) = x (B, n_in) W^T + b */
+		if (linear_direct(be, L)) {
+			(relu ? be->k->linear_fwd_relu : be->k->linear_fwd)(
+			    (size_t)B, (size_t)L->n_in, (size_t)L->n_out, x, L->w, L->b, y);
+			break;
+		}
 		seed_blas_sgemm(false, true, B, L->n_out, L->n_in, 1.0f, x, L->n_in, L->w, L->n_in, 0.0f, y,
 		                L->n_out);
 		be->k->bias_add((size_t)B, (size_t)L->n_out, L->b, y);
@@ -158,7 +196,7 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	case L_CONV2D:
 		/* y (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
 		transpose_weights(be, L, be->wt);
-		be->k->conv_fwd(&be->conv[i], B, x, be->wt, L->b, y);
+		(relu ? be->k->conv_fwd_relu : be->k->conv_fwd)(&be->conv[i], B, x, be->wt, L->b, y);
 		break;
 	case L_RELU:
 		be->k->relu_fwd(n, x, y);
@@ -182,7 +220,9 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 		memcpy(be->input, obs, (size_t)B * m->obs_numel * sizeof(float));
 	const float *x = be->input;
 	for (int i = 0; i < m->nlayers; i++) {
-		layer_forward(m, be, i, B, x);
+		bool relu = fuses_relu(m, be, i);
+		layer_forward(m, be, i, B, x, be->out[i + relu], relu);
+		i += relu;
 		x = be->out[i];
 	}
 	/* x is the fused head (B, A+1): logits then value. */
@@ -201,9 +241,11 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 
 /* Given dy (B, numel_out) and layer i's input x, add parameter gradients
  * and, when dx is not NULL, write dL/dx (B, numel_in) to dx (which may be dy
- * for the element-wise layers). */
+ * for the element-wise layers).  relu_below (a linear layer computed by the
+ * kernels, see relu_below): x is a relu's output, and dx gets that relu's
+ * backward too. */
 static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, const float *x, const float *dy,
-                           float *dx)
+                           float *dx, bool relu_below)
 {
 	const layer *L = &m->layers[i];
 	const float *y = be->out[i];
@@ -211,9 +253,18 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 	switch (L->kind) {
 	case L_LINEAR:
 		/* dW (n_out, n_in) += dy^T x; db += sum_b dy; dx (B, n_in) = dy W */
+		be->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
+		if (linear_direct(be, L)) {
+			be->k->linear_dw((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, x, L->dw);
+			if (dx && relu_below) /* x is the relu's output */
+				be->k->linear_dx_relu((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, L->w,
+				                      x, dx);
+			else if (dx)
+				be->k->linear_dx((size_t)B, (size_t)L->n_in, (size_t)L->n_out, dy, L->w, dx);
+			break;
+		}
 		seed_blas_sgemm(true, false, L->n_out, L->n_in, B, 1.0f, dy, L->n_out, x, L->n_in, 1.0f,
 		                L->dw, L->n_in);
-		be->k->col_sum((size_t)B, (size_t)L->n_out, dy, L->db);
 		if (dx)
 			seed_blas_sgemm(false, false, B, L->n_in, L->n_out, 1.0f, dy, L->n_out, L->w, L->n_in,
 			                0.0f, dx, L->n_in);
@@ -251,6 +302,22 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 	}
 }
 
+/* The relu whose backward layer i (a linear layer computed by the
+ * kernels) folds into its dx: the layer below it, past flatten layers
+ * (whose output is their input, so layer i's input is the relu's output);
+ * -1 if there is none.  It saves a pass over the widest gradient of the
+ * MinAtar network (B x 1024). */
+static int relu_below(const seed_model *m, const nn_backend *be, int i)
+{
+	const layer *L = &m->layers[i];
+	if (L->kind != L_LINEAR || !linear_direct(be, L))
+		return -1;
+	int j = i - 1;
+	while (j >= 0 && m->layers[j].kind == L_FLATTEN)
+		j--;
+	return j >= 0 && m->layers[j].kind == L_RELU ? j : -1;
+}
+
 int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
 {
 	nn_backend *be = m->be;
@@ -266,8 +333,11 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			memset(row, 0, (size_t)A * sizeof *row);
 		row[A] = dvalues ? dvalues[b] : 0.0f;
 	}
+	int folded = -1; /* a relu whose backward the linear layer above did */
 	for (int i = m->nlayers - 1; i >= 0; i--) {
 		const layer *L = &m->layers[i];
+		if (i == folded) /* in place: g stays */
+			continue;
 		const float *x = i > 0 ? be->out[i - 1] : be->input;
 		float *dx = NULL; /* the first layer's input needs no gradient */
 		if (i > 0) {
@@ -278,7 +348,10 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			else
 				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
 		}
-		layer_backward(m, be, i, B, x, g, dx);
+		int r = dx ? relu_below(m, be, i) : -1;
+		layer_backward(m, be, i, B, x, g, dx, r >= 0);
+		if (r >= 0)
+			folded = r;
 		g = dx;
 	}
 	return 0;

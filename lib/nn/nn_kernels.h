@@ -6,7 +6,10 @@
  * faster computed directly than as im2col + sgemm (the product of a
  * B*OH*OW x k*k*C patch matrix with a 16-wide filter matrix is too narrow
  * for BLAS's kernels, and building the patch matrix costs as much again;
- * bench/RESULTS.md has the figures).  Each kernel exists as a plain scalar reference
+ * bench/RESULTS.md has the figures).  The linear layers' products are here
+ * too, for the small weight matrices of RL models: BLAS packs the whole
+ * weight matrix on every call, which for a batch of 16 to 200 rows costs
+ * as much as the product (cpu.c says when each is used).  Each kernel exists as a plain scalar reference
  * (nnk_ref) and in SIMD variants written once with GCC vector extensions and
  * compiled for AVX-512, AVX2 and the baseline ISA.  nnk_best() picks the
  * widest variant the CPU supports; the tests compare every variant the CPU
@@ -18,6 +21,7 @@
 #ifndef SEED_NN_KERNELS_H
 #define SEED_NN_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +60,34 @@ typedef struct nnk_ops {
 	 * there (outer product) dy (B, OH, OW, F) there: the weight gradient,
 	 * transposed and padded like wt (padding columns stay untouched). */
 	void (*conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt);
+	/* conv_fwd then relu_fwd on out, in one pass (bit-exact with the two:
+	 * the same sums, max(0, .) before the store). */
+	void (*conv_fwd_relu)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+	                      float *out);
+	/* Whether the model should prefer the linear kernels below to BLAS
+	 * for small layers (cpu.c's linear_direct): where they were measured
+	 * faster than OpenBLAS's kernel for the same instruction set.  True
+	 * for AVX-512 (about 90% of the multiply-add peak, against BLAS's
+	 * packing); false for AVX2 and SSE2, whose two-row blocks run at a
+	 * fraction of OpenBLAS's Haswell kernel (a core's cache takes the
+	 * weight rows, 4 KB apart, poorly), and for the reference. */
+	bool linear_fast;
+	/* A linear layer's three products, w (n_out, n_in) row-major as the
+	 * model stores it.  y (rows, n_out) = x (rows, n_in) w^T + b. */
+	void (*linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+	                   const float *b, float *y);
+	/* linear_fwd then relu_fwd on y, in one pass (bit-exact with the two). */
+	void (*linear_fwd_relu)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+	                        const float *b, float *y);
+	/* dx (rows, n_in) = dy (rows, n_out) w (overwritten). */
+	void (*linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w, float *dx);
+	/* linear_dx then relu_bwd with the relu output y (rows, n_in) below
+	 * the layer: dx = y > 0 ? dy w : 0, in one pass (bit-exact with the
+	 * two). */
+	void (*linear_dx_relu)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
+	                       const float *y, float *dx);
+	/* dw (n_out, n_in) += dy (rows, n_out)^T x (rows, n_in). */
+	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
 } nnk_ops;
 
 /* Fp for F filters under ops. */

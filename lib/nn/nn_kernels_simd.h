@@ -3,7 +3,9 @@
  * Included by nn_kernels.c once per instruction set with NNK_W (floats per
  * vector), NNK_SUFFIX (name suffix), NNK_TARGET (a function attribute, or
  * nothing) and NNK_MADD(a, b, c) (a * b + c, fused where the instruction
- * set has FMA) defined; defines the nnk_ops table nnk_ops_NNK_SUFFIX.
+ * set has FMA), NNK_HSUM(v) (the sum of v's lanes) and NNK_SPLAT(x) (x in
+ * every lane) defined; defines the
+ * nnk_ops table nnk_ops_NNK_SUFFIX.
  * Only tanh and the convolutions use NNK_MADD: the element-wise kernels must
  * stay bit-identical to the reference, which -ffp-contract=off compiles
  * without fused operations.  GCC's
@@ -26,9 +28,13 @@ typedef float VF __attribute__((vector_size(NNK_W * 4)));
 typedef int32_t VI __attribute__((vector_size(NNK_W * 4)));
 typedef uint8_t VB __attribute__((vector_size(NNK_W)));
 
+/* x in every lane: NNK_SPLAT, one broadcast.  (Not (VF){0} + x, which
+ * must stay an add, since 0 + -0 is +0: an extra floating-point operation,
+ * on the pipes the multiply-adds need, for every input the convolutions
+ * and the linear layers broadcast.) */
 NNK_INLINE VF NNK_FN(splat)(float x)
 {
-	return (VF){0} + x;
+	return (VF)NNK_SPLAT(x);
 }
 
 NNK_INLINE VF NNK_FN(load)(const float *p)
@@ -137,14 +143,41 @@ NNK_STATIC void NNK_FN(bias_add)(size_t rows, size_t cols, const float *b, float
 	}
 }
 
+/* Column sums with the sums in registers, four vectors of columns at a
+ * time, the rows going by: the additions are the reference's, in its
+ * order (db[c] + dy[0][c] + dy[1][c] + ...), without a store and a reload
+ * of db per row (whose store-to-load latency bounded the old row-by-row
+ * loop: the conv2d's bias gradient sums B * OH * OW rows of 16). */
 NNK_STATIC void NNK_FN(col_sum)(size_t rows, size_t cols, const float *dy, float *db)
 {
-	for (size_t r = 0; r < rows; r++, dy += cols) {
-		size_t c = 0;
-		for (; c + NNK_W <= cols; c += NNK_W)
-			NNK_FN(store)(db + c, NNK_FN(load)(db + c) + NNK_FN(load)(dy + c));
-		for (; c < cols; c++)
-			db[c] += dy[c];
+	size_t c = 0;
+	for (; c + 4 * NNK_W <= cols; c += 4 * NNK_W) {
+		VF a0 = NNK_FN(load)(db + c), a1 = NNK_FN(load)(db + c + NNK_W),
+		   a2 = NNK_FN(load)(db + c + 2 * NNK_W), a3 = NNK_FN(load)(db + c + 3 * NNK_W);
+		const float *p = dy + c;
+		for (size_t r = 0; r < rows; r++, p += cols) {
+			a0 = a0 + NNK_FN(load)(p);
+			a1 = a1 + NNK_FN(load)(p + NNK_W);
+			a2 = a2 + NNK_FN(load)(p + 2 * NNK_W);
+			a3 = a3 + NNK_FN(load)(p + 3 * NNK_W);
+		}
+		NNK_FN(store)(db + c, a0);
+		NNK_FN(store)(db + c + NNK_W, a1);
+		NNK_FN(store)(db + c + 2 * NNK_W, a2);
+		NNK_FN(store)(db + c + 3 * NNK_W, a3);
+	}
+	for (; c + NNK_W <= cols; c += NNK_W) {
+		VF a = NNK_FN(load)(db + c);
+		const float *p = dy + c;
+		for (size_t r = 0; r < rows; r++, p += cols)
+			a = a + NNK_FN(load)(p);
+		NNK_FN(store)(db + c, a);
+	}
+	for (; c < cols; c++) {
+		float a = db[c];
+		for (size_t r = 0; r < rows; r++)
+			a += dy[r * cols + c];
+		db[c] = a;
 	}
 }
 
@@ -181,8 +214,16 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
  * patch row ky of pixel ox is the k*C contiguous inputs at (oy+ky, ox). */
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
-                                 float *out)
+/* max(v, 0) lane by lane as relu_fwd computes it (NaN and -0 stay). */
+NNK_INLINE VF NNK_FN(relu_v)(VF v)
+{
+	return NNK_FN(select)(v < 0.0f, (VF){0}, v);
+}
+
+/* The body of conv_fwd and conv_fwd_relu (relu: max(0, .) before the
+ * store, a constant once inlined). */
+NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, const float *wt,
+                                      const float *bias, float *out, const bool relu)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
 	for (int b = 0; b < B; b++)
@@ -207,6 +248,8 @@ NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const
 						}
 					}
 #define ACC_STORE(p)                                                                                         \
+	if (relu)                                                                                            \
+		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
 	if (nf == NNK_W)                                                                                     \
 		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                           \
 	else                                                                                                 \
@@ -224,12 +267,26 @@ NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const
 							    NNK_MADD(NNK_FN(splat)(xr[j]),
 							             NNK_FN(load)(wr + (size_t)j * Fp), acc);
 					}
+					if (relu)
+						acc = NNK_FN(relu_v)(acc);
 					if (nf == NNK_W)
 						NNK_FN(store)(o + (size_t)ox * F, acc);
 					else
 						NNK_FN(store_part)(o + (size_t)ox * F, acc, nf);
 				}
 			}
+}
+
+NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
+                                 float *out)
+{
+	NNK_FN(conv_fwd_body)(s, B, x, wt, bias, out, false);
+}
+
+NNK_STATIC void NNK_FN(conv_fwd_relu)(const nnk_conv *s, int B, const float *x, const float *wt,
+                                      const float *bias, float *out)
+{
+	NNK_FN(conv_fwd_body)(s, B, x, wt, bias, out, true);
 }
 
 /* Weight gradient: eight rows of dwt (patch positions j0..j0+7 of patch
@@ -282,6 +339,214 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 			}
 		}
 }
+/* ---- linear layers ------------------------------------------------------
+ *
+ * The three matrix products of a linear layer, for the narrow shapes of RL
+ * models (n_out of 128 or less, batches of tens to hundreds of rows), where
+ * BLAS spends as long packing the weight matrix into its panel layout on
+ * every call as it does multiplying (bench/nn_bench has the figures).
+ * These read the matrices where they lie.  Each is a block of LR rows (or
+ * weight rows) by four: the block's accumulators stay in registers while
+ * the shared dimension goes by, each vector loaded feeding LR or four
+ * fused multiply-adds.  LR is 4 where there are 32 vector registers
+ * (AVX-512), 2 where there are 16.  The blocks are always-inline functions
+ * of constant sizes, so their loops unroll and their arrays become
+ * registers; the tails use the same functions with smaller sizes. */
+#if NNK_W == 16
+#define NNK_LR 4
+#else
+#define NNK_LR 2
+#endif
+
+/* The sum of v's lanes: NNK_HSUM, the instruction set's shuffles where it
+ * has them (a few instructions where lane by lane costs NNK_W). */
+NNK_INLINE float NNK_FN(hsum)(VF v)
+{
+	return NNK_HSUM(v);
+}
+
+/* y[r][o] = b[o] + x[r] . w[o] for R rows from r and NO outputs from o:
+ * dot products along n_in, a vector at a time, then the tail. */
+NNK_INLINE void NNK_FN(lin_fwd_block)(int R, int NO, size_t n_in, size_t n_out, const float *x,
+                                      const float *w, const float *b, float *y, const bool relu)
+{
+	VF acc[NNK_LR][4];
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++)
+			acc[i][o] = (VF){0};
+	size_t k = 0;
+	for (; k + NNK_W <= n_in; k += NNK_W) {
+		VF wv[4];
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++)
+			wv[o] = NNK_FN(load)(w + (size_t)o * n_in + k);
+#pragma GCC unroll 4
+		for (int i = 0; i < R; i++) {
+			const VF xv = NNK_FN(load)(x + (size_t)i * n_in + k);
+#pragma GCC unroll 4
+			for (int o = 0; o < NO; o++)
+				acc[i][o] = NNK_MADD(xv, wv[o], acc[i][o]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int o = 0; o < NO; o++) {
+			float s = NNK_FN(hsum)(acc[i][o]);
+			for (size_t t = k; t < n_in; t++)
+				s += x[(size_t)i * n_in + t] * w[(size_t)o * n_in + t];
+			s = b[o] + s;
+			y[(size_t)i * n_out + o] = relu && s < 0.0f ? 0.0f : s;
+		}
+}
+
+/* The body of linear_fwd and linear_fwd_relu. */
+#define LIN_FWD_BLOCK NNK_FN(lin_fwd_block)
+NNK_INLINE void NNK_FN(linear_fwd_body)(size_t rows, size_t n_in, size_t n_out, const float *x,
+                                        const float *w, const float *b, float *y, const bool relu)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR) {
+		size_t o = 0;
+		for (; o + 4 <= n_out; o += 4)
+			LIN_FWD_BLOCK(NNK_LR, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o,
+			              y + r * n_out + o, relu);
+		for (; o < n_out; o++)
+			LIN_FWD_BLOCK(NNK_LR, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o,
+			              y + r * n_out + o, relu);
+	}
+	for (; r < rows; r++) {
+		size_t o = 0;
+		for (; o + 4 <= n_out; o += 4)
+			LIN_FWD_BLOCK(1, 4, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o,
+			              relu);
+		for (; o < n_out; o++)
+			LIN_FWD_BLOCK(1, 1, n_in, n_out, x + r * n_in, w + o * n_in, b + o, y + r * n_out + o,
+			              relu);
+	}
+}
+#undef LIN_FWD_BLOCK
+
+NNK_STATIC void NNK_FN(linear_fwd)(size_t rows, size_t n_in, size_t n_out, const float *x, const float *w,
+                                   const float *b, float *y)
+{
+	NNK_FN(linear_fwd_body)(rows, n_in, n_out, x, w, b, y, false);
+}
+
+NNK_STATIC void NNK_FN(linear_fwd_relu)(size_t rows, size_t n_in, size_t n_out, const float *x,
+                                        const float *w, const float *b, float *y)
+{
+	NNK_FN(linear_fwd_body)(rows, n_in, n_out, x, w, b, y, true);
+}
+
+/* out[i][k..] (+)= sum over s < ns of a[i][s] * m[s][k..] for R rows i and
+ * NV vectors of columns from k: the shape of both dx = dy w (a = dy,
+ * m = w, s over outputs) and dw += dy^T x (a = dy^T, read with strides,
+ * m = x, s over rows).  a[i][s] is at a + i * ai + s * as; m's rows are
+ * ldm apart, out's ldo.  acc_out says whether out is added to (dw) or
+ * overwritten (dx). */
+NNK_INLINE void NNK_FN(lin_axpy_block)(int R, int NV, bool acc_out, size_t ns, const float *a, size_t ai,
+                                       size_t as, const float *m, size_t ldm, float *out, size_t ldo,
+                                       const float *mask)
+{
+	VF acc[NNK_LR][4];
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			acc[i][v] =
+			    acc_out ? NNK_FN(load)(out + (size_t)i * ldo + (size_t)v * NNK_W) : (VF){0};
+	for (size_t s = 0; s < ns; s++) {
+		VF mv[4];
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			mv[v] = NNK_FN(load)(m + s * ldm + (size_t)v * NNK_W);
+#pragma GCC unroll 4
+		for (int i = 0; i < R; i++) {
+			const VF av = NNK_FN(splat)(a[(size_t)i * ai + s * as]);
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++)
+				acc[i][v] = NNK_MADD(av, mv[v], acc[i][v]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++) {
+			const size_t at = (size_t)i * ldo + (size_t)v * NNK_W;
+			if (mask) /* relu_bwd's rule: kept where the relu's output > 0 */
+				acc[i][v] =
+				    NNK_FN(select)(NNK_FN(load)(mask + at) > 0.0f, acc[i][v], (VF){0});
+			NNK_FN(store)(out + at, acc[i][v]);
+		}
+}
+
+/* The columns of the row block: four vectors at a time, then one, then the
+ * scalar tail.  mask (NULL, or laid out as out) zeroes the results where
+ * it is not > 0. */
+#define LIN_AXPY_BLOCK NNK_FN(lin_axpy_block)
+NNK_INLINE void NNK_FN(lin_axpy_rows)(int R, bool acc_out, size_t ncols, size_t ns, const float *a, size_t ai,
+                                      size_t as, const float *m, size_t ldm, float *out, size_t ldo,
+                                      const float *mask)
+{
+	size_t k = 0;
+	for (; k + 4 * NNK_W <= ncols; k += 4 * NNK_W)
+		LIN_AXPY_BLOCK(R, 4, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo,
+		               mask ? mask + k : NULL);
+	for (; k + NNK_W <= ncols; k += NNK_W)
+		LIN_AXPY_BLOCK(R, 1, acc_out, ns, a, ai, as, m + k, ldm, out + k, ldo,
+		               mask ? mask + k : NULL);
+	for (; k < ncols; k++)
+		for (int i = 0; i < R; i++) {
+			float sum = acc_out ? out[(size_t)i * ldo + k] : 0.0f;
+			for (size_t s = 0; s < ns; s++)
+				sum += a[(size_t)i * ai + s * as] * m[s * ldm + k];
+			out[(size_t)i * ldo + k] = mask && !(mask[(size_t)i * ldo + k] > 0.0f) ? 0.0f : sum;
+		}
+}
+#undef LIN_AXPY_BLOCK
+
+/* The body of linear_dx and linear_dx_relu (mask: the relu's output y,
+ * laid out as dx, or NULL). */
+#define LIN_AXPY_ROWS NNK_FN(lin_axpy_rows)
+NNK_INLINE void NNK_FN(linear_dx_body)(size_t rows, size_t n_in, size_t n_out, const float *dy,
+                                       const float *w, const float *mask, float *dx)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR)
+		LIN_AXPY_ROWS(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in,
+		              n_in, mask ? mask + r * n_in : NULL);
+	for (; r < rows; r++)
+		LIN_AXPY_ROWS(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in,
+		              mask ? mask + r * n_in : NULL);
+}
+
+NNK_STATIC void NNK_FN(linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
+                                  float *dx)
+{
+	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, NULL, dx);
+}
+
+NNK_STATIC void NNK_FN(linear_dx_relu)(size_t rows, size_t n_in, size_t n_out, const float *dy,
+                                       const float *w, const float *y, float *dx)
+{
+	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, y, dx);
+}
+
+NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x,
+                                  float *dw)
+{
+	size_t o = 0;
+	for (; o + NNK_LR <= n_out; o += NNK_LR)
+		LIN_AXPY_ROWS(NNK_LR, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in, NULL);
+	for (; o < n_out; o++)
+		LIN_AXPY_ROWS(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in, NULL);
+}
+#undef LIN_AXPY_ROWS
+#undef NNK_LR
+
 #undef NNK_REP8
 #undef ACC_INIT
 #undef ACC_FMA
@@ -303,6 +568,13 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .u8_to_f32 = NNK_FN(u8_to_f32),
     .conv_fwd = NNK_FN(conv_fwd),
     .conv_dw = NNK_FN(conv_dw),
+    .conv_fwd_relu = NNK_FN(conv_fwd_relu),
+    .linear_fast = NNK_W == 16,
+    .linear_fwd = NNK_FN(linear_fwd),
+    .linear_fwd_relu = NNK_FN(linear_fwd_relu),
+    .linear_dx = NNK_FN(linear_dx),
+    .linear_dx_relu = NNK_FN(linear_dx_relu),
+    .linear_dw = NNK_FN(linear_dw),
 };
 
 #undef VF
@@ -315,3 +587,5 @@ static const nnk_ops NNK_FN(nnk_ops) = {
 #undef NNK_TARGET
 #undef NNK_NAME
 #undef NNK_MADD
+#undef NNK_HSUM
+#undef NNK_SPLAT
