@@ -479,7 +479,8 @@ static void t_roundtrip_empty_tensor_huge_dim(void)
 	CHECK(seed_frame_to_json(&f, &js, &err) == 0);
 	CHECK(js.len < 4096);
 	seed_buf_append(&js, "", 1);
-	CHECK(strstr((char *)js.data, "\"x\":{\"dtype\":\"f32\",\"shape\":[4611686018427387904,0],\"data\":[]}"));
+	CHECK(strstr((char *)js.data,
+	             "\"x\":{\"dtype\":\"f32\",\"shape\":[4611686018427387904,0],\"data\":[]}"));
 	CHECK(strstr((char *)js.data, "\"y\":{\"dtype\":\"u8\",\"shape\":[3,0,2],\"data\":[]}"));
 	seed_buf_free(&js);
 	roundtrip(&f);
