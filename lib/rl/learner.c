@@ -40,7 +40,7 @@ struct seed_learner {
 	float *logits, *values;          /* (T1, B, A), (T1, B): the model's */
 	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
 	float *dlogits, *dvalues;        /* (T1, B, A), (T1, B) */
-	void *loss_ws;                   /* seed_loss_workspace_size(T, B) bytes */
+	void *loss_ws;                   /* seed_loss_workspace_size(T, B, A) bytes */
 	seed_learner_status st;
 	seed_learner_batch view;
 	double *returns; /* ring of the last return_window returns */
@@ -122,7 +122,7 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	L->discounts_t = seed_xcalloc(n, sizeof(float));
 	L->dlogits = seed_xcalloc(n * A, sizeof(float));
 	L->dvalues = seed_xcalloc(n, sizeof(float));
-	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B));
+	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B, L->A));
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
 	L->st.mean_return = NAN;
 	L->st.grad_norm = NAN;
