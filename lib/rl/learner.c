@@ -310,7 +310,9 @@ static void to_column(uint8_t *dst, size_t B, size_t j, const uint8_t *src, size
 	}
 }
 
-int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err)
+/* Whether f is an unroll frame this learner can take whole (see
+ * seed_learner_add); *Bf: its unrolls. */
+static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf_out, seed_err *err)
 {
 	if (f->type != SEED_FRAME_UNROLL)
 		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not an unroll frame",
@@ -337,8 +339,6 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 		                    "unroll frame: field 'obs': observations of another dtype or shape than "
 		                    "environment '%s' makes",
 		                    L->cfg->env);
-	if (first < 0 || first > Bf)
-		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
 	/* Decoded tensors point into the message: maybe unaligned, so every
 	 * element is read with memcpy (a plain load where alignment is free). */
 	const uint8_t *act = seed_frame_tensor(f, "action")->data;
@@ -351,6 +351,17 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 			                    "][%" PRId64 "] is outside [0, %d)",
 			                    a, i / T1, i % T1, L->A);
 	}
+	*Bf_out = Bf;
+	return 0;
+}
+
+/* Copy unrolls first, first+1, ... of f, checked by check_unrolls, into
+ * the batch until the frame or the batch is used up; return how many. */
+static int take_unrolls(seed_learner *L, const seed_frame *f, int64_t first)
+{
+	const seed_tensor *obs = seed_frame_tensor(f, "obs");
+	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
+	const uint8_t *act = seed_frame_tensor(f, "action")->data;
 	const uint8_t *o = obs->data;
 	const uint8_t *rew = seed_frame_tensor(f, "reward")->data;
 	const uint8_t *te = seed_frame_tensor(f, "terminated")->data;
@@ -373,6 +384,17 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 	}
 	L->view.fill = L->fill;
 	return taken;
+}
+
+int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err)
+{
+	int64_t Bf;
+	int rc = check_unrolls(L, f, &Bf, err);
+	if (rc)
+		return rc;
+	if (first < 0 || first > Bf)
+		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
+	return take_unrolls(L, f, first);
 }
 
 int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err)
@@ -409,12 +431,15 @@ int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err)
 		return seed_err_set(err, -SEED_EFRAME,
 		                    "a %s frame: the learner takes unroll and episode frames",
 		                    seed_frame_type_name(f->type));
+	/* Checked once, taken in as many pieces as batches it fills. */
+	int64_t Bf;
+	int rc = check_unrolls(L, f, &Bf, err);
+	if (rc)
+		return rc;
 	int updates = 0;
-	for (int at = 0, k; (k = seed_learner_add(L, f, at, err)) != 0; at += k) {
-		if (k < 0)
-			return k;
+	for (int64_t at = 0, k; at < Bf && (k = take_unrolls(L, f, at)) != 0; at += k) {
 		if (seed_learner_full(L)) {
-			int rc = seed_learner_update(L, err);
+			rc = seed_learner_update(L, err);
 			if (rc)
 				return rc;
 			updates++;
