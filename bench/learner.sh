@@ -11,10 +11,17 @@
 # of BATCH unrolls and the cartpole preset's model (MLP 64-64).  seed-learn
 # stops at the end of a file stream; its parameters are published to an
 # ipc endpoint nobody listens to, so the encoding is paid as in training.
+# The random policy ends episodes after about 22 steps, so the stream holds
+# more episode frames than a trained policy's would (one per episode); the
+# unroll frames, where the work is, are the same shape as in training.
 #
 # frames/s = env frames trained (from seed-learn's final report) / the wall
 # time of the whole process (start-up included: a few milliseconds); the
-# median over the runs is reported.
+# median over the runs is reported.  Where /usr/bin/time is there, also
+# frames per CPU second (user + system): on a machine shared with other
+# work the wall time counts the waits for a core, the CPU time does not,
+# and the CPU time is what the learner takes away from the actors and the
+# server in the pipeline.
 #
 # To compare builds in one sitting, set SEED_LEARNERS to several seed-learn
 # binaries: the runs alternate between them (A B A B ...), on the same
@@ -45,6 +52,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 now() { date +%s.%N; }
+timer=""
+[ ! -x /usr/bin/time ] || timer="/usr/bin/time -f %U_%S -o $d/cpu"
 
 # Record: the server writes every unroll and episode frame to the file; it
 # is stopped once both actors have made their steps.
@@ -69,20 +78,23 @@ while [ $i -lt "$runs" ]; do
 	for learn in $learners; do
 		k=$((k + 1))
 		t0=$(now)
-		"$learn" --config cartpole --set target_return=null --set total_frames=1000000000000 \
+		$timer "$learn" --config cartpole --set target_return=null --set total_frames=1000000000000 \
 			--set batch_size="$batch" --unrolls "$d/stream" --params "ipc://$d/params" 2>"$d/log"
 		t1=$(now)
 		frames=$(sed -n 's/.*end of the unroll stream: \([0-9]*\) frames.*/\1/p' "$d/log")
 		[ -n "$frames" ] || { cat "$d/log" >&2; exit 1; }
 		fps=$(awk "BEGIN { print $frames / ($t1 - $t0) }")
-		printf 'run %d, learner %d: %d frames in %.3f s, %.0f env frames/s\n' $i $k "$frames" \
-			"$(awk "BEGIN { print $t1 - $t0 }")" "$fps"
+		cpu=$(if [ -n "$timer" ]; then tr _ ' ' <"$d/cpu" | awk '{ print $1 + $2 }'; else echo 0; fi)
+		cfps=$(awk "BEGIN { print ($cpu > 0) ? $frames / $cpu : 0 }")
+		printf 'run %d, learner %d: %d frames in %.3f s (%.3f s CPU), %.0f env frames/s, %.0f per CPU s\n' \
+			$i $k "$frames" "$(awk "BEGIN { print $t1 - $t0 }")" "$cpu" "$fps" "$cfps"
 		echo "$fps" >>"$d/fps.$k"
+		echo "$cfps" >>"$d/cfps.$k"
 	done
 done
 k=0
 for learn in $learners; do
 	k=$((k + 1))
-	printf 'median of %d runs: %.0f env frames/s (%s; 2 x %d envs, batch %d x 16 steps)\n' "$runs" \
-		"$(median <"$d/fps.$k")" "$learn" "$envs" "$batch"
+	printf 'median of %d runs: %.0f env frames/s, %.0f per CPU second (%s; 2 x %d envs, batch %d x 16 steps)\n' \
+		"$runs" "$(median <"$d/fps.$k")" "$(median <"$d/cfps.$k")" "$learn" "$envs" "$batch"
 done
