@@ -1,8 +1,9 @@
 /* learner.c: the V-trace learner (seed/learner.h).
  *
  * Invariants: the batch buffers are allocated once, by seed_learner_new,
- * for (T+1)*B rows, and never again; add validates a whole frame before it
- * copies anything; the version handed out by an update is never past
+ * for (T+1)*B rows (the model's logits and the gradients for the T*B
+ * transition rows), and never again; add and feed check a whole frame
+ * before they copy anything; the version handed out by an update is never past
  * L->reserved while a run directory is open (reserve first, then advance).
  */
 #include "seed/learner.h"

@@ -6,7 +6,7 @@
  * the targets and advantages; the second pass forms the loss terms and
  * writes the gradients from the kept probabilities, with no exp of its own.
  * Scratch memory is O(T*B*A): the probabilities, in double like everything
- * else (the cost of recomputing them was a third of the loss's exps).
+ * else (recomputing them took A of the 3A+2 exps of a step).
  *
  * Gradients, per step with scale s = 1/(T*B) (mean) or 1 (sum), p = softmax(z),
  * H = -sum_j p_j log p_j, a the action taken, A_t the advantage:
