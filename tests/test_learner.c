@@ -540,6 +540,81 @@ static void t_update_allocates_nothing(void)
 	seed_config_free(&c);
 }
 
+/* The update's gradient is the plain one: an independent model with the
+ * same parameters runs forward over all (T+1)*B rows of the batch, the
+ * allocating seed_loss_vtrace takes the transitions, and backward runs
+ * over all rows with a zero gradient on the bootstrap row.  The learner
+ * may get there by a shorter road (it skips the bootstrap row in
+ * backward), but not to another place: every gradient element agrees
+ * within float rounding (relative to the largest one). */
+static void t_update_gradient_is_the_full_batch_gradient(void)
+{
+	enum { T = 3, B = 4, T1 = T + 1, A = 2, ROWS = T1 * B };
+	seed_config c;
+	config(&c, T, B, ", \"max_grad_norm\": 0");
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, B, T1);
+	for (int i = 0; i < B * T1; i++) {
+		u.logits[2 * i] = 0.3f * (float)(i % 5) - 0.5f;
+		u.logits[2 * i + 1] = 0.2f * (float)(i % 3);
+		u.reward[i] = (float)(i % 4) - 1.5f;
+	}
+	u.terminated[0 * T1 + 2] = 1;
+	u.truncated[2 * T1 + 3] = 1;
+	u.final_value[2 * T1 + 3] = 2.5f;
+	u.terminated[3 * T1 + 1] = 1;
+	seed_model *m = seed_learner_model(L);
+	size_t np = seed_model_num_params(m);
+	seed_model *ref = NULL;
+	seed_err err = {""};
+	CHECK_MSG(
+	    seed_model_new(&ref, c.model, SPEC.obs_dtype, SPEC.obs_rank, SPEC.obs_shape, A, ROWS, &err) == 0,
+	    "%s", err.msg);
+	if (!ref)
+		exit(99);
+	memcpy(seed_model_params(ref), seed_model_params(m), np * sizeof(float));
+	CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == B);
+	CHECK_MSG(seed_learner_update(L, &err) == 0, "%s", err.msg);
+
+	const seed_learner_batch *b = seed_learner_get_batch(L);
+	static float logits[ROWS * A], values[ROWS], dlogits[ROWS * A], dvalues[ROWS];
+	CHECK(seed_model_forward(ref, ROWS, b->obs, logits, values) == 0);
+	seed_loss_batch lb = {
+	    .T = T,
+	    .B = B,
+	    .A = A,
+	    .logits = logits,
+	    .behaviour_logits = b->behaviour_logits,
+	    .actions = b->action,
+	    .rewards = b->rewards,
+	    .discounts = b->discounts,
+	    .values = values,
+	    .bootstrap_value = values + T * B,
+	};
+	seed_loss_stats st;
+	memset(dlogits, 0, sizeof dlogits);
+	memset(dvalues, 0, sizeof dvalues);
+	CHECK_MSG(seed_loss_vtrace(&c.loss, &lb, &st, dlogits, dvalues, &err) == 0, "%s", err.msg);
+	seed_model_zero_grad(ref);
+	CHECK(seed_model_backward(ref, ROWS, dlogits, dvalues) == 0);
+	const float *g = seed_model_grads(m), *want = seed_model_grads(ref);
+	double gmax = 0, worst = 0;
+	for (size_t i = 0; i < np; i++)
+		gmax = fmax(gmax, fabs(want[i]));
+	for (size_t i = 0; i < np; i++)
+		worst = fmax(worst, fabs((double)g[i] - want[i]));
+	CHECK_MSG(gmax > 1e-4, "the reference gradient is not zero (max %g)", gmax);
+	CHECK_MSG(worst <= 1e-5 * gmax, "gradients differ by %g (largest %g)", worst, gmax);
+	const seed_loss_stats *ls = &seed_learner_get_status(L)->loss;
+	CHECK_NEAR(ls->total, st.total, 1e-6 * fabs(st.total));
+	CHECK_NEAR(ls->mean_rho, st.mean_rho, 1e-6);
+	CHECK_NEAR(ls->mean_value, st.mean_value, 1e-6);
+	seed_model_free(&ref);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 /* ---- checkpoints and versions ----------------------------------------- */
 
 static int64_t reserved_in(const char *dir)
@@ -717,6 +792,7 @@ int main(void)
 	TAP_RUN(t_return_window);
 	TAP_RUN(t_feed_updates_as_batches_fill);
 	TAP_RUN(t_update_allocates_nothing);
+	TAP_RUN(t_update_gradient_is_the_full_batch_gradient);
 	TAP_RUN(t_save_and_restore);
 	TAP_RUN(t_versions_are_not_reused_after_a_crash);
 	TAP_RUN(t_reservation_failure_changes_nothing);

@@ -77,6 +77,44 @@ static void t_golden_values_and_gradients(void)
 	}
 }
 
+/* seed_loss_vtrace_ws in a workspace of exactly
+ * seed_loss_workspace_size(T, B, A) bytes, followed by a guard of marked
+ * bytes: the guard stays as it was (the size covers what the loss
+ * writes), and the results are those of seed_loss_vtrace, bit for bit,
+ * on every golden batch. */
+static void t_workspace_size_covers_the_scratch(void)
+{
+	enum { GUARD = 256 };
+	for (int k = 0; k < NGOLDEN; k++) {
+		const struct loss_golden *g = &loss_golden[k];
+		seed_loss_batch in = golden_batch(g);
+		seed_loss_config cfg = golden_config(g);
+		const size_t n = (size_t)g->T * (size_t)g->B, nz = n * (size_t)g->A;
+		const size_t ws = seed_loss_workspace_size(g->T, g->B, g->A);
+		unsigned char *w = malloc(ws + GUARD);
+		memset(w + ws, 0xA5, GUARD);
+		float *dz = calloc(nz, sizeof *dz), *dv = calloc(n, sizeof *dv);
+		float *dz2 = calloc(nz, sizeof *dz2), *dv2 = calloc(n, sizeof *dv2);
+		seed_loss_stats st, st2;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_loss_vtrace_ws(&cfg, &in, w, &st, dz, dv, &err) == 0, "%s: %s", g->name,
+		          err.msg);
+		CHECK(seed_loss_vtrace(&cfg, &in, &st2, dz2, dv2, &err) == 0);
+		int guard_ok = 1;
+		for (size_t i = 0; i < GUARD; i++)
+			guard_ok &= w[ws + i] == 0xA5;
+		CHECK_MSG(guard_ok, "%s: the loss wrote past seed_loss_workspace_size", g->name);
+		CHECK_MSG(memcmp(&st, &st2, sizeof st) == 0 && memcmp(dz, dz2, nz * sizeof *dz) == 0 &&
+		              memcmp(dv, dv2, n * sizeof *dv) == 0,
+		          "%s: results differ from seed_loss_vtrace's", g->name);
+		free(w);
+		free(dz);
+		free(dv);
+		free(dz2);
+		free(dv2);
+	}
+}
+
 /* An independent double-precision evaluation of the loss with the V-trace
  * targets vs and advantages adv frozen, for finite differences here. */
 static double loss_frozen(const seed_loss_config *c, int T, int B, int A, const double *z, const double *zb,
@@ -203,6 +241,34 @@ static void t_sum_is_n_times_mean(void)
 	free(dv2);
 }
 
+/* On-policy (the learner's logits are the behaviour logits): every ratio
+ * pi/mu is exactly 1, so nothing counts as clipped at clip_rho = 1 and the
+ * sampled KL is exactly 0, whatever the logits. */
+static void t_on_policy_ratios_are_exactly_one(void)
+{
+	enum { T = 4, B = 8, A = 3, N = T * B };
+	float z[N * A], v[N], r[N], d[N], boot[B];
+	int32_t act[N];
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 1);
+	for (int i = 0; i < N * A; i++)
+		z[i] = 6.0f * (float)seed_rng_double(&rng) - 3.0f;
+	for (int i = 0; i < N; i++) {
+		act[i] = i % A;
+		v[i] = r[i] = 0.5f;
+		d[i] = 0.9f;
+	}
+	for (int b = 0; b < B; b++)
+		boot[b] = 1.0f;
+	seed_loss_batch in = {T, B, A, z, z, act, r, d, v, boot};
+	seed_loss_config c;
+	seed_loss_config_default(&c);
+	seed_loss_stats st;
+	CHECK(seed_loss_vtrace(&c, &in, &st, NULL, NULL, NULL) == 0);
+	CHECK_MSG(st.mean_rho == 1 && st.clipped_rho_fraction == 0 && st.kl == 0,
+	          "mean_rho %.17g, clipped %.17g, kl %.17g", st.mean_rho, st.clipped_rho_fraction, st.kl);
+}
+
 /* One action: pi = mu = 1, no entropy, no policy gradient at all.  The value
  * target of a single step with discount 0 is the reward, which is how a
  * caller folds a truncated step's bootstrap: r + gamma * V(x_final). */
@@ -316,8 +382,10 @@ static void t_errors(void)
 int main(void)
 {
 	TAP_RUN(t_golden_values_and_gradients);
+	TAP_RUN(t_workspace_size_covers_the_scratch);
 	TAP_RUN(t_gradients_by_finite_differences);
 	TAP_RUN(t_sum_is_n_times_mean);
+	TAP_RUN(t_on_policy_ratios_are_exactly_one);
 	TAP_RUN(t_single_action_and_truncation_fold);
 	TAP_RUN(t_defaults_and_uniform_entropy);
 	TAP_RUN(t_errors);

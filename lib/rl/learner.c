@@ -1,8 +1,9 @@
 /* learner.c: the V-trace learner (seed/learner.h).
  *
  * Invariants: the batch buffers are allocated once, by seed_learner_new,
- * for (T+1)*B rows, and never again; add validates a whole frame before it
- * copies anything; the version handed out by an update is never past
+ * for (T+1)*B rows (the model's logits and the gradients for the T*B
+ * transition rows), and never again; add and feed check a whole frame
+ * before they copy anything; the version handed out by an update is never past
  * L->reserved while a run directory is open (reserve first, then advance).
  */
 #include "seed/learner.h"
@@ -37,10 +38,10 @@ struct seed_learner {
 	float *reward, *final_value;     /* (T1, B) */
 	uint8_t *terminated, *truncated; /* (T1, B) */
 	float *blogits;                  /* (T1, B, A) */
-	float *logits, *values;          /* (T1, B, A), (T1, B): the model's */
+	float *logits, *values;          /* (T, B, A), (T1, B): the model's */
 	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
-	float *dlogits, *dvalues;        /* (T1, B, A), (T1, B) */
-	void *loss_ws;                   /* seed_loss_workspace_size(T, B) bytes */
+	float *dlogits, *dvalues;        /* (T, B, A), (T, B) */
+	void *loss_ws;                   /* seed_loss_workspace_size(T, B, A) bytes */
 	seed_learner_status st;
 	seed_learner_batch view;
 	double *returns; /* ring of the last return_window returns */
@@ -116,13 +117,14 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	L->terminated = seed_xcalloc(n, 1);
 	L->truncated = seed_xcalloc(n, 1);
 	L->blogits = seed_xcalloc(n * A, sizeof(float));
-	L->logits = seed_xcalloc(n * A, sizeof(float));
+	size_t nt = n - (size_t)L->B; /* T*B transition rows */
+	L->logits = seed_xcalloc(nt * A, sizeof(float));
 	L->values = seed_xcalloc(n, sizeof(float));
-	L->rewards_t = seed_xcalloc(n, sizeof(float));
-	L->discounts_t = seed_xcalloc(n, sizeof(float));
-	L->dlogits = seed_xcalloc(n * A, sizeof(float));
-	L->dvalues = seed_xcalloc(n, sizeof(float));
-	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B));
+	L->rewards_t = seed_xcalloc(nt, sizeof(float));
+	L->discounts_t = seed_xcalloc(nt, sizeof(float));
+	L->dlogits = seed_xcalloc(nt * A, sizeof(float));
+	L->dvalues = seed_xcalloc(nt, sizeof(float));
+	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B, L->A));
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
 	L->st.mean_return = NAN;
 	L->st.grad_norm = NAN;
@@ -276,7 +278,42 @@ int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err)
 	return settle_version(L, err);
 }
 
-int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err)
+/* Copy one unroll's n rows of size bytes (contiguous, as on the wire, maybe
+ * unaligned) into column j of a time-major (n, B) array: row t goes to
+ * element t*B + j.  The sizes that CartPole-like streams have (flags,
+ * scalars, two logits, four floats of observation) get copies of a
+ * constant size, which compile to plain moves where a copy of a variable
+ * size is a call per row. */
+static void to_column(uint8_t *dst, size_t B, size_t j, const uint8_t *src, size_t n, size_t size)
+{
+	uint8_t *d = dst + j * size;
+	const size_t stride = B * size;
+	switch (size) {
+	case 1:
+		for (size_t t = 0; t < n; t++)
+			d[t * stride] = src[t];
+		break;
+	case 4:
+		for (size_t t = 0; t < n; t++)
+			memcpy(d + t * stride, src + 4 * t, 4);
+		break;
+	case 8:
+		for (size_t t = 0; t < n; t++)
+			memcpy(d + t * stride, src + 8 * t, 8);
+		break;
+	case 16:
+		for (size_t t = 0; t < n; t++)
+			memcpy(d + t * stride, src + 16 * t, 16);
+		break;
+	default:
+		for (size_t t = 0; t < n; t++)
+			memcpy(d + t * stride, src + size * t, size);
+	}
+}
+
+/* Whether f is an unroll frame this learner can take whole (see
+ * seed_learner_add); *Bf: its unrolls. */
+static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf_out, seed_err *err)
 {
 	if (f->type != SEED_FRAME_UNROLL)
 		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not an unroll frame",
@@ -303,8 +340,6 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 		                    "unroll frame: field 'obs': observations of another dtype or shape than "
 		                    "environment '%s' makes",
 		                    L->cfg->env);
-	if (first < 0 || first > Bf)
-		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
 	/* Decoded tensors point into the message: maybe unaligned, so every
 	 * element is read with memcpy (a plain load where alignment is free). */
 	const uint8_t *act = seed_frame_tensor(f, "action")->data;
@@ -317,6 +352,17 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 			                    "][%" PRId64 "] is outside [0, %d)",
 			                    a, i / T1, i % T1, L->A);
 	}
+	*Bf_out = Bf;
+	return 0;
+}
+
+/* Copy unrolls first, first+1, ... of f, checked by check_unrolls, into
+ * the batch until the frame or the batch is used up; return how many. */
+static int take_unrolls(seed_learner *L, const seed_frame *f, int64_t first)
+{
+	const seed_tensor *obs = seed_frame_tensor(f, "obs");
+	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
+	const uint8_t *act = seed_frame_tensor(f, "action")->data;
 	const uint8_t *o = obs->data;
 	const uint8_t *rew = seed_frame_tensor(f, "reward")->data;
 	const uint8_t *te = seed_frame_tensor(f, "terminated")->data;
@@ -324,24 +370,32 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 	const uint8_t *fv = seed_frame_tensor(f, "final_value")->data;
 	const uint8_t *ver = seed_frame_tensor(f, "policy_version")->data;
 	const uint8_t *lg = seed_frame_tensor(f, "logits")->data;
-	size_t nA = (size_t)L->A, B = (size_t)L->B, ob = L->obs_bytes;
+	size_t lb = 4 * (size_t)L->A, B = (size_t)L->B, ob = L->obs_bytes, n1 = (size_t)T1;
 	int taken = 0;
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
-		size_t j = (size_t)L->fill++;
-		for (int64_t t = 0; t < T1; t++) {
-			size_t src = (size_t)(b * T1 + t), dst = (size_t)t * B + j;
-			memcpy(L->obs + dst * ob, o + src * ob, ob);
-			memcpy(&L->action[dst], act + 4 * src, 4);
-			memcpy(&L->reward[dst], rew + 4 * src, 4);
-			memcpy(&L->final_value[dst], fv + 4 * src, 4);
-			memcpy(&L->version[dst], ver + 4 * src, 4);
-			memcpy(L->blogits + dst * nA, lg + 4 * src * nA, 4 * nA);
-			L->terminated[dst] = te[src];
-			L->truncated[dst] = tr[src];
-		}
+		size_t j = (size_t)L->fill++, src = (size_t)b * n1;
+		to_column(L->obs, B, j, o + src * ob, n1, ob);
+		to_column((uint8_t *)L->action, B, j, act + 4 * src, n1, 4);
+		to_column((uint8_t *)L->reward, B, j, rew + 4 * src, n1, 4);
+		to_column((uint8_t *)L->final_value, B, j, fv + 4 * src, n1, 4);
+		to_column((uint8_t *)L->version, B, j, ver + 4 * src, n1, 4);
+		to_column((uint8_t *)L->blogits, B, j, lg + lb * src, n1, lb);
+		to_column(L->terminated, B, j, te + src, n1, 1);
+		to_column(L->truncated, B, j, tr + src, n1, 1);
 	}
 	L->view.fill = L->fill;
 	return taken;
+}
+
+int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err)
+{
+	int64_t Bf;
+	int rc = check_unrolls(L, f, &Bf, err);
+	if (rc)
+		return rc;
+	if (first < 0 || first > Bf)
+		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
+	return take_unrolls(L, f, first);
 }
 
 int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err)
@@ -378,12 +432,15 @@ int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err)
 		return seed_err_set(err, -SEED_EFRAME,
 		                    "a %s frame: the learner takes unroll and episode frames",
 		                    seed_frame_type_name(f->type));
+	/* Checked once, taken in as many pieces as batches it fills. */
+	int64_t Bf;
+	int rc = check_unrolls(L, f, &Bf, err);
+	if (rc)
+		return rc;
 	int updates = 0;
-	for (int at = 0, k; (k = seed_learner_add(L, f, at, err)) != 0; at += k) {
-		if (k < 0)
-			return k;
+	for (int64_t at = 0, k; at < Bf && (k = take_unrolls(L, f, at)) != 0; at += k) {
 		if (seed_learner_full(L)) {
-			int rc = seed_learner_update(L, err);
+			rc = seed_learner_update(L, err);
 			if (rc)
 				return rc;
 			updates++;
@@ -418,8 +475,14 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	if (rc)
 		return rc;
 	const seed_config *c = L->cfg;
-	int T1 = L->T1, T = T1 - 1, B = L->B, A = L->A, rows = T1 * B;
-	seed_model_forward(L->model, rows, L->obs, L->logits, L->values);
+	int T1 = L->T1, T = T1 - 1, B = L->B, A = L->A;
+	size_t TB = (size_t)T * (size_t)B;
+	/* The bootstrap row t = T needs only its values and gets no gradient:
+	 * it goes forward alone first, so that the forward backward follows
+	 * (they must have the same rows) and backward itself cover the T*B
+	 * transition rows only, 1/(T+1) less work than the whole batch. */
+	seed_model_forward(L->model, B, L->obs + TB * L->obs_bytes, NULL, L->values + TB);
+	seed_model_forward(L->model, T * B, L->obs, L->logits, L->values);
 	transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value, L->rewards_t,
 	            L->discounts_t);
 	for (int i = 0; i < T * B; i++)
@@ -435,16 +498,13 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	    .rewards = L->rewards_t,
 	    .discounts = L->discounts_t,
 	    .values = L->values,
-	    .bootstrap_value = L->values + (size_t)T * B,
+	    .bootstrap_value = L->values + TB,
 	};
-	/* The bootstrap row gets no gradient. */
-	memset(L->dlogits + (size_t)T * B * A, 0, (size_t)B * A * sizeof(float));
-	memset(L->dvalues + (size_t)T * B, 0, (size_t)B * sizeof(float));
 	rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
 	if (rc)
 		return rc;
 	seed_model_zero_grad(L->model);
-	seed_model_backward(L->model, rows, L->dlogits, L->dvalues);
+	seed_model_backward(L->model, T * B, L->dlogits, L->dvalues);
 	size_t np = seed_model_num_params(L->model);
 	float *g = seed_model_grads(L->model);
 	L->st.grad_norm =

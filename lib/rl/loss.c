@@ -1,11 +1,12 @@
 /* loss.c: the V-trace actor-critic loss and its gradients (see seed/loss.h).
  *
- * Two passes over the steps.  The first computes, per step, the log-sum-exp of
- * the learner logits, the entropy, and log pi(a|x) - log mu(a|x) (the V-trace
- * log ratio); seed_vtrace then gives the targets and advantages; the second
- * pass forms the loss terms and writes the gradients.  Softmax probabilities
- * are recomputed in the second pass from the stored log-sum-exp instead of
- * being kept, so scratch memory is O(T*B), not O(T*B*A).
+ * Two passes over the steps.  The first computes, per step, the softmax of
+ * the learner logits (kept, with their log-sum-exp), the entropy, and
+ * log pi(a|x) - log mu(a|x) (the V-trace log ratio); seed_vtrace then gives
+ * the targets and advantages; the second pass forms the loss terms and
+ * writes the gradients from the kept probabilities, with no exp of its own.
+ * Scratch memory is O(T*B*A): the probabilities, in double like everything
+ * else (recomputing them took A of the 3A+2 exps of a step).
  *
  * Gradients, per step with scale s = 1/(T*B) (mean) or 1 (sum), p = softmax(z),
  * H = -sum_j p_j log p_j, a the action taken, A_t the advantage:
@@ -18,6 +19,7 @@
 #include "seed/loss.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -38,8 +40,9 @@ void seed_loss_config_default(seed_loss_config *c)
 
 /* Log-sum-exp of z[0..A) with the maximum subtracted; also the entropy of
  * softmax(z), computed as log S - sum_j (e_j / S)(z_j - m) so that no
- * probability is ever logged. */
-static double log_sum_exp(const float *z, int A, double *entropy)
+ * probability is ever logged, and the probabilities e_j / S into p[0..A),
+ * from the same exponentials. */
+static double log_sum_exp(const float *z, int A, double *entropy, double *p)
 {
 	double m = z[0];
 	for (int j = 1; j < A; j++)
@@ -50,11 +53,34 @@ static double log_sum_exp(const float *z, int A, double *entropy)
 		const double d = (double)z[j] - m, e = exp(d);
 		S += e;
 		Sz += e * d;
+		p[j] = e;
 	}
 	const double logS = log(S);
-	if (entropy)
-		*entropy = logS - Sz / S;
+	*entropy = logS - Sz / S;
+	/* A division, as log_prob's, so that equal logits give equal
+	 * probabilities and a ratio of exactly 1. */
+	for (int j = 0; j < A; j++)
+		p[j] /= S;
 	return m + logS;
+}
+
+/* log softmax(zb)[a], and softmax(zb)[a] itself into *prob, from the same
+ * exponentials. */
+static double log_prob(const float *zb, int A, int a, double *prob)
+{
+	double m = zb[0];
+	for (int j = 1; j < A; j++)
+		if (zb[j] > m)
+			m = zb[j];
+	double S = 0, ea = 0;
+	for (int j = 0; j < A; j++) {
+		const double e = exp((double)zb[j] - m);
+		S += e;
+		if (j == a)
+			ea = e;
+	}
+	*prob = ea / S;
+	return (double)zb[a] - (m + log(S));
 }
 
 static int check_config(const seed_loss_config *c, seed_err *err)
@@ -98,10 +124,10 @@ static int check_batch(const seed_loss_batch *in, seed_err *err)
 	return 0;
 }
 
-size_t seed_loss_workspace_size(int T, int B)
+size_t seed_loss_workspace_size(int T, int B, int A)
 {
 	size_t n = (size_t)T * (size_t)B;
-	return 2 * n * sizeof(double) + 3 * n * sizeof(float);
+	return (2 + (size_t)A) * n * sizeof(double) + 3 * n * sizeof(float);
 }
 
 int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *in, seed_loss_stats *stats,
@@ -125,23 +151,29 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 	const size_t n = (size_t)T * (size_t)B;
 	const double s = cfg->reduce == SEED_LOSS_MEAN ? 1.0 / (double)n : 1.0;
 
-	/* Scratch: log ratios, targets and advantages as float for seed_vtrace;
-	 * per-step log-sum-exp and entropy in double for the second pass. */
-	void *own = workspace ? NULL : seed_xmalloc(seed_loss_workspace_size(T, B));
-	double *lse = workspace ? workspace : own, *ent = lse + n;
-	float *log_rhos = (float *)(lse + 2 * n), *vs = log_rhos + n, *adv = vs + n;
+	/* Scratch: per-step log-sum-exp, entropy and probabilities in double
+	 * for the second pass; log ratios, targets and advantages as float for
+	 * seed_vtrace. */
+	void *own = workspace ? NULL : seed_xmalloc(seed_loss_workspace_size(T, B, A));
+	double *lse = workspace ? workspace : own, *ent = lse + n, *prob = ent + n; /* prob: (T, B, A) */
+	float *log_rhos = (float *)(prob + n * (size_t)A), *vs = log_rhos + n, *adv = vs + n;
 
 	double sum_kl = 0, sum_rho = 0, n_clipped = 0;
 	for (size_t i = 0; i < n; i++) {
 		const float *z = in->logits + i * (size_t)A, *zb = in->behaviour_logits + i * (size_t)A;
 		const int a = in->actions[i];
-		lse[i] = log_sum_exp(z, A, &ent[i]);
+		lse[i] = log_sum_exp(z, A, &ent[i], prob + i * (size_t)A);
 		const double logpi = (double)z[a] - lse[i];
-		const double logmu = (double)zb[a] - log_sum_exp(zb, A, NULL);
+		double mu;
+		const double logmu = log_prob(zb, A, a, &mu);
 		const double lr = logpi - logmu;
 		log_rhos[i] = (float)lr;
 		sum_kl -= lr;
-		const double rho = exp(lr);
+		/* pi/mu from the probabilities at hand, one exp fewer; exp(lr)
+		 * where one of them has lost precision to underflow (logits
+		 * hundreds apart), since lr itself stays exact there. */
+		const double pa = prob[i * (size_t)A + (size_t)a];
+		const double rho = pa >= DBL_MIN && mu >= DBL_MIN ? pa / mu : exp(lr);
 		sum_rho += rho;
 		n_clipped += rho > cfg->clip_rho;
 	}
@@ -171,9 +203,10 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 			dvalues[i] = (float)(-s * bc * err_v);
 		if (dlogits) {
 			float *dz = dlogits + i * (size_t)A;
+			const double *pi = prob + i * (size_t)A;
 			const double w = -s * (A_t + kc);
 			for (int j = 0; j < A; j++) {
-				const double logp = (double)z[j] - lse[i], p = exp(logp);
+				const double logp = (double)z[j] - lse[i], p = pi[j];
 				dz[j] = (float)(w * ((j == a) - p) + s * ec * p * (logp + ent[i]));
 			}
 		}

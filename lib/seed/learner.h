@@ -9,8 +9,10 @@
  * one.  Checkpoints (seed/checkpoint.h) save and restore the model, the
  * optimizer state and the counters.
  *
- * Batch layout: time-major, (T+1, B) rows, so that the model sees one
- * matrix of (T+1)*B observations and the loss reads (T, B) slices of it.
+ * Batch layout: time-major, (T+1, B) rows, so that the T*B rows of the
+ * transitions are one matrix for the model, the loss reads (T, B) slices
+ * of its outputs, and the bootstrap row T is the B rows after them (it
+ * goes forward alone, for its values, and takes no gradient).
  * Row t of an unroll holds obs_t, the reward and end flags of the step that
  * led to obs_t, and the action taken at obs_t; transition t uses step t+1.
  *

@@ -102,7 +102,7 @@ void seed_loss_config_default(seed_loss_config *c);
  *
  * stats is required.  dlogits (T, B, A) and dvalues (T, B) receive d total /
  * d logits and d total / d values; either may be NULL to skip it.  They must
- * not overlap the inputs.  Scratch memory of O(T*B) is allocated per call.
+ * not overlap the inputs.  Scratch memory of O(T*B*A) is allocated per call.
  *
  * Returns 0, or -EINVAL (nothing written, err says what and where) for a
  * NULL pointer, T, B or A below 1, an action outside [0, A), or a bad
@@ -114,13 +114,15 @@ int seed_loss_vtrace(const seed_loss_config *cfg, const seed_loss_batch *batch, 
                      float *dlogits, float *dvalues, seed_err *err);
 
 /* The same with caller-owned scratch: workspace holds at least
- * seed_loss_workspace_size(T, B) bytes aligned for double, so that a
+ * seed_loss_workspace_size(T, B, A) bytes aligned for double, so that a
  * learner's update allocates nothing.  Not thread-safe on one workspace. */
 int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *batch, void *workspace,
                         seed_loss_stats *stats, float *dlogits, float *dvalues, seed_err *err);
 
-/* Bytes of scratch seed_loss_vtrace_ws needs for T steps of B sequences. */
-size_t seed_loss_workspace_size(int T, int B);
+/* Bytes of scratch seed_loss_vtrace_ws needs for T steps of B sequences
+ * and A actions: O(T*B*A), since the softmax probabilities are kept
+ * between the two passes instead of being recomputed. */
+size_t seed_loss_workspace_size(int T, int B, int A);
 
 #ifdef __cplusplus
 }
