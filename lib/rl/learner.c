@@ -7,6 +7,7 @@
  * L->reserved while a run directory is open (reserve first, then advance).
  */
 #include "seed/learner.h"
+#include "seed/unroll.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,8 +32,12 @@ struct seed_learner {
 	seed_model *model;
 	seed_optim *optim;
 	seed_rng rng;
-	/* The batch being filled, time-major. */
+	/* The batch being filled, time-major: one buffer per field of the
+	 * unroll table (seed_frame_unroll_fields), col[k] of step_bytes[k]
+	 * bytes per step; the typed pointers below name the same buffers. */
 	int fill;
+	uint8_t *col[SEED_UNROLL_NFIELDS];
+	size_t step_bytes[SEED_UNROLL_NFIELDS];
 	uint8_t *obs;                    /* (T1, B, obs_bytes) */
 	int32_t *action, *version;       /* (T1, B) */
 	float *reward, *final_value;     /* (T1, B) */
@@ -67,28 +72,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The transition rule; seed_unroll_transitions replaces it at the merge. */
-static void transitions(int T, int B, float gamma, const float *reward, const uint8_t *terminated,
-                        const uint8_t *truncated, const float *final_value, float *rewards, float *discounts)
-{
-	/* A real end does not bootstrap; a time limit bootstraps from the
-	 * behaviour value of the real last observation, folded into the
-	 * reward, since obs_{t+1} is already the next episode's first. */
-	for (int t = 0; t < T; t++)
-		for (int b = 0; b < B; b++) {
-			size_t now = (size_t)t * (size_t)B + (size_t)b, next = now + (size_t)B;
-			float r = reward[next], disc = gamma;
-			if (terminated[next]) {
-				disc = 0;
-			} else if (truncated[next]) {
-				r += gamma * final_value[next];
-				disc = 0;
-			}
-			rewards[now] = r;
-			discounts[now] = disc;
-		}
-}
-
 int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err)
 {
 	seed_learner *L = seed_xcalloc(1, sizeof *L);
@@ -109,14 +92,23 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	seed_rng_init(&L->rng, cfg->seed, 0x1ea);
 	seed_model_init(L->model, &L->rng);
 	size_t n = (size_t)L->T1 * (size_t)L->B, A = (size_t)L->A;
-	L->obs = seed_xaligned(n * L->obs_bytes);
-	L->action = seed_xcalloc(n, sizeof(int32_t));
-	L->version = seed_xcalloc(n, sizeof(int32_t));
-	L->reward = seed_xcalloc(n, sizeof(float));
-	L->final_value = seed_xcalloc(n, sizeof(float));
-	L->terminated = seed_xcalloc(n, 1);
-	L->truncated = seed_xcalloc(n, 1);
-	L->blogits = seed_xcalloc(n * A, sizeof(float));
+	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++) {
+		const seed_unroll_field *fd = &seed_frame_unroll_fields[k];
+		size_t bytes = fd->extent == SEED_UNROLL_PER_OBS ? L->obs_bytes : seed_dtype_size(fd->dtype);
+		if (fd->extent == SEED_UNROLL_PER_ACTION)
+			bytes *= A;
+		L->step_bytes[k] = bytes;
+		L->col[k] = seed_xaligned(n * bytes);
+		memset(L->col[k], 0, n * bytes);
+	}
+	L->obs = L->col[SEED_UNROLL_OBS];
+	L->action = (int32_t *)(void *)L->col[SEED_UNROLL_ACTION];
+	L->version = (int32_t *)(void *)L->col[SEED_UNROLL_POLICY_VERSION];
+	L->reward = (float *)(void *)L->col[SEED_UNROLL_REWARD];
+	L->final_value = (float *)(void *)L->col[SEED_UNROLL_FINAL_VALUE];
+	L->terminated = L->col[SEED_UNROLL_TERMINATED];
+	L->truncated = L->col[SEED_UNROLL_TRUNCATED];
+	L->blogits = (float *)(void *)L->col[SEED_UNROLL_LOGITS];
 	size_t nt = n - (size_t)L->B; /* T*B transition rows */
 	L->logits = seed_xcalloc(nt * A, sizeof(float));
 	L->values = seed_xcalloc(n, sizeof(float));
@@ -160,14 +152,8 @@ void seed_learner_free(seed_learner **Lp)
 	seed_learner *L = *Lp;
 	seed_model_free(&L->model);
 	seed_optim_free(&L->optim);
-	free(L->obs);
-	free(L->action);
-	free(L->version);
-	free(L->reward);
-	free(L->final_value);
-	free(L->terminated);
-	free(L->truncated);
-	free(L->blogits);
+	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
+		free(L->col[k]);
 	free(L->logits);
 	free(L->values);
 	free(L->rewards_t);
@@ -360,28 +346,17 @@ static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf
  * the batch until the frame or the batch is used up; return how many. */
 static int take_unrolls(seed_learner *L, const seed_frame *f, int64_t first)
 {
+	const uint8_t *src[SEED_UNROLL_NFIELDS];
+	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
+		src[k] = seed_frame_tensor(f, seed_frame_unroll_fields[k].name)->data;
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
-	const uint8_t *act = seed_frame_tensor(f, "action")->data;
-	const uint8_t *o = obs->data;
-	const uint8_t *rew = seed_frame_tensor(f, "reward")->data;
-	const uint8_t *te = seed_frame_tensor(f, "terminated")->data;
-	const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
-	const uint8_t *fv = seed_frame_tensor(f, "final_value")->data;
-	const uint8_t *ver = seed_frame_tensor(f, "policy_version")->data;
-	const uint8_t *lg = seed_frame_tensor(f, "logits")->data;
-	size_t lb = 4 * (size_t)L->A, B = (size_t)L->B, ob = L->obs_bytes, n1 = (size_t)T1;
+	size_t B = (size_t)L->B, n1 = (size_t)T1;
 	int taken = 0;
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
-		size_t j = (size_t)L->fill++, src = (size_t)b * n1;
-		to_column(L->obs, B, j, o + src * ob, n1, ob);
-		to_column((uint8_t *)L->action, B, j, act + 4 * src, n1, 4);
-		to_column((uint8_t *)L->reward, B, j, rew + 4 * src, n1, 4);
-		to_column((uint8_t *)L->final_value, B, j, fv + 4 * src, n1, 4);
-		to_column((uint8_t *)L->version, B, j, ver + 4 * src, n1, 4);
-		to_column((uint8_t *)L->blogits, B, j, lg + lb * src, n1, lb);
-		to_column(L->terminated, B, j, te + src, n1, 1);
-		to_column(L->truncated, B, j, tr + src, n1, 1);
+		size_t j = (size_t)L->fill++, at = (size_t)b * n1;
+		for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
+			to_column(L->col[k], B, j, src[k] + at * L->step_bytes[k], n1, L->step_bytes[k]);
 	}
 	L->view.fill = L->fill;
 	return taken;
@@ -483,8 +458,8 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	 * transition rows only, 1/(T+1) less work than the whole batch. */
 	seed_model_forward(L->model, B, L->obs + TB * L->obs_bytes, NULL, L->values + TB);
 	seed_model_forward(L->model, T * B, L->obs, L->logits, L->values);
-	transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value, L->rewards_t,
-	            L->discounts_t);
+	seed_unroll_transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value,
+	                        L->rewards_t, L->discounts_t);
 	for (int i = 0; i < T * B; i++)
 		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
 	L->st.lag_count += (int64_t)T * B;
