@@ -12,10 +12,8 @@
  * report and in the exit status; checkpoint_failure (seed-config(5)) says
  * whether training stops or goes on.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,34 +133,32 @@ static void write_metrics(seed_metrics *mx, bool progress)
 	seed_err err;
 	if (mx && seed_metrics_write(mx, o, &err))
 		cli_warn("metrics: %s", err.msg);
-	const seed_learner_status *st = seed_learner_get_status(L);
-#define NUM(k) json_number_value(json_object_get(o, k))
-	if (progress)
-		fprintf(stderr,
-		        "\r%s: %" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
-		        " episodes), entropy %.3f, lag %.1f   ",
-		        cli_prog, st->frames, NUM("fps"), st->updates, st->nreturns ? st->mean_return : 0.0,
-		        st->episodes, st->loss.entropy, NUM("policy_lag"));
-#undef NUM
+	if (progress) {
+		char line[256];
+		seed_learner_progress(L, o, line, sizeof line);
+		fprintf(stderr, "\r%s: %s   ", cli_prog, line);
+	}
 	json_decref(o);
 }
 
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
-	const char *config = opt.config, *resume = opt.resume, *unrolls = opt.unrolls,
-	           *params_ep = opt.params, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
+	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
 	bool quiet = opt.quiet, print_config = opt.print_config;
-	if (!config == !resume)
+	if (!opt.config == !resume)
 		cli_usage_error("give one of --config and --resume");
-	if (!print_config && !get_key && (!unrolls || !params_ep))
+	if (!print_config && !get_key && (!opt.unrolls || !opt.params))
 		cli_usage_error("--unrolls and --params are required");
-	/* The options that set config values, as --set assignments after every --set. */
+	/* Every --set, then the options that set config values, as assignments. */
+	const char **sets = seed_xcalloc((size_t)opt.sets.n + 6, sizeof *sets);
 	char argsets[6][64];
-	int nargsets = 0;
+	int nsets = 0, nargs = 0;
+	for (int i = 0; i < opt.sets.n; i++)
+		sets[nsets++] = opt.sets.v[i];
 #define SETF(seen, ...)                                                                                      \
 	if (seen)                                                                                            \
-	snprintf(argsets[nargsets++], sizeof argsets[0], __VA_ARGS__)
+	sets[nsets++] = argsets[nargs], snprintf(argsets[nargs++], sizeof argsets[0], __VA_ARGS__)
 	SETF(opt.frames_seen, "total_frames=%lld", (long long)opt.frames);
 	SETF(opt.seed_seen, "seed=%llu", (unsigned long long)opt.seed);
 	SETF(opt.lr_seen, "optimizer.lr=%.9g", opt.lr);
@@ -173,50 +169,30 @@ int main(int argc, char **argv)
 	cli_catch_signals();
 
 	seed_err err;
-	json_t *root = NULL;
 	seed_checkpoint *ck = NULL;
-	if (resume) {
-		if (seed_checkpoint_load(resume, &ck, &err))
-			cli_die("--resume: %s", err.msg);
-		json_t *c = ck->config;
-		if (!json_is_object(c))
-			cli_die("--resume %s: the checkpoint holds no training configuration", resume);
-		root = json_deep_copy(c);
-		if (!dir)
-			dir = resume;
-	} else {
-		const char *env_dir = getenv("SEED_PRESETS");
-		const char *dirs[] = {env_dir ? env_dir : "examples/presets", SEED_PRESETDIR, NULL};
-		if (seed_config_load(config, dirs, &root, &err))
-			cli_die("--config: %s", err.msg);
-	}
-	int nsets = opt.sets.n;
-	for (int i = 0; i < nsets + nargsets; i++)
-		if (seed_config_set(root, i < nsets ? opt.sets.v[i] : argsets[i - nsets], &err))
-			cli_usage_error("%s", err.msg);
+	if (resume && seed_checkpoint_load(resume, &ck, &err))
+		cli_die("--resume: %s", err.msg);
+	if (resume && !ck->config)
+		cli_die("--resume %s: the checkpoint holds no training configuration", resume);
+	if (resume && !dir)
+		dir = resume;
+	const char *env_dir = getenv("SEED_PRESETS");
+	const char *dirs[] = {env_dir ? env_dir : "examples/presets", SEED_PRESETDIR, NULL};
+	if (seed_config_resolve(ck ? ck->config : NULL, opt.config, dirs, sets, nsets, &cfg, &err))
+		cli_die("%s%s", resume ? "--resume: " : "", err.msg);
+	free(sets);
 	seed_opt_strs_free(&opt.sets);
-	if (seed_config_parse(root, &cfg, &err))
-		cli_die("%s", err.msg);
 	if (get_key || print_config) {
-		json_t *v = get_key ? seed_config_get(cfg.root, get_key) : cfg.root;
-		if (!v)
-			cli_die("--get: the configuration has no key '%s'", get_key);
-		char *text = json_is_string(v) ? NULL
-		                               : json_dumps(v, print_config ? JSON_INDENT(2) | JSON_SORT_KEYS
-		                                                            : JSON_COMPACT | JSON_ENCODE_ANY);
-		puts(text ? text : json_string_value(v));
+		char *text = seed_config_text(cfg.root, get_key, &err);
+		if (!text)
+			cli_die("--get: %s", err.msg);
+		puts(text);
 		free(text);
 		seed_config_free(&cfg);
 		return 0;
 	}
 
-	/* The environment tells the observation and action spaces. */
-	seed_envs *probe;
-	if (seed_envs_new(&probe, cfg.env, cfg.env_options, 1, 0, &err))
-		cli_die("config: %s", err.msg);
-	seed_env_spec spec = *seed_envs_spec(probe);
-	seed_envs_free(&probe);
-	if (seed_learner_new(&L, &cfg, &spec, &err))
+	if (seed_learner_new(&L, &cfg, NULL, &err))
 		cli_die("config: %s", err.msg);
 	if (ck && seed_learner_restore(L, ck, &err))
 		cli_die("--resume: %s", err.msg);
@@ -230,18 +206,16 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
 		metrics = path;
 	}
-	if (metrics && strcmp(metrics, "-") == 0)
-		mx = seed_metrics_from_fd(1);
-	else if (metrics && seed_metrics_open(metrics, &mx, &err))
+	if (metrics && seed_metrics_open(metrics, &mx, &err))
 		cli_die("%s", err.msg);
 
 	void *ctx = seed_chan_context();
 	seed_chan *uch, *pch;
 	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
-	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, unrolls, &uo, &err))
+	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, opt.unrolls, &uo, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
-	if (seed_chan_open(&pch, ctx, SEED_CHAN_PUB, params_ep, &po, &err))
+	if (seed_chan_open(&pch, ctx, SEED_CHAN_PUB, opt.params, &po, &err))
 		cli_die("%s", err.msg);
 
 	const seed_learner_status *st = seed_learner_get_status(L);
@@ -306,21 +280,11 @@ int main(int argc, char **argv)
 	write_metrics(mx, progress);
 	if (progress)
 		fputc('\n', stderr);
-	char where[4200] = "";
-	if (dir && st->saved_updates == st->updates)
-		snprintf(where, sizeof where, ", checkpoint in %s", dir);
-	else if (dir && st->saved_updates < 0)
-		snprintf(where, sizeof where, "; NOT SAVED: %s holds no checkpoint of this run", dir);
-	else if (dir)
-		snprintf(where, sizeof where, "; NOT SAVED: %s holds the checkpoint of update %" PRId64, dir,
-		         st->saved_updates);
-	if (!quiet || rc)
-		fprintf(stderr,
-		        "%s: %s: %" PRId64 " frames, %" PRId64 " updates, version %" PRId64
-		        ", mean return %.2f over the last %d episodes, %.1f s%s\n",
-		        cli_prog, why ? why : "stopped by a signal", st->frames, st->updates,
-		        st->policy_version, st->nreturns ? st->mean_return : 0.0, st->nreturns,
-		        seed_learner_wall_time(L), where);
+	if (!quiet || rc) {
+		char line[4400];
+		seed_learner_summary(L, why, line, sizeof line);
+		fprintf(stderr, "%s: %s\n", cli_prog, line);
+	}
 	seed_metrics_close(&mx);
 	seed_chan_close(&uch);
 	seed_chan_close(&pch);

@@ -305,6 +305,45 @@ static void t_bad_files(void)
 	tmpdir_remove(dir);
 }
 
+/* seed_config_resolve: a preset or a base object, assignments in order
+ * (the last one wins), then the check; a failing step leaves c zeroed.
+ * seed_config_text: what --get and --print-config print. */
+static void t_resolve_and_text(void)
+{
+	char data[4096];
+	snprintf(data, sizeof data, "%s/tests/data/presets", srcdir());
+	const char *dirs[] = {data, NULL};
+	const char *sets[] = {"unroll_length=6", "optimizer.lr=0.25", "unroll_length=7"};
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(seed_config_resolve(NULL, "tiny", dirs, sets, 3, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.unroll_length == 7 && c.lr == 0.25);
+	char *t = seed_config_text(c.root, "unroll_length", &err);
+	CHECK(t && strcmp(t, "7") == 0);
+	free(t);
+	t = seed_config_text(c.root, "env", &err); /* a string as it is, no quotes */
+	CHECK(t && strcmp(t, c.env) == 0);
+	free(t);
+	t = seed_config_text(c.root, NULL, &err); /* the whole, indented and sorted */
+	CHECK(t && t[0] == '{' && strstr(t, "\n  \"") && strstr(t, "\"unroll_length\": 7"));
+	free(t);
+	CHECK(seed_config_text(c.root, "no.such", &err) == NULL && has(err.msg, "'no.such'"));
+	/* A base object (a checkpoint's config) is copied, not taken. */
+	json_t *base = json_deep_copy(c.root);
+	seed_config_free(&c);
+	CHECK(seed_config_resolve(base, "ignored-name", dirs, sets, 1, &c, &err) == 0);
+	CHECK(c.unroll_length == 6 && json_integer_value(json_object_get(base, "unroll_length")) == 7);
+	seed_config_free(&c);
+	json_decref(base);
+	/* Each step's error is reported; c is zeroed. */
+	const char *bad[] = {"optimizer.lr=-1"};
+	CHECK(seed_config_resolve(NULL, "tiny", dirs, bad, 1, &c, &err) == -SEED_EOPTION);
+	CHECK(has(err.msg, "'optimizer.lr'") && c.root == NULL);
+	const char *noeq[] = {"unroll_length"};
+	CHECK(seed_config_resolve(NULL, "tiny", dirs, noeq, 1, &c, &err) == -SEED_EOPTION && c.root == NULL);
+	CHECK(seed_config_resolve(NULL, "absent", dirs, NULL, 0, &c, &err) == -ENOENT && c.root == NULL);
+}
+
 int main(void)
 {
 	TAP_RUN(t_defaults_are_the_manuals);
@@ -315,5 +354,6 @@ int main(void)
 	TAP_RUN(t_set_refuses_bad_keys);
 	TAP_RUN(t_presets);
 	TAP_RUN(t_bad_files);
+	TAP_RUN(t_resolve_and_text);
 	return tap_done();
 }

@@ -138,6 +138,28 @@ static void t_from_fd(void)
 	json_decref(o);
 }
 
+/* "-" is standard output, which seed_metrics_close leaves open: stdout is
+ * pointed at a pipe for the test and put back after. */
+static void t_dash_is_stdout(void)
+{
+	int fds[2], saved = dup(1);
+	CHECK(saved >= 0 && pipe(fds) == 0 && dup2(fds[1], 1) == 1);
+	seed_metrics *m = NULL;
+	seed_err err;
+	json_t *o = SEED_METRICS_OBJ({"y", 2});
+	CHECK(seed_metrics_open("-", &m, &err) == 0 && m);
+	CHECK(seed_metrics_write(m, o, &err) == 0);
+	seed_metrics_close(&m);
+	CHECK(write(1, "", 0) == 0); /* not closed */
+	dup2(saved, 1);
+	close(saved);
+	close(fds[1]);
+	char buf[64] = {0};
+	CHECK(read(fds[0], buf, sizeof buf - 1) == 8 && strcmp(buf, "{\"y\":2}\n") == 0);
+	close(fds[0]);
+	json_decref(o);
+}
+
 /* Several processes append long lines to one file at once: every line
  * arrives whole, none is lost. */
 static void t_concurrent_lines_whole(void)
@@ -203,6 +225,7 @@ int main(void)
 	TAP_RUN(t_rejects_non_object);
 	TAP_RUN(t_open_errors_name_path);
 	TAP_RUN(t_from_fd);
+	TAP_RUN(t_dash_is_stdout);
 	TAP_RUN(t_concurrent_lines_whole);
 	tmpdir_remove(dir);
 	return tap_done();

@@ -24,6 +24,10 @@ struct seed_metrics {
 
 int seed_metrics_open(const char *path, seed_metrics **out, seed_err *err)
 {
+	if (strcmp(path, "-") == 0) {
+		*out = seed_metrics_from_fd(1);
+		return 0;
+	}
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return seed_err_set(err, -errno, "%s: cannot open for appending metrics: %s", path,

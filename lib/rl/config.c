@@ -51,6 +51,42 @@ int seed_config_load(const char *name, const char *const *dirs, json_t **root, s
 	                    *tried ? tried : "no directory");
 }
 
+int seed_config_resolve(const json_t *base, const char *name_or_path, const char *const *dirs,
+                        const char *const *sets, int nsets, seed_config *c, seed_err *err)
+{
+	memset(c, 0, sizeof *c);
+	json_t *root = NULL;
+	int rc = 0;
+	if (base && json_is_object(base))
+		root = json_deep_copy(base);
+	else if (base)
+		rc = seed_err_set(err, -SEED_EOPTION, "the checkpoint's configuration is not a JSON object");
+	else
+		rc = seed_config_load(name_or_path, dirs, &root, err);
+	for (int i = 0; rc == 0 && i < nsets; i++)
+		rc = seed_config_set(root, sets[i], err);
+	if (rc == 0)
+		rc = seed_config_parse(root, c, err);
+	if (rc)
+		json_decref(root);
+	return rc;
+}
+
+char *seed_config_text(json_t *root, const char *key, seed_err *err)
+{
+	json_t *v = key ? seed_config_get(root, key) : root;
+	if (!v) {
+		seed_err_set(err, -ENOENT, "the configuration has no key '%s'", key);
+		return NULL;
+	}
+	if (json_is_string(v))
+		return strcpy(seed_xmalloc(strlen(json_string_value(v)) + 1), json_string_value(v));
+	char *text = json_dumps(v, key ? JSON_COMPACT | JSON_ENCODE_ANY : JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!text)
+		seed_oom(0);
+	return text;
+}
+
 int seed_config_set(json_t *root, const char *assignment, seed_err *err)
 {
 	const char *eq = strchr(assignment, '=');

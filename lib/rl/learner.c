@@ -74,6 +74,16 @@ static double now_s(void)
 
 int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err)
 {
+	seed_env_spec probed;
+	if (!spec) {
+		seed_envs *probe;
+		int prc = seed_envs_new(&probe, cfg->env, cfg->env_options, 1, 0, err);
+		if (prc)
+			return prc;
+		probed = *seed_envs_spec(probe);
+		seed_envs_free(&probe);
+		spec = &probed;
+	}
 	seed_learner *L = seed_xcalloc(1, sizeof *L);
 	L->cfg = cfg;
 	L->spec = *spec;
@@ -590,6 +600,36 @@ const char *seed_learner_dir(const seed_learner *L)
 double seed_learner_wall_time(const seed_learner *L)
 {
 	return L->wall_before + (now_s() - L->wall0);
+}
+
+void seed_learner_progress(const seed_learner *L, const json_t *metrics, char *buf, size_t n)
+{
+	const seed_learner_status *st = &L->st;
+	snprintf(buf, n,
+	         "%" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
+	         " episodes), entropy %.3f, lag %.1f",
+	         st->frames, json_number_value(json_object_get(metrics, "fps")), st->updates,
+	         st->nreturns ? st->mean_return : 0.0, st->episodes, st->loss.entropy,
+	         json_number_value(json_object_get(metrics, "policy_lag")));
+}
+
+void seed_learner_summary(const seed_learner *L, const char *why, char *buf, size_t n)
+{
+	const seed_learner_status *st = &L->st;
+	int at = snprintf(buf, n,
+	                  "%s: %" PRId64 " frames, %" PRId64 " updates, version %" PRId64
+	                  ", mean return %.2f over the last %d episodes, %.1f s",
+	                  why ? why : "stopped by a signal", st->frames, st->updates, st->policy_version,
+	                  st->nreturns ? st->mean_return : 0.0, st->nreturns, seed_learner_wall_time(L));
+	if (at < 0 || (size_t)at >= n || !L->dir)
+		return;
+	if (st->saved_updates == st->updates)
+		snprintf(buf + at, n - (size_t)at, ", checkpoint in %s", L->dir);
+	else if (st->saved_updates < 0)
+		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds no checkpoint of this run", L->dir);
+	else
+		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds the checkpoint of update %" PRId64,
+		         L->dir, st->saved_updates);
 }
 
 json_t *seed_learner_metrics(seed_learner *L)

@@ -82,6 +82,21 @@ int seed_config_set(json_t *root, const char *assignment, seed_err *err);
  * is zeroed. */
 int seed_config_parse(json_t *root, seed_config *c, seed_err *err);
 
+/* A run's configuration in one call: a copy of base (a checkpoint's
+ * "config", borrowed) when base is not NULL, else the file or preset
+ * name_or_path (seed_config_load over dirs); then sets[0 .. nsets) applied
+ * in order (seed_config_set); then checked into c (seed_config_parse).
+ * Errors: those of the three steps, with their messages; c is zeroed and
+ * nothing is kept. */
+int seed_config_resolve(const json_t *base, const char *name_or_path, const char *const *dirs,
+                        const char *const *sets, int nsets, seed_config *c, seed_err *err);
+
+/* The text of the value at a dotted key of root (a string as it is, any
+ * other value as compact JSON), or with key NULL the whole configuration
+ * as indented JSON with sorted keys: what --get and --print-config print.
+ * A new string (free it), or NULL with -ENOENT in err for a missing key. */
+char *seed_config_text(json_t *root, const char *key, seed_err *err);
+
 /* The value at a dotted key of root ("optimizer.lr"), borrowed, or NULL. */
 json_t *seed_config_get(json_t *root, const char *key);
 

@@ -96,7 +96,9 @@ typedef struct seed_learner_batch {
 /* A learner for cfg (borrowed: it must outlive the learner) and
  * environments of spec: a model built from cfg->model and initialised from
  * cfg->seed, its optimizer, and a batch of cfg->batch_size unrolls of
- * cfg->unroll_length steps.  Errors: the model description or the optimizer
+ * cfg->unroll_length steps.  spec NULL: the spec of the environment that
+ * cfg names (cfg->env with cfg->env_options, made once to be asked).
+ * Errors: the environment, the model description or the optimizer
  * configuration is refused (the message says why). */
 int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err);
 
@@ -190,6 +192,19 @@ seed_model *seed_learner_model(seed_learner *L);
 double seed_learner_wall_time(const seed_learner *L);
 /* The run directory, or NULL before seed_learner_open_dir. */
 const char *seed_learner_dir(const seed_learner *L);
+
+/* The one-line account of a run that a program prints when it stops, into
+ * buf (n bytes, always terminated): "WHY: F frames, U updates, version V,
+ * mean return R over the last N episodes, S s" and then where the run is:
+ * ", checkpoint in DIR" when the last checkpoint holds every update, or
+ * "; NOT SAVED: DIR holds ..." when it does not (no directory: nothing).
+ * why NULL reads "stopped by a signal". */
+void seed_learner_summary(const seed_learner *L, const char *why, char *buf, size_t n);
+
+/* The live progress line of a run into buf (n bytes, always terminated):
+ * "F frames, X fps, U updates, return R (E episodes), entropy H, lag G",
+ * the rates and the lag from metrics (an object of seed_learner_metrics). */
+void seed_learner_progress(const seed_learner *L, const json_t *metrics, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

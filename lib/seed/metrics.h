@@ -25,7 +25,8 @@ typedef struct json_t json_t;
 typedef struct seed_metrics seed_metrics;
 
 /* Open path for appending (created with mode 0666 less the umask if
- * missing).  Negative errno, with a message naming path, on failure. */
+ * missing); "-" is standard output (as seed_metrics_from_fd(1)).  Negative
+ * errno, with a message naming path, on failure. */
 int seed_metrics_open(const char *path, seed_metrics **out, seed_err *err);
 
 /* Write to an already open descriptor instead (e.g. 1 for standard
