@@ -253,6 +253,23 @@ static const seed_opt *find_short(const seed_opts *spec, char c)
 	return NULL;
 }
 
+/* The value of option o that takes one: inline (not NULL) or else the next
+ * word, which then counts as an option word.  0, or -EINVAL with the
+ * message when the words ran out. */
+static int value_of(const seed_opt *o, const char *inline_value, int argc, char **argv, int *i, char **opts,
+                    int *nopts, const char **value, seed_err *err)
+{
+	if (inline_value) {
+		*value = inline_value;
+		return 0;
+	}
+	if (*i + 1 >= argc)
+		return seed_err_set(err, -EINVAL, "--%s: needs a value (%s)", o->name, arg_name(o));
+	*value = argv[++*i];
+	opts[(*nopts)++] = argv[*i];
+	return 0;
+}
+
 static int parse_words(const seed_opts *spec, int argc, char **argv, char **opts, int *nopts, char **ops,
                        int *nops, seed_err *err)
 {
@@ -278,19 +295,13 @@ static int parse_words(const seed_opts *spec, int argc, char **argv, char **opts
 			if (!o)
 				return -EINVAL;
 			const char *value = NULL;
-			if (!takes_arg(o)) {
-				if (eq)
-					return seed_err_set(err, -EINVAL, "--%s: takes no value", o->name);
-			} else if (eq) {
-				value = eq + 1;
-			} else if (i + 1 < argc) {
-				value = argv[++i];
-				opts[(*nopts)++] = argv[i];
-			} else {
-				return seed_err_set(err, -EINVAL, "--%s: needs a value (%s)", o->name,
-				                    arg_name(o));
-			}
-			int rc = store(o, value, err);
+			if (!takes_arg(o) && eq)
+				return seed_err_set(err, -EINVAL, "--%s: takes no value", o->name);
+			int rc = takes_arg(o) ? value_of(o, eq ? eq + 1 : NULL, argc, argv, &i, opts, nopts,
+			                                 &value, err)
+			                      : 0;
+			if (rc == 0)
+				rc = store(o, value, err);
 			if (rc)
 				return rc;
 			continue;
@@ -312,17 +323,10 @@ static int parse_words(const seed_opts *spec, int argc, char **argv, char **opts
 				store(o, NULL, err);
 				continue;
 			}
-			const char *value;
-			if (p[1]) {
-				value = p + 1;
-			} else if (i + 1 < argc) {
-				value = argv[++i];
-				opts[(*nopts)++] = argv[i];
-			} else {
-				return seed_err_set(err, -EINVAL, "--%s: needs a value (%s)", o->name,
-				                    arg_name(o));
-			}
-			int rc = store(o, value, err);
+			const char *value = NULL;
+			int rc = value_of(o, p[1] ? p + 1 : NULL, argc, argv, &i, opts, nopts, &value, err);
+			if (rc == 0)
+				rc = store(o, value, err);
 			if (rc)
 				return rc;
 			break;
