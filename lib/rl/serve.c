@@ -34,6 +34,7 @@ struct seed_serve {
 	seed_chan *actors, *unrolls, *params;
 	seed_sessions *ss;
 	seed_batcher *b;
+	seed_frame_decoder *dec; /* of requests and params: allocates nothing */
 	seed_rng rng;
 	seed_dtype batch_dtype; /* of the batch's observations */
 	/* the policy */
@@ -95,8 +96,12 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	int rc = seed_sessions_new(&ss, &so, err);
 	if (rc == 0)
 		rc = seed_batcher_new(&b, o->max_batch, o->timeout, err);
+	seed_frame_decoder *dec = NULL;
+	if (rc == 0 && (rc = seed_frame_decoder_new(&dec)) != 0)
+		seed_err_set(err, rc, "serve: cannot make a frame decoder");
 	if (rc) {
 		seed_sessions_free(&ss);
+		seed_batcher_free(&b);
 		return rc;
 	}
 	seed_serve *s = seed_xcalloc(1, sizeof *s);
@@ -106,6 +111,7 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	s->params = params;
 	s->ss = ss;
 	s->b = b;
+	s->dec = dec;
 	seed_rng_init(&s->rng, o->seed, 0x1f3);
 	seed_buf_init(&s->out);
 	*out = s;
@@ -119,6 +125,7 @@ void seed_serve_free(seed_serve **sp)
 	seed_serve *s = *sp;
 	seed_sessions_free(&s->ss);
 	seed_batcher_free(&s->b);
+	seed_frame_decoder_free(&s->dec);
 	seed_agent_free(&s->agent);
 	free(s->json);
 	free(s->staged);
@@ -366,7 +373,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	seed_err err;
 	seed_frame *f = &s->f;
 	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
-	int rc = seed_frame_decode(f, m->data, m->len, &err);
+	int rc = seed_frame_decoder_decode(s->dec, f, m->data, m->len, &err);
 	if (rc) {
 		send_error(s, m, NULL, 0, rc, err.msg, failed_type(err.msg));
 		return;
@@ -689,8 +696,8 @@ static void poll_params(seed_serve *s)
 	while (seed_chan_recv(s->params, &m, 0, &err) == 0) {
 		const char *json;
 		size_t len;
-		if (seed_frame_decode(&f, m.data, m.len, &err) != 0 || f.type != SEED_FRAME_PARAMS ||
-		    seed_frame_str(&f, "model", &json, &len) != 0) {
+		if (seed_frame_decoder_decode(s->dec, &f, m.data, m.len, &err) != 0 ||
+		    f.type != SEED_FRAME_PARAMS || seed_frame_str(&f, "model", &json, &len) != 0) {
 			warn(s, "dropped a frame on the parameter channel: %s",
 			     f.type == SEED_FRAME_INVALID
 			         ? err.msg
