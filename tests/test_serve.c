@@ -238,8 +238,10 @@ static void t_requests(void)
 
 /* T 2: steps 0..4 of one half of 2 envs make two unrolls of 3 steps, the
  * second starting with the first's last step (seq 2), and one episode frame
- * for the termination at seq 3, row 1.  A gap (seq 7 after 4) drops the
- * step in progress: seq 7, 8 do not complete an unroll. */
+ * for the termination at seq 3, row 1, just before that second unroll (the
+ * one holding seq 3).  A gap (seq 7 after 4) drops the step in progress:
+ * seq 7, 8 do not complete an unroll, and the episode that row 0 ends at
+ * seq 8 waits for the next unroll: seed_serve_flush pushes it. */
 static void t_unrolls(void)
 {
 	struct rig r;
@@ -248,17 +250,20 @@ static void t_unrolls(void)
 	seed_buf_init(&out);
 	seed_buf_init(&got);
 	const int64_t seqs[] = {0, 1, 2, 3, 4, 7, 8};
+	const int term[] = {-1, -1, -1, 1, -1, -1, 0};
 	for (int i = 0; i < 7; i++) {
-		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], seqs[i] == 3 ? 1 : -1);
+		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], term[i]);
 		CHECK(ask(&r, &out, &got));
 	}
 	int unrolls = 0, episodes = 0;
+	char order[8] = "";
 	seed_chan_msg m;
 	seed_err err;
-	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0 && strlen(order) < 7) {
 		seed_frame f;
 		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
 		if (f.type == SEED_FRAME_EPISODE) {
+			strcat(order, "e");
 			episodes++;
 			const seed_tensor *env = seed_frame_tensor(&f, "env");
 			int32_t e;
@@ -266,6 +271,7 @@ static void t_unrolls(void)
 			CHECK(env->shape[0] == 1 && e == 7 && seed_frame_int(&f, "actor", -1) == 4);
 			continue;
 		}
+		strcat(order, "u");
 		CHECK(f.type == SEED_FRAME_UNROLL);
 		const seed_tensor *obs = seed_frame_tensor(&f, "obs"), *env = seed_frame_tensor(&f, "env");
 		CHECK(obs->shape[0] == 2 && obs->shape[1] == 3);
@@ -282,15 +288,31 @@ static void t_unrolls(void)
 		unrolls++;
 	}
 	CHECK_MSG(unrolls == 2 && episodes == 1, "%d unrolls, %d episodes", unrolls, episodes);
-	CHECK(seed_serve_get_stats(r.s)->gaps == 1);
+	CHECK_MSG(strcmp(order, "ueu") == 0, "frames in the order %s, want ueu", order);
+	CHECK(seed_serve_get_stats(r.s)->gaps == 1 && seed_serve_get_stats(r.s)->episodes == 1);
+	/* The episode of seq 8 comes out with the flush, and only once. */
+	CHECK(seed_serve_flush(r.s) == 0);
+	CHECK(seed_serve_flush(r.s) == 0);
+	int flushed = 0;
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0 && f.type == SEED_FRAME_EPISODE);
+		const seed_tensor *env = seed_frame_tensor(&f, "env");
+		int32_t e;
+		memcpy(&e, env->data, 4);
+		CHECK(env->shape[0] == 1 && e == 6);
+		flushed++;
+	}
+	CHECK_MSG(flushed == 1, "%d episode frames flushed, want 1", flushed);
 	seed_buf_free(&out);
 	seed_buf_free(&got);
 	rig_close(&r);
 }
 
-/* A thousand step requests of two halves, with unrolls, taken one by one:
- * the taking
- * (decoding, the half's lookup, the batch, the unroll's step) allocates
+/* A thousand step requests of two halves, with unrolls and episodes (one
+ * row ends its episode at every step), taken one by one: the taking
+ * (decoding, the half's lookup, the batch, the unroll's step, the episodes
+ * gathered) allocates
  * nothing.  The answers and pushes go through ZeroMQ, which allocates its
  * messages: they are not counted. */
 static void t_no_allocation_per_request(void)
@@ -309,7 +331,7 @@ static void t_no_allocation_per_request(void)
 	long taken = 0, answered = 0;
 	for (int64_t seq = 0; seq < 1000; seq++)
 		for (int half = 0; half < 2; half++) {
-			step(&out, 3, seq, 4 * half, 4, 3, (float)seq, -1);
+			step(&out, 3, seq, 4 * half, 4, 3, (float)seq, (int)(seq % 4));
 			seed_chan_send(r.dealer, NULL, 0, out.data, out.len, false);
 			seed_chan_msg m;
 			seed_err err;
