@@ -558,3 +558,106 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 	}
 	return 0;
 }
+
+/* ---- the action frame, without a seed_frame ------------------------------ */
+
+/* The writers below emit what msgpack-c's packer does for the same calls:
+ * str of fewer than 32 bytes as fixstr, non-negative ints in their shortest
+ * form, bin with the shortest length. */
+static uint8_t *put_fixstr(uint8_t *p, const char *s, size_t n)
+{
+	*p++ = (uint8_t)(0xa0 | n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+static uint8_t *put_uint(uint8_t *p, uint64_t v)
+{
+	if (v < 128) {
+		*p++ = (uint8_t)v;
+		return p;
+	}
+	if (v < 256) {
+		*p++ = 0xcc;
+		return put_be(p, v, 1);
+	}
+	if (v < 65536) {
+		*p++ = 0xcd;
+		return put_be(p, v, 2);
+	}
+	if (v < ((uint64_t)1 << 32)) {
+		*p++ = 0xce;
+		return put_be(p, v, 4);
+	}
+	*p++ = 0xcf;
+	return put_be(p, v, 8);
+}
+
+#define PUT_NAME(p, lit) put_fixstr(p, lit, sizeof lit - 1)
+
+int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                             int64_t policy_version, const int32_t *action, int64_t K, seed_err *err)
+{
+	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
+	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4) {
+		/* Off the fast path: the frame's own checks say what is wrong. */
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ACTION);
+		seed_frame_set_int(&f, "run", run);
+		seed_frame_set_int(&f, "actor", actor);
+		seed_frame_set_int(&f, "seq", seq);
+		seed_frame_set_int(&f, "env0", env0);
+		seed_frame_set_int(&f, "policy_version", policy_version);
+		seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, SEED_DTYPE_I32, 1, &K));
+		return seed_frame_encode(&f, out, err);
+	}
+	size_t nbytes = 4 * (size_t)K;
+	/* 145 bytes at most before the data: names and headers, six ints of
+	 * 9 bytes at most, the bin's header of 5. */
+	seed_buf_reserve(out, 192 + nbytes);
+	uint8_t *p = out->data + out->len;
+	*p++ = 0x88; /* type, version and six fields */
+	p = PUT_NAME(p, "type");
+	p = PUT_NAME(p, "action");
+	p = PUT_NAME(p, "version");
+	p = put_uint(p, SEED_PROTOCOL_VERSION);
+	p = PUT_NAME(p, "run");
+	p = put_uint(p, run);
+	p = PUT_NAME(p, "actor");
+	p = put_uint(p, actor);
+	p = PUT_NAME(p, "seq");
+	p = put_uint(p, (uint64_t)seq);
+	p = PUT_NAME(p, "env0");
+	p = put_uint(p, (uint64_t)env0);
+	p = PUT_NAME(p, "policy_version");
+	p = put_uint(p, (uint64_t)policy_version);
+	p = PUT_NAME(p, "action");
+	*p++ = 0x83; /* dtype, shape, data */
+	p = PUT_NAME(p, "dtype");
+	p = PUT_NAME(p, "i32");
+	p = PUT_NAME(p, "shape");
+	*p++ = 0x91;
+	p = put_uint(p, (uint64_t)K);
+	p = PUT_NAME(p, "data");
+	if (nbytes < 256) {
+		*p++ = 0xc4;
+		p = put_be(p, nbytes, 1);
+	} else if (nbytes < 65536) {
+		*p++ = 0xc5;
+		p = put_be(p, nbytes, 2);
+	} else {
+		*p++ = 0xc6;
+		p = put_be(p, nbytes, 4);
+	}
+	memcpy(p, action, nbytes);
+	p += nbytes;
+	out->len = (size_t)(p - out->data);
+	return 0;
+}

@@ -667,17 +667,10 @@ int seed_serve_run(seed_serve *s, double now)
 			for (int k = 0; k < K; k++)
 				h->actions[k] =
 				    (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
-		int64_t K64 = K;
-		seed_frame f;
-		seed_frame_init(&f, SEED_FRAME_ACTION);
-		seed_frame_set_int(&f, "run", h->run);
-		seed_frame_set_int(&f, "actor", h->actor);
-		seed_frame_set_int(&f, "seq", h->last_seq);
-		seed_frame_set_int(&f, "env0", h->env0);
-		seed_frame_set_int(&f, "policy_version", version);
-		seed_frame_set_tensor(&f, "action", seed_tensor_view(h->actions, SEED_DTYPE_I32, 1, &K64));
+		/* Straight into the half's kept answer, no seed_frame built. */
 		seed_buf_reset(&h->reply);
-		if (seed_frame_encode(&f, &h->reply, NULL) == 0)
+		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
+		                             h->actions, K, NULL) == 0)
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
 		s->st.steps += K;
 		if (!h->unroll)
