@@ -609,6 +609,90 @@ static void t_encode_action(void)
 	seed_buf_free(&ref);
 }
 
+/* The msgpack forms seed_frame_encode picks, worked out by hand from the
+ * msgpack spec (the shortest form of each int; str headers by length; map
+ * headers by count): an error frame {code: v, message: s} is fixmap 4,
+ * then 'type' 'error' 'version' 1 'code' (26 bytes), then v, then
+ * 'message' and s. */
+static void t_encode_forms(void)
+{
+	static const struct {
+		int64_t v;
+		uint8_t bytes[9];
+		size_t n;
+	} ints[] = {
+	    {0, {0x00}, 1},
+	    {127, {0x7f}, 1},
+	    {128, {0xcc, 0x80}, 2},
+	    {255, {0xcc, 0xff}, 2},
+	    {256, {0xcd, 0x01, 0x00}, 3},
+	    {65535, {0xcd, 0xff, 0xff}, 3},
+	    {65536, {0xce, 0x00, 0x01, 0x00, 0x00}, 5},
+	    {4294967295LL, {0xce, 0xff, 0xff, 0xff, 0xff}, 5},
+	    {4294967296LL, {0xcf, 0, 0, 0, 0x01, 0, 0, 0, 0}, 9},
+	    {-1, {0xff}, 1},
+	    {-32, {0xe0}, 1},
+	    {-33, {0xd0, 0xdf}, 2},
+	    {-128, {0xd0, 0x80}, 2},
+	    {-129, {0xd1, 0xff, 0x7f}, 3},
+	    {-32768, {0xd1, 0x80, 0x00}, 3},
+	    {-32769, {0xd2, 0xff, 0xff, 0x7f, 0xff}, 5},
+	    {INT32_MIN, {0xd2, 0x80, 0x00, 0x00, 0x00}, 5},
+	    {(int64_t)INT32_MIN - 1, {0xd3, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff}, 9},
+	};
+	seed_buf b = {0};
+	seed_err err;
+	for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ERROR);
+		seed_frame_set_int(&f, "code", ints[k].v);
+		seed_frame_set_str(&f, "message", "m");
+		seed_buf_reset(&b);
+		CHECK(seed_frame_encode(&f, &b, &err) == 0);
+		CHECK_MSG(b.len == 26 + ints[k].n + 10 && b.data[0] == 0x84 &&
+		              memcmp(b.data + 26, ints[k].bytes, ints[k].n) == 0,
+		          "int %lld", (long long)ints[k].v);
+	}
+	/* str headers: fixstr below 32, str8 below 256, str16 below 65536. */
+	static const struct {
+		size_t len;
+		uint8_t hdr[3];
+		size_t n;
+	} strs[] = {{0, {0xa0}, 1},
+	            {31, {0xbf}, 1},
+	            {32, {0xd9, 0x20}, 2},
+	            {255, {0xd9, 0xff}, 2},
+	            {256, {0xda, 0x01, 0x00}, 3}};
+	char text[257];
+	memset(text, 'z', sizeof text);
+	for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++) {
+		text[strs[k].len] = '\0';
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ERROR);
+		seed_frame_set_int(&f, "code", 0);
+		seed_frame_set_str(&f, "message", text);
+		seed_buf_reset(&b);
+		CHECK(seed_frame_encode(&f, &b, &err) == 0);
+		CHECK_MSG(b.len == 35 + strs[k].n + strs[k].len &&
+		              memcmp(b.data + 35, strs[k].hdr, strs[k].n) == 0,
+		          "str of %zu", strs[k].len);
+		text[strs[k].len] = 'z';
+	}
+	/* code, message and 12 more: with type and version 16 entries, a map16
+	 * (de 00 10). */
+	static const char *names[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_ERROR);
+	seed_frame_set_int(&f, "code", 0);
+	seed_frame_set_str(&f, "message", "m");
+	for (int i = 0; i < 12; i++)
+		seed_frame_set_nil(&f, names[i]);
+	seed_buf_reset(&b);
+	CHECK(seed_frame_encode(&f, &b, &err) == 0);
+	CHECK(b.len > 3 && b.data[0] == 0xde && b.data[1] == 0 && b.data[2] == 16);
+	seed_buf_free(&b);
+}
+
 static void t_roundtrip_unroll(void)
 {
 	seed_frame f;
@@ -1327,6 +1411,7 @@ int main(void)
 	TAP_RUN(t_roundtrip_step);
 	TAP_RUN(t_roundtrip_action);
 	TAP_RUN(t_encode_action);
+	TAP_RUN(t_encode_forms);
 	TAP_RUN(t_roundtrip_unroll);
 	TAP_RUN(t_roundtrip_episode);
 	TAP_RUN(t_roundtrip_params);

@@ -10,6 +10,11 @@
  * an error) and refuses counts that cannot fit in the input, so a peer
  * cannot make msgpack-c allocate for a billion-entry array in a 5-byte
  * message.
+ *
+ * Encoding writes the bytes itself, straight into the caller's buffer
+ * after one reservation of a bound on the frame's size; it keeps
+ * msgpack-c's choice of forms (the shortest), so the bytes are those of
+ * the golden frames that Python's msgpack packed.
  */
 #include <errno.h>
 #include <msgpack.h>
@@ -468,109 +473,11 @@ int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *
 
 /* ---- encoding ------------------------------------------------------------ */
 
-static int append(void *data, const char *buf, size_t len)
-{
-	seed_buf_append(data, buf, len);
-	return 0;
-}
-
-static void pack_str(msgpack_packer *pk, const char *s, size_t n)
-{
-	msgpack_pack_str(pk, n);
-	if (n)
-		msgpack_pack_str_body(pk, s, n);
-}
-
-int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
-{
-	int rc = seed_frame_validate(f, err);
-	if (rc < 0)
-		return rc;
-
-	/* One allocation up front for the whole frame (when out is new). */
-	size_t estimate = 64;
-	for (int i = 0; i < f->nfields; i++) {
-		const seed_value *v = &f->fields[i].value;
-		estimate += 16 + f->fields[i].name_len;
-		if (v->kind == SEED_VALUE_STR)
-			estimate += v->u.str.len;
-		else if (v->kind == SEED_VALUE_TENSOR)
-			estimate += 96 + seed_tensor_nbytes(&v->u.tensor);
-	}
-	seed_buf_reserve(out, estimate);
-
-	size_t start = out->len;
-	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, append);
-	msgpack_pack_map(&pk, (size_t)f->nfields + 2);
-	pack_str(&pk, "type", 4);
-	const char *tn = seed_frame_type_name(f->type);
-	pack_str(&pk, tn, strlen(tn));
-	pack_str(&pk, "version", 7);
-	msgpack_pack_int64(&pk, f->version);
-	for (int i = 0; i < f->nfields; i++) {
-		const seed_field *fd = &f->fields[i];
-		const seed_value *v = &fd->value;
-		pack_str(&pk, fd->name, fd->name_len);
-		switch (v->kind) {
-		case SEED_VALUE_NIL:
-			msgpack_pack_nil(&pk);
-			break;
-		case SEED_VALUE_BOOL:
-			if (v->u.b)
-				msgpack_pack_true(&pk);
-			else
-				msgpack_pack_false(&pk);
-			break;
-		case SEED_VALUE_INT:
-			msgpack_pack_int64(&pk, v->u.i);
-			break;
-		case SEED_VALUE_FLOAT:
-			msgpack_pack_double(&pk, v->u.f);
-			break;
-		case SEED_VALUE_STR:
-			pack_str(&pk, v->u.str.ptr, v->u.str.len);
-			break;
-		case SEED_VALUE_TENSOR: {
-			const seed_tensor *t = &v->u.tensor;
-			const char *dn = seed_dtype_name(t->dtype);
-			size_t nbytes = seed_tensor_nbytes(t);
-			msgpack_pack_map(&pk, 3);
-			pack_str(&pk, "dtype", 5);
-			pack_str(&pk, dn, strlen(dn));
-			pack_str(&pk, "shape", 5);
-			msgpack_pack_array(&pk, (size_t)t->rank);
-			for (int d = 0; d < t->rank; d++)
-				msgpack_pack_int64(&pk, t->shape[d]);
-			pack_str(&pk, "data", 4);
-			msgpack_pack_bin(&pk, nbytes);
-			if (nbytes)
-				msgpack_pack_bin_body(&pk, t->data, nbytes);
-			break;
-		}
-		}
-	}
-	if (out->len - start > SEED_FRAME_MAX_BYTES) {
-		size_t n = out->len - start;
-		out->len = start;
-		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu",
-		                 n, SEED_FRAME_MAX_BYTES);
-	}
-	return 0;
-}
-
-/* ---- the action frame, without a seed_frame ------------------------------ */
-
-/* The writers below emit what msgpack-c's packer does for the same calls:
- * str of fewer than 32 bytes as fixstr, non-negative ints in their shortest
- * form, bin with the shortest length. */
-static uint8_t *put_fixstr(uint8_t *p, const char *s, size_t n)
-{
-	*p++ = (uint8_t)(0xa0 | n);
-	memcpy(p, s, n);
-	return p + n;
-}
-
+/* The writers emit what msgpack-c's packer does for the same calls (so the
+ * bytes are those of any msgpack library that packs shortest-first): ints
+ * in their shortest form, str, bin, array and map headers with the
+ * shortest length, floats as float64.  Each writes at p and returns the
+ * end; the caller has reserved the room. */
 static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
 {
 	for (int i = n - 1; i >= 0; i--)
@@ -600,7 +507,155 @@ static uint8_t *put_uint(uint8_t *p, uint64_t v)
 	return put_be(p, v, 8);
 }
 
-#define PUT_NAME(p, lit) put_fixstr(p, lit, sizeof lit - 1)
+static uint8_t *put_int(uint8_t *p, int64_t v)
+{
+	if (v >= -32) {
+		if (v >= 0)
+			return put_uint(p, (uint64_t)v);
+		*p++ = (uint8_t)v; /* negative fixint */
+		return p;
+	}
+	if (v >= -128) {
+		*p++ = 0xd0;
+		return put_be(p, (uint64_t)v, 1);
+	}
+	if (v >= -32768) {
+		*p++ = 0xd1;
+		return put_be(p, (uint64_t)v, 2);
+	}
+	if (v >= INT32_MIN) {
+		*p++ = 0xd2;
+		return put_be(p, (uint64_t)v, 4);
+	}
+	*p++ = 0xd3;
+	return put_be(p, (uint64_t)v, 8);
+}
+
+static uint8_t *put_double(uint8_t *p, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	*p++ = 0xcb;
+	return put_be(p, bits, 8);
+}
+
+/* A header of n: fix (n below fixmax, one byte fix | n), else the 8-bit
+ * form (tag8, 0 if none), the 16-bit (tag8 + 1) or the 32-bit (tag8 + 2),
+ * for str (0xa0, 32, 0xd9) and bin (-, 0, 0xc4); arrays and maps have no
+ * 8-bit form (tag16, tag16 + 1). */
+static uint8_t *put_len(uint8_t *p, size_t n, uint8_t fix, size_t fixmax, uint8_t tag8, uint8_t tag16)
+{
+	if (n < fixmax) {
+		*p++ = (uint8_t)(fix | n);
+		return p;
+	}
+	if (tag8 && n < 256) {
+		*p++ = tag8;
+		return put_be(p, n, 1);
+	}
+	if (n < 65536) {
+		*p++ = tag16;
+		return put_be(p, n, 2);
+	}
+	*p++ = (uint8_t)(tag16 + 1);
+	return put_be(p, n, 4);
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
+{
+	p = put_len(p, n, 0xa0, 32, 0xd9, 0xda);
+	if (n)
+		memcpy(p, s, n);
+	return p + n;
+}
+
+static uint8_t *put_bin(uint8_t *p, const void *data, size_t n)
+{
+	p = put_len(p, n, 0, 0, 0xc4, 0xc5);
+	if (n)
+		memcpy(p, data, n);
+	return p + n;
+}
+
+#define PUT_MAP(p, n) put_len(p, n, 0x80, 16, 0, 0xde)
+#define PUT_ARRAY(p, n) put_len(p, n, 0x90, 16, 0, 0xdc)
+
+int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
+{
+	int rc = seed_frame_validate(f, err);
+	if (rc < 0)
+		return rc;
+
+	/* Room for the whole frame, a bound: the map's header, type and
+	 * version take at most 36 bytes; a field's name at most 5 + its
+	 * length, a scalar value 9, a string 5 + its length, a tensor 87 + its
+	 * data (names and headers 32, the dtype 5, the shape 5 + 6 x 9, the
+	 * bin's header 5). */
+	size_t bound = 64;
+	for (int i = 0; i < f->nfields; i++) {
+		const seed_value *v = &f->fields[i].value;
+		bound += 16 + f->fields[i].name_len;
+		if (v->kind == SEED_VALUE_STR)
+			bound += v->u.str.len;
+		else if (v->kind == SEED_VALUE_TENSOR)
+			bound += 96 + seed_tensor_nbytes(&v->u.tensor);
+	}
+	seed_buf_reserve(out, bound);
+
+	uint8_t *start = out->data + out->len, *p = start;
+	p = PUT_MAP(p, (size_t)f->nfields + 2);
+	p = put_str(p, "type", 4);
+	const char *tn = seed_frame_type_name(f->type);
+	p = put_str(p, tn, strlen(tn));
+	p = put_str(p, "version", 7);
+	p = put_int(p, f->version);
+	for (int i = 0; i < f->nfields; i++) {
+		const seed_field *fd = &f->fields[i];
+		const seed_value *v = &fd->value;
+		p = put_str(p, fd->name, fd->name_len);
+		switch (v->kind) {
+		case SEED_VALUE_NIL:
+			*p++ = 0xc0;
+			break;
+		case SEED_VALUE_BOOL:
+			*p++ = v->u.b ? 0xc3 : 0xc2;
+			break;
+		case SEED_VALUE_INT:
+			p = put_int(p, v->u.i);
+			break;
+		case SEED_VALUE_FLOAT:
+			p = put_double(p, v->u.f);
+			break;
+		case SEED_VALUE_STR:
+			p = put_str(p, v->u.str.ptr, v->u.str.len);
+			break;
+		case SEED_VALUE_TENSOR: {
+			const seed_tensor *t = &v->u.tensor;
+			const char *dn = seed_dtype_name(t->dtype);
+			p = PUT_MAP(p, 3);
+			p = put_str(p, "dtype", 5);
+			p = put_str(p, dn, strlen(dn));
+			p = put_str(p, "shape", 5);
+			p = PUT_ARRAY(p, (size_t)t->rank);
+			for (int d = 0; d < t->rank; d++)
+				p = put_int(p, t->shape[d]);
+			p = put_str(p, "data", 4);
+			p = put_bin(p, t->data, seed_tensor_nbytes(t));
+			break;
+		}
+		}
+	}
+	size_t n = (size_t)(p - start);
+	if (n > SEED_FRAME_MAX_BYTES)
+		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu",
+		                 n, SEED_FRAME_MAX_BYTES);
+	out->len += n;
+	return 0;
+}
+
+/* ---- the action frame, without a seed_frame ------------------------------ */
+
+#define PUT_NAME(p, lit) put_str(p, lit, sizeof lit - 1)
 
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
                              int64_t policy_version, const int32_t *action, int64_t K, seed_err *err)
@@ -646,18 +701,7 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 	*p++ = 0x91;
 	p = put_uint(p, (uint64_t)K);
 	p = PUT_NAME(p, "data");
-	if (nbytes < 256) {
-		*p++ = 0xc4;
-		p = put_be(p, nbytes, 1);
-	} else if (nbytes < 65536) {
-		*p++ = 0xc5;
-		p = put_be(p, nbytes, 2);
-	} else {
-		*p++ = 0xc6;
-		p = put_be(p, nbytes, 4);
-	}
-	memcpy(p, action, nbytes);
-	p += nbytes;
+	p = put_bin(p, action, nbytes);
 	out->len = (size_t)(p - out->data);
 	return 0;
 }
