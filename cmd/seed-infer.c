@@ -193,6 +193,8 @@ int main(int argc, char **argv)
 		seed_serve_stats zero = {0};
 		report(seed_serve_get_stats(sv), &zero, cli_now() - start, true);
 	}
+	/* The episodes that ended after each half's last unroll. */
+	seed_serve_flush(sv);
 	seed_serve_free(&sv);
 	free(json);
 	seed_chan_close(&uch);

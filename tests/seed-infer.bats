@@ -60,6 +60,23 @@ teardown() {
 	grep -q "done: .* 14 steps" "$D/err"
 }
 
+@test "episodes go out with the next unroll of their half, and the rest when the server stops" {
+	seed-infer --bind "ipc://$D/s" --policy random --unrolls "$D/u.msgpack" --unroll-length 4 \
+		--stats-interval 0 --quiet &
+	INFER=$!
+	# Catch ends every episode after 9 steps: step frame 9 of each half (one
+	# env each) ends one, after the last whole unroll (frames 4..8).
+	seed-actor --env catch --envs 2 --steps 10 --connect "ipc://$D/s" --quiet
+	sleep 0.3
+	[ "$(seed-cat "$D/u.msgpack" | jq -s '[.[] | select(.type == "episode")] | length')" -eq 0 ]
+	kill -TERM $INFER
+	wait $INFER
+	INFER=
+	run sh -c "seed-cat '$D/u.msgpack' | jq -r .type | tr '\n' ' '"
+	[ "$output" = "unroll unroll unroll unroll episode episode " ]
+	[ "$(seed-cat "$D/u.msgpack" | jq -s -c '[.[] | select(.type == "episode") | .length.data[0]]')" = "[9,9]" ]
+}
+
 @test "--model CHECKPOINT serves a trained policy greedily" {
 	# A checkpoint from a short learner run on a recorded stream.
 	seed-infer --bind "ipc://$D/s" --policy random --unrolls "$D/u.msgpack" --unroll-length 16 \

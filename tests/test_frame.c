@@ -7,7 +7,9 @@
  * seed_frame_to_json.  The bad frames there are one named case each: the
  * error code and the parts of the message (frame type, field, what) must
  * match.  The rest builds frames with the API and round-trips them through
- * msgpack and JSON, comparing bit for bit.
+ * msgpack and JSON, comparing bit for bit; seed_frame_encode_action is
+ * checked against Python's bytes, bytes worked by hand and the generic
+ * encoder.
  */
 #include <fcntl.h>
 #include <jansson.h>
@@ -491,6 +493,204 @@ static void t_roundtrip_action(void)
 	seed_frame f;
 	build_action(&f);
 	roundtrip(&f);
+}
+
+/* seed_frame_encode_action: the bytes of Python's msgpack for the golden
+ * action frame (whose map holds more fields: its header differs, what
+ * follows up to the end of 'action' is the same), bytes worked out by hand
+ * for one small frame, and, at every boundary of msgpack's int and bin
+ * widths, the bytes of seed_frame_encode for the same fields. */
+static void action_frame(seed_frame *f, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                         int64_t version, const int32_t *a, int64_t *n)
+{
+	seed_frame_init(f, SEED_FRAME_ACTION);
+	seed_frame_set_int(f, "run", run);
+	seed_frame_set_int(f, "actor", actor);
+	seed_frame_set_int(f, "seq", seq);
+	seed_frame_set_int(f, "env0", env0);
+	seed_frame_set_int(f, "policy_version", version);
+	seed_frame_set_tensor(f, "action", seed_tensor_view((void *)a, SEED_DTYPE_I32, 1, n));
+}
+
+static void t_encode_action(void)
+{
+	seed_buf b = {0}, ref = {0};
+	seed_err err;
+	/* Python: {type, version, run 0, actor 0, seq 0, env0 0,
+	 * policy_version 0, action [1, 0, -7], and 11 more}: map16 of 19. */
+	const struct golden_frame *g = NULL;
+	for (size_t i = 0; i < sizeof golden_frames / sizeof golden_frames[0]; i++)
+		if (strcmp(golden_frames[i].name, "action") == 0)
+			g = &golden_frames[i];
+	const int32_t a3[3] = {1, 0, -7};
+	CHECK(g && seed_frame_encode_action(&b, 0, 0, 0, 0, 0, a3, 3, &err) == 0);
+	CHECK(g && g->bytes[0] == 0xde && g->bytes[1] == 0 && g->bytes[2] == 19 && b.data[0] == 0x88);
+	CHECK(g && g->len > b.len + 2 && memcmp(b.data + 1, g->bytes + 3, b.len - 1) == 0);
+
+	/* By hand: fixmap 8, fixstr names, 7 and 1 as fixints, seq 128 as
+	 * uint8 (cc 80), env0 0, version 2, action [5]: bin8 of 4 bytes. */
+	static const uint8_t hand[] = {
+	    0x88, 0xa4, 't',  'y',  'p',  'e',  0xa6, 'a', 'c',  't',  'i',  'o',  'n',  0xa7, 'v', 'e', 'r',
+	    's',  'i',  'o',  'n',  0x01, 0xa3, 'r',  'u', 'n',  0x07, 0xa5, 'a',  'c',  't',  'o', 'r', 0x01,
+	    0xa3, 's',  'e',  'q',  0xcc, 0x80, 0xa4, 'e', 'n',  'v',  '0',  0x00, 0xae, 'p',  'o', 'l', 'i',
+	    'c',  'y',  '_',  'v',  'e',  'r',  's',  'i', 'o',  'n',  0x02, 0xa6, 'a',  'c',  't', 'i', 'o',
+	    'n',  0x83, 0xa5, 'd',  't',  'y',  'p',  'e', 0xa3, 'i',  '3',  '2',  0xa5, 's',  'h', 'a', 'p',
+	    'e',  0x91, 0x01, 0xa4, 'd',  'a',  't',  'a', 0xc4, 0x04, 0x05, 0x00, 0x00, 0x00};
+	const int32_t five = 5;
+	seed_buf_reset(&b);
+	CHECK(seed_frame_encode_action(&b, 7, 1, 128, 0, 2, &five, 1, &err) == 0);
+	CHECK_MSG(b.len == sizeof hand && memcmp(b.data, hand, sizeof hand) == 0, "%zu bytes, want %zu",
+	          b.len, sizeof hand);
+
+	/* Every width of msgpack's uints and bins, against the generic path;
+	 * appended after what out holds. */
+	static const struct {
+		const char *name;
+		uint32_t run, actor;
+		int64_t seq;
+		int32_t env0;
+		int64_t version, n;
+	} cases[] = {
+	    {"zeros", 0, 0, 0, 0, 0, 1},
+	    {"fixint tops", 127, 127, 127, 127, 127, 63},
+	    {"uint8", 128, 255, 128, 255, 200, 64},
+	    {"uint16", 256, 65535, 256, 65535, 65535, 16383},
+	    {"uint32", 65536, UINT32_MAX, 65536, INT32_MAX, UINT32_MAX, 16384},
+	    {"uint64", 1, 2, (int64_t)1 << 32, 3, INT64_MAX, 5},
+	    {"seq at its top", UINT32_MAX, 0, INT64_MAX, 0, (int64_t)1 << 32, 2},
+	};
+	int32_t *acts = malloc(16384 * sizeof *acts);
+	for (int i = 0; i < 16384; i++)
+		acts[i] = (int32_t)(i * 2654435761u);
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		seed_frame f;
+		int64_t n = cases[k].n;
+		action_frame(&f, cases[k].run, cases[k].actor, cases[k].seq, cases[k].env0, cases[k].version,
+		             acts, &n);
+		seed_buf_reset(&ref);
+		seed_buf_append(&ref, "xy", 2);
+		CHECK(seed_frame_encode(&f, &ref, &err) == 0);
+		seed_buf_reset(&b);
+		seed_buf_append(&b, "xy", 2);
+		CHECK(seed_frame_encode_action(&b, cases[k].run, cases[k].actor, cases[k].seq, cases[k].env0,
+		                               cases[k].version, acts, n, &err) == 0);
+		CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0, "%s: %zu bytes, want %zu",
+		          cases[k].name, b.len, ref.len);
+	}
+
+	/* Refusals: the generic path's code and message, out unchanged. */
+	static const struct {
+		const char *name;
+		int64_t seq;
+		int32_t env0;
+		int64_t version, n;
+	} bad[] = {
+	    {"negative seq", -1, 0, 0, 2},
+	    {"negative env0", 0, -1, 0, 2},
+	    {"negative policy_version", 0, 0, -5, 2},
+	    {"no actions", 0, 0, 0, 0},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		seed_frame f;
+		int64_t n = bad[k].n;
+		action_frame(&f, 1, 2, bad[k].seq, bad[k].env0, bad[k].version, acts, &n);
+		seed_err e1 = {""}, e2 = {""};
+		int r1 = seed_frame_encode(&f, &ref, &e1);
+		seed_buf_reset(&b);
+		seed_buf_append(&b, "xy", 2);
+		int r2 =
+		    seed_frame_encode_action(&b, 1, 2, bad[k].seq, bad[k].env0, bad[k].version, acts, n, &e2);
+		CHECK_MSG(r1 == -SEED_EFRAME && r2 == r1, "%s: %d and %d", bad[k].name, r1, r2);
+		CHECK_MSG(strcmp(e1.msg, e2.msg) == 0, "%s: '%s' and '%s'", bad[k].name, e1.msg, e2.msg);
+		CHECK_MSG(b.len == 2, "%s: out changed", bad[k].name);
+	}
+	free(acts);
+	seed_buf_free(&b);
+	seed_buf_free(&ref);
+}
+
+/* The msgpack forms seed_frame_encode picks, worked out by hand from the
+ * msgpack spec (the shortest form of each int; str headers by length; map
+ * headers by count): an error frame {code: v, message: s} is fixmap 4,
+ * then 'type' 'error' 'version' 1 'code' (26 bytes), then v, then
+ * 'message' and s. */
+static void t_encode_forms(void)
+{
+	static const struct {
+		int64_t v;
+		uint8_t bytes[9];
+		size_t n;
+	} ints[] = {
+	    {0, {0x00}, 1},
+	    {127, {0x7f}, 1},
+	    {128, {0xcc, 0x80}, 2},
+	    {255, {0xcc, 0xff}, 2},
+	    {256, {0xcd, 0x01, 0x00}, 3},
+	    {65535, {0xcd, 0xff, 0xff}, 3},
+	    {65536, {0xce, 0x00, 0x01, 0x00, 0x00}, 5},
+	    {4294967295LL, {0xce, 0xff, 0xff, 0xff, 0xff}, 5},
+	    {4294967296LL, {0xcf, 0, 0, 0, 0x01, 0, 0, 0, 0}, 9},
+	    {-1, {0xff}, 1},
+	    {-32, {0xe0}, 1},
+	    {-33, {0xd0, 0xdf}, 2},
+	    {-128, {0xd0, 0x80}, 2},
+	    {-129, {0xd1, 0xff, 0x7f}, 3},
+	    {-32768, {0xd1, 0x80, 0x00}, 3},
+	    {-32769, {0xd2, 0xff, 0xff, 0x7f, 0xff}, 5},
+	    {INT32_MIN, {0xd2, 0x80, 0x00, 0x00, 0x00}, 5},
+	    {(int64_t)INT32_MIN - 1, {0xd3, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff}, 9},
+	};
+	seed_buf b = {0};
+	seed_err err;
+	for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ERROR);
+		seed_frame_set_int(&f, "code", ints[k].v);
+		seed_frame_set_str(&f, "message", "m");
+		seed_buf_reset(&b);
+		CHECK(seed_frame_encode(&f, &b, &err) == 0);
+		CHECK_MSG(b.len == 26 + ints[k].n + 10 && b.data[0] == 0x84 &&
+		              memcmp(b.data + 26, ints[k].bytes, ints[k].n) == 0,
+		          "int %lld", (long long)ints[k].v);
+	}
+	/* str headers: fixstr below 32, str8 below 256, str16 below 65536. */
+	static const struct {
+		size_t len;
+		uint8_t hdr[3];
+		size_t n;
+	} strs[] = {{0, {0xa0}, 1},
+	            {31, {0xbf}, 1},
+	            {32, {0xd9, 0x20}, 2},
+	            {255, {0xd9, 0xff}, 2},
+	            {256, {0xda, 0x01, 0x00}, 3}};
+	char text[257];
+	memset(text, 'z', sizeof text);
+	for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++) {
+		text[strs[k].len] = '\0';
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ERROR);
+		seed_frame_set_int(&f, "code", 0);
+		seed_frame_set_str(&f, "message", text);
+		seed_buf_reset(&b);
+		CHECK(seed_frame_encode(&f, &b, &err) == 0);
+		CHECK_MSG(b.len == 35 + strs[k].n + strs[k].len &&
+		              memcmp(b.data + 35, strs[k].hdr, strs[k].n) == 0,
+		          "str of %zu", strs[k].len);
+		text[strs[k].len] = 'z';
+	}
+	/* code, message and 12 more: with type and version 16 entries, a map16
+	 * (de 00 10). */
+	static const char *names[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_ERROR);
+	seed_frame_set_int(&f, "code", 0);
+	seed_frame_set_str(&f, "message", "m");
+	for (int i = 0; i < 12; i++)
+		seed_frame_set_nil(&f, names[i]);
+	seed_buf_reset(&b);
+	CHECK(seed_frame_encode(&f, &b, &err) == 0);
+	CHECK(b.len > 3 && b.data[0] == 0xde && b.data[1] == 0 && b.data[2] == 16);
+	seed_buf_free(&b);
 }
 
 static void t_roundtrip_unroll(void)
@@ -1210,6 +1410,8 @@ int main(void)
 	TAP_RUN(t_decode_zero_copy);
 	TAP_RUN(t_roundtrip_step);
 	TAP_RUN(t_roundtrip_action);
+	TAP_RUN(t_encode_action);
+	TAP_RUN(t_encode_forms);
 	TAP_RUN(t_roundtrip_unroll);
 	TAP_RUN(t_roundtrip_episode);
 	TAP_RUN(t_roundtrip_params);

@@ -2,15 +2,50 @@
  * the answer each must get (actions, the kept answer again, error frames
  * with the refused frame's type), then unroll assembly end to end: the
  * frames pushed for a half, their overlap and their identity.  The wanted
- * values follow from the protocol (seed-frames(7)), worked out below. */
+ * values follow from the protocol (seed-frames(7)), worked out below.
+ * Last, that a step request allocates nothing once the buffers have grown:
+ * the test counts this thread's malloc/calloc/realloc calls (glibc: its
+ * own definitions forward to __libc_*), as tests/test_frame_decoder.c
+ * does, but per thread, so that ZeroMQ's I/O threads do not count. */
 #include "seed/serve.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "seed/buf.h"
 #include "seed/frame.h"
 #include "tap.h"
+
+#ifdef __GLIBC__
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+static _Thread_local bool counting;
+static _Thread_local long allocations;
+
+void *malloc(size_t n)
+{
+	if (counting)
+		allocations++;
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	if (counting)
+		allocations++;
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	if (counting)
+		allocations++;
+	return __libc_realloc(p, n);
+}
+#endif
 
 struct rig {
 	void *ctx;
@@ -203,8 +238,10 @@ static void t_requests(void)
 
 /* T 2: steps 0..4 of one half of 2 envs make two unrolls of 3 steps, the
  * second starting with the first's last step (seq 2), and one episode frame
- * for the termination at seq 3, row 1.  A gap (seq 7 after 4) drops the
- * step in progress: seq 7, 8 do not complete an unroll. */
+ * for the termination at seq 3, row 1, just before that second unroll (the
+ * one holding seq 3).  A gap (seq 7 after 4) drops the step in progress:
+ * seq 7, 8 do not complete an unroll, and the episode that row 0 ends at
+ * seq 8 waits for the next unroll: seed_serve_flush pushes it. */
 static void t_unrolls(void)
 {
 	struct rig r;
@@ -213,17 +250,20 @@ static void t_unrolls(void)
 	seed_buf_init(&out);
 	seed_buf_init(&got);
 	const int64_t seqs[] = {0, 1, 2, 3, 4, 7, 8};
+	const int term[] = {-1, -1, -1, 1, -1, -1, 0};
 	for (int i = 0; i < 7; i++) {
-		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], seqs[i] == 3 ? 1 : -1);
+		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], term[i]);
 		CHECK(ask(&r, &out, &got));
 	}
 	int unrolls = 0, episodes = 0;
+	char order[8] = "";
 	seed_chan_msg m;
 	seed_err err;
-	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0 && strlen(order) < 7) {
 		seed_frame f;
 		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
 		if (f.type == SEED_FRAME_EPISODE) {
+			strcat(order, "e");
 			episodes++;
 			const seed_tensor *env = seed_frame_tensor(&f, "env");
 			int32_t e;
@@ -231,6 +271,7 @@ static void t_unrolls(void)
 			CHECK(env->shape[0] == 1 && e == 7 && seed_frame_int(&f, "actor", -1) == 4);
 			continue;
 		}
+		strcat(order, "u");
 		CHECK(f.type == SEED_FRAME_UNROLL);
 		const seed_tensor *obs = seed_frame_tensor(&f, "obs"), *env = seed_frame_tensor(&f, "env");
 		CHECK(obs->shape[0] == 2 && obs->shape[1] == 3);
@@ -247,15 +288,81 @@ static void t_unrolls(void)
 		unrolls++;
 	}
 	CHECK_MSG(unrolls == 2 && episodes == 1, "%d unrolls, %d episodes", unrolls, episodes);
-	CHECK(seed_serve_get_stats(r.s)->gaps == 1);
+	CHECK_MSG(strcmp(order, "ueu") == 0, "frames in the order %s, want ueu", order);
+	CHECK(seed_serve_get_stats(r.s)->gaps == 1 && seed_serve_get_stats(r.s)->episodes == 1);
+	/* The episode of seq 8 comes out with the flush, and only once. */
+	CHECK(seed_serve_flush(r.s) == 0);
+	CHECK(seed_serve_flush(r.s) == 0);
+	int flushed = 0;
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0 && f.type == SEED_FRAME_EPISODE);
+		const seed_tensor *env = seed_frame_tensor(&f, "env");
+		int32_t e;
+		memcpy(&e, env->data, 4);
+		CHECK(env->shape[0] == 1 && e == 6);
+		flushed++;
+	}
+	CHECK_MSG(flushed == 1, "%d episode frames flushed, want 1", flushed);
 	seed_buf_free(&out);
 	seed_buf_free(&got);
 	rig_close(&r);
+}
+
+/* A thousand step requests of two halves, with unrolls and episodes (one
+ * row ends its episode at every step), taken one by one: the taking
+ * (decoding, the half's lookup, the batch, the unroll's step, the episodes
+ * gathered) allocates
+ * nothing.  The answers and pushes go through ZeroMQ, which allocates its
+ * messages: they are not counted. */
+static void t_no_allocation_per_request(void)
+{
+#ifdef __GLIBC__
+	const char *preload = getenv("LD_PRELOAD");
+	if (preload && strstr(preload, "vgpreload")) {
+		printf("# under valgrind, which owns malloc: not counted\n");
+		return;
+	}
+	struct rig r;
+	rig_open(&r, "allocations", true, 4);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	long taken = 0, answered = 0;
+	for (int64_t seq = 0; seq < 1000; seq++)
+		for (int half = 0; half < 2; half++) {
+			step(&out, 3, seq, 4 * half, 4, 3, (float)seq, (int)(seq % 4));
+			seed_chan_send(r.dealer, NULL, 0, out.data, out.len, false);
+			seed_chan_msg m;
+			seed_err err;
+			if (seed_chan_recv(r.router, &m, 1000, &err) != 0)
+				continue;
+			/* The first steps grow the buffers: count from seq 10. */
+			long before = allocations;
+			counting = seq >= 10;
+			seed_serve_take(r.s, &m, seed_serve_now());
+			counting = false;
+			taken += allocations - before;
+			seed_serve_run(r.s, seed_serve_now());
+			answered += seed_chan_recv(r.dealer, &m, 1000, &err) == 0;
+			while (seed_chan_recv(r.pull, &m, 0, &err) == 0)
+				;
+		}
+	CHECK_MSG(answered == 2000, "%ld of 2000 requests answered", answered);
+	CHECK_MSG(taken == 0, "%ld allocations taking 1980 step requests", taken);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+#else
+	printf("# not glibc: allocations not counted\n");
+#endif
 }
 
 int main(void)
 {
 	TAP_RUN(t_requests);
 	TAP_RUN(t_unrolls);
+	TAP_RUN(t_no_allocation_per_request);
 	return tap_done();
 }

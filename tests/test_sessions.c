@@ -1,7 +1,7 @@
 /* test_sessions.c: seed_sessions, a table of cases: lookup through the hash
  * map at many sessions, the seq rules (step, resend, gap, two in flight),
  * layouts that change, the bounds and eviction order, idle expiry and which
- * halves a batch still waits for.  Expected values are worked out by hand
+ * halves a batch still waits for, the walk over the halves.  Expected values are worked out by hand
  * in the comments. */
 #include "seed/sessions.h"
 
@@ -132,9 +132,10 @@ static void t_bounds(void)
 	CHECK(seed_sessions_count(s) == 2);
 	seed_sessions_free(&s);
 
-	/* Bytes: one half of K rows holds its unroll plus its own part; a
-	 * bound below what one needs refuses it; a bound of two halves'
-	 * worth keeps two. */
+	/* Bytes: one half of K rows holds its unroll, an unroll's worth of
+	 * ended episodes (K T of 13 bytes: env, return, length, truncated)
+	 * plus its own part; a bound below what one needs refuses it; a bound
+	 * of two halves' worth keeps two. */
 	seed_unroll_layout l = lay(8);
 	l.T = 3;
 	l.overlap = 1;
@@ -143,12 +144,35 @@ static void t_bounds(void)
 	s = make(100, ub);
 	CHECK(get(s, 1, 0, 0, 8, 0, -E2BIG) == NULL);
 	seed_sessions_free(&s);
-	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 256));
+	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256));
 	get(s, 1, 0, 0, 8, 0, 1);
 	get(s, 1, 1, 0, 8, 0, 1);
-	CHECK(seed_sessions_bytes(s) == 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 256));
+	CHECK(seed_sessions_bytes(s) == 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256));
 	get(s, 1, 2, 0, 8, 0, 1);
 	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
+	seed_sessions_free(&s);
+}
+
+/* seed_sessions_next walks the halves from the most recently heard from:
+ * made at 0, 1, 2, then the first heard again at 3: order 0, 2, 1.  Each
+ * has room for K T = 2 x 3 episodes, none gathered yet. */
+static void t_next(void)
+{
+	seed_sessions *s = make(10, (size_t)1 << 30);
+	CHECK(seed_sessions_next(s, NULL) == NULL);
+	seed_session *h0 = get(s, 1, 0, 0, 2, 0.0, 1), *h1 = get(s, 1, 1, 0, 2, 1.0, 1),
+	             *h2 = get(s, 1, 2, 0, 2, 2.0, 1);
+	get(s, 1, 0, 0, 2, 3.0, 0);
+	const seed_session *want[] = {h0, h2, h1, NULL};
+	const seed_session *h = NULL;
+	for (int i = 0; i < 4; i++) {
+		h = seed_sessions_next(s, h);
+		CHECK_MSG(h == want[i], "session %d of the walk", i);
+		if (h)
+			CHECK(h->ep_cap == 6 && h->ep_n == 0);
+		if (!h)
+			break;
+	}
 	seed_sessions_free(&s);
 }
 
@@ -221,6 +245,7 @@ int main(void)
 	TAP_RUN(t_seq);
 	TAP_RUN(t_layout_change);
 	TAP_RUN(t_bounds);
+	TAP_RUN(t_next);
 	TAP_RUN(t_expire);
 	TAP_RUN(t_expected);
 	TAP_RUN(t_options);

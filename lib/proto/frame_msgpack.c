@@ -10,6 +10,11 @@
  * an error) and refuses counts that cannot fit in the input, so a peer
  * cannot make msgpack-c allocate for a billion-entry array in a 5-byte
  * message.
+ *
+ * Encoding writes the bytes itself, straight into the caller's buffer
+ * after one reservation of a bound on the frame's size; it keeps
+ * msgpack-c's choice of forms (the shortest), so the bytes are those of
+ * the golden frames that Python's msgpack packed.
  */
 #include <errno.h>
 #include <msgpack.h>
@@ -468,18 +473,112 @@ int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *
 
 /* ---- encoding ------------------------------------------------------------ */
 
-static int append(void *data, const char *buf, size_t len)
+/* The writers emit what msgpack-c's packer does for the same calls (so the
+ * bytes are those of any msgpack library that packs shortest-first): ints
+ * in their shortest form, str, bin, array and map headers with the
+ * shortest length, floats as float64.  Each writes at p and returns the
+ * end; the caller has reserved the room. */
+static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
 {
-	seed_buf_append(data, buf, len);
-	return 0;
+	for (int i = n - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
 }
 
-static void pack_str(msgpack_packer *pk, const char *s, size_t n)
+static uint8_t *put_uint(uint8_t *p, uint64_t v)
 {
-	msgpack_pack_str(pk, n);
-	if (n)
-		msgpack_pack_str_body(pk, s, n);
+	if (v < 128) {
+		*p++ = (uint8_t)v;
+		return p;
+	}
+	if (v < 256) {
+		*p++ = 0xcc;
+		return put_be(p, v, 1);
+	}
+	if (v < 65536) {
+		*p++ = 0xcd;
+		return put_be(p, v, 2);
+	}
+	if (v < ((uint64_t)1 << 32)) {
+		*p++ = 0xce;
+		return put_be(p, v, 4);
+	}
+	*p++ = 0xcf;
+	return put_be(p, v, 8);
 }
+
+static uint8_t *put_int(uint8_t *p, int64_t v)
+{
+	if (v >= -32) {
+		if (v >= 0)
+			return put_uint(p, (uint64_t)v);
+		*p++ = (uint8_t)v; /* negative fixint */
+		return p;
+	}
+	if (v >= -128) {
+		*p++ = 0xd0;
+		return put_be(p, (uint64_t)v, 1);
+	}
+	if (v >= -32768) {
+		*p++ = 0xd1;
+		return put_be(p, (uint64_t)v, 2);
+	}
+	if (v >= INT32_MIN) {
+		*p++ = 0xd2;
+		return put_be(p, (uint64_t)v, 4);
+	}
+	*p++ = 0xd3;
+	return put_be(p, (uint64_t)v, 8);
+}
+
+static uint8_t *put_double(uint8_t *p, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	*p++ = 0xcb;
+	return put_be(p, bits, 8);
+}
+
+/* A header of n: fix (n below fixmax, one byte fix | n), else the 8-bit
+ * form (tag8, 0 if none), the 16-bit (tag8 + 1) or the 32-bit (tag8 + 2),
+ * for str (0xa0, 32, 0xd9) and bin (-, 0, 0xc4); arrays and maps have no
+ * 8-bit form (tag16, tag16 + 1). */
+static uint8_t *put_len(uint8_t *p, size_t n, uint8_t fix, size_t fixmax, uint8_t tag8, uint8_t tag16)
+{
+	if (n < fixmax) {
+		*p++ = (uint8_t)(fix | n);
+		return p;
+	}
+	if (tag8 && n < 256) {
+		*p++ = tag8;
+		return put_be(p, n, 1);
+	}
+	if (n < 65536) {
+		*p++ = tag16;
+		return put_be(p, n, 2);
+	}
+	*p++ = (uint8_t)(tag16 + 1);
+	return put_be(p, n, 4);
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
+{
+	p = put_len(p, n, 0xa0, 32, 0xd9, 0xda);
+	if (n)
+		memcpy(p, s, n);
+	return p + n;
+}
+
+static uint8_t *put_bin(uint8_t *p, const void *data, size_t n)
+{
+	p = put_len(p, n, 0, 0, 0xc4, 0xc5);
+	if (n)
+		memcpy(p, data, n);
+	return p + n;
+}
+
+#define PUT_MAP(p, n) put_len(p, n, 0x80, 16, 0, 0xde)
+#define PUT_ARRAY(p, n) put_len(p, n, 0x90, 16, 0, 0xdc)
 
 int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 {
@@ -487,74 +586,122 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 	if (rc < 0)
 		return rc;
 
-	/* One allocation up front for the whole frame (when out is new). */
-	size_t estimate = 64;
+	/* Room for the whole frame, a bound: the map's header, type and
+	 * version take at most 36 bytes; a field's name at most 5 + its
+	 * length, a scalar value 9, a string 5 + its length, a tensor 87 + its
+	 * data (names and headers 32, the dtype 5, the shape 5 + 6 x 9, the
+	 * bin's header 5). */
+	size_t bound = 64;
 	for (int i = 0; i < f->nfields; i++) {
 		const seed_value *v = &f->fields[i].value;
-		estimate += 16 + f->fields[i].name_len;
+		bound += 16 + f->fields[i].name_len;
 		if (v->kind == SEED_VALUE_STR)
-			estimate += v->u.str.len;
+			bound += v->u.str.len;
 		else if (v->kind == SEED_VALUE_TENSOR)
-			estimate += 96 + seed_tensor_nbytes(&v->u.tensor);
+			bound += 96 + seed_tensor_nbytes(&v->u.tensor);
 	}
-	seed_buf_reserve(out, estimate);
+	seed_buf_reserve(out, bound);
 
-	size_t start = out->len;
-	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, append);
-	msgpack_pack_map(&pk, (size_t)f->nfields + 2);
-	pack_str(&pk, "type", 4);
+	uint8_t *start = out->data + out->len, *p = start;
+	p = PUT_MAP(p, (size_t)f->nfields + 2);
+	p = put_str(p, "type", 4);
 	const char *tn = seed_frame_type_name(f->type);
-	pack_str(&pk, tn, strlen(tn));
-	pack_str(&pk, "version", 7);
-	msgpack_pack_int64(&pk, f->version);
+	p = put_str(p, tn, strlen(tn));
+	p = put_str(p, "version", 7);
+	p = put_int(p, f->version);
 	for (int i = 0; i < f->nfields; i++) {
 		const seed_field *fd = &f->fields[i];
 		const seed_value *v = &fd->value;
-		pack_str(&pk, fd->name, fd->name_len);
+		p = put_str(p, fd->name, fd->name_len);
 		switch (v->kind) {
 		case SEED_VALUE_NIL:
-			msgpack_pack_nil(&pk);
+			*p++ = 0xc0;
 			break;
 		case SEED_VALUE_BOOL:
-			if (v->u.b)
-				msgpack_pack_true(&pk);
-			else
-				msgpack_pack_false(&pk);
+			*p++ = v->u.b ? 0xc3 : 0xc2;
 			break;
 		case SEED_VALUE_INT:
-			msgpack_pack_int64(&pk, v->u.i);
+			p = put_int(p, v->u.i);
 			break;
 		case SEED_VALUE_FLOAT:
-			msgpack_pack_double(&pk, v->u.f);
+			p = put_double(p, v->u.f);
 			break;
 		case SEED_VALUE_STR:
-			pack_str(&pk, v->u.str.ptr, v->u.str.len);
+			p = put_str(p, v->u.str.ptr, v->u.str.len);
 			break;
 		case SEED_VALUE_TENSOR: {
 			const seed_tensor *t = &v->u.tensor;
 			const char *dn = seed_dtype_name(t->dtype);
-			size_t nbytes = seed_tensor_nbytes(t);
-			msgpack_pack_map(&pk, 3);
-			pack_str(&pk, "dtype", 5);
-			pack_str(&pk, dn, strlen(dn));
-			pack_str(&pk, "shape", 5);
-			msgpack_pack_array(&pk, (size_t)t->rank);
+			p = PUT_MAP(p, 3);
+			p = put_str(p, "dtype", 5);
+			p = put_str(p, dn, strlen(dn));
+			p = put_str(p, "shape", 5);
+			p = PUT_ARRAY(p, (size_t)t->rank);
 			for (int d = 0; d < t->rank; d++)
-				msgpack_pack_int64(&pk, t->shape[d]);
-			pack_str(&pk, "data", 4);
-			msgpack_pack_bin(&pk, nbytes);
-			if (nbytes)
-				msgpack_pack_bin_body(&pk, t->data, nbytes);
+				p = put_int(p, t->shape[d]);
+			p = put_str(p, "data", 4);
+			p = put_bin(p, t->data, seed_tensor_nbytes(t));
 			break;
 		}
 		}
 	}
-	if (out->len - start > SEED_FRAME_MAX_BYTES) {
-		size_t n = out->len - start;
-		out->len = start;
+	size_t n = (size_t)(p - start);
+	if (n > SEED_FRAME_MAX_BYTES)
 		return frame_err(err, -SEED_EFRAME, f->type, NULL, 0, "encoded in %zu bytes, more than %zu",
 		                 n, SEED_FRAME_MAX_BYTES);
+	out->len += n;
+	return 0;
+}
+
+/* ---- the action frame, without a seed_frame ------------------------------ */
+
+#define PUT_NAME(p, lit) put_str(p, lit, sizeof lit - 1)
+
+int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                             int64_t policy_version, const int32_t *action, int64_t K, seed_err *err)
+{
+	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
+	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4) {
+		/* Off the fast path: the frame's own checks say what is wrong. */
+		seed_frame f;
+		seed_frame_init(&f, SEED_FRAME_ACTION);
+		seed_frame_set_int(&f, "run", run);
+		seed_frame_set_int(&f, "actor", actor);
+		seed_frame_set_int(&f, "seq", seq);
+		seed_frame_set_int(&f, "env0", env0);
+		seed_frame_set_int(&f, "policy_version", policy_version);
+		seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, SEED_DTYPE_I32, 1, &K));
+		return seed_frame_encode(&f, out, err);
 	}
+	size_t nbytes = 4 * (size_t)K;
+	/* 145 bytes at most before the data: names and headers, six ints of
+	 * 9 bytes at most, the bin's header of 5. */
+	seed_buf_reserve(out, 192 + nbytes);
+	uint8_t *p = out->data + out->len;
+	*p++ = 0x88; /* type, version and six fields */
+	p = PUT_NAME(p, "type");
+	p = PUT_NAME(p, "action");
+	p = PUT_NAME(p, "version");
+	p = put_uint(p, SEED_PROTOCOL_VERSION);
+	p = PUT_NAME(p, "run");
+	p = put_uint(p, run);
+	p = PUT_NAME(p, "actor");
+	p = put_uint(p, actor);
+	p = PUT_NAME(p, "seq");
+	p = put_uint(p, (uint64_t)seq);
+	p = PUT_NAME(p, "env0");
+	p = put_uint(p, (uint64_t)env0);
+	p = PUT_NAME(p, "policy_version");
+	p = put_uint(p, (uint64_t)policy_version);
+	p = PUT_NAME(p, "action");
+	*p++ = 0x83; /* dtype, shape, data */
+	p = PUT_NAME(p, "dtype");
+	p = PUT_NAME(p, "i32");
+	p = PUT_NAME(p, "shape");
+	*p++ = 0x91;
+	p = put_uint(p, (uint64_t)K);
+	p = PUT_NAME(p, "data");
+	p = put_bin(p, action, nbytes);
+	out->len = (size_t)(p - out->data);
 	return 0;
 }

@@ -34,6 +34,7 @@ struct seed_serve {
 	seed_chan *actors, *unrolls, *params;
 	seed_sessions *ss;
 	seed_batcher *b;
+	seed_frame_decoder *dec; /* of requests and params: allocates nothing */
 	seed_rng rng;
 	seed_dtype batch_dtype; /* of the batch's observations */
 	/* the policy */
@@ -51,11 +52,6 @@ struct seed_serve {
 	unsigned char *conv; /* a request's observations and final ones, converted */
 	size_t cap_conv;
 	size_t cap_rows, cap_logits, cap_final, cap_req;
-	/* scratch for episode frames, grown to the largest K */
-	int32_t *ep_env, *ep_len;
-	float *ep_ret;
-	uint8_t *ep_trunc;
-	size_t cap_ep;
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
@@ -95,8 +91,12 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	int rc = seed_sessions_new(&ss, &so, err);
 	if (rc == 0)
 		rc = seed_batcher_new(&b, o->max_batch, o->timeout, err);
+	seed_frame_decoder *dec = NULL;
+	if (rc == 0 && (rc = seed_frame_decoder_new(&dec)) != 0)
+		seed_err_set(err, rc, "serve: cannot make a frame decoder");
 	if (rc) {
 		seed_sessions_free(&ss);
+		seed_batcher_free(&b);
 		return rc;
 	}
 	seed_serve *s = seed_xcalloc(1, sizeof *s);
@@ -106,6 +106,7 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	s->params = params;
 	s->ss = ss;
 	s->b = b;
+	s->dec = dec;
 	seed_rng_init(&s->rng, o->seed, 0x1f3);
 	seed_buf_init(&s->out);
 	*out = s;
@@ -119,6 +120,7 @@ void seed_serve_free(seed_serve **sp)
 	seed_serve *s = *sp;
 	seed_sessions_free(&s->ss);
 	seed_batcher_free(&s->b);
+	seed_frame_decoder_free(&s->dec);
 	seed_agent_free(&s->agent);
 	free(s->json);
 	free(s->staged);
@@ -127,10 +129,6 @@ void seed_serve_free(seed_serve **sp)
 	free(s->final_values);
 	free(s->failed);
 	free(s->conv);
-	free(s->ep_env);
-	free(s->ep_len);
-	free(s->ep_ret);
-	free(s->ep_trunc);
 	seed_buf_free(&s->out);
 	free(s);
 	*sp = NULL;
@@ -254,46 +252,60 @@ void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const ch
 	send_error(s, m, NULL, 0, code, msg, NULL);
 }
 
-/* An episode frame for the episodes that ended at this step of h. */
-static int send_episodes(seed_serve *s, const seed_session *h, const seed_frame *f)
+/* Send the episodes gathered in h as one episode frame, and forget them. */
+static int send_episodes(seed_serve *s, seed_session *h)
+{
+	if (h->ep_n == 0)
+		return 0;
+	int64_t N = (int64_t)h->ep_n;
+	seed_frame e;
+	seed_frame_init(&e, SEED_FRAME_EPISODE);
+	seed_frame_set_int(&e, "run", h->run);
+	seed_frame_set_int(&e, "actor", h->actor);
+	seed_frame_set_tensor(&e, "env", seed_tensor_view(h->ep_env, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&e, "return", seed_tensor_view(h->ep_ret, SEED_DTYPE_F32, 1, &N));
+	seed_frame_set_tensor(&e, "length", seed_tensor_view(h->ep_len, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&e, "truncated", seed_tensor_view(h->ep_trunc, SEED_DTYPE_U8, 1, &N));
+	seed_buf_reset(&s->out);
+	int rc = seed_frame_encode(&e, &s->out, NULL);
+	if (rc == 0)
+		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
+	s->st.episodes += (int64_t)h->ep_n;
+	h->ep_n = 0;
+	return rc;
+}
+
+/* Gather the episodes that ended at this step of h.  They go out in one
+ * frame just before h's next unroll frame (one frame per unroll instead of
+ * one per step with an ended episode: pushes are the loop's cost), or
+ * sooner when another step's worth might not fit. */
+static void gather_episodes(seed_serve *s, seed_session *h, const seed_frame *f)
 {
 	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
 	              *tr = seed_frame_tensor(f, "truncated")->data;
 	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
 	              *len = seed_frame_tensor(f, "ep_length")->data;
-	int K = h->layout.rows, n = 0;
-	if ((size_t)K > s->cap_ep) {
-		s->cap_ep = 2 * (size_t)K;
-		s->ep_env = seed_xrealloc(s->ep_env, s->cap_ep * 4);
-		s->ep_len = seed_xrealloc(s->ep_len, s->cap_ep * 4);
-		s->ep_ret = seed_xrealloc(s->ep_ret, s->cap_ep * 4);
-		s->ep_trunc = seed_xrealloc(s->ep_trunc, s->cap_ep);
-	}
+	int K = h->layout.rows;
+	if (h->ep_n + (size_t)K > h->ep_cap)
+		send_episodes(s, h);
 	for (int b = 0; b < K; b++) {
 		if (!(te[b] || tr[b]))
 			continue;
-		s->ep_env[n] = h->env[b];
-		memcpy(&s->ep_ret[n], ret + 4 * (size_t)b, 4);
-		memcpy(&s->ep_len[n], len + 4 * (size_t)b, 4);
-		s->ep_trunc[n] = tr[b] && !te[b];
-		n++;
+		size_t n = h->ep_n++;
+		h->ep_env[n] = h->env[b];
+		memcpy(&h->ep_ret[n], ret + 4 * (size_t)b, 4);
+		memcpy(&h->ep_len[n], len + 4 * (size_t)b, 4);
+		h->ep_trunc[n] = tr[b] && !te[b];
 	}
-	if (n == 0)
-		return 0;
-	int64_t N = n;
-	seed_frame e;
-	seed_frame_init(&e, SEED_FRAME_EPISODE);
-	seed_frame_set_int(&e, "run", h->run);
-	seed_frame_set_int(&e, "actor", h->actor);
-	seed_frame_set_tensor(&e, "env", seed_tensor_view(s->ep_env, SEED_DTYPE_I32, 1, &N));
-	seed_frame_set_tensor(&e, "return", seed_tensor_view(s->ep_ret, SEED_DTYPE_F32, 1, &N));
-	seed_frame_set_tensor(&e, "length", seed_tensor_view(s->ep_len, SEED_DTYPE_I32, 1, &N));
-	seed_frame_set_tensor(&e, "truncated", seed_tensor_view(s->ep_trunc, SEED_DTYPE_U8, 1, &N));
-	seed_buf_reset(&s->out);
-	int rc = seed_frame_encode(&e, &s->out, NULL);
-	if (rc == 0)
-		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
-	s->st.episodes += n;
+}
+
+int seed_serve_flush(seed_serve *s)
+{
+	int rc = 0;
+	for (seed_session *h = seed_sessions_next(s->ss, NULL); h; h = seed_sessions_next(s->ss, h)) {
+		int e = send_episodes(s, h);
+		rc = rc ? rc : e;
+	}
 	return rc;
 }
 
@@ -366,7 +378,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	seed_err err;
 	seed_frame *f = &s->f;
 	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
-	int rc = seed_frame_decode(f, m->data, m->len, &err);
+	int rc = seed_frame_decoder_decode(s->dec, f, m->data, m->len, &err);
 	if (rc) {
 		send_error(s, m, NULL, 0, rc, err.msg, failed_type(err.msg));
 		return;
@@ -488,7 +500,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
 		                        seed_frame_tensor(f, "terminated")->data,
 		                        seed_frame_tensor(f, "truncated")->data);
-		send_episodes(s, h, f);
+		gather_episodes(s, h, f);
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
@@ -599,11 +611,13 @@ static void act(seed_serve *s)
 	}
 }
 
-/* Push h's full unroll and start its next one. */
+/* Push h's full unroll, after the episodes gathered until its last step,
+ * and start its next one. */
 static int send_unroll(seed_serve *s, seed_session *h)
 {
 	seed_frame f;
 	seed_err err;
+	int erc = send_episodes(s, h);
 	int rc = seed_unroll_frame(h->unroll, &f, h->run, h->actor, h->env);
 	seed_buf_reset(&s->out);
 	if (rc == 0)
@@ -616,7 +630,7 @@ static int send_unroll(seed_serve *s, seed_session *h)
 		s->st.unroll_bytes += (int64_t)s->out.len;
 	}
 	seed_unroll_next(h->unroll);
-	return rc;
+	return rc ? rc : erc;
 }
 
 int seed_serve_run(seed_serve *s, double now)
@@ -653,17 +667,10 @@ int seed_serve_run(seed_serve *s, double now)
 			for (int k = 0; k < K; k++)
 				h->actions[k] =
 				    (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
-		int64_t K64 = K;
-		seed_frame f;
-		seed_frame_init(&f, SEED_FRAME_ACTION);
-		seed_frame_set_int(&f, "run", h->run);
-		seed_frame_set_int(&f, "actor", h->actor);
-		seed_frame_set_int(&f, "seq", h->last_seq);
-		seed_frame_set_int(&f, "env0", h->env0);
-		seed_frame_set_int(&f, "policy_version", version);
-		seed_frame_set_tensor(&f, "action", seed_tensor_view(h->actions, SEED_DTYPE_I32, 1, &K64));
+		/* Straight into the half's kept answer, no seed_frame built. */
 		seed_buf_reset(&h->reply);
-		if (seed_frame_encode(&f, &h->reply, NULL) == 0)
+		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
+		                             h->actions, K, NULL) == 0)
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
 		s->st.steps += K;
 		if (!h->unroll)
@@ -689,8 +696,8 @@ static void poll_params(seed_serve *s)
 	while (seed_chan_recv(s->params, &m, 0, &err) == 0) {
 		const char *json;
 		size_t len;
-		if (seed_frame_decode(&f, m.data, m.len, &err) != 0 || f.type != SEED_FRAME_PARAMS ||
-		    seed_frame_str(&f, "model", &json, &len) != 0) {
+		if (seed_frame_decoder_decode(s->dec, &f, m.data, m.len, &err) != 0 ||
+		    f.type != SEED_FRAME_PARAMS || seed_frame_str(&f, "model", &json, &len) != 0) {
 			warn(s, "dropped a frame on the parameter channel: %s",
 			     f.type == SEED_FRAME_INVALID
 			         ? err.msg

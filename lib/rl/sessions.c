@@ -85,6 +85,10 @@ static void release(seed_session *h)
 	seed_buf_free(&h->reply);
 	free(h->actions);
 	free(h->env);
+	free(h->ep_env);
+	free(h->ep_len);
+	free(h->ep_ret);
+	free(h->ep_trunc);
 	seed_unroll_free(&h->unroll);
 }
 
@@ -160,7 +164,9 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 	/* The answer: the actions twice (the array and the encoded frame) and
 	 * the frame's fixed part. */
 	size_t own = sizeof(seed_session) + 3 * 4 * (size_t)l->rows + 256;
-	return s->o.unrolls ? own + ub : own;
+	/* With unrolls, an unroll's worth of ended episodes: 13 bytes each. */
+	size_t eps = 13 * (size_t)l->rows * (size_t)full->T;
+	return s->o.unrolls ? own + ub + eps : own;
 }
 
 /* Free room for one more session of `need` bytes: evict the longest idle
@@ -194,7 +200,15 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 		int rc = seed_unroll_new(&h->unroll, full, err);
 		if (rc)
 			return rc;
+		/* Every env ends at most one episode per step. */
+		size_t cap = (size_t)full->rows * (size_t)full->T;
+		h->ep_env = seed_xmalloc(cap * sizeof *h->ep_env);
+		h->ep_len = seed_xmalloc(cap * sizeof *h->ep_len);
+		h->ep_ret = seed_xmalloc(cap * sizeof *h->ep_ret);
+		h->ep_trunc = seed_xmalloc(cap);
+		h->ep_cap = cap;
 	}
+	h->ep_n = 0;
 	h->layout = *full;
 	h->obs_bytes = seed_dtype_size(full->obs_dtype);
 	for (int i = 0; i < full->obs_rank; i++)
@@ -318,6 +332,11 @@ size_t seed_sessions_expected(const seed_sessions *s, double now, double window)
 			n++;
 	}
 	return n;
+}
+
+seed_session *seed_sessions_next(const seed_sessions *s, const seed_session *h)
+{
+	return h ? h->older : s->newest;
 }
 
 size_t seed_sessions_count(const seed_sessions *s)

@@ -137,14 +137,26 @@ static unsigned char *cell(const seed_unroll *u, int i, int b, int t)
 void seed_unroll_record_step(seed_unroll *u, const void *obs, const void *reward, const uint8_t *terminated,
                              const uint8_t *truncated)
 {
+	/* Row by row down the column of step t: each field's cell of row b + 1
+	 * is L cells after that of row b (walked with pointers, not cell()). */
 	const unsigned char *o = obs, *r = reward;
-	int t = u->pos;
-	for (int b = 0; b < u->layout.rows; b++) {
-		memcpy(cell(u, SEED_UNROLL_OBS, b, t), o + (size_t)b * u->obs_bytes, u->obs_bytes);
-		memcpy(cell(u, SEED_UNROLL_REWARD, b, t), r + 4 * (size_t)b, 4);
-		*cell(u, SEED_UNROLL_TERMINATED, b, t) = terminated[b];
-		*cell(u, SEED_UNROLL_TRUNCATED, b, t) = truncated[b];
-		memset(cell(u, SEED_UNROLL_FINAL_VALUE, b, t), 0, sizeof(float));
+	int t = u->pos, B = u->layout.rows;
+	size_t L = (size_t)u->steps, ob = u->obs_bytes;
+	unsigned char *co = cell(u, SEED_UNROLL_OBS, 0, t), *cr = cell(u, SEED_UNROLL_REWARD, 0, t),
+	              *cte = cell(u, SEED_UNROLL_TERMINATED, 0, t),
+	              *ctr = cell(u, SEED_UNROLL_TRUNCATED, 0, t),
+	              *cf = cell(u, SEED_UNROLL_FINAL_VALUE, 0, t);
+	for (int b = 0; b < B; b++) {
+		memcpy(co, o + (size_t)b * ob, ob);
+		memcpy(cr, r + 4 * (size_t)b, 4);
+		*cte = terminated[b];
+		*ctr = truncated[b];
+		memset(cf, 0, sizeof(float));
+		co += L * ob;
+		cr += L * 4;
+		cte += L;
+		ctr += L;
+		cf += L * sizeof(float);
 	}
 }
 
@@ -157,15 +169,20 @@ bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const floa
                                const float *state)
 {
 	int t = u->pos, B = u->layout.rows;
-	size_t lb = u->elem_bytes[SEED_UNROLL_LOGITS];
+	size_t lb = u->elem_bytes[SEED_UNROLL_LOGITS], L = (size_t)u->steps;
+	unsigned char *ca = cell(u, SEED_UNROLL_ACTION, 0, t),
+	              *cv = cell(u, SEED_UNROLL_POLICY_VERSION, 0, t),
+	              *cl = cell(u, SEED_UNROLL_LOGITS, 0, t);
 	for (int b = 0; b < B; b++) {
-		memcpy(cell(u, SEED_UNROLL_ACTION, b, t), &action[b], 4);
-		memcpy(cell(u, SEED_UNROLL_POLICY_VERSION, b, t), &version, 4);
+		memcpy(ca, &action[b], 4);
+		memcpy(cv, &version, 4);
 		if (logits)
-			memcpy(cell(u, SEED_UNROLL_LOGITS, b, t),
-			       logits + (size_t)b * (size_t)u->layout.num_actions, lb);
+			memcpy(cl, logits + (size_t)b * (size_t)u->layout.num_actions, lb);
 		else
-			memset(cell(u, SEED_UNROLL_LOGITS, b, t), 0, lb);
+			memset(cl, 0, lb);
+		ca += L * 4;
+		cv += L * 4;
+		cl += L * lb;
 	}
 	/* Keep the state of the step that is step 0 now or will be step 0 of
 	 * the next unroll. */

@@ -8,6 +8,11 @@
  * ROUTER channel and hands each to seed_serve_take; runs the batch when
  * seed_serve_ready says so; and feeds parameters to seed_serve_policy.
  *
+ * Episodes: the episodes a half ends are gathered and pushed in one
+ * episode frame just before that half's next unroll frame (seed_serve_flush
+ * pushes what is left); a half forgotten before its next unroll (expired,
+ * evicted, remade for another layout) loses them with its unroll.
+ *
  * Every request gets an answer: an action frame, the kept answer again for
  * a resent request, or an error frame saying what was wrong (with the
  * frame's type when it is known).  Bad frames are counted and reported
@@ -115,6 +120,12 @@ bool seed_serve_ready(const seed_serve *s, double now);
  * it completed.  Errors: those of pushing on the unrolls channel (-EINTR
  * when its stop flag was raised while blocked there). */
 int seed_serve_run(seed_serve *s, double now);
+
+/* Push the episodes every half has gathered since its last unroll frame
+ * (they go out just before a half's next unroll frame): call it before
+ * freeing a service whose actors are done.  Errors: those of pushing, the
+ * first one (the other halves are still flushed). */
+int seed_serve_flush(seed_serve *s);
 
 /* One turn of the service's loop: receive one message (waiting at most
  * wait_ms while no batch is open, not at all while one is) and take it;

@@ -53,7 +53,14 @@ typedef struct seed_session {
 	int32_t *actions;    /* (K): the last answer's actions */
 	int32_t *env;        /* (K): env0 + row, each row's environment */
 	seed_unroll *unroll; /* the unroll in progress; NULL without unrolls */
-	size_t bytes;        /* memory this session holds */
+	/* With unrolls, the episodes that ended since the half's last unroll
+	 * frame, gathered to go out in one episode frame with the next one:
+	 * ep_n of ep_cap (K * T: one unroll's worth) */
+	int32_t *ep_env, *ep_len; /* (ep_cap) */
+	float *ep_ret;            /* (ep_cap) */
+	uint8_t *ep_trunc;        /* (ep_cap) */
+	size_t ep_n, ep_cap;
+	size_t bytes; /* memory this session holds */
 	/* private: hash chain and idle order */
 	struct seed_session *hnext, *older, *newer;
 } seed_session;
@@ -114,6 +121,11 @@ size_t seed_sessions_expire(seed_sessions *s, double now);
  * `window` seconds while their interval is unknown), and never one silent
  * for more than window.  Cost: the sessions heard from within window. */
 size_t seed_sessions_expected(const seed_sessions *s, double now, double window);
+
+/* The sessions one by one, from the most recently heard from: the first
+ * for h NULL, else the one after h; NULL after the last.  h must be a
+ * session of s; dropping or getting sessions changes the order. */
+seed_session *seed_sessions_next(const seed_sessions *s, const seed_session *h);
 
 /* Counts: sessions, their bytes, evictions (sessions forgotten to make room)
  * and expiries so far. */
