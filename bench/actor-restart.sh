@@ -23,7 +23,7 @@ d=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$d"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rate() { sed -n 's/.*(\([0-9.]*\) steps\/s).*/\1/p' "$1"; }
-actor() { "$bin/seed-actor" --env cartpole --envs "$envs" --connect "ipc://$d/infer" "$@"; }
+actor() { exec "$bin/seed-actor" --env cartpole --envs "$envs" --connect "ipc://$d/infer" "$@"; }
 
 : >"$d/ratios"
 i=0
@@ -31,13 +31,13 @@ while [ $i -lt "$runs" ]; do
 	i=$((i + 1))
 	"$bin/seed-infer" --bind "ipc://$d/infer" --policy random --stats-interval 0 --quiet &
 	infer=$!
-	actor --actor 1 --steps "$steps" 2>"$d/fresh"
+	(actor --actor 1 --steps "$steps" 2>"$d/fresh")
 	actor --actor 2 --quiet &
 	doomed=$!
 	sleep 1
 	kill -9 $doomed
 	wait $doomed 2>/dev/null || true
-	actor --actor 2 --steps "$steps" 2>"$d/restarted"
+	(actor --actor 2 --steps "$steps" 2>"$d/restarted")
 	kill $infer
 	wait $infer 2>/dev/null || true
 	f=$(rate "$d/fresh") r=$(rate "$d/restarted")
