@@ -12,11 +12,11 @@
  * report and in the exit status; checkpoint_failure (seed-config(5)) says
  * whether training stops or goes on.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,7 +25,6 @@
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/config.h"
-#include "seed/env.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
 #include "seed/metrics.h"
@@ -178,7 +177,10 @@ int main(int argc, char **argv)
 		dir = resume;
 	const char *env_dir = getenv("SEED_PRESETS");
 	const char *dirs[] = {env_dir ? env_dir : "examples/presets", SEED_PRESETDIR, NULL};
-	if (seed_config_resolve(ck ? ck->config : NULL, opt.config, dirs, sets, nsets, &cfg, &err))
+	int rc = seed_config_resolve(ck ? ck->config : NULL, opt.config, dirs, sets, nsets, &cfg, &err);
+	if (rc == -EINVAL)
+		cli_usage_error("%s", err.msg);
+	else if (rc)
 		cli_die("%s%s", resume ? "--resume: " : "", err.msg);
 	free(sets);
 	seed_opt_strs_free(&opt.sets);
@@ -229,7 +231,6 @@ int main(int argc, char **argv)
 	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0;
 	int64_t published = -1;
 	const char *why = NULL;
-	int rc = 0;
 	seed_frame f = {0};
 	while (!cli_stop) {
 		double now = cli_now();

@@ -340,7 +340,8 @@ static void t_resolve_and_text(void)
 	CHECK(seed_config_resolve(NULL, "tiny", dirs, bad, 1, &c, &err) == -SEED_EOPTION);
 	CHECK(has(err.msg, "'optimizer.lr'") && c.root == NULL);
 	const char *noeq[] = {"unroll_length"};
-	CHECK(seed_config_resolve(NULL, "tiny", dirs, noeq, 1, &c, &err) == -SEED_EOPTION && c.root == NULL);
+	CHECK(seed_config_resolve(NULL, "tiny", dirs, noeq, 1, &c, &err) == -EINVAL && c.root == NULL);
+	CHECK(has(err.msg, "unroll_length"));
 	CHECK(seed_config_resolve(NULL, "absent", dirs, NULL, 0, &c, &err) == -ENOENT && c.root == NULL);
 }
 

@@ -64,7 +64,8 @@ int seed_config_resolve(const json_t *base, const char *name_or_path, const char
 	else
 		rc = seed_config_load(name_or_path, dirs, &root, err);
 	for (int i = 0; rc == 0 && i < nsets; i++)
-		rc = seed_config_set(root, sets[i], err);
+		if (seed_config_set(root, sets[i], err))
+			rc = -EINVAL; /* a malformed assignment: the caller's usage error */
 	if (rc == 0)
 		rc = seed_config_parse(root, c, err);
 	if (rc)

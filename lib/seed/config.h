@@ -86,8 +86,9 @@ int seed_config_parse(json_t *root, seed_config *c, seed_err *err);
  * "config", borrowed) when base is not NULL, else the file or preset
  * name_or_path (seed_config_load over dirs); then sets[0 .. nsets) applied
  * in order (seed_config_set); then checked into c (seed_config_parse).
- * Errors: those of the three steps, with their messages; c is zeroed and
- * nothing is kept. */
+ * Errors: those of loading and checking, with their messages, and -EINVAL
+ * for an assignment seed_config_set refuses (a malformed one: to a program,
+ * a usage error); c is zeroed and nothing is kept. */
 int seed_config_resolve(const json_t *base, const char *name_or_path, const char *const *dirs,
                         const char *const *sets, int nsets, seed_config *c, seed_err *err);
 
