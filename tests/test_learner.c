@@ -6,9 +6,7 @@
  * schedule, global-norm clipping, the policy lag, the return window and
  * the version rule across a crash (the reservation block).  Bad frames are
  * a table of named cases, each of which must leave the batch untouched.
- * The update is also checked to allocate nothing: this program defines
- * malloc and friends, counting calls from its own thread, and forwards
- * them to glibc's.
+ * The update is also checked to allocate nothing (tests/alloc_count.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,64 +21,9 @@
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
+#include "alloc_count.h"
 #include "tap.h"
 #include "tmpdir.h"
-
-/* ---- counting allocations ---------------------------------------------- */
-
-/* AddressSanitizer owns malloc: with it, nothing is counted here. */
-#if defined(__SANITIZE_ADDRESS__)
-#define COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef COUNT_ALLOCATIONS
-#define COUNT_ALLOCATIONS 1
-#endif
-
-static _Thread_local int counting;
-static _Thread_local long allocations;
-
-#if COUNT_ALLOCATIONS
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
-
-void *malloc(size_t n)
-{
-	allocations += counting;
-	return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m)
-{
-	allocations += counting;
-	return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n)
-{
-	allocations += counting;
-	return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-	__libc_free(p);
-}
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	allocations += counting;
-	*p = __libc_memalign(align, n);
-	return *p ? 0 : ENOMEM;
-}
-void *aligned_alloc(size_t align, size_t n)
-{
-	allocations += counting;
-	return __libc_memalign(align, n);
-}
-#endif
 
 /* ---- fixtures -------------------------------------------------------------- */
 
@@ -525,15 +468,15 @@ static void t_update_allocates_nothing(void)
 	seed_frame *f = unrolls_frame(&u);
 	seed_err err = {""};
 	CHECK(seed_learner_feed(L, f, &err) == 1);
-	allocations = 0;
-	counting = 1;
+	alloc_count = 0;
+	alloc_counting = true;
 	for (int k = 0; k < 5; k++) {
 		int n = seed_learner_add(L, f, 0, &err);
 		int rc = seed_learner_update(L, &err);
 		CHECK(n == 4 && rc == 0);
 	}
-	counting = 0;
-	CHECK_MSG(allocations == 0, "%ld allocations in 5 adds and updates", allocations);
+	alloc_counting = false;
+	CHECK_MSG(alloc_count == 0, "%ld allocations in 5 adds and updates", alloc_count);
 	if (!COUNT_ALLOCATIONS)
 		printf("# allocations not counted under AddressSanitizer\n");
 	seed_learner_free(&L);
