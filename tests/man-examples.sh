@@ -48,11 +48,15 @@ else
 fi
 
 # `pkg-config --cflags --libs seed` for the tree under test, not an
-# installed Seed: the headers of the sources, the library just built.
+# installed Seed: the headers of the sources, the library just built.  A
+# library built with sanitizers (configure --enable-asan) needs their
+# runtime in the programs linked to it: the build's -fsanitize flags go into
+# Cflags and Libs too.
 mkdir -p "$tmp/pkgconfig"
+san=$(sed -n 's/^CFLAGS = //p' "$build/Makefile" 2>/dev/null | grep -o -- '-fsanitize=[^ ]*' | tr '\n' ' ')
 sed -n '/^Name:/,$p' "$top/lib/seed.pc.in" |
-	sed -e 's|^Version:.*|Version: 0|' -e 's|^Libs:.*|Libs: -L${libdir} -Wl,-rpath,${libdir} -lseed|' \
-		-e 's|^Libs.private:.*||' >"$tmp/pkgconfig/seed.pc.body"
+	sed -e 's|^Version:.*|Version: 0|' -e "s|^Libs:.*|Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lseed $san|" \
+		-e "s|^Cflags:.*|Cflags: -I\${includedir} $san|" -e 's|^Libs.private:.*||' >"$tmp/pkgconfig/seed.pc.body"
 {
 	echo "libdir=$build/lib/.libs"
 	echo "includedir=$top/lib"
