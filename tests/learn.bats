@@ -107,6 +107,7 @@ record_unrolls() {
 	seed-learn --config cartpole --set target_return=null --frames 100000000 --unrolls "ipc://$D/unrolls" \
 		--params "ipc://$D/params" --dir "$D/run" --quiet &
 	learn=$!
+	PIDS="$PIDS $learn" # so that a failing test does not leave it running
 	# Let it train a while, then stop it as a user would.
 	for i in $(seq 50); do
 		sleep 0.2
@@ -265,57 +266,69 @@ wait_until() {
 updates_past() { [ -s "$2" ] && [ "$(jq -s 'last | .updates' "$2")" -gt "$1" ]; }
 lines_in() { [ -s "$2" ] && [ "$(grep -c . "$2")" -ge "$1" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# The run directory is reached through the link $D/at: point_at TARGET
+# swaps the link in one rename(2), so the learner sees either the old
+# target or the new one, never a moment with neither (a missing directory
+# it would make again).  A link to a file stops every write below it, root's
+# too (unlike chmod).
+point_at() {
+	ln -sfn "$1" "$D/at.new"
+	mv -T "$D/at.new" "$D/at"
+}
 
 @test "a checkpoint that cannot be written stops the learner at once (checkpoint_failure stop)" {
 	start_topology
+	mkdir "$D/real"
+	touch "$D/blocker"
+	point_at real
 	seed-learn --config cartpole --set target_return=null --frames 100000000 --checkpoint-interval 0.3 \
-		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --dir "$D/run" --quiet 2>"$D/err" &
+		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --dir "$D/at/run" --quiet 2>"$D/err" &
 	learn=$!
-	wait_until 30 test -f "$D/run/checkpoint.json"
-	# The run directory is gone and a file has its name: nothing can be
-	# written there (unlike chmod, this stops root too).
-	mv "$D/run" "$D/run.gone"
-	touch "$D/run"
+	PIDS="$PIDS $learn"
+	wait_until 30 test -f "$D/at/run/checkpoint.json"
+	point_at blocker
 	wait_until 30 gone $learn
 	st=0
 	wait $learn || st=$?
 	cat "$D/err"
 	[ "$st" -eq 1 ]
 	# Said at once, with the checkpoint it still has; and in the report.
-	saved=$(jq .step "$D/run.gone/checkpoint.json")
-	grep -q "checkpoint failed: .*$D/run.* still holds the checkpoint of update $saved," "$D/err"
+	saved=$(jq .step "$D/real/run/checkpoint.json")
+	grep -q "checkpoint failed: .*$D/at/run.* still holds the checkpoint of update $saved," "$D/err"
 	grep -q 'a checkpoint could not be written (checkpoint_failure is "stop")' "$D/err"
-	grep -q "NOT SAVED: $D/run holds the checkpoint of update $saved\$" "$D/err"
-	! grep -q "checkpoint in $D/run" "$D/err"
-	[ "$(jq -s 'last | .checkpoint_failures' "$D/run.gone/metrics.jsonl")" -ge 1 ]
+	grep -q "NOT SAVED: $D/at/run holds the checkpoint of update $saved\$" "$D/err"
+	! grep -q "checkpoint in $D/at/run" "$D/err"
+	[ "$(jq -s 'last | .checkpoint_failures' "$D/real/run/metrics.jsonl")" -ge 1 ]
 }
 
 @test "checkpoint_failure continue trains on, and a later checkpoint that works counts" {
 	start_topology
+	mkdir "$D/real"
+	touch "$D/blocker"
+	point_at real
 	seed-learn --config cartpole --set target_return=null --set checkpoint_failure=continue \
 		--frames 100000000 --checkpoint-interval 0.3 --unrolls "ipc://$D/unrolls" --params "ipc://$D/params" \
-		--dir "$D/run" --quiet 2>"$D/err" &
+		--dir "$D/at/run" --quiet 2>"$D/err" &
 	learn=$!
+	PIDS="$PIDS $learn"
 	wait_for_handler $learn 2
-	wait_until 30 test -f "$D/run/checkpoint.json"
-	mv "$D/run" "$D/run.gone"
-	touch "$D/run"
+	wait_until 30 test -f "$D/at/run/checkpoint.json"
+	point_at blocker
 	wait_until 30 lines_in 2 "$D/err"
 	kill -0 $learn # still training
 	# The directory comes back: the next checkpoint is written, and the
 	# last one too.
-	rm "$D/run"
-	mv "$D/run.gone" "$D/run"
-	before=$(jq .step "$D/run/checkpoint.json")
-	wait_until 30 updates_past "$before" "$D/run/metrics.jsonl"
+	point_at real
+	before=$(jq .step "$D/real/run/checkpoint.json")
+	wait_until 30 updates_past "$before" "$D/real/run/metrics.jsonl"
 	kill -INT $learn
 	st=0
 	wait $learn || st=$?
 	cat "$D/err"
 	[ "$st" -eq 0 ]
 	[ "$(grep -c 'checkpoint failed' "$D/err")" -ge 2 ]
-	[ "$(jq .step "$D/run/checkpoint.json")" -gt "$before" ]
-	[ "$(jq -s 'last | .checkpoint_failures' "$D/run/metrics.jsonl")" -ge 2 ]
+	[ "$(jq .step "$D/real/run/checkpoint.json")" -gt "$before" ]
+	[ "$(jq -s 'last | .checkpoint_failures' "$D/real/run/metrics.jsonl")" -ge 2 ]
 }
 
 @test "after kill -9 and --resume no version is issued again and the policy lag stays >= 0" {
@@ -324,6 +337,7 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 	seed-learn --config cartpole --set target_return=null --set metrics_interval=0.1 --frames 100000000 \
 		--checkpoint-interval 1000 --dir "$D/run" "${common[@]}" &
 	learn=$!
+	PIDS="$PIDS $learn" # so that a failing test does not leave it running
 	wait_for_handler $learn 2
 	wait_until 30 updates_past 5 "$D/run/metrics.jsonl"
 	kill -INT $learn
@@ -333,6 +347,7 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 	# is killed as the OOM killer would.
 	seed-learn --resume "$D/run" "${common[@]}" &
 	learn=$!
+	PIDS="$PIDS $learn" # so that a failing test does not leave it running
 	wait_until 30 updates_past $((ck + 30)) "$D/run/metrics.jsonl"
 	kill -KILL $learn
 	wait $learn || true
@@ -345,6 +360,7 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 	lines=$(grep -c . "$D/run/metrics.jsonl")
 	seed-learn --resume "$D/run" "${common[@]}" &
 	learn=$!
+	PIDS="$PIDS $learn" # so that a failing test does not leave it running
 	wait_for_handler $learn 2
 	wait_until 30 lines_in $((lines + 3)) "$D/run/metrics.jsonl"
 	kill -INT $learn
