@@ -16,8 +16,7 @@
 
 const char *cli_prog = "seed";
 volatile sig_atomic_t cli_stop;
-/* The program's synopsis for usage errors: from its seed_opts (cli_parse)
- * or its usage line (cli_init). */
+/* The program's synopsis for usage errors, from its seed_opts (cli_parse). */
 static seed_opts cli_spec = {.usage = ""};
 
 static void set_prog(int argc, char **argv)
@@ -28,12 +27,6 @@ static void set_prog(int argc, char **argv)
 	/* libtool's uninstalled wrappers run "lt-NAME": report NAME. */
 	if (strncmp(cli_prog, "lt-", 3) == 0)
 		cli_prog += 3;
-}
-
-void cli_init(int argc, char **argv, const char *usage)
-{
-	set_prog(argc, argv);
-	cli_spec = (seed_opts){.usage = usage};
 }
 
 int cli_parse(const seed_opts *spec, int argc, char **argv)
@@ -123,39 +116,6 @@ void cli_version(void)
 {
 	printf("%s (seed) %s\n", cli_prog, PACKAGE_VERSION);
 	exit(0);
-}
-
-void cli_help(const char *text)
-{
-	fputs(text, stdout);
-	exit(0);
-}
-
-long long cli_int(const char *opt, const char *arg, long long min, long long max)
-{
-	int64_t v;
-	seed_err err;
-	if (seed_opts_int(opt, arg, min, max, &v, &err))
-		cli_usage_error("%s", err.msg);
-	return v;
-}
-
-uint64_t cli_u64(const char *opt, const char *arg)
-{
-	uint64_t v;
-	seed_err err;
-	if (seed_opts_u64(opt, arg, &v, &err))
-		cli_usage_error("%s", err.msg);
-	return v;
-}
-
-double cli_double(const char *opt, const char *arg, double min, double max)
-{
-	double v;
-	seed_err err;
-	if (seed_opts_num(opt, arg, min, max, &v, &err))
-		cli_usage_error("%s", err.msg);
-	return v;
 }
 
 double cli_now(void)

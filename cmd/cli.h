@@ -7,9 +7,6 @@
  * short usage on stderr and exits 2, runtime failures print "PROG: what: why"
  * and exit 1, and SIGINT/SIGTERM set a flag the main loop polls (a second
  * signal ends the program at once).
- *
- * cli_init and the cli_int/cli_u64/cli_double value parsers serve programs
- * still parsing with getopt_long; their messages are seed_opts's.
  */
 #ifndef SEED_CMD_CLI_H
 #define SEED_CMD_CLI_H
@@ -20,7 +17,7 @@
 
 #include "seed/opts.h"
 
-/* The program name used in messages (set by cli_init from argv[0]). */
+/* The program name used in messages (set by cli_parse from argv[0]). */
 extern const char *cli_prog;
 /* Set to the signal number by SIGINT/SIGTERM once cli_catch_signals ran. */
 extern volatile sig_atomic_t cli_stop;
@@ -30,8 +27,6 @@ extern volatile sig_atomic_t cli_stop;
  * a usage error (exit 2).  Returns the index of the first operand in the
  * permuted argv (argc when there is none). */
 int cli_parse(const seed_opts *spec, int argc, char **argv);
-/* Remember the program name and its one-line usage (getopt programs). */
-void cli_init(int argc, char **argv, const char *usage);
 /* Catch SIGINT and SIGTERM into cli_stop; ignore SIGPIPE. */
 void cli_catch_signals(void);
 
@@ -43,14 +38,6 @@ noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROG (seed) VERSION" to stdout and exit 0. */
 noreturn void cli_version(void);
-/* Print text to stdout and exit 0 (for --help). */
-noreturn void cli_help(const char *text);
-
-/* Parse an option argument as an integer in [min, max] or a number in
- * [min, max]; a bad value is a usage error naming the option. */
-long long cli_int(const char *opt, const char *arg, long long min, long long max);
-uint64_t cli_u64(const char *opt, const char *arg);
-double cli_double(const char *opt, const char *arg, double min, double max);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);
