@@ -144,10 +144,9 @@ int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
 	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
-	bool quiet = opt.quiet, print_config = opt.print_config;
 	if (!opt.config == !resume)
 		cli_usage_error("give one of --config and --resume");
-	if (!print_config && !get_key && (!opt.unrolls || !opt.params))
+	if (!opt.print_config && !get_key && (!opt.unrolls || !opt.params))
 		cli_usage_error("--unrolls and --params are required");
 	/* Every --set, then the options that set config values, as assignments. */
 	const char **sets = seed_xcalloc((size_t)opt.sets.n + 6, sizeof *sets);
@@ -184,7 +183,7 @@ int main(int argc, char **argv)
 		cli_die("%s%s", resume ? "--resume: " : "", err.msg);
 	free(sets);
 	seed_opt_strs_free(&opt.sets);
-	if (get_key || print_config) {
+	if (get_key || opt.print_config) {
 		char *text = seed_config_text(cfg.root, get_key, &err);
 		if (!text)
 			cli_die("--get: %s", err.msg);
@@ -223,8 +222,8 @@ int main(int argc, char **argv)
 	const seed_learner_status *st = seed_learner_get_status(L);
 	char summary[512];
 	seed_model_summary(seed_learner_model(L), summary, sizeof summary);
-	bool progress = !quiet && isatty(2);
-	if (!quiet)
+	bool progress = !opt.quiet && isatty(2);
+	if (!opt.quiet)
 		fprintf(stderr, "%s: %s on %s, %s; %s\n", cli_prog, summary, cfg.env, seed_blas_info(),
 		        resume ? "resumed" : "new run");
 
@@ -232,6 +231,9 @@ int main(int argc, char **argv)
 	int64_t published = -1;
 	const char *why = NULL;
 	seed_frame f = {0};
+	seed_frame_decoder *dec; /* keeps its zone: decoding a frame allocates nothing */
+	if (seed_frame_decoder_new(&dec))
+		cli_die("out of memory");
 	while (!cli_stop) {
 		double now = cli_now();
 		/* Until updates flow, republish so late subscribers get parameters. */
@@ -250,7 +252,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		int k = 0;
-		if (r == 0 && (seed_frame_decode(&f, m.data, m.len, &err) != 0 ||
+		if (r == 0 && (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err) != 0 ||
 		               (k = seed_learner_feed(L, &f, &err)) == -SEED_EFRAME)) {
 			report_bad(err.msg);
 		} else if (k > 0) {
@@ -276,12 +278,13 @@ int main(int argc, char **argv)
 		}
 	}
 	seed_frame_clear(&f);
+	seed_frame_decoder_free(&dec);
 	if (dir && checkpoint(true))
 		rc = 1;
 	write_metrics(mx, progress);
 	if (progress)
 		fputc('\n', stderr);
-	if (!quiet || rc) {
+	if (!opt.quiet || rc) {
 		char line[4400];
 		seed_learner_summary(L, why, line, sizeof line);
 		fprintf(stderr, "%s: %s\n", cli_prog, line);
