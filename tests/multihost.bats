@@ -198,6 +198,7 @@ stop_all() {
 	wait_until 10 window_is B
 	wait_until 10 eval '[ "$(actor_stat C "halves unanswered")" -eq 2 ]'
 	grep -q "no answer from tcp://$IPA:5555 for [0-9.]* s: resending the request of envs" "$D/C.err"
+	[ "$(server_stat halves)" -eq 4 ]
 	left=$((10 - ($(date +%s) - t0)))
 	[ "$left" -le 0 ] || sleep "$left"
 	window_is B
@@ -214,6 +215,10 @@ stop_all() {
 	# no gap: TCP delivered every request once the link was back.
 	wait_until 10 eval '[ "$(server_stat resends)" -gt "$resends0" ]'
 	[ "$(server_stat gaps)" -eq 0 ]
+	# C's halves were silent for less than --idle-expiry (60 s): the server
+	# kept them and C's requests went on with them, in sequence.
+	[ "$(server_stat halves)" -eq 4 ]
+	[ "$(server_stat expired)" -eq 0 ]
 	frames_kept_growing "$n"
 	# Nothing crashed, and the server's memory after the cut stays within
 	# 4 MiB of before: requests and replies queued for C during the cut are
