@@ -66,7 +66,7 @@ one() {
 	wait "$infer" || true
 	kill -TERM "$sinkpid"
 	wait "$sinkpid" || true
-	NETNS_PIDS=""
+	NETNS_PIDS="" # all reaped: nothing for netns_cleanup to stop
 	awk "BEGIN { print 2 * $envs * $steps / ($t1 - $t0) }" >>"$d/$layout"
 	printf '  %-9s %.0f env steps/s\n' "$layout" "$(tail -n 1 "$d/$layout")"
 }

@@ -9,10 +9,11 @@
 # fastest fall, a constant push from the worst corner of the reset range:
 # tests/ref/cartpole_min_steps.py), so every episode of B has return 4 and
 # every one of C return 6.  The learner's mean return over its window (the
-# last 100 episodes, metrics.jsonl's episode_return) is then 4 when only B's
-# episodes reach it, 6 when only C's do, and strictly between when both do;
-# episode frames travel on the unroll channel, just before their half's
-# unrolls.
+# last 1000 episodes here, metrics.jsonl's episode_return) is then 4 when
+# only B's episodes reach it, 6 when only C's do, and strictly between when
+# both do; episode frames travel on the unroll channel, just before their
+# half's unrolls.  (Episodes come in bunches, one frame per half and unroll:
+# a window of 1000 holds dozens of frames, so both hosts' mix in it.)
 
 setup() {
 	load helpers
@@ -38,8 +39,9 @@ start_a() {
 	netns_run A INFER seed-infer --bind "tcp://$IPA:5555" --model "tcp://$IPA:5556" \
 		--unrolls "tcp://$IPA:5557" --unroll-length 16 --max-batch 64 --timeout-us 200 \
 		--stats-interval 0.5 "$@" 2>"$D/infer.err"
-	netns_run A LEARN seed-learn --config cartpole --set target_return=null --frames 1000000000000 \
-		--unrolls "tcp://$IPA:5557" --params "tcp://$IPA:5556" --dir "$D/run" --quiet 2>"$D/learn.err"
+	netns_run A LEARN seed-learn --config cartpole --set target_return=null --set return_window=1000 \
+		--frames 1000000000000 --unrolls "tcp://$IPA:5557" --params "tcp://$IPA:5556" --dir "$D/run" \
+		--quiet 2>"$D/learn.err"
 }
 
 # start_actor HOST VAR MAX_STEPS: host HOST's actor (actor id = its letter's
@@ -135,7 +137,7 @@ stop_all() {
 	f=$(metric frames)
 	wait_until 30 frames_grow_from "$((f + 100000))"
 	frames_kept_growing "$n"
-	window_is both
+	wait_until 30 window_is both
 	# Both actors keep being answered: their own counters grow.
 	b=$(actor_stat B "env steps")
 	c=$(actor_stat C "env steps")

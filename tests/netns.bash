@@ -10,10 +10,10 @@
 # share a name, an address or a port.
 #
 # netns_run starts a program in a host in the background and remembers its
-# pid; netns_cleanup (call it from teardown, whatever happened) kills every
-# process left in the run's namespaces (remembered or not: `ip netns pids`
-# lists them) and deletes the namespaces, which removes the veth pairs and
-# the bridge with them.  Making namespaces needs CAP_SYS_ADMIN and CAP_NET_ADMIN
+# pid; netns_cleanup (call it from teardown, whatever happened) stops every
+# process left in the run's namespaces (`ip netns pids` lists them, started
+# by netns_run or not), reaps the remembered ones and deletes the
+# namespaces, which removes the veth pairs and the bridge with them.  Making namespaces needs CAP_SYS_ADMIN and CAP_NET_ADMIN
 # (root, or a user namespace that has them): netns_usable says whether this
 # process may.
 #
@@ -137,23 +137,31 @@ netns_alive() {
 	done
 }
 
-# netns_cleanup: stop every process of the run (SIGTERM, then SIGKILL after
-# 5 s), reap those this shell started, and delete the namespaces.  Safe to
-# call twice, and after netns_init failed half way.
-netns_cleanup() {
-	[ -n "${NETNS_ID:-}" ] || return 0
-	local name ns p pids i
-	pids="$NETNS_PIDS"
+# netns_pids: the pids of the processes running in the run's hosts (a
+# process that has exited, a zombie not yet reaped, is in none).
+netns_pids() {
+	local name ns
 	for name in $NETNS_HOSTS; do
 		eval "ns=\$NETNS_NS_$name"
-		pids="$pids $(ip netns pids "$ns" 2>/dev/null)"
+		ip netns pids "$ns" 2>/dev/null
 	done
-	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
-	for i in $(seq 50); do
-		netns_any_alive $pids || break
+}
+
+# netns_cleanup: stop every process still running in the run's namespaces
+# (SIGTERM, then SIGKILL after 5 s), reap those this shell started, and
+# delete the namespaces.  Only processes that `ip netns pids` finds in them
+# get a signal: a remembered pid that has exited and been reaped may already
+# name someone else's process.  Safe to call twice, and after netns_init
+# failed half way.
+netns_cleanup() {
+	[ -n "${NETNS_ID:-}" ] || return 0
+	local name ns p
+	for p in $(netns_pids); do kill -TERM "$p" 2>/dev/null || true; done
+	for _ in $(seq 50); do
+		[ -n "$(netns_pids)" ] || break
 		sleep 0.1
 	done
-	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+	for p in $(netns_pids); do kill -KILL "$p" 2>/dev/null || true; done
 	for p in $NETNS_PIDS; do wait "$p" 2>/dev/null || true; done
 	for name in $NETNS_HOSTS; do
 		eval "ns=\$NETNS_NS_$name"
@@ -163,13 +171,4 @@ netns_cleanup() {
 	NETNS_HOSTS=""
 	NETNS_PIDS=""
 	NETNS_ID=""
-}
-
-# netns_any_alive PID...: whether any PID still runs.
-netns_any_alive() {
-	local p
-	for p in "$@"; do
-		netns_alive "$p" && return 0
-	done
-	return 1
 }
