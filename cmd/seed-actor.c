@@ -292,13 +292,12 @@ static bool say_now(double *last, double now)
 	return true;
 }
 
-/* Resend every half whose request is older than retry_ms; the number
- * resent.  Called on every turn of the loop, whatever the last receive
+/* Resend every half whose request is older than retry_ms, counting and
+ * saying so (rate-limited).  Called on every turn of the loop, whatever the last receive
  * gave: while one half gets quick replies, the receive never times out, and
  * the other half's lost request must still be resent. */
-static int resend_due(actor *a, seed_chan *c, int retry_ms, double now)
+static void resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 {
-	int n = 0;
 	for (int j = 0; j < a->nhalves; j++) {
 		half *h = &a->halves[j];
 		if (h->inflight && now - h->sent_at >= retry_ms * 1e-3) {
@@ -307,7 +306,6 @@ static int resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 			h->sent_at = now;
 			h->tries++;
 			a->resends++;
-			n++;
 			if (say_now(&a->last_resend_warn, now))
 				cli_warn("no answer from %s for %.1f s: resending the request of envs %d..%d "
 				         "(seq %" PRIu32 "); %" PRId64 " resends so far",
@@ -315,7 +313,6 @@ static int resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 				         h->seq, a->resends);
 		}
 	}
-	return n;
 }
 
 /* Milliseconds until the nearest resend deadline (at most retry_ms) or the
