@@ -23,8 +23,9 @@
 # and for host H: NETNS_NS_H (its namespace), NETNS_IP_H (its address),
 # NETNS_PORT_H (its switch port, in NETNS_SWITCH).
 
-# netns_usable: whether this process may make network namespaces (0) or not
-# (1, with the reason on stdout, for a test's skip).
+# netns_usable: whether this process may make network namespaces with a
+# bridge and veth pairs (0) or not (1, with the reason on stdout, for a
+# test's skip).
 netns_usable() {
 	local probe="seedprobe$BASHPID" out
 	if ! command -v ip >/dev/null 2>&1; then
@@ -38,6 +39,11 @@ netns_usable() {
 	if ! out=$(ip -n "$probe" link add "b$BASHPID" type bridge 2>&1); then
 		ip netns del "$probe" 2>/dev/null
 		echo "no bridges in a network namespace here: $out"
+		return 1
+	fi
+	if ! out=$(ip -n "$probe" link add v0 type veth peer name v1 2>&1); then
+		ip netns del "$probe" 2>/dev/null
+		echo "no veth pairs in a network namespace here: $out"
 		return 1
 	fi
 	ip netns del "$probe"
