@@ -15,6 +15,11 @@
  * actor id (--actor), the first env slot of its half (env0) and a sequence
  * number per half, so the server can tell a restarted actor, a stale reply
  * and a resent request apart.
+ *
+ * Reporting: a resend is said on stderr (the first, then at most one line
+ * every ten seconds), and so is the answer that ends a half's wait after
+ * resends; --stats-interval adds a line of counters every SEC seconds while
+ * the actor runs, so that an outage shows while it lasts, not only at exit.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +40,7 @@ static struct {
 	const char *env, *env_options, *endpoint, *actions, *out;
 	int64_t envs, steps, actor, retry_ms;
 	uint64_t seed;
+	double stats_interval;
 	bool quiet;
 } opt = {.envs = 1, .steps = -1, .retry_ms = 2000};
 
@@ -53,6 +59,8 @@ static const seed_opt options[] = {
      .help = "inference server to talk to (connects; tcp://, ipc://; '@' binds)"},
     {"retry-ms", 0, SEED_OPT_INT, &opt.retry_ms, "MS", 1, 3600000,
      .help = "resend a request unanswered for MS milliseconds (default 2000)"},
+    {"stats-interval", 0, SEED_OPT_NUM, &opt.stats_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "print steps, episodes and resends on stderr every SEC seconds (default 0: never)"},
     {"actions", 0, SEED_OPT_STR, &opt.actions, "FILE|-",
      .help = "offline: one line of K integer actions per step"},
     {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
@@ -78,7 +86,9 @@ typedef struct half {
 	uint32_t seq;
 	int64_t steps; /* vectorised steps taken */
 	bool inflight;
-	double sent_at;
+	double sent_at;  /* the last send of the request in flight */
+	double asked_at; /* its first send */
+	int64_t tries;   /* its resends */
 	uint8_t *obs, *final_obs;
 	float *reward, *ep_return;
 	uint8_t *terminated, *truncated;
@@ -97,6 +107,9 @@ typedef struct actor {
 	/* statistics */
 	int64_t episodes;
 	double return_sum;
+	int64_t resends;
+	const char *endpoint;
+	double last_resend_warn, last_answer_warn; /* < 0: never said */
 } actor;
 
 static void half_alloc(half *h, const actor *a, int env0, int count)
@@ -260,34 +273,55 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	return rc;
 }
 
+/* Send h's request (h->frame) for the first time. */
 static int send_half(seed_chan *c, half *h)
 {
 	h->inflight = true;
-	h->sent_at = cli_now();
+	h->sent_at = h->asked_at = cli_now();
+	h->tries = 0;
 	return seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
 }
 
-/* Resend every half whose request is older than retry_ms; the number
- * resent.  Called on every turn of the loop, whatever the last receive
+/* Whether a rate-limited line last said at *last (< 0: never) may be said
+ * at now: the first one, then one every ten seconds. */
+static bool say_now(double *last, double now)
+{
+	if (*last >= 0 && now - *last < 10)
+		return false;
+	*last = now;
+	return true;
+}
+
+/* Resend every half whose request is older than retry_ms, counting and
+ * saying so (rate-limited).  Called on every turn of the loop, whatever the last receive
  * gave: while one half gets quick replies, the receive never times out, and
  * the other half's lost request must still be resent. */
-static int resend_due(actor *a, seed_chan *c, int retry_ms, double now)
+static void resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 {
-	int n = 0;
 	for (int j = 0; j < a->nhalves; j++) {
 		half *h = &a->halves[j];
 		if (h->inflight && now - h->sent_at >= retry_ms * 1e-3) {
-			send_half(c, h); /* same bytes, same seq: the server dedups */
-			n++;
+			/* Same bytes, same seq: the server answers it once. */
+			seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
+			h->sent_at = now;
+			h->tries++;
+			a->resends++;
+			if (say_now(&a->last_resend_warn, now))
+				cli_warn("no answer from %s for %.1f s: resending the request of envs %d..%d "
+				         "(seq %" PRIu32 "); %" PRId64 " resends so far",
+				         a->endpoint, now - h->asked_at, h->env0, h->env0 + h->count - 1,
+				         h->seq, a->resends);
 		}
 	}
-	return n;
 }
 
-/* Milliseconds until the nearest resend deadline (at most retry_ms). */
-static int until_due(const actor *a, int retry_ms, double now)
+/* Milliseconds until the nearest resend deadline (at most retry_ms) or the
+ * next statistics line (at next_stats; 0: none). */
+static int until_due(const actor *a, int retry_ms, double next_stats, double now)
 {
 	double wait = retry_ms * 1e-3;
+	if (next_stats > 0 && next_stats - now < wait)
+		wait = next_stats - now;
 	for (int j = 0; j < a->nhalves; j++) {
 		const half *h = &a->halves[j];
 		if (h->inflight && h->sent_at + retry_ms * 1e-3 - now < wait)
@@ -296,8 +330,32 @@ static int until_due(const actor *a, int retry_ms, double now)
 	return wait <= 0 ? 0 : (int)(wait * 1e3) + 1;
 }
 
-/* Server mode: keep one request in flight per half. */
-static int run_server(actor *a, const char *endpoint, int64_t max_steps, int retry_ms)
+static int64_t env_steps(const actor *a)
+{
+	int64_t n = 0;
+	for (int j = 0; j < a->nhalves; j++)
+		n += a->halves[j].steps * a->halves[j].count;
+	return n;
+}
+
+/* The statistics line: the rate since the last one (dt seconds, *last env
+ * steps then), the counts in all, and the halves now waiting past a resend
+ * (those the server has not answered for more than --retry-ms). */
+static void stats_line(const actor *a, int64_t *last, double dt)
+{
+	int64_t n = env_steps(a), waiting = 0;
+	for (int j = 0; j < a->nhalves; j++)
+		waiting += a->halves[j].inflight && a->halves[j].tries > 0;
+	fprintf(stderr,
+	        "%s: %.0f env steps/s, %" PRId64 " env steps, %" PRId64 " episodes, %" PRId64
+	        " resends, %" PRId64 " halves unanswered\n",
+	        cli_prog, dt > 0 ? (double)(n - *last) / dt : 0.0, n, a->episodes, a->resends, waiting);
+	*last = n;
+}
+
+/* Server mode: keep one request in flight per half; a statistics line
+ * every stats_interval seconds (0: none). */
+static int run_server(actor *a, const char *endpoint, int64_t max_steps, int retry_ms, double stats_interval)
 {
 	void *ctx = seed_chan_context();
 	seed_err err;
@@ -315,7 +373,10 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			break;
 		busy++;
 	}
-	int64_t resent = 0;
+	a->endpoint = endpoint;
+	a->last_resend_warn = a->last_answer_warn = -1;
+	double last_stats = cli_now(), next_stats = stats_interval > 0 ? last_stats + stats_interval : 0;
+	int64_t stats_steps = 0;
 	seed_frame f = {0};
 	/* Decoding keeps its zone: nothing is allocated per step. */
 	seed_frame_decoder *dec;
@@ -323,9 +384,15 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 		cli_die("out of memory");
 	while (busy > 0 && !cli_stop) {
 		double now = cli_now();
-		resent += resend_due(a, c, retry_ms, now);
+		resend_due(a, c, retry_ms, now);
+		if (next_stats > 0 && now >= next_stats) {
+			stats_line(a, &stats_steps, now - last_stats);
+			last_stats = now;
+			while (next_stats <= now)
+				next_stats += stats_interval;
+		}
 		seed_chan_msg m;
-		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, now), &err);
+		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, next_stats, now), &err);
 		if (r == -EAGAIN || r == -EINTR)
 			continue;
 		if (r) {
@@ -362,6 +429,14 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 		}
 		seed_tensor_copy(h->actions, act);
 		h->inflight = false;
+		if (h->tries > 0) {
+			double t = cli_now();
+			if (say_now(&a->last_answer_warn, t))
+				cli_warn("%s answers again: the request of envs %d..%d (seq %" PRIu32
+				         ") waited %.1f s and was resent %" PRId64 " times",
+				         endpoint, h->env0, h->env0 + h->count - 1, h->seq, t - h->asked_at,
+				         h->tries);
+		}
 		if (step_half(a, h, &err)) {
 			cli_warn("%s", err.msg);
 			rc = 1;
@@ -377,8 +452,8 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	}
 	seed_frame_clear(&f);
 	seed_frame_decoder_free(&dec);
-	if (resent)
-		cli_warn("resent %" PRId64 " unanswered requests", resent);
+	if (a->resends)
+		cli_warn("resent %" PRId64 " unanswered requests", a->resends);
 	seed_chan_close(&c);
 	seed_chan_context_free(&ctx);
 	return rc;
@@ -421,16 +496,14 @@ int main(int argc, char **argv)
 	reset_all(&a);
 
 	double t0 = cli_now();
-	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms)
+	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms, opt.stats_interval)
 	              : run_offline(&a, opt.actions, opt.out, max_steps);
 	double dt = cli_now() - t0;
 
-	int64_t env_steps = 0;
-	for (int j = 0; j < a.nhalves; j++)
-		env_steps += a.halves[j].steps * a.halves[j].count;
+	int64_t steps = env_steps(&a);
 	if (!opt.quiet) {
 		fprintf(stderr, "%s: %" PRId64 " env steps in %.2f s (%.0f steps/s), %" PRId64 " episodes",
-		        cli_prog, env_steps, dt, dt > 0 ? env_steps / dt : 0.0, a.episodes);
+		        cli_prog, steps, dt, dt > 0 ? (double)steps / dt : 0.0, a.episodes);
 		if (a.episodes)
 			fprintf(stderr, ", mean return %.3f", a.return_sum / (double)a.episodes);
 		fputc('\n', stderr);

@@ -10,6 +10,8 @@ setup() {
 }
 
 teardown() {
+	# What a failing test left running.
+	for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
 	rm -rf "$D"
 }
 
@@ -118,6 +120,38 @@ teardown() {
 	read -r _ answered _ ignored <"$D/counts"
 	[ "$answered" -gt 20 ]
 	[ "$ignored" -ge 4 ]
+}
+
+@test "--stats-interval reports resends and the unanswered half while the actor runs; a resend is said once" {
+	# As above: half 0 (envs 0..1) answered at once, half 1 (envs 2..3)
+	# never; a resend every 200 ms, a stats line every 300 ms, for 1.5 s.
+	half_server "ipc://$D/half" 1.5 >/dev/null &
+	srv=$!
+	seed-actor --env cartpole --envs 4 --connect "ipc://$D/half" --retry-ms 200 --stats-interval 0.3 \
+		--quiet 2>"$D/err" &
+	actor=$!
+	PIDS="$srv $actor"
+	wait "$srv"
+	kill -TERM "$actor"
+	wait "$actor"
+	cat "$D/err"
+	# Four lines or more while it ran (not only at exit); while the server
+	# ran, half 1 unanswered (both once it is gone) and half 0 stepping;
+	# resends counted as they go.
+	[ "$(grep -c ' env steps/s, ' "$D/err")" -ge 4 ]
+	grep ' env steps/s, ' "$D/err" | head -n 3 | grep -q ' resends, 1 halves unanswered$'
+	counts=$(grep ' env steps/s, ' "$D/err" | sed -n 's/.* \([0-9]*\) resends, .*/\1/p')
+	first=$(head -n 1 <<<"$counts")
+	last=$(tail -n 1 <<<"$counts")
+	[ "$last" -gt "$first" ]
+	[ "$last" -ge 4 ]
+	# The first resend is said, naming the half; the next ones within ten
+	# seconds are not.
+	grep -q "no answer from ipc://$D/half for [0-9.]* s: resending the request of envs 2..3 (seq 0); 1 resends so far" "$D/err"
+	[ "$(grep -c 'no answer from' "$D/err")" -eq 1 ]
+	# The exit line counts every resend, those after the last stats line too.
+	total=$(sed -n 's/.*: resent \([0-9]*\) unanswered requests$/\1/p' "$D/err")
+	[ "$total" -ge "$last" ]
 }
 
 @test "a misuse is one message and the short usage, on stderr only" {
