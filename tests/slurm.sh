@@ -147,7 +147,7 @@ done
 ok "munged answers on its own socket"
 
 # ---- Slurm ------------------------------------------------------------------
-host=$(hostname -s)
+host=$(uname -n | cut -d. -f1)
 cat >"$conf" <<EOF
 ClusterName=seedtest
 SlurmctldHost=$host(127.0.0.1)
@@ -254,6 +254,8 @@ if ran_on "$id" seed-learn n1 && ran_on "$id" seed-infer n1 && ran_on "$id" seed
 else
 	not_ok "3 nodes: seed-learn and seed-infer ran on n1, the two actors on n2 and n3" "$tmp/work/steps-$id"
 fi
+echo "# 3 nodes: $(tail -n 1 "$tmp/work/three.out" | jq -c '{train_seconds, total_seconds}' 2>/dev/null)," \
+	"$(tail -n 1 "$run/metrics.jsonl" 2>/dev/null | jq -c '{frames, updates}' 2>/dev/null)"
 ret=$(tail -n 1 "$run/metrics.jsonl" 2>/dev/null | jq .episode_return 2>/dev/null)
 if grep -q "^seed-learn: target return reached" "$tmp/work/three.out" &&
 	echo "${ret:-0}" | jq -e ". >= 300" >/dev/null 2>&1; then
