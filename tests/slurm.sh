@@ -20,7 +20,8 @@
 #  7-8. a 1-node job runs everything on its node (on the interface lo, by
 #       name: SEED_IFACE), with a frame budget;
 #       submitted again with the same run directory and a larger budget, it
-#       resumes the checkpoint and goes on to the new budget;
+#       resumes the checkpoint and goes on to the new budget (the frames of
+#       the metrics never go back);
 #    9. a SIGTERM to the batch script alone (what --signal=B:TERM sends
 #       before a time limit) stops the learner, which saves its checkpoint,
 #       then the rest; the job ends with status 143;
@@ -219,13 +220,13 @@ submit() {
 # nodes, as squeue shows them) into $tmp/work/steps-ID; 1 on timeout.
 wait_job() {
 	i=0
-	while [ $i -lt $(($2 * 5)) ]; do
+	while [ $i -lt $(($2 * 10)) ]; do
 		case $(job_field "$1" JobState) in
 		PENDING | RUNNING | CONFIGURING | COMPLETING | SUSPENDED | "") ;;
 		*) return 0 ;;
 		esac
 		squeue -h -s -j "$1" -o '%j %N' >>"$tmp/work/steps-$1" 2>/dev/null
-		sleep 0.2
+		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
@@ -278,9 +279,9 @@ else
 fi
 
 # 7-8: one node, a frame budget, then resumed with a larger one.
-id=$(submit one --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=100000 SEED_EVAL=0 SEED_IFACE=lo -- "$preset") ||
+id=$(submit one --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=200000 SEED_EVAL=0 SEED_IFACE=lo -- "$preset") ||
 	bail "sbatch failed"
-if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 && [ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 100000 ] &&
+if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 && [ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 200000 ] &&
 	ran_on "$id" seed-learn n1 && ran_on "$id" seed-infer n1 && ran_on "$id" seed-actor n1 &&
 	grep -q "on n1 (127.0.0.1, ports" "$tmp/work/one.out"; then
 	ok "1 node: everything on n1, on interface lo, frame budget reached, COMPLETED with exit code 0"
@@ -288,10 +289,12 @@ else
 	not_ok "1 node: everything on n1, on interface lo, frame budget reached, COMPLETED with exit code 0" \
 		"$tmp/work/one.out" "$tmp/work/steps-$id"
 fi
-id=$(submit one-more --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=200000 SEED_EVAL=0 -- "$preset") || bail "sbatch failed"
+id=$(submit one-more --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=400000 SEED_EVAL=0 -- "$preset") || bail "sbatch failed"
 if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 &&
 	grep -q "resuming the checkpoint in runs/one" "$tmp/work/one-more.out" &&
-	[ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 200000 ]; then
+	grep -q "^seed-learn: .*; resumed$" "$tmp/work/one-more.out" &&
+	jq -s -e '[.[].frames] | . == sort' "$tmp/work/runs/one/metrics.jsonl" >/dev/null &&
+	[ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 400000 ]; then
 	ok "1 node: submitted again on the same run directory, the job resumes and goes on to the new budget"
 else
 	not_ok "1 node: submitted again on the same run directory, the job resumes and goes on to the new budget" \
