@@ -343,10 +343,15 @@ else
 	for k in learn infer actor; do seed-keygen "$tmp/work/keys/$k" >/dev/null || bail "seed-keygen failed"; done
 	id=$(submit keys --nodes=3 -- SEED_DIR=runs/keys SEED_KEYS="$tmp/work/keys" SEED_FRAMES=200000 SEED_EVAL=0 -- \
 		"$preset") || bail "sbatch failed"
-	if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 && [ "$(jq .frames "$tmp/work/runs/keys/checkpoint.json")" -ge 200000 ]; then
-		ok "SEED_KEYS: the job trains with every link under CURVE"
+	# With CURVE on, seed-infer and seed-learn end with a count of the
+	# peers they refused.
+	if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 &&
+		[ "$(jq .frames "$tmp/work/runs/keys/checkpoint.json")" -ge 200000 ] &&
+		grep -q "^seed-infer: refused 0 peer" "$tmp/work/runs/keys/infer.log" &&
+		grep -q "^seed-learn: refused 0 peer" "$tmp/work/keys.out"; then
+		ok "SEED_KEYS: the job trains with CURVE on every link, no peer refused"
 	else
-		not_ok "SEED_KEYS: the job trains with every link under CURVE" "$tmp/work/keys.out" \
-			"$tmp/work/runs/keys/infer.log"
+		not_ok "SEED_KEYS: the job trains with CURVE on every link, no peer refused" "$tmp/work/keys.out" \
+			"$tmp/work/runs/keys/infer.log" "$tmp/work/runs/keys/actor-0.log"
 	fi
 fi
