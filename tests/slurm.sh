@@ -25,9 +25,10 @@
 #    9. a SIGTERM to the batch script alone (what --signal=B:TERM sends
 #       before a time limit) stops the learner, which saves its checkpoint,
 #       then the rest; the job ends with status 143;
-#   10. a configuration that does not resolve fails the job with status 2;
-#   11. a learner that fails fails the job with its status;
-#   12. with SEED_KEYS, every link uses CURVE (skipped while the programs
+#   10. scancel ends the job CANCELLED, seed-learn's checkpoint saved;
+#   11. a configuration that does not resolve fails the job with status 2;
+#   12. a learner that fails fails the job with its status;
+#   13. with SEED_KEYS, every link uses CURVE (skipped while the programs
 #       have no --curve-key).
 # Every daemon, job and file it made is gone when it ends, failed or not.
 #
@@ -52,7 +53,7 @@ for c in seed-learn seed-infer seed-actor seed-eval; do
 	command -v "$c" >/dev/null || skip_all "$c is not on PATH (run through make check)"
 done
 
-echo "1..12"
+echo "1..13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {
@@ -318,7 +319,24 @@ else
 	not_ok "SIGTERM to the batch script: checkpoint saved, every step stopped, exit status 143" "$tmp/work/term.out"
 fi
 
-# 10: a configuration that does not resolve.
+# 10: scancel.
+id=$(submit cancel --nodes=3 -- SEED_DIR=runs/cancel -- "$preset" target_return=1000 total_frames=100000000) ||
+	bail "sbatch failed"
+i=0
+until [ -s "$tmp/work/runs/cancel/metrics.jsonl" ] || [ $i -ge 150 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+sleep 1
+scancel "$id"
+if wait_job "$id" 60 && [ "$(job_field "$id" JobState)" = CANCELLED ] &&
+	[ "$(jq .frames "$tmp/work/runs/cancel/checkpoint.json" 2>/dev/null)" -gt 0 ]; then
+	ok "scancel: the job ends CANCELLED, with seed-learn's checkpoint saved"
+else
+	not_ok "scancel: the job ends CANCELLED, with seed-learn's checkpoint saved" "$tmp/work/cancel.out"
+fi
+
+# 11: a configuration that does not resolve.
 id=$(submit bad --nodes=1 -- SEED_DIR=runs/bad -- "$preset" no_such_key=1) || bail "sbatch failed"
 if wait_job "$id" 30 && ended "$id" FAILED 2:0 && grep -q "unknown key 'no_such_key'" "$tmp/work/bad.out"; then
 	ok "a configuration that does not resolve: the job fails with exit code 2, saying why"
@@ -326,7 +344,7 @@ else
 	not_ok "a configuration that does not resolve: the job fails with exit code 2, saying why" "$tmp/work/bad.out"
 fi
 
-# 11: a learner that fails (an environment no program knows): the job ends
+# 12: a learner that fails (an environment no program knows): the job ends
 # with its status, the other steps stopped.
 id=$(submit fail --nodes=3 -- SEED_DIR=runs/fail -- "$preset" env=no-such-env) || bail "sbatch failed"
 if wait_job "$id" 30 && ended "$id" FAILED 1:0 && grep -q "seed-learn failed (status 1)" "$tmp/work/fail.out"; then
@@ -335,7 +353,7 @@ else
 	not_ok "a learner that fails: the job ends with its exit status 1" "$tmp/work/fail.out"
 fi
 
-# 12: CURVE keys from a shared directory.
+# 13: CURVE keys from a shared directory.
 if ! seed-actor --help 2>&1 | grep -q -- --curve-key || ! command -v seed-keygen >/dev/null; then
 	skip "SEED_KEYS: the programs take no --curve-key yet"
 else
