@@ -3,8 +3,9 @@
 # nodes on this machine (TAP).
 #
 # It starts its own MUNGE (a fresh key, its own socket) and Slurm from
-# Debian's packages: slurmctld and three slurmd (slurmd -N n1, n2, n3: Debian
-# builds Slurm with --enable-multiple-slurmd), all in a temporary directory,
+# Debian's packages: slurmctld and three slurmd (slurmd -N n1, n2, n3, each
+# on its own port: Debian's Slurm runs several slurmd on one host, which
+# takes a build with --enable-multiple-slurmd), all in a temporary directory,
 # with a generated slurm.conf (no cgroups, no accounting) on ports picked at
 # random, so that tests running at once do not collide.  All three nodes are
 # this machine on 127.0.0.1: what it checks is Slurm's placement of the
