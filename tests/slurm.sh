@@ -214,8 +214,11 @@ submit() {
 		shift
 	done
 	shift
+	# Only the variables given reach the script (sbatch passes the
+	# environment on), whatever this shell's environment holds.
 	# shellcheck disable=SC2086 # options and variables are single words
-	(cd "$tmp/work" && env SEED_PORT=$job_port SEED_BIN= $vars \
+	(cd "$tmp/work" && env -u SEED_CONFIG -u SEED_FRAMES -u SEED_DIR -u SEED_IFACE -u SEED_BIND -u SEED_ADDR \
+		-u SEED_KEYS -u SEED_BIN -u SEED_EVAL SEED_PORT=$job_port $vars \
 		sbatch --parsable --job-name="$name" --output="$tmp/work/$name.out" $opts "$script" "$@")
 }
 # wait_job ID SECONDS: until the job has ended, sampling its steps (name and
