@@ -159,10 +159,13 @@ int main(int argc, char **argv)
 	seed_chan *actors = NULL, *uch = NULL, *params = NULL;
 	seed_checkpoint *ckpt = NULL;
 	/* What an actor may send: one step frame within --max-envs and
-	 * --max-obs-bytes, and never more than the memory all halves may hold. */
+	 * --max-obs-bytes, and at most twice the memory all halves may hold.
+	 * A frame over --max-memory can never be kept, but up to twice that
+	 * it still gets an error frame saying why; past it, the connection
+	 * is dropped before the frame is read. */
 	int64_t step_max = seed_limit_step(opt.max_envs, opt.max_obs);
-	if (step_max > opt.max_memory << 20)
-		step_max = opt.max_memory << 20;
+	if (step_max > opt.max_memory << 21)
+		step_max = opt.max_memory << 21;
 	seed_chan_opts aopts = {.bind = true, .hwm = 0, .stop = &cli_stop, .max_msg = step_max};
 	cli_curve_chan(ctx, &aopts, bind, "--bind");
 	if (seed_chan_open(&actors, ctx, SEED_CHAN_ROUTER, bind, &aopts, &err))
