@@ -18,10 +18,14 @@ static seed_curve_key key, server;
 static bool have_key, warned;
 static seed_zap *zap;
 
+/* Called from monitor and ZAP threads: one line, not interleaved with
+ * another thread's. */
 static void log_cb(void *arg, const char *msg)
 {
 	(void)arg;
+	flockfile(stderr);
 	cli_warn("%s", msg);
+	funlockfile(stderr);
 }
 
 void cli_curve_load(void)

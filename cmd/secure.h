@@ -58,8 +58,9 @@ void cli_curve_chan(void *ctx, seed_chan_opts *o, const char *endpoint, const ch
 void cli_curve_stop(void);
 
 /* The peers refused by the bound ones of chans[0..n) (NULL entries are
- * skipped) and by the ZAP handler: "PROG: refused N peers ..." on stderr
- * when CURVE is on or any was refused; quiet prints only the latter. */
+ * skipped; a refusal by the ZAP handler is one of them): "PROG: refused N
+ * peers ..." on stderr when CURVE is on or any was refused; quiet prints
+ * only the latter. */
 void cli_curve_report(seed_chan *const *chans, int n, bool quiet);
 
 #endif

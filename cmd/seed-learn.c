@@ -26,6 +26,7 @@
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/config.h"
+#include "seed/env.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
 #include "seed/limits.h"
@@ -221,11 +222,17 @@ int main(int argc, char **argv)
 	 * --max-envs, whichever is more: a bigger message cannot be one. */
 	const seed_model *model = seed_learner_model(L);
 	int64_t rows = cfg.envs_per_actor > 65536 ? cfg.envs_per_actor : 65536;
+	int64_t obs_bytes = (int64_t)seed_model_obs_bytes(model);
+	seed_envs *probe; /* the env's own rows, should the model read another dtype */
+	if (seed_envs_new(&probe, cfg.env, cfg.env_options, 1, 0, &err) == 0) {
+		int64_t env_bytes = (int64_t)seed_env_spec_obs_bytes(seed_envs_spec(probe));
+		obs_bytes = env_bytes > obs_bytes ? env_bytes : obs_bytes;
+		seed_envs_free(&probe);
+	}
 	seed_chan_opts uo = {.bind = false,
 	                     .hwm = cfg.infer_hwm,
 	                     .stop = &cli_stop,
-	                     .max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1,
-	                                                  (int64_t)seed_model_obs_bytes(model),
+	                     .max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,
 	                                                  seed_model_num_actions(model))};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
 	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");

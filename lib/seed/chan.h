@@ -50,8 +50,10 @@ typedef enum seed_chan_kind {
 } seed_chan_kind;
 
 /* Called from a channel's monitor thread with one line about a failed
- * handshake; at most one line every SEED_CHAN_LOG_INTERVAL seconds per
- * channel (the failures in between are counted in the next line). */
+ * handshake; at most one line every SEED_CHAN_LOG_INTERVAL seconds for each
+ * kind of failure (keys refused, no keys on one side, a failed key
+ * exchange, other) on each channel; the failures in between are counted in
+ * a later line. */
 typedef void seed_chan_log_fn(void *arg, const char *msg);
 #define SEED_CHAN_LOG_INTERVAL 5
 
