@@ -306,9 +306,10 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 {
 	void *ctx = seed_chan_context();
 	seed_err err;
-	/* The server answers with an action or error frame for one half. */
+	/* The server answers with an action or error frame for one half (the
+	 * last is the larger when K is odd). */
 	seed_chan_opts copts = {
-	    .bind = false, .stop = &cli_stop, .max_msg = seed_limit_action(a->halves[0].count)};
+	    .bind = false, .stop = &cli_stop, .max_msg = seed_limit_action(a->halves[a->nhalves - 1].count)};
 	cli_curve_chan(ctx, &copts, endpoint, "--connect");
 	seed_chan *c;
 	if (!ctx || seed_chan_open(&c, ctx, SEED_CHAN_DEALER, endpoint, &copts, &err))
