@@ -143,9 +143,9 @@ static int describe(const seed_chan *c, unsigned event, uint32_t value, char *bu
 		return 2;
 	}
 	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && c->bound) {
-		snprintf(buf, n, "it closed the connection during the handshake (%s)",
-		         c->curve ? "it may have no CURVE keys, or another server public key"
-		                  : "it may use CURVE, which this socket does not");
+		snprintf(buf, n,
+		         "it closed the connection during the handshake (it may have no CURVE keys, or "
+		         "another server public key)");
 		return 3;
 	}
 	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
@@ -210,6 +210,11 @@ static void *mon_main(void *arg)
 		zmq_msg_close(&m);
 		if (!(event & HANDSHAKE_FAILED))
 			continue;
+		/* A peer that hangs up in the middle of a plain greeting (a
+		 * program killed while connecting, a port scan) was refused
+		 * by nobody: not counted, not said. */
+		if (c->bound && !c->curve && event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+			continue;
 		atomic_fetch_add(&c->refused, 1);
 		/* A server's refusal by ZAP is said by the handler, which
 		 * knows the client's address and key: count it only. */
@@ -227,8 +232,13 @@ static void *mon_main(void *arg)
  * event is missed). */
 static int start_monitor(seed_chan *c, void *ctx, seed_err *err)
 {
-	char ep[64];
-	snprintf(ep, sizeof ep, "inproc://seed-chan-monitor-%p", (void *)c);
+	/* A name never used before in this process: a closed channel's
+	 * monitor endpoint is unbound asynchronously, and the next channel
+	 * may get the same address. */
+	static atomic_uint serial;
+	char ep[96];
+	snprintf(ep, sizeof ep, "inproc://seed-chan-monitor-%ld-%u", (long)getpid(),
+	         atomic_fetch_add(&serial, 1));
 	if (zmq_socket_monitor(c->sock, ep, HANDSHAKE_FAILED) != 0)
 		return seed_err_set(err, -errno, "%s: cannot monitor the socket: %s", c->endpoint,
 		                    zmq_strerror(errno));
