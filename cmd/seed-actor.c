@@ -30,10 +30,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "secure.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
 #include "seed/env.h"
 #include "seed/frame.h"
+#include "seed/limits.h"
 
 /* The options: main's variables, filled by the table below. */
 static struct {
@@ -66,6 +68,7 @@ static const seed_opt options[] = {
     {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
      .help = "offline: where to write the step frames (or a socket to push them to)"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no summary on stderr at exit"},
+    CLI_CURVE_OPTIONS,
     {0},
 };
 
@@ -220,6 +223,7 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	seed_chan *out;
 	/* --out is any endpoint: a file, -, or a socket to push to. */
 	void *ctx = seed_chan_context();
+	cli_curve_chan(ctx, &copts, out_path, "--out");
 	if (!ctx || seed_chan_open(&out, ctx, SEED_CHAN_PUSH, out_path, &copts, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
 	half *h = &a->halves[0];
@@ -269,6 +273,7 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	if (in != stdin)
 		fclose(in);
 	seed_chan_close(&out);
+	cli_curve_stop();
 	seed_chan_context_free(&ctx);
 	return rc;
 }
@@ -359,7 +364,11 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 {
 	void *ctx = seed_chan_context();
 	seed_err err;
-	seed_chan_opts copts = {.bind = false, .stop = &cli_stop};
+	/* The server answers with an action or error frame for one half (the
+	 * last is the larger when K is odd). */
+	seed_chan_opts copts = {
+	    .bind = false, .stop = &cli_stop, .max_msg = seed_limit_action(a->halves[a->nhalves - 1].count)};
+	cli_curve_chan(ctx, &copts, endpoint, "--connect");
 	seed_chan *c;
 	if (!ctx || seed_chan_open(&c, ctx, SEED_CHAN_DEALER, endpoint, &copts, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
@@ -455,6 +464,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	if (a->resends)
 		cli_warn("resent %" PRId64 " unanswered requests", a->resends);
 	seed_chan_close(&c);
+	cli_curve_stop();
 	seed_chan_context_free(&ctx);
 	return rc;
 }
@@ -462,6 +472,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 int main(int argc, char **argv)
 {
 	cli_parse(&spec, argc, argv);
+	cli_curve_load();
 	if (!opt.env)
 		cli_usage_error("--env is required");
 	if (!opt.endpoint == !(opt.actions || opt.out))

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "secure.h"
 #include "seed/chan.h"
 #include "seed/frame.h"
 
@@ -25,7 +26,8 @@ static struct {
 	const char *connect, *bind, *out;
 	bool sub, encode, raw, strict;
 	int64_t count; /* 0: no limit */
-} opt;
+	int64_t max_bytes;
+} opt = {.max_bytes = 1 << 30};
 
 static const seed_opt options[] = {
     {"connect", 'c', SEED_OPT_STR, &opt.connect, "ENDPOINT",
@@ -44,6 +46,9 @@ static const seed_opt options[] = {
      .help = "write to FILE instead of standard output; FILE is replaced at the end, and left alone on "
              "failure"},
     {"strict", 0, SEED_OPT_FLAG, &opt.strict, .help = "stop at the first bad frame (and write no FILE)"},
+    {"max-bytes", 0, SEED_OPT_INT, &opt.max_bytes, "N", 1, INT64_MAX,
+     .help = "from a socket: drop a peer that sends a message of more than N bytes (default 1073741824)"},
+    CLI_CURVE_OPTIONS,
     {0},
 };
 
@@ -279,6 +284,7 @@ static bool encode_lines(FILE *in, const char *name)
 int main(int argc, char **argv)
 {
 	int first = cli_parse(&spec, argc, argv);
+	cli_curve_load();
 	const char *input = first < argc ? argv[first] : NULL;
 	const char *flag = opt.bind ? "--bind" : "--connect";
 	const char *endpoint = opt.bind ? opt.bind : opt.connect;
@@ -320,21 +326,22 @@ int main(int argc, char **argv)
 		void *ctx = sock ? seed_chan_context() : NULL;
 		if (sock && !ctx)
 			cli_die("cannot create a ZeroMQ context");
-		seed_chan_opts copts = {.bind = opt.bind != NULL, .stop = &cli_stop};
+		seed_chan_opts copts = {
+		    .bind = opt.bind != NULL, .stop = &cli_stop, .max_msg = opt.max_bytes};
+		const char *ep = endpoint ? endpoint : input ? input : "-";
+		cli_curve_chan(ctx, &copts, ep, endpoint ? flag : "input");
 		seed_chan *c;
 		seed_err err;
-		int rc = seed_chan_open(&c, ctx, opt.sub ? SEED_CHAN_SUB : SEED_CHAN_PULL,
-		                        endpoint ? endpoint
-		                        : input  ? input
-		                                 : "-",
-		                        &copts, &err);
+		int rc = seed_chan_open(&c, ctx, opt.sub ? SEED_CHAN_SUB : SEED_CHAN_PULL, ep, &copts, &err);
 		if (rc == -EINVAL || rc == -EPROTONOSUPPORT)
 			cli_usage_error("%s%s%s", endpoint ? flag : "", endpoint ? ": " : "", err.msg);
 		if (rc)
 			cli_die("%s", err.msg);
 		open_out();
 		ok = read_chan(c, name);
+		cli_curve_report(&c, 1, true);
 		seed_chan_close(&c);
+		cli_curve_stop();
 		seed_chan_context_free(&ctx);
 	}
 	/* Frames were skipped, but what was good is written: only a fatal

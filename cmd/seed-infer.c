@@ -17,9 +17,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "secure.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/frame.h"
+#include "seed/limits.h"
 #include "seed/opts.h"
 #include "seed/serve.h"
 
@@ -27,7 +29,8 @@
 static struct {
 	const char *bind, *policy, *model, *unrolls;
 	bool greedy, quiet;
-	int64_t max_batch, timeout_us, T, hwm, max_halves, max_memory, max_envs, max_actions, max_obs;
+	int64_t max_batch, timeout_us, T, hwm, max_halves, max_memory, max_envs, max_actions, max_obs,
+	    max_params;
 	uint64_t seed;
 	double stats_interval, idle_expiry;
 } opt = {.max_batch = 256,
@@ -39,6 +42,7 @@ static struct {
          .max_envs = 65536,
          .max_actions = 65536,
          .max_obs = 4 << 20,
+         .max_params = 1 << 26,
          .stats_interval = 10,
          .idle_expiry = 60};
 
@@ -75,7 +79,10 @@ static const seed_opt options[] = {
      .help = "... or more than A actions (default 65536)"},
     {"max-obs-bytes", 0, SEED_OPT_INT, &opt.max_obs, "N", 1, 1 << 30,
      .help = "... or observations of more than N bytes each (default 4194304)"},
+    {"max-params", 0, SEED_OPT_INT, &opt.max_params, "P", 1, INT64_MAX / 8,
+     .help = "refuse parameter messages of more than P floats (default 67108864)"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no statistics and no summary on stderr"},
+    CLI_CURVE_OPTIONS,
     {0},
 };
 
@@ -120,6 +127,7 @@ static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
+	cli_curve_load();
 	const char *bind = opt.bind, *policy = opt.policy, *unrolls = opt.unrolls, *model = opt.model;
 	int hwm = (int)opt.hwm;
 	double stats_interval = opt.stats_interval;
@@ -150,13 +158,26 @@ int main(int argc, char **argv)
 	seed_err err;
 	seed_chan *actors = NULL, *uch = NULL, *params = NULL;
 	seed_checkpoint *ckpt = NULL;
-	seed_chan_opts aopts = {.bind = true, .hwm = 0, .stop = &cli_stop};
+	/* What an actor may send: one step frame within --max-envs and
+	 * --max-obs-bytes, and at most twice the memory all halves may hold.
+	 * A frame over --max-memory can never be kept, but up to twice that
+	 * it still gets an error frame saying why; past it, the connection
+	 * is dropped before the frame is read. */
+	int64_t step_max = seed_limit_step(opt.max_envs, opt.max_obs);
+	if (step_max > opt.max_memory << 21)
+		step_max = opt.max_memory << 21;
+	seed_chan_opts aopts = {.bind = true, .hwm = 0, .stop = &cli_stop, .max_msg = step_max};
+	cli_curve_chan(ctx, &aopts, bind, "--bind");
 	if (seed_chan_open(&actors, ctx, SEED_CHAN_ROUTER, bind, &aopts, &err))
 		cli_die("%s", err.msg);
 	so.model = model != NULL;
 	char *json = NULL;
 	if (model && (strstr(model, "://") || model[0] == '@' || model[0] == '>')) {
-		seed_chan_opts popts = {.bind = false, .conflate = 1, .stop = &cli_stop};
+		seed_chan_opts popts = {.bind = false,
+		                        .conflate = 1,
+		                        .stop = &cli_stop,
+		                        .max_msg = seed_limit_params(opt.max_params, 1 << 20)};
+		cli_curve_chan(ctx, &popts, model, "--model");
 		if (seed_chan_open(&params, ctx, SEED_CHAN_SUB, model, &popts, &err))
 			cli_die("--model: %s", err.msg);
 	} else if (model) {
@@ -170,6 +191,7 @@ int main(int argc, char **argv)
 	}
 	if (unrolls) {
 		seed_chan_opts uopts = {.bind = true, .hwm = hwm, .stop = &cli_stop};
+		cli_curve_chan(ctx, &uopts, unrolls, "--unrolls");
 		if (seed_chan_open(&uch, ctx, SEED_CHAN_PUSH, unrolls, &uopts, &err))
 			cli_die("%s", err.msg);
 	}
@@ -196,11 +218,13 @@ int main(int argc, char **argv)
 	/* The episodes that ended after each half's last unroll. */
 	seed_serve_flush(sv);
 	seed_serve_free(&sv);
+	cli_curve_report((seed_chan *[]){actors, uch, params}, 3, quiet);
 	free(json);
 	seed_chan_close(&uch);
 	seed_chan_close(&actors);
 	seed_chan_close(&params);
 	seed_checkpoint_free(&ckpt);
+	cli_curve_stop();
 	seed_chan_context_free(&ctx);
 	return 0;
 }

@@ -20,13 +20,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "secure.h"
 #include "seed/blas.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/config.h"
+#include "seed/env.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
+#include "seed/limits.h"
 #include "seed/metrics.h"
 #include "seed/opts.h"
 
@@ -74,6 +77,7 @@ static const seed_opt options[] = {
      .help = "print the resolved configuration as JSON and exit"},
     {"get", 0, SEED_OPT_STR, &opt.get, "KEY", .help = "print one resolved value (dotted key) and exit"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no progress on stderr"},
+    CLI_CURVE_OPTIONS,
     {0},
 };
 
@@ -143,6 +147,7 @@ static void write_metrics(seed_metrics *mx, bool progress)
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
+	cli_curve_load();
 	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
 	if (!opt.config == !resume)
 		cli_usage_error("give one of --config and --resume");
@@ -212,8 +217,26 @@ int main(int argc, char **argv)
 
 	void *ctx = seed_chan_context();
 	seed_chan *uch, *pch;
-	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop};
+	/* An unroll frame of this config's env, model and unroll length, from
+	 * a half of up to envs_per_actor envs or of seed-infer's default
+	 * --max-envs, whichever is more: a bigger message cannot be one. */
+	const seed_model *model = seed_learner_model(L);
+	int64_t rows = cfg.envs_per_actor > 65536 ? cfg.envs_per_actor : 65536;
+	int64_t obs_bytes = (int64_t)seed_model_obs_bytes(model);
+	seed_envs *probe; /* the env's own rows, should the model read another dtype */
+	if (seed_envs_new(&probe, cfg.env, cfg.env_options, 1, 0, &err) == 0) {
+		int64_t env_bytes = (int64_t)seed_env_spec_obs_bytes(seed_envs_spec(probe));
+		obs_bytes = env_bytes > obs_bytes ? env_bytes : obs_bytes;
+		seed_envs_free(&probe);
+	}
+	seed_chan_opts uo = {.bind = false,
+	                     .hwm = cfg.infer_hwm,
+	                     .stop = &cli_stop,
+	                     .max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,
+	                                                  seed_model_num_actions(model))};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
+	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
+	cli_curve_chan(ctx, &po, opt.params, "--params");
 	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, opt.unrolls, &uo, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
 	if (seed_chan_open(&pch, ctx, SEED_CHAN_PUB, opt.params, &po, &err))
@@ -289,9 +312,11 @@ int main(int argc, char **argv)
 		seed_learner_summary(L, why, line, sizeof line);
 		fprintf(stderr, "%s: %s\n", cli_prog, line);
 	}
+	cli_curve_report((seed_chan *[]){uch, pch}, 2, opt.quiet && !rc);
 	seed_metrics_close(&mx);
 	seed_chan_close(&uch);
 	seed_chan_close(&pch);
+	cli_curve_stop();
 	seed_chan_context_free(&ctx);
 	seed_learner_free(&L);
 	seed_buf_free(&out);

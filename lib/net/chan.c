@@ -5,13 +5,19 @@
  * copy); a file channel owns an fd (not closed when it is stdin/stdout) and,
  * when reading, a seed_frame_reader.  Receiving waits the same way on both:
  * a non-blocking file that has nothing yet is polled within the timeout, as
- * a socket is.
+ * a socket is.  A tcp:// or ipc:// socket also owns a monitor: a PAIR
+ * socket on the socket's inproc:// monitor endpoint and the thread that
+ * alone reads it, counting and saying failed handshakes, until close.
  */
 #include "seed/chan.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +26,8 @@
 
 #include "seed/buf.h"
 #include "seed/frame.h"
+
+#define MON_KINDS 4
 
 struct seed_chan {
 	seed_chan_kind kind;
@@ -33,6 +41,16 @@ struct seed_chan {
 	int fd;
 	bool own_fd;
 	seed_frame_reader *reader;
+	/* the monitor of a tcp:// or ipc:// socket */
+	void *mon;
+	pthread_t mon_thread;
+	bool mon_live, bound, curve;
+	atomic_int mon_stop;
+	atomic_uint_fast64_t refused;
+	seed_chan_log_fn *log;
+	void *log_arg;
+	double last_log[MON_KINDS]; /* the monitor thread's own, per kind of failure */
+	uint64_t unlogged[MON_KINDS];
 };
 
 /* Poll slices: how often blocking calls look at *stop. */
@@ -81,6 +99,192 @@ static int zkind(seed_chan_kind k)
 	return -1;
 }
 
+/* ---- the handshake monitor ---------------------------------------------------- */
+
+#define HANDSHAKE_FAILED                                                                                     \
+	(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |                        \
+	 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Why a handshake failed, in words, for the side that saw it; the kind
+ * (0-3) says which rate limit applies. */
+static int describe(const seed_chan *c, unsigned event, uint32_t value, char *buf, size_t n)
+{
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+		snprintf(buf, n, "%s (ZAP status %u)",
+		         c->bound ? "its public key is not allowed"
+		                  : "this client's public key is not allowed there",
+		         (unsigned)value);
+		return 0;
+	}
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+	    value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+		if (c->bound)
+			snprintf(buf, n,
+			         c->curve ? "it has no CURVE keys (this socket requires CURVE)"
+			                  : "it uses CURVE, this socket has no keys");
+		else
+			snprintf(buf, n,
+			         c->curve ? "it does not use CURVE and this client does"
+			                  : "it requires CURVE keys and this client has none");
+		return 1;
+	}
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC ||
+	                                                     value == ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE)) {
+		snprintf(buf, n, "the CURVE handshake failed (%s)",
+		         c->bound ? "the client holds another server public key"
+		                  : "the server's public key may be the wrong one");
+		return 2;
+	}
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && c->bound) {
+		snprintf(buf, n,
+		         "it closed the connection during the handshake (it may have no CURVE keys, or "
+		         "another server public key)");
+		return 3;
+	}
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+		snprintf(buf, n, "it closed the connection during the handshake (%s)",
+		         c->curve ? "it has no CURVE keys, or another key pair than the server's public key "
+		                    "given here"
+		                  : "it may require CURVE keys");
+		return 3;
+	}
+	snprintf(buf, n, "the handshake failed (ZeroMQ event 0x%x, %s 0x%x)", event,
+	         event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? "errno" : "code", (unsigned)value);
+	return 3;
+}
+
+/* Say one failure of kind (or, when why is NULL, the failures not said
+ * yet), at most once every SEED_CHAN_LOG_INTERVAL seconds per kind. */
+static void mon_say(seed_chan *c, int kind, const char *why)
+{
+	double now = mono_s();
+	for (int k = why ? kind : 0; k <= (why ? kind : MON_KINDS - 1); k++) {
+		if (!c->log || now - c->last_log[k] < SEED_CHAN_LOG_INTERVAL || c->unlogged[k] == 0)
+			continue;
+		char msg[640];
+		if (!why)
+			snprintf(msg, sizeof msg, "%s: %llu more failed handshake%s since the last message",
+			         c->endpoint, (unsigned long long)c->unlogged[k],
+			         c->unlogged[k] == 1 ? "" : "s");
+		else if (c->bound)
+			snprintf(msg, sizeof msg, "%s: refused a peer: %s", c->endpoint, why);
+		else
+			snprintf(msg, sizeof msg, "%s: the server did not accept this client: %s; retrying",
+			         c->endpoint, why);
+		c->log(c->log_arg, msg);
+		c->unlogged[k] = 0;
+		c->last_log[k] = now;
+	}
+}
+
+static void *mon_main(void *arg)
+{
+	seed_chan *c = arg;
+	while (!atomic_load(&c->mon_stop)) {
+		zmq_pollitem_t it = {.socket = c->mon, .events = ZMQ_POLLIN};
+		if (zmq_poll(&it, 1, 100) <= 0) {
+			mon_say(c, 0, NULL);
+			continue;
+		}
+		zmq_msg_t m;
+		zmq_msg_init(&m);
+		if (zmq_msg_recv(&m, c->mon, 0) < 0) {
+			zmq_msg_close(&m);
+			continue;
+		}
+		uint16_t event = 0;
+		uint32_t value = 0;
+		if (zmq_msg_size(&m) >= 6) {
+			memcpy(&event, zmq_msg_data(&m), 2);
+			memcpy(&value, (char *)zmq_msg_data(&m) + 2, 4);
+		}
+		while (zmq_msg_more(&m) && zmq_msg_recv(&m, c->mon, 0) >= 0)
+			; /* the endpoint part: ours, already known */
+		zmq_msg_close(&m);
+		if (!(event & HANDSHAKE_FAILED))
+			continue;
+		/* A peer that hangs up in the middle of a plain greeting (a
+		 * program killed while connecting, a port scan) was refused
+		 * by nobody: not counted, not said. */
+		if (c->bound && !c->curve && event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+			continue;
+		atomic_fetch_add(&c->refused, 1);
+		/* A server's refusal by ZAP is said by the handler, which
+		 * knows the client's address and key: count it only. */
+		if (c->bound && event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+			continue;
+		char why[256];
+		int kind = describe(c, event, value, why, sizeof why);
+		c->unlogged[kind]++;
+		mon_say(c, kind, why);
+	}
+	return NULL;
+}
+
+/* Watch c->sock's handshakes (before it binds or connects, so that no
+ * event is missed). */
+static int start_monitor(seed_chan *c, void *ctx, seed_err *err)
+{
+	/* A name never used before in this process: a closed channel's
+	 * monitor endpoint is unbound asynchronously, and the next channel
+	 * may get the same address. */
+	static atomic_uint serial;
+	char ep[96];
+	snprintf(ep, sizeof ep, "inproc://seed-chan-monitor-%ld-%u", (long)getpid(),
+	         atomic_fetch_add(&serial, 1));
+	if (zmq_socket_monitor(c->sock, ep, HANDSHAKE_FAILED) != 0)
+		return seed_err_set(err, -errno, "%s: cannot monitor the socket: %s", c->endpoint,
+		                    zmq_strerror(errno));
+	c->mon = zmq_socket(ctx, ZMQ_PAIR);
+	if (!c->mon || zmq_connect(c->mon, ep) != 0)
+		return seed_err_set(err, -errno, "%s: cannot monitor the socket: %s", c->endpoint,
+		                    zmq_strerror(errno));
+	for (int k = 0; k < MON_KINDS; k++)
+		c->last_log[k] = -1e9;
+	int rc = pthread_create(&c->mon_thread, NULL, mon_main, c);
+	if (rc)
+		return seed_err_set(err, -rc, "%s: cannot start the monitor thread: %s", c->endpoint,
+		                    strerror(rc));
+	c->mon_live = true;
+	return 0;
+}
+
+static int set_curve(seed_chan *c, const char *url, bool bind, const seed_chan_opts *o, seed_err *err)
+{
+	const seed_curve_key *k = o->curve_key;
+	if (!seed_curve_available())
+		return seed_err_set(err, -ENOTSUP, "%s: this libzmq was built without CURVE", url);
+	if (strlen(k->pub) != SEED_CURVE_Z85_LEN || strlen(k->sec) != SEED_CURVE_Z85_LEN)
+		return seed_err_set(err, -EINVAL,
+		                    "%s: a CURVE socket needs a key pair (public and secret key)", url);
+	int one = 1, rc = 0;
+	if (bind) {
+		rc |= zmq_setsockopt(c->sock, ZMQ_CURVE_SERVER, &one, sizeof one);
+		rc |= zmq_setsockopt(c->sock, ZMQ_CURVE_SECRETKEY, k->sec, SEED_CURVE_Z85_LEN);
+		rc |= zmq_setsockopt(c->sock, ZMQ_ZAP_DOMAIN, "seed", 4);
+	} else {
+		const char *srv = o->curve_server;
+		if (!srv || strlen(srv) != SEED_CURVE_Z85_LEN)
+			return seed_err_set(
+			    err, -EINVAL,
+			    "%s: a CURVE client needs the server's public key (40 Z85 characters)", url);
+		rc |= zmq_setsockopt(c->sock, ZMQ_CURVE_SERVERKEY, srv, SEED_CURVE_Z85_LEN);
+		rc |= zmq_setsockopt(c->sock, ZMQ_CURVE_PUBLICKEY, k->pub, SEED_CURVE_Z85_LEN);
+		rc |= zmq_setsockopt(c->sock, ZMQ_CURVE_SECRETKEY, k->sec, SEED_CURVE_Z85_LEN);
+	}
+	if (rc)
+		return seed_err_set(err, -errno, "%s: CURVE: %s", url, zmq_strerror(errno));
+	c->curve = true;
+	return 0;
+}
+
 static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, const seed_chan_opts *o,
                        seed_err *err)
 {
@@ -104,6 +308,24 @@ static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, cons
 		/* Report unroutable replies instead of dropping them silently. */
 		int one = 1;
 		zmq_setsockopt(c->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+	}
+	int64_t max_msg = o && o->max_msg > 0 ? o->max_msg
+	                  : sends(c->kind)    ? SEED_CHAN_SEND_ONLY_MAX_MSG
+	                                      : -1;
+	if (zmq_setsockopt(c->sock, ZMQ_MAXMSGSIZE, &max_msg, sizeof max_msg) != 0)
+		return seed_err_set(err, -errno, "%s: message bound: %s", url, zmq_strerror(errno));
+	c->bound = bind;
+	if (o && o->curve_key) {
+		int r = set_curve(c, url, bind, o, err);
+		if (r)
+			return r;
+	}
+	if (strncmp(url, "inproc://", 9) != 0) {
+		c->log = o ? o->log : NULL;
+		c->log_arg = o ? o->log_arg : NULL;
+		int r = start_monitor(c, ctx, err);
+		if (r)
+			return r;
 	}
 	int rc = bind ? zmq_bind(c->sock, url) : zmq_connect(c->sock, url);
 	if (rc != 0)
@@ -143,6 +365,9 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 {
 	if (!endpoint || !*endpoint)
 		return seed_err_set(err, -EINVAL, "empty endpoint");
+	if (opts && opts->max_msg < 0)
+		return seed_err_set(err, -EINVAL, "%s: message bound %lld: it counts bytes, 0 for none",
+		                    endpoint, (long long)opts->max_msg);
 	if (opts && opts->hwm < 0)
 		return seed_err_set(err, -EINVAL,
 		                    "%s: high-water mark %d: it counts messages, 0 for ZeroMQ's default",
@@ -188,6 +413,14 @@ void seed_chan_close(seed_chan **pc)
 		return;
 	if (c->msg_live)
 		zmq_msg_close(&c->msg);
+	if (c->mon_live) {
+		atomic_store(&c->mon_stop, 1);
+		pthread_join(c->mon_thread, NULL);
+	}
+	if (c->mon) {
+		zmq_close(c->mon);
+		zmq_socket_monitor(c->sock, NULL, 0);
+	}
 	if (c->sock)
 		zmq_close(c->sock);
 	seed_frame_reader_free(&c->reader);
@@ -198,9 +431,53 @@ void seed_chan_close(seed_chan **pc)
 	*pc = NULL;
 }
 
+uint64_t seed_chan_refused(const seed_chan *c)
+{
+	return atomic_load(&((seed_chan *)c)->refused);
+}
+
+bool seed_chan_leaves_host(const char *endpoint)
+{
+	const char *url = endpoint;
+	if (url[0] == '@' || url[0] == '>')
+		url++;
+	if (strncmp(url, "tcp://", 6) != 0)
+		return false;
+	url += 6;
+	const char *semi = strchr(url, ';'); /* tcp://SOURCE;HOST:PORT: the peer is after ';' */
+	if (semi)
+		url = semi + 1;
+	char host[256];
+	const char *colon = strrchr(url, ':');
+	size_t n = colon ? (size_t)(colon - url) : strlen(url);
+	if (n >= sizeof host)
+		return true;
+	memcpy(host, url, n);
+	host[n] = 0;
+	char *h = host;
+	if (h[0] == '[' && n >= 2 && h[n - 1] == ']') {
+		h[n - 1] = 0;
+		h++;
+	}
+	if (strcmp(h, "localhost") == 0 || strcmp(h, "lo") == 0 || strcmp(h, "::1") == 0)
+		return false;
+	struct in_addr a4;
+	if (inet_pton(AF_INET, h, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) != 127;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET6, h, &a6) == 1)
+		return !IN6_IS_ADDR_LOOPBACK(&a6);
+	return true;
+}
+
 bool seed_chan_is_socket(const seed_chan *c)
 {
 	return c->sock != NULL;
+}
+
+bool seed_chan_bound(const seed_chan *c)
+{
+	return c->sock && c->bound;
 }
 
 void *seed_chan_socket(seed_chan *c)

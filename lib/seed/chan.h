@@ -13,7 +13,17 @@
  * Blocking calls give up when *stop becomes non-zero (a signal flag), so a
  * program stuck behind a slow consumer still stops on SIGINT.
  *
- * Threads: a channel belongs to one thread.
+ * Bounds and security (every socket that faces a network should have both):
+ * max_msg bounds what a peer may send (ZMQ_MAXMSGSIZE: a bigger message
+ * drops that peer's connection, the socket goes on serving the others);
+ * curve_key makes a bound socket a CURVE server (clients are then judged by
+ * the context's ZAP handler, seed_zap_start in seed/curve.h) and, with
+ * curve_server, a connecting socket a CURVE client.  tcp:// and ipc://
+ * sockets are watched by a monitor thread that counts failed handshakes
+ * (seed_chan_refused) and says them through opts->log.
+ *
+ * Threads: a channel belongs to one thread (its monitor thread touches only
+ * its own socket, the counter and the log callback).
  */
 #ifndef SEED_CHAN_H
 #define SEED_CHAN_H
@@ -23,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "seed/curve.h"
 #include "seed/error.h"
 
 #ifdef __cplusplus
@@ -38,11 +49,33 @@ typedef enum seed_chan_kind {
 	SEED_CHAN_ROUTER, /* both ways, with the peer's routing id; ZeroMQ only */
 } seed_chan_kind;
 
+/* Called from a channel's monitor thread with one line about a failed
+ * handshake; at most one line every SEED_CHAN_LOG_INTERVAL seconds for each
+ * kind of failure (keys refused, no keys on one side, a failed key
+ * exchange, other) on each channel; the failures in between are counted in
+ * a later line. */
+typedef void seed_chan_log_fn(void *arg, const char *msg);
+#define SEED_CHAN_LOG_INTERVAL 5
+
+/* Send-only kinds (PUSH, PUB) hear nothing but subscriptions from their
+ * peers: without max_msg, they take this bound. */
+#define SEED_CHAN_SEND_ONLY_MAX_MSG 4096
+
 typedef struct seed_chan_opts {
 	bool bind;                   /* default when the endpoint has no @ or > */
 	int hwm;                     /* send/receive high-water mark in messages; 0: ZeroMQ's */
 	int conflate;                /* SUB: keep only the newest message */
 	volatile sig_atomic_t *stop; /* give up blocking calls when *stop != 0 */
+	/* The most bytes a peer's message may have; a bigger one drops the
+	 * connection (ZMQ_MAXMSGSIZE).  0: no bound for kinds that receive,
+	 * SEED_CHAN_SEND_ONLY_MAX_MSG for PUSH and PUB. */
+	int64_t max_msg;
+	/* This program's key pair (NULL: no CURVE).  Binding: a CURVE server,
+	 * ZAP domain "seed".  Connecting: a CURVE client of curve_server. */
+	const seed_curve_key *curve_key;
+	const char *curve_server; /* the server's public key (Z85); connecting with curve_key */
+	seed_chan_log_fn *log;    /* failed handshakes (NULL: counted only) */
+	void *log_arg;
 } seed_chan_opts;
 
 typedef struct seed_chan seed_chan;
@@ -58,10 +91,23 @@ int seed_chan_open(seed_chan **out, void *ctx, seed_chan_kind kind, const char *
 /* Close c (NULL is fine), dropping unsent messages after a short linger. */
 void seed_chan_close(seed_chan **c);
 
+/* Failed handshakes on c's connections so far (any thread): on a bound
+ * socket the peers refused (no CURVE, another server key, a key the ZAP
+ * handler refused), on a connecting one the times the server refused this
+ * client.  0 for files, inproc:// and a libzmq without handshake events. */
+uint64_t seed_chan_refused(const seed_chan *c);
+
+/* Whether endpoint (as given to seed_chan_open) is a tcp:// address that
+ * may reach beyond this machine: any host but localhost, 127.0.0.0/8, ::1
+ * and the interface lo.  ipc://, inproc://, files: false. */
+bool seed_chan_leaves_host(const char *endpoint);
+
 /* Whether the channel is a ZeroMQ socket (else a file). */
 bool seed_chan_is_socket(const seed_chan *c);
 /* The ZeroMQ socket, for zmq_poll; NULL for files. */
 void *seed_chan_socket(seed_chan *c);
+/* Whether the channel is a socket that binds (a server). */
+bool seed_chan_bound(const seed_chan *c);
 /* The endpoint as given (without @ or >). */
 const char *seed_chan_endpoint(const seed_chan *c);
 
