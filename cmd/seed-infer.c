@@ -109,11 +109,11 @@ static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt
 	fprintf(stderr,
 	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
 	        " unrolls, %" PRId64 " episodes, %" PRId64 " bad frames, %" PRId64 " resends, %" PRId64
-	        " gaps, %" PRId64 " halves, %" PRId64 " evicted\n",
+	        " gaps, %" PRId64 " halves, %" PRId64 " evicted, %" PRId64 " expired\n",
 	        cli_prog, final ? "done: " : "", (double)(st->steps - last->steps) / dt,
 	        db ? (double)(st->rows - last->rows) / (double)db : 0.0,
 	        (double)(st->unroll_bytes - last->unroll_bytes) / dt / 1e6, st->steps, st->unrolls,
-	        st->episodes, st->bad, st->resends, st->gaps, st->halves, st->evicted);
+	        st->episodes, st->bad, st->resends, st->gaps, st->halves, st->evicted, st->expired);
 	*last = *st;
 }
 
