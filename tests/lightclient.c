@@ -4,12 +4,14 @@
  * A light client plays N actor halves without stepping any environment:
  * each connection is its own DEALER socket with its own run id and actor id
  * (--actor-base + slot) and env0 0, keeps one step request in flight, and
- * sends the next one as soon as the answer comes; the observations are a
+ * sends the next one as soon as the answer comes (or --think-us after it,
+ * at the millisecond precision of zmq_poll); the observations are a
  * fixed tensor of --obs-dtype and --obs-shape per row (CartPole's f32[4] by
  * default), every --episode-length steps the rows end an episode.  So the
  * server sees what N actors of K envs would send, at the rate it can answer
  * them, while this process spends about one frame encode and decode per
- * request.
+ * request.  With several --connect endpoints, slot i talks to the i-th
+ * modulo their number (actors spread over several servers).
  *
  * Churn: after --churn-after seconds, --churn connections a second are
  * closed (a request in flight is abandoned, as by a killed actor) and
@@ -250,7 +252,6 @@ static void send_request(client *cl, conn *c, double now, bool resend)
 		cli_die("sending to %s: %s", seed_chan_endpoint(c->chan), seed_strerror(rc));
 }
 
-/* Open slot i's connection with a new run id and send its first request. */
 /* After an answer: the next request now, or after --think-us. */
 static void next_request(client *cl, conn *c, double now)
 {
@@ -262,6 +263,7 @@ static void next_request(client *cl, conn *c, double now)
 	}
 }
 
+/* Open slot i's connection with a new run id and send its first request. */
 static void conn_open(client *cl, int i, double now)
 {
 	conn *c = &cl->c[i];
