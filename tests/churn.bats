@@ -37,7 +37,7 @@
 # during the 28 s of churn at least 40% of the steady rate of the 10 s
 # before it (the rate after it is printed, not checked: 6 s is too short
 # to average out the load of a shared machine).  Measured: the churn costs
-# little (ratios of 0.54 to 2.09 in fourteen runs, moved mostly by the
+# little (ratios of 0.54 to 2.09 in fifteen runs, moved mostly by the
 # rest of the machine's load), so 40% leaves room for that load, not for a
 # server that stalls on joins and leaves.
 
