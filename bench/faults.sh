@@ -33,10 +33,11 @@ killer() {
 		while read -r kind actor; do
 			sleep "$interval"
 			kill -0 "$pid" 2>/dev/null || break
+			# The program itself, not a libtool wrapper (bash .../seed-actor).
 			case $kind in
-			0) pat="seed-learn .*ipc://$2/" ;;
-			1) pat="seed-infer .*ipc://$2/" ;;
-			*) pat="seed-actor .*--actor $actor .*ipc://$2/" ;;
+			0) pat="^[^ ]*seed-learn .*ipc://$2/" ;;
+			1) pat="^[^ ]*seed-infer .*ipc://$2/" ;;
+			*) pat="^[^ ]*seed-actor .*--actor $actor .*ipc://$2/" ;;
 			esac
 			p=$(pgrep -f "$pat" | head -1) || true
 			[ -n "$p" ] && kill -KILL "$p" 2>/dev/null && n=$((n + 1))

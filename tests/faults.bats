@@ -55,10 +55,13 @@ teardown() {
 }
 
 # The pid of the run's PROGRAM (seed-learn, seed-infer, seed-actor; for an
-# actor, ACTOR its number), none while it is being restarted.
+# actor, ACTOR its number), none while it is being restarted.  The program
+# itself, whose command line starts with its path: not the libtool wrapper
+# of an uninstalled build (a shell script, "bash .../seed-actor ..."), nor a
+# subshell of that script, which would die alone.
 pid_of() {
-	local pat="$1 .*ipc://$D/tmp/"
-	[ "$1" = seed-actor ] && pat="$1 .*--actor $2 .*ipc://$D/tmp/"
+	local pat="^[^ ]*/?$1 .*ipc://$D/tmp/"
+	[ "$1" = seed-actor ] && pat="^[^ ]*/?$1 .*--actor $2 .*ipc://$D/tmp/"
 	pgrep -f -- "$pat" | head -1
 }
 
