@@ -28,8 +28,11 @@
 # come faster than --restart-reset.  About 30 s in all.
 #
 # Then: a crash loop (a program killed at every start) ends the run after
-# --max-restarts with a message naming the program and its log; Ctrl-C
-# restarts nothing; a stop during a restart's delay is immediate.
+# --max-restarts with a message naming the program and its log; a learner
+# killed before the run's first checkpoint starts again from the
+# configuration (an earlier run's checkpoint in the directory does not
+# count); Ctrl-C restarts nothing; a stop during a restart's delay is
+# immediate.
 
 bats_require_minimum_version 1.5.0
 
@@ -266,6 +269,40 @@ kill_every_start() {
 	! grep -q restart "$D/err" "$RUN/infer.log" "$RUN"/actor-*.log
 	run pgrep -f "ipc://$D/tmp/"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "a learner killed before this run's first checkpoint starts again from the configuration" {
+	# An earlier run's checkpoint in the directory is not this run's.
+	seed-train cartpole --seed 1 --dir "$RUN" --frames 20000 --no-eval --quiet >/dev/null
+	old=$(jq .frames "$RUN/checkpoint.json")
+	seed-train cartpole --seed 2 --dir "$RUN" --set target_return=null --frames 100000000 \
+		--set checkpoint_interval=1000 >"$D/out" 2>"$D/err" &
+	TRAIN=$!
+	PIDS=$TRAIN
+	for i in $(seq 100); do
+		[ "$(grep -c '^seed-learn: .*; new run$' "$D/err")" -ge 1 ] && break
+		sleep 0.1
+	done
+	reserved=$(jq .reserved_through "$RUN/versions.json")
+	kill -KILL "$(pid_of seed-learn)"
+	for i in $(seq 100); do
+		[ "$(grep -c '^seed-learn: ' "$D/err")" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -TERM $TRAIN
+	st=0
+	wait $TRAIN || st=$?
+	cat "$D/err"
+	[ "$st" -eq 143 ]
+	grep -q '^seed-train: seed-learn was killed by signal 9 after .*; restart 1 in 0.25 s$' "$D/err"
+	# Both starts trained from the configuration: none resumed the old run.
+	[ "$(grep -c '^seed-learn: .*; new run$' "$D/err")" -eq 2 ]
+	! grep -q 'resumed' "$D/err"
+	# The checkpoint written on SIGTERM is the new run's, with versions
+	# past those reserved before the kill.
+	[ "$(jq .config.seed "$RUN/checkpoint.json")" -eq 2 ]
+	[ "$(jq .policy_version "$RUN/checkpoint.json")" -gt "$reserved" ]
+	echo "old run: $old frames; new: $(jq .frames "$RUN/checkpoint.json")"
 }
 
 @test "Ctrl-C after restarts stops everything and restarts nothing" {
