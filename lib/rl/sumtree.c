@@ -228,7 +228,8 @@ static int sample(const seed_sumtree *t, const double *u, seed_rng *rng, int b, 
 		if (prob)
 			prob[k] = pk;
 		/* ((1/N) / P)^beta, largest for the least likely item drawn. */
-		wmax = fmax(wmax, pow(1.0 / (n * pk), beta));
+		if (weight)
+			wmax = fmax(wmax, pow(1.0 / (n * pk), beta));
 	}
 	if (weight) {
 		for (int k = 0; k < b; k++) {

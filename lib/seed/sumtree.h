@@ -100,7 +100,8 @@ void seed_sumtree_stats_get(const seed_sumtree *t, seed_sumtree_stats *st);
 int seed_sumtree_sample(const seed_sumtree *t, seed_rng *rng, int b, double beta, uint64_t *ids, double *prob,
                         float *weight);
 /* The same for given uniform numbers u[b] in [0, 1) instead of the
- * generator: segment k draws mass (k + u[k]) * total / b. */
+ * generator: segment k draws mass (k + u[k]) * total / b (a u[k] outside
+ * [0, 1), NaN included, is taken as 0). */
 int seed_sumtree_sample_u(const seed_sumtree *t, const double *u, int b, double beta, uint64_t *ids,
                           double *prob, float *weight);
 
