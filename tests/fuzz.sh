@@ -23,7 +23,7 @@
 # SEED_FUZZ_TIME seconds (default 15) or SEED_FUZZ_RUNS inputs (default
 # 1000000), whichever ends first, from the fixed seed SEED_FUZZ_SEED (default
 # 1; 0 takes a random one).  Skips when clang or its libFuzzer runtime is
-# missing.  A crash prints the log and the input (hex) as TAP comments.
+# missing, or SEED_FUZZ_SKIP is set.  A crash prints the log and the input (hex) as TAP comments.
 # bench/fuzz-long.sh makes the long runs.
 set -u
 
@@ -73,6 +73,9 @@ skip() {
 	exit 0
 }
 
+if [ -z "$out" ] && [ -n "${SEED_FUZZ_SKIP:-}" ]; then
+	skip "SEED_FUZZ_SKIP is set (.ci/run fuzzes in its plain build only)"
+fi
 if ! command -v "$cc" >/dev/null 2>&1; then
 	skip "$cc not found"
 fi
