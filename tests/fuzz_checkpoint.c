@@ -16,7 +16,8 @@
  *     seed_checkpoint_get and _expect find with their own shapes;
  *   - it saves, and the saved run directory loads back to the same
  *     counters, generator, environment, model, config and tensors;
- *   - a reservation that reads is >= 0, and -1 only without versions.json.
+ *   - a reservation that reads is >= 0, and -1 only without versions.json;
+ *     one that does not gets a message naming versions.json.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -134,6 +135,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0)
 		REQUIRE(through >= 0);
 	else
-		REQUIRE(rc == -EBADMSG && strstr(err.msg, versions_path) != NULL);
+		REQUIRE(rc < 0 && strstr(err.msg, versions_path) != NULL); /* -EBADMSG, -EFBIG */
 	return 0;
 }
