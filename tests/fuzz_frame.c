@@ -1,6 +1,6 @@
 /* tests/fuzz_frame.c: a libFuzzer target for the frame decoder and JSON.
  *
- * Built and run by tests/fuzz-frame.sh with -fsanitize=fuzzer,address,undefined
+ * Built and run by tests/fuzz.sh with -fsanitize=fuzzer,address,undefined
  * against the library sources.  Besides "no crash, no leak, no undefined
  * behaviour", it checks properties:
  *   - a refused input gets a non-empty message;
@@ -14,15 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz.h"
 #include "seed/frame.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                           \
-	do {                                                                                                 \
-		if (!(c))                                                                                    \
-			__builtin_trap();                                                                    \
-	} while (0)
 
 static bool same_float(const unsigned char *a, const unsigned char *b, seed_dtype dt)
 {
@@ -123,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seed_buf_free(&js);
 		seed_frame_clear(&f);
 	} else {
-		REQUIRE(err.msg[0] != '\0' && memchr(err.msg, '\0', sizeof err.msg));
+		REQUIRE_MESSAGE(err);
 		REQUIRE(f.type == SEED_FRAME_INVALID && f.nfields == 0 && f.storage == NULL);
 	}
 	if (seed_frame_from_json(&fj, (const char *)data, size, &err) == 0) {

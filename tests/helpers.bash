@@ -1,11 +1,20 @@
 # tests/helpers.bash: shared setup for the .bats command-line tests.
 # The programs under test come first on PATH (set by `make check`); running a
 # .bats file by hand from the build directory works too.
+#
+# With SEED_VALGRIND=1 every Seed program a test runs by name (seed-train's
+# children too) runs under valgrind --leak-check=full, which exits 99 on a
+# memory error or a definite leak, so the test fails:
+#   SEED_VALGRIND=1 make check TESTS='tests/seed-cat.bats'
+# SEED_VALGRIND_OPTS adds valgrind options.
 load_helpers() {
 	if [ -z "${SEED_BUILDDIR:-}" ]; then
 		SEED_BUILDDIR=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 		SEED_SRCDIR=$SEED_BUILDDIR
 		PATH="$SEED_BUILDDIR/cmd:$PATH"
+	fi
+	if [ "${SEED_VALGRIND:-0}" = 1 ]; then
+		valgrind_wrappers
 	fi
 	for d in /usr/lib/bats /usr/lib/bats-core; do
 		if [ -f "$d/bats-support/load.bash" ]; then
@@ -31,4 +40,24 @@ wait_for_handler() {
 	done
 	echo "process $pid never caught signal $sig" >&2
 	return 1
+}
+
+# Wrappers named after the programs, first on PATH, that run the real ones
+# (through libtool, which finds the binaries behind its wrapper scripts)
+# under valgrind.
+valgrind_wrappers() {
+	local dir="$BATS_TEST_TMPDIR/valgrind-bin" prog name
+	mkdir -p "$dir"
+	for prog in "$SEED_BUILDDIR"/cmd/seed-*; do
+		name=$(basename "$prog")
+		case $name in *.* | seed-train) continue ;; esac
+		[ -x "$prog" ] || continue
+		cat >"$dir/$name" <<WRAP
+#!/bin/sh
+exec "$SEED_BUILDDIR/libtool" --mode=execute valgrind --quiet --error-exitcode=99 --leak-check=full \\
+	--errors-for-leak-kinds=definite --track-fds=no \${SEED_VALGRIND_OPTS:-} "$prog" "\$@"
+WRAP
+		chmod +x "$dir/$name"
+	done
+	PATH="$dir:$PATH"
 }

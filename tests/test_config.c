@@ -226,6 +226,10 @@ static const struct {
     {"leading_dot", ".lr=1", "empty part"},
     {"trailing_dot", "optimizer.=1", "empty part"},
     {"through_a_number", "discount.x=1", "'discount' is not an object"},
+    /* Found by tests/fuzz_config.c: the last part was dropped silently, an
+     * inner one freed the object being created and wrote into it. */
+    {"key_not_utf8", "loss.entrop\x89_cost=0", "the key is not UTF-8"},
+    {"inner_part_not_utf8", "opt\xffimizer.lr=1", "the key is not UTF-8"},
 };
 
 static void t_set_refuses_bad_keys(void)

@@ -90,8 +90,15 @@ int seed_frame_reader_next(seed_frame_reader *r, const void **data, size_t *len,
 				return seed_err_set(err, -SEED_EEOF, "end of stream");
 			return fail(r, err, "the input ends inside it (truncated)");
 		}
-		/* Room for what the object needs, and a chunk more. */
-		size_t want = r->s.need > READ_CHUNK ? r->s.need : READ_CHUNK;
+		/* Room for a chunk, or for what the object needs but at most
+		 * twice what has arrived of it: the buffer doubles as bytes
+		 * come, and a length claimed by a header (up to
+		 * SEED_FRAME_MAX_BYTES) is never allocated before its bytes
+		 * exist, so a corrupt header in a short file costs nothing. */
+		size_t have = r->tail - r->head;
+		size_t want = r->s.need < 2 * have ? r->s.need : 2 * have;
+		if (want < READ_CHUNK)
+			want = READ_CHUNK;
 		if (r->head > 0 && r->cap - r->head < want) {
 			memmove(r->buf, r->buf + r->head, r->tail - r->head);
 			r->tail -= r->head;

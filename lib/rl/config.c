@@ -103,6 +103,13 @@ int seed_config_set(json_t *root, const char *assignment, seed_err *err)
 	 * changes nothing. */
 	if (key[0] == '.' || key[klen - 1] == '.' || strstr(key, ".."))
 		return seed_err_set(err, -SEED_EOPTION, "--set %s: empty part in the key", assignment);
+	/* jansson takes only UTF-8 keys: setting another fails, which would
+	 * drop the value silently or, for a part that names an object, free
+	 * the object about to be filled. */
+	json_t *k = json_stringn(key, klen);
+	if (!k)
+		return seed_err_set(err, -SEED_EOPTION, "--set %s: the key is not UTF-8", assignment);
+	json_decref(k);
 	json_t *obj = root;
 	char *part = key;
 	for (;;) {

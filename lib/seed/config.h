@@ -72,7 +72,8 @@ int seed_config_load(const char *name_or_path, const char *const *dirs, json_t *
  * string; a dotted KEY reaches into objects, creating missing ones.  Types
  * and ranges are checked later, by seed_config_parse.  -SEED_EOPTION, with
  * the assignment in the message, for a missing '=' or key, an empty part
- * of the key, or a part that names a value that is not an object. */
+ * of the key, a key that is not UTF-8, or a part that names a value that
+ * is not an object; root is then unchanged. */
 int seed_config_set(json_t *root, const char *assignment, seed_err *err);
 
 /* Check every key of root and fill c.  On success c owns root (seed_config_free
