@@ -431,6 +431,23 @@ static void t_bad_shapes(void)
 	CHECK(b == NULL);
 }
 
+/* A dueling head outputs Q values, not logits to sample from: the agent
+ * (seed-infer, seed-eval) refuses it and says what it needs. */
+static void t_refuses_dueling_head(void)
+{
+	seed_agent *a = NULL;
+	seed_err err = {{0}};
+	CHECK(seed_agent_new(&a, "{\"torso\": [], \"head\": \"dueling\"}", SEED_DTYPE_F32, 1, (int64_t[]){3},
+	                     3, 4, false, 0, 0, &err) == -EINVAL);
+	CHECK(a == NULL);
+	CHECK_MSG(strstr(err.msg, "\"dueling\" head") && strstr(err.msg, "Q-learning algorithm (r2d2)"), "%s",
+	          err.msg);
+	/* Saying the default aloud changes nothing. */
+	CHECK(seed_agent_new(&a, "{\"torso\": [], \"head\": \"actor-critic\"}", SEED_DTYPE_F32, 1,
+	                     (int64_t[]){3}, 3, 4, false, 0, 0, &err) == 0);
+	seed_agent_free(&a);
+}
+
 /* Parameters of the wrong size are refused; the old ones stay. */
 static void t_params_wrong_size(void)
 {
@@ -502,6 +519,7 @@ int main(void)
 	TAP_RUN(t_conversion_table);
 	TAP_RUN(t_f32_nan_passes);
 	TAP_RUN(t_bad_shapes);
+	TAP_RUN(t_refuses_dueling_head);
 	TAP_RUN(t_params_wrong_size);
 	TAP_RUN(t_capacity);
 	return tap_done();

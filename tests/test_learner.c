@@ -703,6 +703,31 @@ static void t_reservation_failure_changes_nothing(void)
 
 /* A run directory under a regular file cannot be made: the message names
  * the path. */
+/* V-trace needs policy logits: a dueling (Q-value) head is refused at
+ * creation, with what it needs instead. */
+static void t_refuses_dueling_head(void)
+{
+	const char *text =
+	    "{\"env\": \"cartpole\", \"model\": {\"torso\": [{\"type\": \"linear\", \"out\": 8}],"
+	    " \"head\": \"dueling\"}, \"unroll_length\": 4, \"batch_size\": 2}";
+	json_t *root = json_loads(text, 0, NULL);
+	seed_config c;
+	seed_err err = {""};
+	int rc = root ? seed_config_parse(root, &c, &err) : -1;
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc) { /* root is still ours */
+		json_decref(root);
+		return;
+	}
+	seed_learner *L = NULL;
+	CHECK(seed_learner_new(&L, &c, &SPEC, &err) == -EINVAL);
+	CHECK(L == NULL);
+	CHECK_MSG(has(err.msg, "\"dueling\" head") && has(err.msg, "V-trace") &&
+	              has(err.msg, "Q-learning algorithm (r2d2)"),
+	          "%s", err.msg);
+	seed_config_free(&c);
+}
+
 static void t_open_dir_errors(void)
 {
 	const char *tmp = tmpdir_new();
@@ -740,5 +765,6 @@ int main(void)
 	TAP_RUN(t_versions_are_not_reused_after_a_crash);
 	TAP_RUN(t_reservation_failure_changes_nothing);
 	TAP_RUN(t_open_dir_errors);
+	TAP_RUN(t_refuses_dueling_head);
 	return tap_done();
 }

@@ -20,6 +20,7 @@
 #include "seed/nn.h"
 #include "tap.h"
 #include "nn_golden.h"
+#include "dueling_golden.h"
 
 /* ---- a double-precision reference network ------------------------------ */
 
@@ -50,9 +51,10 @@ static size_t off_of(const seed_model *m, const char *name)
 }
 
 /* logits (B, A) and values (B) of rn with parameters theta (in m's slab
- * layout, found by name) for obs (B, numel). */
-static void rnet_forward(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
-                         double *logits, double *values)
+ * layout, found by name) for obs (B, numel).  dueling: a dueling head, Q
+ * values in logits and zero values. */
+static void rnet_forward(const rnet *rn, int dueling, const seed_model *m, const double *theta, int B,
+                         const double *obs, double *logits, double *values)
 {
 	int rank = rn->rank;
 	int64_t sh[3] = {rn->shape[0], rn->shape[1], rn->shape[2]};
@@ -134,28 +136,39 @@ static void rnet_forward(const rnet *rn, const seed_model *m, const double *thet
 		x = y;
 		numel = nout;
 	}
-	const double *pw = theta + off_of(m, "policy.weight"), *pb = theta + off_of(m, "policy.bias");
+	const char *pname = dueling ? "advantage" : "policy";
+	snprintf(name, sizeof name, "%s.weight", pname);
+	const double *pw = theta + off_of(m, name);
+	snprintf(name, sizeof name, "%s.bias", pname);
+	const double *pb = theta + off_of(m, name);
 	const double *vw = theta + off_of(m, "value.weight"), *vb = theta + off_of(m, "value.bias");
 	for (int b = 0; b < B; b++) {
+		double mean = 0;
 		for (int a = 0; a < rn->A; a++) {
 			double s = pb[a];
 			for (size_t j = 0; j < numel; j++)
 				s += pw[a * numel + j] * x[b * numel + j];
 			logits[b * rn->A + a] = s;
+			mean += s / rn->A;
 		}
 		double s = vb[0];
 		for (size_t j = 0; j < numel; j++)
 			s += vw[j] * x[b * numel + j];
 		values[b] = s;
+		if (dueling) { /* Q = V + Adv - mean(Adv) */
+			for (int a = 0; a < rn->A; a++)
+				logits[b * rn->A + a] += s - mean;
+			values[b] = 0;
+		}
 	}
 	free(x);
 }
 
-static double rnet_loss(const rnet *rn, const seed_model *m, const double *theta, int B, const double *obs,
-                        const double *cl, const double *cv)
+static double rnet_loss(const rnet *rn, int dueling, const seed_model *m, const double *theta, int B,
+                        const double *obs, const double *cl, const double *cv)
 {
 	double *lg = malloc((size_t)B * rn->A * sizeof *lg), *v = malloc((size_t)B * sizeof *v);
-	rnet_forward(rn, m, theta, B, obs, lg, v);
+	rnet_forward(rn, dueling, m, theta, B, obs, lg, v);
 	double L = 0;
 	for (int i = 0; i < B * rn->A; i++)
 		L += cl[i] * lg[i];
@@ -176,7 +189,8 @@ typedef struct {
 	int stride; /* check every stride-th parameter (and every bias) */
 } gcase;
 
-static void grad_check(const gcase *gc, uint64_t seed)
+/* gc's model, with a dueling head when dueling (Q values in logits). */
+static void grad_check_head(const gcase *gc, uint64_t seed, int dueling)
 {
 	const rnet *rn = &gc->rn;
 	int B = gc->B, A = rn->A;
@@ -211,9 +225,9 @@ static void grad_check(const gcase *gc, uint64_t seed)
 	for (int i = 0; i < B * A; i++)
 		dl[i] = (float)(cl[i] = seed_rng_normal(&rng));
 	for (int b = 0; b < B; b++)
-		dv[b] = (float)(cv[b] = seed_rng_normal(&rng));
+		dv[b] = (float)(cv[b] = dueling ? 0 : seed_rng_normal(&rng));
 
-	/* Forward against the reference. */
+	/* Forward against the reference (a dueling head: Q values in logits). */
 	float *logits = malloc((size_t)B * A * sizeof *logits), *values = malloc((size_t)B * sizeof *values);
 	double *rl = malloc((size_t)B * A * sizeof *rl), *rv = malloc((size_t)B * sizeof *rv);
 	size_t np = seed_model_num_params(m);
@@ -221,9 +235,14 @@ static void grad_check(const gcase *gc, uint64_t seed)
 	const float *params = seed_model_params(m);
 	for (size_t j = 0; j < np; j++)
 		theta[j] = params[j];
-	CHECK(seed_model_forward(m, B, gc->dtype == SEED_DTYPE_U8 ? (const void *)obs_u : (const void *)obs_f,
-	                         logits, values) == 0);
-	rnet_forward(rn, m, theta, B, obs, rl, rv);
+	const void *ob = gc->dtype == SEED_DTYPE_U8 ? (const void *)obs_u : (const void *)obs_f;
+	if (dueling) {
+		CHECK(seed_model_forward_q(m, B, ob, logits) == 0);
+		memset(values, 0, (size_t)B * sizeof *values);
+	} else {
+		CHECK(seed_model_forward(m, B, ob, logits, values) == 0);
+	}
+	rnet_forward(rn, dueling, m, theta, B, obs, rl, rv);
 	for (int i = 0; i < B * A; i++)
 		CHECK_NEAR(logits[i], rl[i], 2e-5 * (1 + fabs(rl[i])));
 	for (int b = 0; b < B; b++)
@@ -231,9 +250,12 @@ static void grad_check(const gcase *gc, uint64_t seed)
 
 	/* Backward against central differences of the reference. */
 	seed_model_zero_grad(m);
-	CHECK(seed_model_backward(m, B, dl, dv) == 0);
+	if (dueling)
+		CHECK(seed_model_backward_q(m, B, dl) == 0);
+	else
+		CHECK(seed_model_backward(m, B, dl, dv) == 0);
 	const float *g = seed_model_grads(m);
-	double L0 = rnet_loss(rn, m, theta, B, obs, cl, cv);
+	double L0 = rnet_loss(rn, dueling, m, theta, B, obs, cl, cv);
 	int checked = 0, skipped = 0, failed = 0;
 	double worst = 0;
 	for (int t = 0; t < seed_model_num_tensors(m); t++) {
@@ -246,9 +268,9 @@ static void grad_check(const gcase *gc, uint64_t seed)
 			const double h = 1e-6;
 			double save = theta[j];
 			theta[j] = save + h;
-			double Lp = rnet_loss(rn, m, theta, B, obs, cl, cv);
+			double Lp = rnet_loss(rn, dueling, m, theta, B, obs, cl, cv);
 			theta[j] = save - h;
-			double Lm = rnet_loss(rn, m, theta, B, obs, cl, cv);
+			double Lm = rnet_loss(rn, dueling, m, theta, B, obs, cl, cv);
 			theta[j] = save;
 			double right = (Lp - L0) / h, left = (L0 - Lm) / h;
 			if (fabs(right - left) > 1e-3 * (1 + fabs(right))) {
@@ -287,11 +309,44 @@ static void grad_check(const gcase *gc, uint64_t seed)
 	seed_model_free(&m);
 }
 
+static void grad_check(const gcase *gc, uint64_t seed)
+{
+	grad_check_head(gc, seed, 0);
+}
+
 static void t_grad_heads(void)
 {
 	/* No torso: the policy and value heads straight on the observation. */
 	gcase gc = {"{\"torso\": [], \"init\": \"pytorch\"}", {0, {{0}}, 1, {5}, 3}, SEED_DTYPE_F32, 4, 1};
 	grad_check(&gc, 1);
+}
+
+/* Dueling heads: the gradient of a loss on Q flows into the value and
+ * advantage streams (through the mean) and the torso. */
+static void t_grad_dueling(void)
+{
+	gcase bare = {"{\"torso\": [], \"head\": \"dueling\", \"init\": \"pytorch\"}",
+	              {0, {{0}}, 1, {5}, 3},
+	              SEED_DTYPE_F32,
+	              4,
+	              1};
+	grad_check_head(&bare, 21, 1);
+	gcase mlp = {"{\"torso\": [{\"type\": \"linear\", \"out\": 7}, {\"type\": \"tanh\"},"
+	             " {\"type\": \"linear\", \"out\": 6}, {\"type\": \"relu\"}],"
+	             " \"head\": \"dueling\", \"init\": \"pytorch\"}",
+	             {4, {{R_LINEAR, 7, 0}, {R_TANH, 0, 0}, {R_LINEAR, 6, 0}, {R_RELU, 0, 0}}, 1, {5}, 4},
+	             SEED_DTYPE_F32,
+	             5,
+	             1};
+	grad_check_head(&mlp, 22, 1);
+	/* A conv torso on u8, with the default (orthogonal) init. */
+	gcase conv = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2},"
+	              " {\"type\": \"relu\"}, {\"type\": \"flatten\"}], \"head\": \"dueling\"}",
+	              {3, {{R_CONV, 3, 2}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}}, 3, {4, 3, 2}, 3},
+	              SEED_DTYPE_U8,
+	              3,
+	              1};
+	grad_check_head(&conv, 23, 1);
 }
 
 static void t_grad_linear(void)
@@ -499,6 +554,145 @@ static void t_golden_conv(void)
 	for (int b = 0; b < GOLDEN_CONV_B; b++)
 		CHECK_NEAR(v[b], golden_conv_values[b], 1e-5 * (1 + fabs(golden_conv_values[b])));
 	seed_model_free(&m);
+}
+
+/* Q values of a dueling MLP against numpy (tests/ref/dueling_golden.py). */
+static void t_golden_dueling(void)
+{
+	const int64_t shape[1] = {GOLDEN_DUEL_NOBS};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, GOLDEN_DUEL_JSON, SEED_DTYPE_F32, 1, shape, GOLDEN_DUEL_A, GOLDEN_DUEL_B,
+	                        &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	int n = 0;
+	for (; golden_duel_params[n].name; n++) {
+		const seed_model_param *p = seed_model_param_find(m, golden_duel_params[n].name);
+		CHECK_MSG(p && p->numel == (size_t)golden_duel_params[n].numel, "tensor %s",
+		          golden_duel_params[n].name);
+		if (p && p->numel == (size_t)golden_duel_params[n].numel)
+			memcpy(seed_model_params(m) + p->offset, golden_duel_params[n].data,
+			       p->numel * sizeof(float));
+	}
+	CHECK(n == seed_model_num_tensors(m));
+	float q[GOLDEN_DUEL_B * GOLDEN_DUEL_A];
+	CHECK(seed_model_forward_q(m, GOLDEN_DUEL_B, golden_duel_obs, q) == 0);
+	for (int i = 0; i < GOLDEN_DUEL_B * GOLDEN_DUEL_A; i++)
+		CHECK_NEAR(q[i], golden_duel_q[i], 1e-5 * (1 + fabs(golden_duel_q[i])));
+	seed_model_free(&m);
+}
+
+static double orth_error(const float *w, int rows, int cols, double gain);
+
+/* The "head" key: tensors, initialisation, the default, and the refusal
+ * of the other kind's forward and backward. */
+static void t_dueling_head(void)
+{
+	static const char *const want[] = {"torso.0.weight", "torso.0.bias",   "advantage.weight",
+	                                   "value.weight",   "advantage.bias", "value.bias"};
+	const int64_t vec[1] = {8};
+	seed_model *d = NULL, *ac = NULL, *ac2 = NULL;
+	seed_err err = {{0}};
+	const char *torso = "\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"relu\"}]";
+	char json[256];
+	snprintf(json, sizeof json, "{%s, \"head\": \"dueling\"}", torso);
+	CHECK_MSG(seed_model_new(&d, json, SEED_DTYPE_F32, 1, vec, 5, 4, &err) == 0, "%s", err.msg);
+	snprintf(json, sizeof json, "{%s}", torso);
+	CHECK(seed_model_new(&ac, json, SEED_DTYPE_F32, 1, vec, 5, 4, &err) == 0);
+	snprintf(json, sizeof json, "{%s, \"head\": \"actor-critic\"}", torso);
+	CHECK(seed_model_new(&ac2, json, SEED_DTYPE_F32, 1, vec, 5, 4, &err) == 0);
+	if (!d || !ac || !ac2)
+		return;
+	CHECK(seed_model_head_kind(d) == SEED_HEAD_DUELING);
+	CHECK(seed_model_head_kind(ac) == SEED_HEAD_ACTOR_CRITIC);
+	CHECK(seed_model_head_kind(ac2) == SEED_HEAD_ACTOR_CRITIC);
+	CHECK(strcmp(seed_model_head_name(SEED_HEAD_DUELING), "dueling") == 0);
+	CHECK(strcmp(seed_model_head_name(SEED_HEAD_ACTOR_CRITIC), "actor-critic") == 0);
+	/* Tensors: advantage.* in the policy's places, same sizes. */
+	CHECK(seed_model_num_tensors(d) == 6);
+	for (int i = 0; i < 6 && i < seed_model_num_tensors(d); i++) {
+		const seed_model_param *p = seed_model_param_at(d, i), *q = seed_model_param_at(ac, i);
+		CHECK_MSG(strcmp(p->name, want[i]) == 0, "tensor %d is %s", i, p->name);
+		CHECK(p->offset == q->offset && p->numel == q->numel && p->rank == q->rank);
+	}
+	const seed_model_param *aw = seed_model_param_find(d, "advantage.weight");
+	CHECK(aw && aw->rank == 2 && aw->shape[0] == 5 && aw->shape[1] == 16);
+	CHECK(seed_model_param_find(d, "policy.weight") == NULL);
+	CHECK(seed_model_num_params(d) == 8 * 16 + 16 + 5 * 16 + 16 + 5 + 1);
+	char sum[128];
+	seed_model_summary(d, sum, sizeof sum);
+	CHECK_MSG(strcmp(sum, "f32[8] linear(16) relu | dueling 5+1 -> Q 5 | 246 params") == 0, "%s", sum);
+	/* The layouts differ by name: no copies between the two kinds. */
+	CHECK(seed_model_copy_params(d, ac) == -EINVAL);
+	CHECK(seed_model_copy_params(ac2, ac) == 0);
+
+	/* Initialisation: the same draws; advantage gain 1, value gain 1. */
+	seed_rng rng;
+	seed_rng_init(&rng, 7, 0);
+	seed_model_init(d, &rng);
+	seed_rng_init(&rng, 7, 0);
+	seed_model_init(ac, &rng);
+	seed_rng_init(&rng, 7, 0);
+	seed_model_init(ac2, &rng);
+	const float *pd = seed_model_params(d), *pa = seed_model_params(ac);
+	size_t np = seed_model_num_params(d);
+	CHECK(memcmp(seed_model_params(ac2), pa, np * sizeof *pa) == 0); /* the default, byte for byte */
+	CHECK_NEAR(orth_error(pd + aw->offset, 5, 16, 1.0), 0, 1e-5);
+	const seed_model_param *vw = seed_model_param_find(d, "value.weight");
+	CHECK_NEAR(orth_error(pd + vw->offset, 1, 16, 1.0), 0, 1e-5);
+	CHECK(memcmp(pd, pa, aw->offset * sizeof *pd) == 0); /* the torso is drawn first, alike */
+	/* The policy's draws scaled by 0.01 are the advantage's. */
+	for (size_t e = 0; e < aw->numel; e++)
+		CHECK_NEAR(pa[aw->offset + e], 0.01 * pd[aw->offset + e], 1e-7);
+
+	/* Each kind's forward and backward refuse the other kind. */
+	float obs[2 * 8], q[2 * 5], lg[2 * 5], v[2];
+	for (int i = 0; i < 16; i++)
+		obs[i] = (float)(i % 5) - 2.0f;
+	CHECK(seed_model_forward(d, 2, obs, lg, v) == -EINVAL);
+	CHECK(seed_model_forward_q(ac, 2, obs, q) == -EINVAL);
+	CHECK(seed_model_forward_q(d, 2, obs, NULL) == -EINVAL);
+	CHECK(seed_model_forward_q(d, 0, obs, q) == -EINVAL);
+	CHECK(seed_model_forward_q(d, 5, obs, q) == -EINVAL);
+	CHECK(seed_model_forward(ac, 2, obs, lg, v) == 0);
+	CHECK(seed_model_backward_q(ac, 2, q) == -EINVAL);
+	CHECK(seed_model_forward_q(d, 2, obs, q) == 0);
+	CHECK(seed_model_backward(d, 2, lg, v) == -EINVAL);
+	CHECK(seed_model_backward_q(d, 3, q) == -EINVAL);
+	/* The mean over actions cancels a gradient that is the same for
+	 * every action: it reaches the value stream only, summed. */
+	seed_model_zero_grad(d);
+	float dq[2 * 5];
+	for (int i = 0; i < 10; i++)
+		dq[i] = 0.5f;
+	CHECK(seed_model_backward_q(d, 2, dq) == 0);
+	const float *g = seed_model_grads(d);
+	const seed_model_param *ab = seed_model_param_find(d, "advantage.bias");
+	const seed_model_param *vb = seed_model_param_find(d, "value.bias");
+	for (size_t e = 0; e < aw->numel; e++)
+		CHECK(g[aw->offset + e] == 0.0f);
+	for (size_t e = 0; e < ab->numel; e++)
+		CHECK(g[ab->offset + e] == 0.0f);
+	CHECK_NEAR(g[vb->offset], 2 * 5 * 0.5, 1e-6); /* sum over rows and actions */
+	/* A NULL gradient adds nothing. */
+	seed_model_zero_grad(d);
+	CHECK(seed_model_backward_q(d, 2, NULL) == 0);
+	for (size_t j = 0; j < np; j++)
+		CHECK(g[j] == 0.0f);
+
+	/* Bad "head" values. */
+	seed_model *bad_m = NULL;
+	CHECK(seed_model_new(&bad_m, "{\"torso\": [], \"head\": \"q\"}", SEED_DTYPE_F32, 1, vec, 5, 4,
+	                     &err) == -SEED_EOPTION);
+	CHECK_MSG(strstr(err.msg, "\"head\"") && strstr(err.msg, "dueling"), "%s", err.msg);
+	CHECK(seed_model_new(&bad_m, "{\"torso\": [], \"head\": 1}", SEED_DTYPE_F32, 1, vec, 5, 4, &err) ==
+	      -SEED_EOPTION);
+	CHECK(bad_m == NULL);
+	seed_model_free(&d);
+	seed_model_free(&ac);
+	seed_model_free(&ac2);
 }
 
 /* ---- parameters, shapes, errors ---------------------------------------- */
@@ -1015,6 +1209,7 @@ int main(void)
 		printf("# %s\n", err.msg);
 	printf("# BLAS: %s\n", seed_blas_info());
 	TAP_RUN(t_grad_heads);
+	TAP_RUN(t_grad_dueling);
 	TAP_RUN(t_grad_linear);
 	TAP_RUN(t_grad_relu);
 	TAP_RUN(t_grad_tanh);
@@ -1025,6 +1220,8 @@ int main(void)
 	TAP_RUN(t_grad_float_central);
 	TAP_RUN(t_golden_mlp);
 	TAP_RUN(t_golden_conv);
+	TAP_RUN(t_golden_dueling);
+	TAP_RUN(t_dueling_head);
 	TAP_RUN(t_param_table);
 	TAP_RUN(t_json_errors);
 	TAP_RUN(t_init_orthogonal);

@@ -3,8 +3,9 @@
  * This is the backend half of lib/nn (model.c is the description half): it
  * owns everything that depends on where and how the layers are computed,
  * and nothing that depends on the JSON or the parameter layout.  A CUDA twin
- * implements the same four entry points (nn_backend_new, nn_backend_free,
- * seed_model_forward, seed_model_backward) over the same seed_model.
+ * implements the same entry points (nn_backend_new, nn_backend_free,
+ * seed_model_forward, seed_model_backward and their dueling twins
+ * seed_model_forward_q, seed_model_backward_q) over the same seed_model.
  *
  * State (one nn_backend per model, for m->max_batch rows): one buffer of
  * activations per layer, kept from forward for backward (a flatten layer's
@@ -209,10 +210,9 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	}
 }
 
-int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+/* The layers on B rows of obs: returns the fused head's output (B, A+1). */
+static const float *run_forward(seed_model *m, int B, const void *obs)
 {
-	if (B < 1 || B > m->max_batch || !obs)
-		return -EINVAL;
 	nn_backend *be = m->be;
 	if (m->obs_dtype == SEED_DTYPE_U8)
 		be->k->u8_to_f32((size_t)B * m->obs_numel, obs, be->input);
@@ -225,6 +225,15 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 		i += relu;
 		x = be->out[i];
 	}
+	be->last_B = B;
+	return x;
+}
+
+int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+{
+	if (B < 1 || B > m->max_batch || !obs || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	const float *x = run_forward(m, B, obs);
 	/* x is the fused head (B, A+1): logits then value. */
 	int A = m->A;
 	for (int b = 0; b < B; b++) {
@@ -233,7 +242,26 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 		if (values)
 			values[b] = x[(size_t)b * (A + 1) + A];
 	}
-	be->last_B = B;
+	return 0;
+}
+
+int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
+{
+	if (B < 1 || B > m->max_batch || !obs || !q || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	const float *x = run_forward(m, B, obs);
+	/* x is the fused head (B, A+1): advantages then value;
+	 * Q[a] = V + Adv[a] - mean(Adv), the mean summed in double. */
+	int A = m->A;
+	for (int b = 0; b < B; b++) {
+		const float *row = x + (size_t)b * (A + 1);
+		double sum = 0;
+		for (int a = 0; a < A; a++)
+			sum += row[a];
+		float base = (float)((double)row[A] - sum / A);
+		for (int a = 0; a < A; a++)
+			q[(size_t)b * A + a] = row[a] + base;
+	}
 	return 0;
 }
 
@@ -318,22 +346,12 @@ static int relu_below(const seed_model *m, const nn_backend *be, int i)
 	return j >= 0 && m->layers[j].kind == L_RELU ? j : -1;
 }
 
-int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+/* Backward from the fused head's output gradient, already in be->head. */
+static void run_backward(seed_model *m, int B)
 {
 	nn_backend *be = m->be;
-	if (B < 1 || B != be->last_B)
-		return -EINVAL;
-	int A = m->A;
 	float *g = be->head; /* (B, A+1) */
-	for (int b = 0; b < B; b++) {
-		float *row = g + (size_t)b * (A + 1);
-		if (dlogits)
-			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
-		else
-			memset(row, 0, (size_t)A * sizeof *row);
-		row[A] = dvalues ? dvalues[b] : 0.0f;
-	}
-	int folded = -1; /* a relu whose backward the linear layer above did */
+	int folded = -1;     /* a relu whose backward the linear layer above did */
 	for (int i = m->nlayers - 1; i >= 0; i--) {
 		const layer *L = &m->layers[i];
 		if (i == folded) /* in place: g stays */
@@ -354,5 +372,49 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			folded = r;
 		g = dx;
 	}
+}
+
+int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+{
+	nn_backend *be = m->be;
+	if (B < 1 || B != be->last_B || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	int A = m->A;
+	for (int b = 0; b < B; b++) {
+		float *row = be->head + (size_t)b * (A + 1);
+		if (dlogits)
+			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
+		else
+			memset(row, 0, (size_t)A * sizeof *row);
+		row[A] = dvalues ? dvalues[b] : 0.0f;
+	}
+	run_backward(m, B);
+	return 0;
+}
+
+int seed_model_backward_q(seed_model *m, int B, const float *dq)
+{
+	nn_backend *be = m->be;
+	if (B < 1 || B != be->last_B || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	/* Q[a] = V + Adv[a] - mean(Adv): dL/dV = sum_a dq[a] and
+	 * dL/dAdv[a] = dq[a] - mean(dq). */
+	int A = m->A;
+	for (int b = 0; b < B; b++) {
+		float *row = be->head + (size_t)b * (A + 1);
+		if (!dq) {
+			memset(row, 0, (size_t)(A + 1) * sizeof *row);
+			continue;
+		}
+		const float *d = dq + (size_t)b * A;
+		double sum = 0;
+		for (int a = 0; a < A; a++)
+			sum += d[a];
+		float mean = (float)(sum / A);
+		for (int a = 0; a < A; a++)
+			row[a] = d[a] - mean;
+		row[A] = (float)sum;
+	}
+	run_backward(m, B);
 	return 0;
 }

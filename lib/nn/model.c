@@ -6,8 +6,9 @@
  * tensor in the order seed/nn.h gives), initialises them, and copies and
  * loads them.  The policy and value heads are one linear layer with A+1
  * outputs (their weights are adjacent in the slab), so inference does one
- * matrix product for both.  Everything sized by the batch belongs to the
- * backend (model_internal.h), so that a CUDA twin replaces only that.
+ * matrix product for both; a dueling head is the same layer (advantage and
+ * value streams), its outputs combined into Q values by the backend.  Everything sized by the batch belongs
+ * to the backend (model_internal.h), so that a CUDA twin replaces only that.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -251,8 +252,12 @@ void seed_model_init(seed_model *m, seed_rng *rng)
 	for (int i = 0; i < m->nlayers; i++) {
 		layer *L = &m->layers[i];
 		if (i == m->nlayers - 1) {
-			/* The heads are separate tensors with their own gains. */
-			init_rows(m, L->w, L->b, m->A, L->n_in, 0.01f, rng);
+			/* The heads are separate tensors with their own gains:
+			 * a policy's 0.01 starts near the uniform policy; a
+			 * dueling head's advantages estimate returns, as the
+			 * value does, and get the value's gain 1. */
+			float again = m->head == SEED_HEAD_DUELING ? 1.0f : 0.01f;
+			init_rows(m, L->w, L->b, m->A, L->n_in, again, rng);
 			init_rows(m, L->w + (size_t)m->A * L->n_in, L->b + m->A, 1, L->n_in, 1.0f, rng);
 		} else if (L->kind == L_LINEAR) {
 			init_rows(m, L->w, L->b, L->n_out, L->n_in, L->gain, rng);
@@ -328,8 +333,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	json_t *val;
 	json_object_foreach(root, key, val)
 	{
-		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0) {
-			rc = bad(err, "unknown key \"%s\" (expected \"torso\", \"init\")", key);
+		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0 && strcmp(key, "head") != 0) {
+			rc = bad(err, "unknown key \"%s\" (expected \"torso\", \"init\", \"head\")", key);
 			goto fail;
 		}
 	}
@@ -351,6 +356,19 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 			goto fail;
 		}
 	}
+	seed_model_head head = SEED_HEAD_ACTOR_CRITIC;
+	const json_t *jh = json_object_get(root, "head");
+	if (jh) {
+		const char *s = json_string_value(jh);
+		if (s && strcmp(s, "actor-critic") == 0)
+			head = SEED_HEAD_ACTOR_CRITIC;
+		else if (s && strcmp(s, "dueling") == 0)
+			head = SEED_HEAD_DUELING;
+		else {
+			rc = bad(err, "key \"head\" must be \"actor-critic\" or \"dueling\"");
+			goto fail;
+		}
+	}
 	int ntorso = (int)json_array_size(torso);
 	if (ntorso > 1000) {
 		rc = bad(err, "key \"torso\": %d layers is too many", ntorso);
@@ -365,6 +383,7 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	m->A = num_actions;
 	m->max_batch = max_batch;
 	m->init = init;
+	m->head = head;
 	m->nlayers = ntorso + 1;
 	m->layers = seed_xcalloc((size_t)m->nlayers, sizeof *m->layers);
 
@@ -438,9 +457,13 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 		}
 	}
 	layer *H = &m->layers[ntorso];
-	add_tensor(m, &names, &off, "policy.weight", 2, (int64_t[]){num_actions, H->n_in});
+	/* A dueling head's advantage stream takes the policy's place. */
+	const char *aname = head == SEED_HEAD_DUELING ? "advantage" : "policy";
+	snprintf(name, sizeof name, "%s.weight", aname);
+	add_tensor(m, &names, &off, name, 2, (int64_t[]){num_actions, H->n_in});
 	add_tensor(m, &names, &off, "value.weight", 2, (int64_t[]){1, H->n_in});
-	add_tensor(m, &names, &off, "policy.bias", 1, (int64_t[]){num_actions});
+	snprintf(name, sizeof name, "%s.bias", aname);
+	add_tensor(m, &names, &off, name, 1, (int64_t[]){num_actions});
 	add_tensor(m, &names, &off, "value.bias", 1, (int64_t[]){1});
 	if (off > INT_MAX) {
 		rc = bad(err, "%zu parameters is too many", off);
@@ -465,7 +488,7 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 			t += 2;
 		}
 	}
-	H->w = m->params + m->tensors[t].offset; /* policy.weight, value.weight */
+	H->w = m->params + m->tensors[t].offset; /* policy (or advantage) then value weights */
 	H->dw = m->grads + m->tensors[t].offset;
 	H->b = m->params + m->tensors[t + 2].offset; /* policy.bias, value.bias */
 	H->db = m->grads + m->tensors[t + 2].offset;
@@ -549,6 +572,16 @@ int seed_model_num_actions(const seed_model *m)
 	return m->A;
 }
 
+seed_model_head seed_model_head_kind(const seed_model *m)
+{
+	return m->head;
+}
+
+const char *seed_model_head_name(seed_model_head head)
+{
+	return head == SEED_HEAD_DUELING ? "dueling" : "actor-critic";
+}
+
 int seed_model_max_batch(const seed_model *m)
 {
 	return m->max_batch;
@@ -579,7 +612,10 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 		else
 			PUT(" %s", kind_names[L->kind]);
 	}
-	PUT(" | heads %d+1 | %zu params", m->A, m->nparams);
+	if (m->head == SEED_HEAD_DUELING)
+		PUT(" | dueling %d+1 -> Q %d | %zu params", m->A, m->A, m->nparams);
+	else
+		PUT(" | heads %d+1 | %zu params", m->A, m->nparams);
 #undef PUT
 	return (int)n;
 }

@@ -10,7 +10,9 @@
  * writes only the gradient slab; model.c never looks inside nn_backend.
  *
  * Invariants: layers[nlayers - 1] is the fused head (a linear layer with
- * A + 1 outputs: the policy's A logits, then the value); every layer's
+ * A + 1 outputs: the policy's A logits, then the value; for a dueling head
+ * the A advantages, then the value, combined into Q values by the
+ * backend); every layer's
  * shape_in is the previous layer's shape_out (the observation's for layer
  * 0); w, b, dw, db point into params and grads (NULL for layers without
  * parameters); be is built for max_batch rows.
@@ -51,7 +53,8 @@ struct seed_model {
 	size_t obs_numel;
 	int A, max_batch;
 	enum init_kind init;
-	int nlayers; /* the torso's layers, then the fused head */
+	seed_model_head head; /* what the fused head's A + 1 outputs mean */
+	int nlayers;          /* the torso's layers, then the fused head */
 	layer *layers;
 	float *params, *grads; /* (nparams) each, 64-byte aligned */
 	size_t nparams;

@@ -71,6 +71,15 @@ int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtyp
 	int rc = seed_model_new(&m, model_json, mdt, obs_rank, obs_shape, num_actions, max_rows, err);
 	if (rc)
 		return rc;
+	if (seed_model_head_kind(m) != SEED_HEAD_ACTOR_CRITIC) {
+		/* The agent samples from policy logits: Q values are not. */
+		rc = seed_err_set(err, -EINVAL,
+		                  "agent: the model has a \"%s\" head, which outputs Q values, not policy "
+		                  "logits: a Q-value head needs a Q-learning algorithm (r2d2)",
+		                  seed_model_head_name(seed_model_head_kind(m)));
+		seed_model_free(&m);
+		return rc;
+	}
 	seed_agent *a = seed_xcalloc(1, sizeof *a);
 	a->model = m;
 	a->obs_dtype = mdt;

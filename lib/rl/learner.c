@@ -93,6 +93,13 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	L->B = cfg->batch_size;
 	int rc = seed_model_new(&L->model, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape, L->A,
 	                        L->T1 * L->B, err);
+	if (rc == 0 && seed_model_head_kind(L->model) != SEED_HEAD_ACTOR_CRITIC)
+		/* V-trace learns a policy and a value, from logits. */
+		rc = seed_err_set(err, -EINVAL,
+		                  "learner: the model has a \"%s\" head, which outputs Q values: V-trace "
+		                  "needs an actor-critic head; a Q-value head needs a Q-learning algorithm "
+		                  "(r2d2)",
+		                  seed_model_head_name(seed_model_head_kind(L->model)));
 	if (rc == 0)
 		rc = seed_optim_new(&L->optim, &cfg->optim, seed_model_num_params(L->model), err);
 	if (rc) {

@@ -1,8 +1,8 @@
-/* seed/nn.h: actor-critic models on the CPU, with backprop.
+/* seed/nn.h: actor-critic and dueling Q models on the CPU, with backprop.
  *
  * A model is a torso described in JSON followed by two heads on the torso's
  * output: a policy head (linear -> num_actions logits) and a value head
- * (linear -> 1).  The JSON is an object:
+ * (linear -> 1), or a dueling Q head ("head" below).  The JSON is an object:
  *
  *   {"torso": [{"type": "conv2d", "filters": 16, "kernel": 3},
  *              {"type": "relu"}, {"type": "flatten"},
@@ -22,16 +22,25 @@
  * The torso must end with a rank-1 output (flatten after conv2d); an empty
  * torso puts the heads straight on a rank-1 observation.
  *
+ * "head" (optional) chooses what the model outputs:
+ *   "actor-critic" (default): policy logits [B, A] and values [B], read
+ *     with seed_model_forward; tensors policy.* and value.* below.
+ *   "dueling": Q values [B, A] (Wang et al. 2016, the head of SEED's R2D2
+ *     agent): a value stream V = linear(in -> 1) and an advantage stream
+ *     Adv = linear(in -> A) on the torso's output, combined as
+ *     Q[a] = V + Adv[a] - mean_a' Adv[a'].  Read with seed_model_forward_q,
+ *     backpropagate with seed_model_backward_q; tensors advantage.* and
+ *     value.* below.  For Q-learning (r2d2): programs that act or learn
+ *     with policy logits refuse it.
+ *
  * "init" (optional) chooses seed_model_init's scheme:
  *   "orthogonal" (default): orthogonal weights (as torch.nn.init.orthogonal_)
  *     with gain sqrt(2) in the torso, 0.01 for the policy head, 1 for the
- *     value head, zero biases.  This is the initialisation of the IMPALA and
- *     PPO baselines (OpenAI baselines, CleanRL): the tiny policy gain starts
- *     from a near-uniform policy (maximum entropy, so early exploration is
- *     not biased by random weights) and orthogonal torso weights keep
- *     activations and gradients at the same scale through the layers.  It is
- *     what learns CartPole fastest with PPO/A2C in those baselines.
- *   "pytorch": PyTorch's defaults for nn.Linear / nn.Conv2d, weights and
+ *     value head and for a dueling head's advantage stream, zero biases.  This is the initialisation of the
+ * IMPALA and PPO baselines (OpenAI baselines, CleanRL): the tiny policy gain starts from a near-uniform
+ * policy (maximum entropy, so early exploration is not biased by random weights) and orthogonal torso weights
+ * keep activations and gradients at the same scale through the layers.  It is what learns CartPole fastest
+ * with PPO/A2C in those baselines. "pytorch": PyTorch's defaults for nn.Linear / nn.Conv2d, weights and
  *     biases uniform in +-1/sqrt(fan_in).
  *
  * Parameters live in ONE float slab and their gradients in another with the
@@ -40,9 +49,10 @@
  *                                       index in the torso list)
  *   policy.weight [A, in], value.weight [1, in],
  *   policy.bias [A], value.bias [1]
- * (the two heads' weights are adjacent so that they form one [A+1, in]
- * matrix: both heads are one matrix product).  seed_model_param_at lists
- * names, shapes and offsets, e.g. for checkpoints.
+ * (a dueling head: advantage.weight [A, in], value.weight [1, in],
+ * advantage.bias [A], value.bias [1], in the same places; the two heads' weights are adjacent so that they
+ * form one [A+1, in] matrix: both heads are one matrix product).  seed_model_param_at lists names, shapes and
+ * offsets, e.g. for checkpoints.
  *
  * Observations: obs_dtype f32, or u8 converted to f32 (0..255, not scaled).
  * Rank 1 to 4; a conv2d layer needs rank 3 [H, W, C].
@@ -111,6 +121,15 @@ const seed_model_param *seed_model_param_at(const seed_model *m, int i);
 const seed_model_param *seed_model_param_find(const seed_model *m, const char *name);
 
 int seed_model_num_actions(const seed_model *m);
+
+/* The kind of head the description chose ("head"). */
+typedef enum seed_model_head {
+	SEED_HEAD_ACTOR_CRITIC, /* policy logits and values: seed_model_forward */
+	SEED_HEAD_DUELING,      /* Q values: seed_model_forward_q */
+} seed_model_head;
+seed_model_head seed_model_head_kind(const seed_model *m);
+/* "actor-critic" or "dueling", as the description spells it. */
+const char *seed_model_head_name(seed_model_head head);
 int seed_model_max_batch(const seed_model *m);
 /* Bytes of one observation row as forward reads it. */
 size_t seed_model_obs_bytes(const seed_model *m);
@@ -123,12 +142,18 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len);
  * any alignment): logits [B, A] and values [B] (either may be NULL).  Keeps
  * the activations for seed_model_backward.  Errors: -EINVAL (bad B). */
 int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values);
+/* seed_model_forward_q and seed_model_backward_q are their twins for a
+ * dueling head: Q values q [B, A] (not NULL) out, dL/dq [B, A] in (NULL
+ * means zero), flowing into both streams and the torso.  Each pair refuses
+ * (-EINVAL) the other kind of head, so that neither output is misread. */
+int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q);
 
 /* Backward pass for the last forward, which must have had the same B:
  * given dL/dlogits [B, A] and dL/dvalues [B] (either may be NULL, meaning
  * zero), ADD dL/dparams into the gradient slab.  May be called several times
  * after one forward.  Errors: -EINVAL (no forward yet, or a different B). */
 int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues);
+int seed_model_backward_q(seed_model *m, int B, const float *dq);
 
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);
