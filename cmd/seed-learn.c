@@ -195,6 +195,7 @@ int main(int argc, char **argv)
 		puts(text);
 		free(text);
 		seed_config_free(&cfg);
+		seed_checkpoint_free(&ck);
 		return 0;
 	}
 

@@ -203,8 +203,12 @@ snapshots() {
 		head -n "$lines" "$RUN/metrics.jsonl" | jq -se --argjson r "$reserved" 'all(.version <= $r)'
 		tail -n +$((lines + 1)) "$RUN/metrics.jsonl" >"$D/after.jsonl"
 		head -1 "$D/after.jsonl" | jq -c '{first_after: {frames, version}}'
+		# A learner killed after its final checkpoint (the budget reached)
+		# resumes with nothing left to train: its lines keep the
+		# checkpoint's frames and version, and publish nothing new.
 		jq -se --argjson f "$frames" --argjson r "$reserved" --argjson v "$version" \
-			'length > 0 and all(.frames >= $f and .version > $r and .version > $v)' "$D/after.jsonl"
+			'length > 0 and all(.frames >= $f and .version >= $v and (.version > $r or .frames == $f))' \
+			"$D/after.jsonl"
 		[ "$frames" -gt 0 ] && checked=$((checked + 1))
 	done
 	[ "$checked" -ge 1 ]

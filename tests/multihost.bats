@@ -130,7 +130,7 @@ stop_all() {
 	start_a
 	start_actor B AB 4
 	start_actor C AC 6
-	wait_until 60 window_is both
+	wait_until 120 window_is both
 	[ "$(server_stat halves)" -eq 4 ]
 	# Training proceeds: frames grow line after line.
 	n=$(wc -l <"$D/run/metrics.jsonl")
@@ -157,7 +157,7 @@ stop_all() {
 	start_a --idle-expiry 2
 	start_actor B AB 4
 	start_actor C AC 6
-	wait_until 60 window_is both
+	wait_until 120 window_is both
 	n=$(wc -l <"$D/run/metrics.jsonl")
 	kill -KILL "$AB"
 	wait "$AB" || true
@@ -170,7 +170,7 @@ stop_all() {
 	[ "$(server_stat expired)" -eq 2 ]
 	# B comes back (a new run id: new halves).
 	start_actor B AB 4
-	wait_until 60 window_is both
+	wait_until 120 window_is both
 	wait_until 30 eval '[ "$(server_stat halves)" -eq 4 ]'
 	f=$(metric frames)
 	wait_until 30 frames_grow_from "$((f + 50000))"
@@ -185,7 +185,7 @@ stop_all() {
 	start_a
 	start_actor B AB 4
 	start_actor C AC 6
-	wait_until 60 window_is both
+	wait_until 120 window_is both
 	# The server's resident memory, once it has served for a while.
 	sleep 2
 	rss0=$(rss_kib "$INFER")
@@ -209,7 +209,7 @@ stop_all() {
 	# C is answered again, says so, and its frames reach the learner again.
 	wait_until 60 grep -q "tcp://$IPA:5555 answers again: the request of envs .* was resent [0-9]* times" "$D/C.err"
 	wait_until 30 eval '[ "$(actor_stat C "halves unanswered")" -eq 0 ]'
-	wait_until 60 window_is both
+	wait_until 120 window_is both
 	# The actor's counters count the resends: about one every --retry-ms
 	# (2 s) per half over the cut.
 	[ "$(actor_stat C resends)" -ge 6 ]

@@ -249,7 +249,7 @@ ran_on() { # ID STEP NODES: the step ran, and only on NODES
 preset=$src/examples/presets/cartpole.json
 id=$(submit three --nodes=3 -- SEED_DIR=runs/three -- "$preset" target_return=300) || bail "sbatch failed"
 run=$tmp/work/runs/three
-if wait_job "$id" 90 && ended "$id" COMPLETED 0:0; then
+if wait_job "$id" 240 && ended "$id" COMPLETED 0:0; then
 	ok "3 nodes: the job trained and ended COMPLETED, exit code 0"
 else
 	not_ok "3 nodes: the job trained and ended COMPLETED, exit code 0 (state $(job_field "$id" JobState) $(job_field "$id" ExitCode))" \
@@ -289,7 +289,7 @@ fi
 # 7-8: one node, a frame budget, then resumed with a larger one.
 id=$(submit one --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=200000 SEED_EVAL=0 SEED_IFACE=lo -- "$preset") ||
 	bail "sbatch failed"
-if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 && [ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 200000 ] &&
+if wait_job "$id" 180 && ended "$id" COMPLETED 0:0 && [ "$(jq .frames "$tmp/work/runs/one/checkpoint.json")" -ge 200000 ] &&
 	ran_on "$id" seed-learn n1 && ran_on "$id" seed-infer n1 && ran_on "$id" seed-actor n1 &&
 	grep -q "on n1 (127.0.0.1, ports" "$tmp/work/one.out"; then
 	ok "1 node: everything on n1, on interface lo, frame budget reached, COMPLETED with exit code 0"
@@ -298,7 +298,7 @@ else
 		"$tmp/work/one.out" "$tmp/work/steps-$id"
 fi
 id=$(submit one-more --nodes=1 -- SEED_DIR=runs/one SEED_FRAMES=400000 SEED_EVAL=0 -- "$preset") || bail "sbatch failed"
-if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 &&
+if wait_job "$id" 180 && ended "$id" COMPLETED 0:0 &&
 	grep -q "resuming the checkpoint in runs/one" "$tmp/work/one-more.out" &&
 	grep -q "^seed-learn: .*; resumed$" "$tmp/work/one-more.out" &&
 	jq -s -e '[.[].frames] | . == sort' "$tmp/work/runs/one/metrics.jsonl" >/dev/null &&
@@ -319,7 +319,7 @@ until [ -s "$tmp/work/runs/term/metrics.jsonl" ] || [ $i -ge 150 ]; do
 done
 sleep 1
 scancel --batch --signal=TERM "$id"
-if wait_job "$id" 60 && ended "$id" FAILED 143:0 && [ -f "$tmp/work/runs/term/checkpoint.json" ] &&
+if wait_job "$id" 180 && ended "$id" FAILED 143:0 && [ -f "$tmp/work/runs/term/checkpoint.json" ] &&
 	[ "$(jq .frames "$tmp/work/runs/term/checkpoint.json")" -gt 0 ] && ! grep -q Killed "$tmp/work/term.out"; then
 	ok "SIGTERM to the batch script: checkpoint saved, every step stopped, exit status 143"
 else
@@ -336,7 +336,7 @@ until [ -s "$tmp/work/runs/cancel/metrics.jsonl" ] || [ $i -ge 150 ]; do
 done
 sleep 1
 scancel "$id"
-if wait_job "$id" 60 && [ "$(job_field "$id" JobState)" = CANCELLED ] &&
+if wait_job "$id" 180 && [ "$(job_field "$id" JobState)" = CANCELLED ] &&
 	[ "$(jq .frames "$tmp/work/runs/cancel/checkpoint.json" 2>/dev/null)" -gt 0 ]; then
 	ok "scancel: the job ends CANCELLED, with seed-learn's checkpoint saved"
 else
@@ -345,7 +345,7 @@ fi
 
 # 11: a configuration that does not resolve.
 id=$(submit bad --nodes=1 -- SEED_DIR=runs/bad -- "$preset" no_such_key=1) || bail "sbatch failed"
-if wait_job "$id" 30 && ended "$id" FAILED 2:0 && grep -q "unknown key 'no_such_key'" "$tmp/work/bad.out"; then
+if wait_job "$id" 90 && ended "$id" FAILED 2:0 && grep -q "unknown key 'no_such_key'" "$tmp/work/bad.out"; then
 	ok "a configuration that does not resolve: the job fails with exit code 2, saying why"
 else
 	not_ok "a configuration that does not resolve: the job fails with exit code 2, saying why" "$tmp/work/bad.out"
@@ -354,7 +354,7 @@ fi
 # 12: a learner that fails (an environment no program knows): the job ends
 # with its status, the other steps stopped.
 id=$(submit fail --nodes=3 -- SEED_DIR=runs/fail -- "$preset" env=no-such-env) || bail "sbatch failed"
-if wait_job "$id" 30 && ended "$id" FAILED 1:0 && grep -q "seed-learn failed (status 1)" "$tmp/work/fail.out"; then
+if wait_job "$id" 90 && ended "$id" FAILED 1:0 && grep -q "seed-learn failed (status 1)" "$tmp/work/fail.out"; then
 	ok "a learner that fails: the job ends with its exit status 1"
 else
 	not_ok "a learner that fails: the job ends with its exit status 1" "$tmp/work/fail.out"
@@ -370,7 +370,7 @@ else
 		"$preset") || bail "sbatch failed"
 	# With CURVE on, seed-infer and seed-learn end with a count of the
 	# peers they refused.
-	if wait_job "$id" 60 && ended "$id" COMPLETED 0:0 &&
+	if wait_job "$id" 180 && ended "$id" COMPLETED 0:0 &&
 		[ "$(jq .frames "$tmp/work/runs/keys/checkpoint.json")" -ge 200000 ] &&
 		grep -q "^seed-infer: refused 0 peer" "$tmp/work/runs/keys/infer.log" &&
 		grep -q "^seed-learn: refused 0 peer" "$tmp/work/keys.out"; then
