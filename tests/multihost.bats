@@ -22,6 +22,9 @@ setup() {
 	local why
 	why=$(netns_usable) || skip "$why"
 	D=$(mktemp -d)
+	# The learner's preset, from the source tree (a VPATH build, as in
+	# make distcheck, has no examples/ beside it).
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
 	netns_init
 	netns_host A
 	netns_host B
