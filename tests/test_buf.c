@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memory_managed.h"
 #include "seed/buf.h"
 #include "tap.h"
 
@@ -27,25 +28,6 @@ const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
 	return "allocator_may_return_null=1";
-}
-
-/* Whether ASan (or valgrind) manages the memory: its own mappings make a
- * limit on the address space meaningless. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
-static int memory_managed(void)
-{
-	const char *pre = getenv("LD_PRELOAD");
-	return UNDER_ASAN || (pre && strstr(pre, "vgpreload"));
 }
 
 typedef struct child {

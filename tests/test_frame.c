@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memory_managed.h"
 #include "seed/frame.h"
 #include "seed/rng.h"
 #include "tap.h"
@@ -1362,22 +1363,6 @@ static void t_reader_ends(void)
  * claim is 1 GiB less 64 KiB: making room for it would fail and abort
  * (seed_oom).  Under AddressSanitizer or valgrind, which map memory their
  * own way, the limit means nothing: then only the message is checked. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
-static int memory_managed(void)
-{
-	const char *pre = getenv("LD_PRELOAD");
-	return UNDER_ASAN || (pre && strstr(pre, "vgpreload"));
-}
 
 static void t_reader_claims(void)
 {
