@@ -232,6 +232,8 @@ stop_all() {
 	sleep 2
 	rss1=$(rss_kib "$INFER")
 	echo "seed-infer RSS: $rss0 KiB before the cut, $rss1 KiB after"
-	[ "$rss1" -le $((rss0 + 4096)) ]
+	# Under AddressSanitizer (SEED_ASAN=1, from .ci/run) freed memory sits in
+	# its quarantine and RSS says nothing of the program's own use.
+	[ -n "${SEED_ASAN:-}" ] || [ "$rss1" -le $((rss0 + 4096)) ]
 	stop_all
 }
