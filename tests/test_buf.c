@@ -118,14 +118,7 @@ static void do_reserve_empty(size_t n)
  * what the process maps now plus 64 MiB, then n bytes asked for. */
 static void do_limited(size_t n)
 {
-	long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f || fscanf(f, "%ld", &pages) != 1)
-		_exit(3);
-	fclose(f);
-	rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)64 << 20);
-	struct rlimit rl = {lim, lim};
-	if (setrlimit(RLIMIT_AS, &rl) != 0)
+	if (limit_address_space((rlim_t)64 << 20) != 0)
 		_exit(3);
 	sink = seed_xmalloc(n);
 }

@@ -1369,17 +1369,8 @@ static void t_reader_claims(void)
 	static const char claim[] = "\x81\xa4type\xc6\x3f\xff\x00\x00 truncated";
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (!memory_managed()) {
-			long pages = 0;
-			FILE *f = fopen("/proc/self/statm", "r");
-			if (!f || fscanf(f, "%ld", &pages) != 1)
-				_exit(3);
-			fclose(f);
-			rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)64 << 20);
-			struct rlimit rl = {lim, lim};
-			if (setrlimit(RLIMIT_AS, &rl) != 0)
-				_exit(3);
-		}
+		if (!memory_managed() && limit_address_space((rlim_t)64 << 20) != 0)
+			_exit(3);
 		int fd = temp_fd(claim, sizeof claim - 1);
 		seed_frame_reader *r;
 		const void *data;
