@@ -37,6 +37,11 @@ int64_t seed_limit_unroll(int64_t b, int64_t t1, int64_t obs_bytes, int64_t a)
 	return add(SEED_LIMIT_SLACK, add(mul(mul(b, t1), step), mul(b, 16)));
 }
 
+int64_t seed_limit_priority(int64_t n)
+{
+	return add(SEED_LIMIT_SLACK, mul(n, 8 + 4));
+}
+
 int64_t seed_limit_params(int64_t p, int64_t model_bytes)
 {
 	return add(SEED_LIMIT_SLACK, add(mul(p, 4), model_bytes));
