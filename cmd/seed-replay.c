@@ -320,8 +320,8 @@ static void snapshot(const char *path)
 		seed_replay_stats_get(S.r, &st);
 		fprintf(stderr,
 		        "%s: snapshot: %" PRIu64 " sequences, %" PRIu64 " inserted, %" PRIu64
-		        " sampled, to %s in %.2f s\n",
-		        cli_prog, st.size, st.inserted, st.sampled, path, cli_now() - t0);
+		        " sampled, %" PRIu64 " updated, to %s in %.2f s\n",
+		        cli_prog, st.size, st.inserted, st.sampled, st.updated, path, cli_now() - t0);
 	}
 }
 
