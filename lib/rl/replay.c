@@ -683,8 +683,23 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 		return seed_err_set(err, -EINVAL, "snapshot of alpha %.17g, but alpha is %.17g", a,
 		                    r->o.alpha);
 	}
-	bool has = get32(h + 52) != 0;
+	uint32_t has_word = get32(h + 52);
+	bool has = has_word != 0;
 	seed_replay_layout l = {0};
+	/* Unused fields are 0, so that a snapshot has one form (restoring and
+	 * saving again gives the same bytes). */
+	if (has_word > 1)
+		return seed_err_set(err, -EBADMSG, "snapshot layout flag %u at byte 52, expected 0 or 1",
+		                    has_word);
+	for (int i = has ? (int)get32(h + 44) : 0; i < SEED_TENSOR_MAX_RANK && i >= 0; i++)
+		if (get64(h + 56 + 8 * i) != 0)
+			return seed_err_set(err, -EBADMSG,
+			                    "snapshot observation dimension %d is set past the rank", i);
+	if (!has)
+		for (int k = 32; k < 52; k += 4)
+			if (get32(h + k) != 0)
+				return seed_err_set(err, -EBADMSG,
+				                    "snapshot without a layout has layout fields set");
 	if (has) {
 		l.steps = (int)get32(h + 32);
 		l.num_actions = (int)get32(h + 36);
@@ -734,6 +749,9 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	rc = seed_sumtree_restore(tree, h + SNAP_HEADER, (size_t)tree_bytes, err);
 	seed_sumtree_stats ts;
 	seed_sumtree_stats_get(tree, &ts);
+	if (!rc && dbits(ts.alpha) != dbits(r->o.alpha))
+		rc = seed_err_set(err, -EBADMSG, "snapshot: the sum tree's alpha %.17g is not the header's",
+		                  ts.alpha);
 	if (!rc && ts.inserted != inserted)
 		rc = seed_err_set(err, -EBADMSG,
 		                  "snapshot: the sum tree holds %llu insertions, the header %llu",
