@@ -280,3 +280,17 @@ stop_replay() {
 	assert_output --regexp "^sequences 16 5 keys="
 	grep -q "layout: T+1 5, obs f32 (1 dims), 2 actions, state 0" "$D/r.err"
 }
+
+@test "seed-cat speaks the replay's frames and refuses bad ones, naming the field" {
+	cat >"$D/in.jsonl" <<'JSON'
+{"type":"sample","version":1,"batch":3}
+{"type":"priority","version":1,"key":{"dtype":"i64","shape":[2],"data":[4,5]},"priority":{"dtype":"f32","shape":[2],"data":[0.5,2]}}
+{"type":"priority","version":1,"key":{"dtype":"i64","shape":[2],"data":[4,5]},"priority":{"dtype":"f32","shape":[1],"data":[0.5]}}
+{"type":"sample","version":1,"batch":0}
+JSON
+	run sh -c "seed-cat --encode '$D/in.jsonl' | seed-cat"
+	assert_output --partial '{"type":"sample","version":1,"batch":3}'
+	assert_output --partial '"priority":{"dtype":"f32","shape":[2],"data":[0.5,2]}}'
+	assert_output --partial "line 3: priority frame: field 'priority': shape [1], expected [N]"
+	assert_output --partial "line 4: sample frame: field 'batch': 0 out of range"
+}
