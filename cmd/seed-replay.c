@@ -198,8 +198,8 @@ static bool take_unroll(double now)
 	bool had_layout = seed_replay_get_layout(S.r) != NULL;
 	if (rc == 0)
 		rc = seed_replay_insert(S.r, &f, NULL, &err);
-	if (rc == -E2BIG || rc == -ENOMEM)
-		cli_die("%s", err.msg); /* the first layout cannot be held: nothing can ever be stored */
+	/* A first layout too large for --max-memory (or the machine) is refused
+	 * like any bad frame: the layout stays open for one that fits. */
 	if (rc) {
 		S.bad_unrolls++;
 		bad_frame("unroll", err.msg, now);

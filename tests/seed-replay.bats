@@ -151,7 +151,20 @@ stop_replay() {
 	assert_output --partial "sequences 2 5 "
 	stop_replay "$REPLAY"
 	[ "$(grep -c "but the replay holds" "$D/r.err")" -eq 1 ]
+	grep -q "6 bad frames" "$D/r.err"
 	grep -q "3 bad unrolls, 2 bad requests, 1 requests refused" "$D/r.err"
+}
+
+@test "a first unroll too large for --max-memory is refused; one that fits fixes the layout" {
+	# A sequence of T+1 300 takes 300 x (16 + 18 + 8) + 12 = 12612 bytes:
+	# 10000 of them are more than 64 MiB; of T+1 5, 222 bytes, 2.2 MB.
+	start_replay r --capacity 10000 --min-size 1 --max-memory 64 --stats-interval 0.1
+	"$CLIENT" unrolls "ipc://$D/r-u" 1 1 300
+	wait_for "$D/r.err" "more than the 67108864 allowed"
+	"$CLIENT" unrolls "ipc://$D/r-u" 1 2 5
+	wait_for "$D/r.err" " 2 inserted"
+	run "$CLIENT" sample "ipc://$D/r-l" 1 1 5000
+	assert_output --regexp "^sequences 1 5 "
 }
 
 @test "a fast learner waits: for the minimum size, then for the ratio" {
