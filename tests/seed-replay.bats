@@ -228,7 +228,7 @@ stop_replay() {
 	stop_replay "$REPLAY"
 	grep -q "snapshot: 10 sequences, 12 inserted, 0 sampled, 10 updated, to $D/snap/replay.snap" "$D/r.err"
 	start_replay r --capacity 10 --min-size 2 -d "$D/snap" --resume --stats-interval 0.1
-	grep -q "resumed with 10 stored, 12 inserted" "$D/r.err"
+	wait_for "$D/r.err" "resumed with 10 stored, 12 inserted"
 	run "$CLIENT" sample "ipc://$D/r-l" 3 1 5000
 	assert_output "sequences 3 3 keys=5,5,5 obs=5,5,5 weights=1,1,1"
 	# Inserting goes on from key 12 (evicting key 2).
