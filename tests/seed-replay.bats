@@ -307,3 +307,24 @@ JSON
 	assert_output --partial "line 3: priority frame: field 'priority': shape [1], expected [N]"
 	assert_output --partial "line 4: sample frame: field 'batch': 0 out of range"
 }
+
+@test "with --curve-key both sockets are CURVE servers: keyed peers get through, a client without keys is refused" {
+	cd "$D"
+	seed-keygen srv >/dev/null
+	seed-keygen act >/dev/null
+	mkdir allow
+	cp srv.pub act.pub allow/
+	start_replay r --capacity 100 --min-size 4 --stats-interval 0.1 --curve-key srv.key --curve-allow allow
+	seed-infer --bind "ipc://$D/infer" --policy random --unrolls ">ipc://$D/r-u" --unroll-length 4 \
+		--stats-interval 0 --quiet --curve-key srv.key --curve-server srv.pub --curve-allow allow &
+	PIDS+=($!)
+	seed-actor --env cartpole --envs 2 --steps 10 --connect "ipc://$D/infer" --quiet \
+		--curve-key act.key --curve-server srv.pub
+	wait_for "$D/r.err" " 4 inserted"
+	# The test client has no keys: its requests never get through.
+	run "$CLIENT" sample "ipc://$D/r-l" 2 1 1000
+	[ "$status" -eq 3 ]
+	wait_for "$D/r.err" "refused a peer"
+	stop_replay "$REPLAY"
+	grep -Eq "^seed-replay: refused [1-9][0-9]* peer" "$D/r.err"
+}
