@@ -354,6 +354,7 @@ static void t_layout_refused(void)
 	unroll_init(&u, 1, 2, 3, 2, 2, 1, NULL);
 	insert(r, &u);
 	seed_err err = {{0}};
+	seed_replay_stats st0;
 	struct {
 		const char *name;
 		int T1, OBS, A, S;
@@ -372,6 +373,14 @@ static void t_layout_refused(void)
 	unroll_init(&v, 2, 2, 3, 2, 2, 1, (float[]){1, INFINITY});
 	CHECK(seed_replay_insert(r, &v.f, NULL, &err) == -SEED_EFRAME && strstr(err.msg, "row 1"));
 	unroll_free(&v);
+	/* 1e30^20 overflows: the sum tree would refuse it, so the frame is. */
+	seed_replay *steep = make(8, 20, 0.6, 1, 0, 0, 1);
+	unroll_init(&v, 2, 2, 3, 2, 2, 1, (float[]){1, 1e30f});
+	CHECK(seed_replay_insert(steep, &v.f, NULL, &err) == -SEED_EFRAME && strstr(err.msg, "row 1"));
+	seed_replay_stats_get(steep, &st0);
+	CHECK(st0.size == 0);
+	unroll_free(&v);
+	seed_replay_free(&steep);
 	seed_replay_stats st;
 	seed_replay_stats_get(r, &st);
 	CHECK(st.size == 2 && st.bad_layout == 4);

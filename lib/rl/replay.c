@@ -260,12 +260,16 @@ int seed_replay_insert(seed_replay *r, const seed_frame *f, int64_t *first_key, 
 		for (int64_t b = 0; b < B; b++) {
 			float p;
 			memcpy(&p, (const char *)pt->data + 4 * b, 4);
-			if (!isfinite(p) || p < 0 || (double)p > SEED_SUMTREE_MAX_LEAF)
+			/* What the sum tree takes: p^alpha finite and at most its
+			 * largest leaf (checked here, so that no row is stored when
+			 * one is refused). */
+			if (!isfinite(p) || p < 0 ||
+			    (p > 0 && !(pow(p, r->o.alpha) <= SEED_SUMTREE_MAX_LEAF)))
 				return seed_err_set(
 				    err, -SEED_EFRAME,
 				    "unroll frame: field 'priority': row %lld is %g, expected a "
-				    "finite value >= 0",
-				    (long long)b, (double)p);
+				    "finite value >= 0 (whose power alpha is at most %g)",
+				    (long long)b, (double)p, SEED_SUMTREE_MAX_LEAF);
 		}
 	if (!r->has_layout && (rc = seed_replay_set_layout(r, &l, err)) != 0)
 		return rc;
@@ -287,7 +291,10 @@ int seed_replay_insert(seed_replay *r, const seed_frame *f, int64_t *first_key, 
 			p = pf;
 		}
 		uint64_t id;
-		seed_sumtree_insert(r->tree, p, &id); /* p was checked above */
+		if (seed_sumtree_insert(r->tree, p, &id) != 0)
+			/* Only a default priority (the largest stored) can get here,
+			 * and the tree took it once already. */
+			return seed_err_set(err, -EINVAL, "replay: the sum tree refused priority %g", p);
 		if (b == 0 && first_key)
 			*first_key = (int64_t)id;
 		size_t slot = (size_t)seed_sumtree_slot(r->tree, id);
