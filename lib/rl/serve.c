@@ -678,7 +678,7 @@ int seed_serve_run(seed_serve *s, double now)
 		/* The behaviour logits, for V-trace's importance weights (the
 		 * uniform policy's are all equal: zeros). */
 		const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
-		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, NULL)) {
+		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, NULL, NULL)) {
 			int e = send_unroll(s, h);
 			rc = rc ? rc : e;
 		}
