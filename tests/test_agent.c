@@ -448,6 +448,18 @@ static void t_refuses_dueling_head(void)
 	seed_agent_free(&a);
 }
 
+/* A recurrent core needs its state carried between calls, which the agent
+ * (seed-infer, seed-eval) does not do: refused, saying so. */
+static void t_refuses_core(void)
+{
+	seed_agent *a = NULL;
+	seed_err err = {{0}};
+	CHECK(seed_agent_new(&a, "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 4}}",
+	                     SEED_DTYPE_F32, 1, (int64_t[]){3}, 3, 4, false, 0, 0, &err) == -EINVAL);
+	CHECK(a == NULL);
+	CHECK_MSG(strstr(err.msg, "recurrent \"core\"") && strstr(err.msg, "keeps no state"), "%s", err.msg);
+}
+
 /* Parameters of the wrong size are refused; the old ones stay. */
 static void t_params_wrong_size(void)
 {
@@ -520,6 +532,7 @@ int main(void)
 	TAP_RUN(t_f32_nan_passes);
 	TAP_RUN(t_bad_shapes);
 	TAP_RUN(t_refuses_dueling_head);
+	TAP_RUN(t_refuses_core);
 	TAP_RUN(t_params_wrong_size);
 	TAP_RUN(t_capacity);
 	return tap_done();

@@ -728,6 +728,30 @@ static void t_refuses_dueling_head(void)
 	seed_config_free(&c);
 }
 
+/* V-trace unrolls carry no core state yet: a model with a core is refused
+ * at creation, saying why. */
+static void t_refuses_core(void)
+{
+	const char *text =
+	    "{\"env\": \"cartpole\", \"model\": {\"torso\": [{\"type\": \"linear\", \"out\": 8}],"
+	    " \"core\": {\"type\": \"lstm\", \"units\": 4, \"prev_action\": true}},"
+	    " \"unroll_length\": 4, \"batch_size\": 2}";
+	json_t *root = json_loads(text, 0, NULL);
+	seed_config c;
+	seed_err err = {""};
+	int rc = root ? seed_config_parse(root, &c, &err) : -1;
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc) { /* root is still ours */
+		json_decref(root);
+		return;
+	}
+	seed_learner *L = NULL;
+	CHECK(seed_learner_new(&L, &c, &SPEC, &err) == -EINVAL);
+	CHECK(L == NULL);
+	CHECK_MSG(has(err.msg, "recurrent \"core\"") && has(err.msg, "V-trace"), "%s", err.msg);
+	seed_config_free(&c);
+}
+
 static void t_open_dir_errors(void)
 {
 	const char *tmp = tmpdir_new();
@@ -766,5 +790,6 @@ int main(void)
 	TAP_RUN(t_reservation_failure_changes_nothing);
 	TAP_RUN(t_open_dir_errors);
 	TAP_RUN(t_refuses_dueling_head);
+	TAP_RUN(t_refuses_core);
 	return tap_done();
 }

@@ -100,6 +100,11 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 		                  "needs an actor-critic head; a Q-value head needs a Q-learning algorithm "
 		                  "(r2d2)",
 		                  seed_model_head_name(seed_model_head_kind(L->model)));
+	if (rc == 0 && seed_model_state_floats(L->model) > 0)
+		/* Unrolls carry no core state yet: each would start from zeros. */
+		rc = seed_err_set(err, -EINVAL,
+		                  "learner: the model has a recurrent \"core\": the V-trace learner does not "
+		                  "carry the core's state through unrolls and cannot train it");
 	if (rc == 0)
 		rc = seed_optim_new(&L->optim, &cfg->optim, seed_model_num_params(L->model), err);
 	if (rc) {
