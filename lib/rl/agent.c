@@ -80,16 +80,6 @@ int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtyp
 		seed_model_free(&m);
 		return rc;
 	}
-	if (seed_model_state_floats(m) > 0) {
-		/* Each call acts on rows of any environments, from a zero
-		 * state: a recurrent core would forget at every step. */
-		rc = seed_err_set(
-		    err, -EINVAL,
-		    "agent: the model has a recurrent \"core\", whose state must be carried "
-		    "from step to step: this agent keeps no state between calls and cannot run it");
-		seed_model_free(&m);
-		return rc;
-	}
 	seed_agent *a = seed_xcalloc(1, sizeof *a);
 	a->model = m;
 	a->obs_dtype = mdt;

@@ -747,8 +747,10 @@ int seed_serve_run(seed_serve *s, double now)
 		return 0;
 	s->st.batches++;
 	s->st.rows += b->rows;
-	if (s->o.model && !s->agent && s->json && !s->build_failed)
-		build_agent(s, &b->req[0].owner->layout, b->req[0].owner->actor);
+	if (s->o.model && !s->agent && s->json && !s->build_failed) {
+		const seed_session *h0 = b->req[0].owner;
+		build_agent(s, &h0->layout, h0->actor);
+	}
 	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
 	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
@@ -760,7 +762,8 @@ int seed_serve_run(seed_serve *s, double now)
 	 * with its state at their next request. */
 	bool modeled = s->agent != NULL;
 	for (int i = 0; i < b->n && modeled; i++)
-		modeled = b->req[i].owner->layout.state_size == seed_agent_state_floats(s->agent);
+		modeled = ((const seed_session *)b->req[i].owner)->layout.state_size ==
+		          seed_agent_state_floats(s->agent);
 	int S = modeled ? seed_agent_state_floats(s->agent) : 0;
 	if (modeled)
 		act(s);

@@ -160,8 +160,9 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 		return 0;
 	/* The answer: the actions twice (the array and the encoded frame) and
 	 * the frame's fixed part; the recurrent state. */
-	size_t own = sizeof(seed_session) + 3 * 4 * (size_t)l->rows + 256 +
-	             (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
+	size_t own = sizeof(seed_session) + 3 * 4 * (size_t)l->rows + 256;
+	if (l->state_size > 0) /* its floats, and each row's reward and reset */
+		own += (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
 	/* With unrolls, an unroll's worth of ended episodes: 13 bytes each. */
 	size_t eps = 13 * (size_t)l->rows * (size_t)full->T;
 	return s->o.unrolls ? own + ub + eps : own;
