@@ -273,6 +273,18 @@ static void t_state_continuity(void)
 		worst = fmax(worst, fabs(st[i] - cur[i]));
 	CHECK_MSG(worst <= 1e-6, "burn-in then the rest: %.3g", worst);
 
+	/* state_out may be state0's buffer: the chain in place. */
+	memcpy(cur, state0, sizeof cur);
+	for (int t = 0; t < T; t++) {
+		seed_model_seq s1 = {
+		    1, B, obs + (size_t)t * B * O, reward + t * B, action + t * B, reset + t * B, cur, cur};
+		CHECK(seed_model_forward_seq(m, &s1, lg1 + t * B * A, v1 + t * B) == 0);
+	}
+	worst = 0;
+	for (int i = 0; i < B * S; i++)
+		worst = fmax(worst, fabs(st[i] - cur[i]));
+	CHECK_MSG(worst <= 1e-6, "in place: %.3g", worst);
+
 	/* A reset at step 0 ignores state0: the same as a zero state0. */
 	uint8_t r0[ROWS] = {0};
 	r0[0] = r0[1] = 1;

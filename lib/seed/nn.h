@@ -191,7 +191,8 @@ typedef struct seed_model_seq {
 /* Forward over T steps of B rows: logits [T][B][A] and values [T][B]
  * (either may be NULL), or for a dueling head Q values q [T][B][A].  The
  * core runs through time from state0, its state zeroed for row b before
- * step t where reset[t][b] != 0; without a core the T*B rows are
+ * step t where reset[t][b] != 0, and writes state_out last (it may be
+ * state0's buffer); without a core the T*B rows are
  * independent and this is seed_model_forward on them (state, rewards,
  * actions and resets are not read).  T*B must be at most
  * seed_model_max_batch (seed_model_reserve makes room).  Keeps the
