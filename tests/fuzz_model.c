@@ -5,9 +5,9 @@
  * twice, for the observations of CartPole (f32 [4], 2 actions) and of
  * MinAtar (u8 [10,10,4], 6 actions), and a model that builds is initialised
  * and run forward and backward on a batch of 3.  Sizes are bounded here,
- * not in the library: a description whose "out" or "filters" ask for more
- * than 64 (within the ranges the library allows) is skipped, so that one
- * input cannot allocate gigabytes.  Besides "no crash, no leak, no
+ * not in the library: a description whose "out" or "filters" (or its
+ * core's "units") ask for more than 64 (within the ranges the library
+ * allows) is skipped, so that one input cannot allocate gigabytes.  Besides "no crash, no leak, no
  * undefined behaviour", it checks properties:
  *   - a refused description gets a message and an error code of the
  *     contract (-SEED_EOPTION for the description, -EINVAL for sizes);
@@ -17,7 +17,10 @@
  *   - the summary line fits what it says it needs, and ends with the
  *     parameter count;
  *   - forward and backward succeed on the batch, and the same parameters
- *     give the same outputs bit for bit (a second model, parameters copied).
+ *     give the same outputs bit for bit (a second model, parameters copied);
+ *   - with a recurrent core, a sequence of 3 steps (forward_seq with a reset
+ *     and a state, then backward_seq) runs, and one call over the 3 steps
+ *     ends in the state that 3 chained one-step calls end in.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -50,6 +53,10 @@ static bool small_enough(const char *json)
 		    json_integer_value(filters) <= 1 << 16)
 			ok = false;
 	}
+	json_t *core = json_is_object(root) ? json_object_get(root, "core") : NULL;
+	json_t *units = json_is_object(core) ? json_object_get(core, "units") : NULL;
+	if (json_is_integer(units) && json_integer_value(units) > LIMIT)
+		ok = false;
 	json_decref(root);
 	return ok;
 }
@@ -131,6 +138,29 @@ static void build(const char *json, seed_dtype dt, int rank, const int64_t *shap
 	REQUIRE(seed_model_forward(twin, B, obs, logits2, values2) == 0);
 	REQUIRE(memcmp(logits, logits2, (size_t)B * A * sizeof *logits) == 0);
 	REQUIRE(memcmp(values, values2, B * sizeof *values) == 0);
+
+	int S = seed_model_state_floats(m);
+	REQUIRE(S >= 0 && S <= 2 * LIMIT);
+	if (S > 0) {
+		/* Three steps of one row: one call, then three chained. */
+		float st0[2 * LIMIT], st[2 * LIMIT], a[2 * LIMIT], b[2 * LIMIT], rw[B] = {0.5f, -2, 1};
+		int32_t act[B] = {1, -1, 7};
+		uint8_t reset[B] = {0, 1, 0};
+		for (int i = 0; i < S; i++)
+			st0[i] = (float)(i % 5) * 0.1f - 0.2f;
+		seed_model_seq s = {B, 1, obs, rw, act, reset, st0, a};
+		REQUIRE(seed_model_forward_seq(m, &s, logits, values) == 0);
+		REQUIRE(seed_model_backward_seq(m, dlogits, dvalues) == 0);
+		memcpy(st, st0, (size_t)S * sizeof *st);
+		for (int t = 0; t < B; t++) {
+			seed_model_seq s1 = {1, 1, obs + t * obs_bytes, rw + t, act + t, reset + t, st, b};
+			REQUIRE(seed_model_forward_seq(twin, &s1, logits2, values2) == 0);
+			memcpy(st, b, (size_t)S * sizeof *st);
+		}
+		for (int i = 0; i < S; i++)
+			REQUIRE(isnan(a[i]) ? isnan(st[i])
+			                    : fabsf(a[i] - st[i]) <= 1e-4f * (1 + fabsf(a[i])));
+	}
 
 	free(obs);
 	free(logits);

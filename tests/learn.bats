@@ -54,6 +54,20 @@ teardown() {
 	assert_output --partial "torso[0]"
 }
 
+@test "a model with a recurrent core is refused by the V-trace learner, saying why" {
+	echo '{"env": "cartpole", "model": {"torso": [{"type": "linear", "out": 8}],
+	       "core": {"type": "lstm", "units": 8, "prev_action": true}}}' >"$D/core.json"
+	run seed-learn --config "$D/core.json" --unrolls "$D/none" --params "ipc://$D/p"
+	assert_failure
+	assert_output --partial 'recurrent "core"'
+	assert_output --partial "V-trace"
+	# A misspelt core key is named.
+	echo '{"env": "cartpole", "model": {"torso": [], "core": {"type": "lstm", "unit": 8}}}' >"$D/typo.json"
+	run seed-learn --config "$D/typo.json" --unrolls "$D/none" --params "ipc://$D/p"
+	assert_failure
+	assert_output --partial 'unknown key "unit"'
+}
+
 @test "usage errors exit 2; --help and --version exit 0" {
 	run seed-learn
 	[ "$status" -eq 2 ]

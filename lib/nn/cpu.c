@@ -12,8 +12,12 @@
  * output is its input, no copy; a layer that computes the relu after it
  * writes only the relu's, see fuses_relu); ping-pong gradient buffers; the patch
  * gradients of convolutions that are not the first layer; a transposed
- * convolution weight for the kernels.  Nothing is allocated after
- * nn_backend_new, so forward and backward never allocate.
+ * convolution weight for the kernels; with a recurrent core, its input,
+ * output and their gradients, the state split into h and c, the resets of
+ * the last forward and lstm.c's workspace, all for max_batch = T * B rows
+ * (the torso and heads run on all T * B rows at once, the core through
+ * time between them).  Nothing is allocated after nn_backend_new, so
+ * forward and backward never allocate.
  *
  * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
  * go to BLAS (seed_blas_sgemm), but for linear layers with small weights,

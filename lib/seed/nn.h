@@ -149,8 +149,9 @@ int seed_model_max_batch(const seed_model *m);
 /* Bytes of one observation row as forward reads it. */
 size_t seed_model_obs_bytes(const seed_model *m);
 /* A one-line description ("u8[10,10,4] conv2d(16,k3) relu flatten
- * linear(128) relu | heads 6+1 | 132695 params") into buf; returns the
- * length it needed, like snprintf. */
+ * linear(128) relu | heads 6+1 | 132695 params"; a core adds, before the
+ * heads, "| lstm(64) +reward +action") into buf; returns the length it
+ * needed, like snprintf. */
 int seed_model_summary(const seed_model *m, char *buf, size_t len);
 
 /* Forward pass on B rows (1 <= B <= max_batch) of obs (B x obs_bytes,
@@ -169,7 +170,8 @@ int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q);
 /* Backward pass for the last forward, which must have had the same B:
  * given dL/dlogits [B, A] and dL/dvalues [B] (either may be NULL, meaning
  * zero), ADD dL/dparams into the gradient slab.  May be called several times
- * after one forward.  Errors: -EINVAL (no forward yet, or a different B). */
+ * after one forward.  Errors: -EINVAL (no forward yet, a different B, or,
+ * with a core, a last forward of more than one step: see the _seq twins). */
 int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues);
 int seed_model_backward_q(seed_model *m, int B, const float *dq);
 
@@ -191,7 +193,8 @@ typedef struct seed_model_seq {
 /* Forward over T steps of B rows: logits [T][B][A] and values [T][B]
  * (either may be NULL), or for a dueling head Q values q [T][B][A].  The
  * core runs through time from state0, its state zeroed for row b before
- * step t where reset[t][b] != 0; without a core the T*B rows are
+ * step t where reset[t][b] != 0, and writes state_out last (it may be
+ * state0's buffer); without a core the T*B rows are
  * independent and this is seed_model_forward on them (state, rewards,
  * actions and resets are not read).  T*B must be at most
  * seed_model_max_batch (seed_model_reserve makes room).  Keeps the
