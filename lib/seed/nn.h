@@ -179,7 +179,9 @@ int seed_model_backward_q(seed_model *m, int B, const float *dq);
 int seed_model_state_floats(const seed_model *m);
 
 /* A batch of sequences for the _seq functions.  S is
- * seed_model_state_floats(m); prev_reward is clipped to [-1, 1] before use. */
+ * seed_model_state_floats(m); prev_reward is clipped to [-1, 1] before use;
+ * a NULL prev_action gives zero inputs, the all-zero one-hot (no previous
+ * action), as -1 does. */
 typedef struct seed_model_seq {
 	int T, B;                   /* steps and rows: obs is [T][B] rows, time-major */
 	const void *obs;            /* T*B observation rows (seed_model_obs_bytes each) */
