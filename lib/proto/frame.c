@@ -439,6 +439,8 @@ static const struct fspec unroll_spec[] = {
     TENSOR("env", DT(I32), D_B),
     /* The agent's recurrent state before step 0 of each row. */
     {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
+    /* With a state: the action taken before step 0 (-1: none). */
+    {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
 };
 
 static const struct fspec episode_spec[] = {
