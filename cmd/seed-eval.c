@@ -46,6 +46,10 @@ typedef struct eval_policy {
 	 * ([count][obs bytes], env i in row i).  0, or a negative code with a
 	 * message in err. */
 	int (*act)(struct eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err);
+	/* What the step after the last act returned (NULL: nothing to keep):
+	 * a recurrent policy's next inputs. */
+	void (*stepped)(struct eval_policy *p, int count, const float *reward, const uint8_t *term,
+	                const uint8_t *trunc);
 	void (*free)(struct eval_policy *p);
 	void *ctx;
 } eval_policy;
@@ -94,12 +98,20 @@ static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec
 
 /* A trained policy from a checkpoint: an agent (seed_agent(3)) acting on
  * the batch, sampling from its policy (or the most likely action with
- * --greedy) with a generator on a stream apart from the environments'. */
+ * --greedy) with a generator on a stream apart from the environments'.
+ * A recurrent model's state, previous rewards and actions are kept here
+ * per environment, as seed-infer keeps them: zeros and no action at
+ * first, the state reset where an episode begins. */
 typedef struct model_policy {
 	seed_agent *agent;
 	seed_dtype obs_dtype;
 	int obs_rank;
 	int64_t obs_shape[SEED_TENSOR_MAX_RANK]; /* [count, obs...] */
+	int S;                                   /* floats of state a row; 0: none */
+	float *state[2];                         /* (count, S) each: in and out, swapped */
+	float *reward;                           /* (count) */
+	int32_t *prev;                           /* (count) */
+	uint8_t *reset;                          /* (count) */
 } model_policy;
 
 static int model_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
@@ -107,13 +119,43 @@ static int model_act(eval_policy *p, const void *obs, int count, int32_t *action
 	model_policy *m = p->ctx;
 	m->obs_shape[0] = count;
 	seed_tensor t = seed_tensor_view((void *)obs, m->obs_dtype, m->obs_rank, m->obs_shape);
-	return seed_agent_act(m->agent, count, &t, actions, NULL, NULL, err);
+	if (m->S == 0)
+		return seed_agent_act(m->agent, count, &t, actions, NULL, NULL, err);
+	seed_agent_core c = {.prev_reward = m->reward,
+	                     .prev_action = m->prev,
+	                     .reset = m->reset,
+	                     .state = m->state[0],
+	                     .state_out = m->state[1]};
+	int rc = seed_agent_act_core(m->agent, count, &t, &c, actions, NULL, NULL, err);
+	if (rc == 0) {
+		float *in = m->state[0];
+		m->state[0] = m->state[1];
+		m->state[1] = in;
+		memcpy(m->prev, actions, (size_t)count * sizeof *actions);
+	}
+	return rc;
+}
+
+static void model_stepped(eval_policy *p, int count, const float *reward, const uint8_t *term,
+                          const uint8_t *trunc)
+{
+	model_policy *m = p->ctx;
+	if (m->S == 0)
+		return;
+	memcpy(m->reward, reward, (size_t)count * sizeof *reward);
+	for (int i = 0; i < count; i++)
+		m->reset[i] = term[i] || trunc[i];
 }
 
 static void model_free(eval_policy *p)
 {
 	model_policy *m = p->ctx;
 	seed_agent_free(&m->agent);
+	free(m->state[0]);
+	free(m->state[1]);
+	free(m->reward);
+	free(m->prev);
+	free(m->reset);
 	free(m);
 }
 
@@ -144,7 +186,19 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	m->obs_rank = spec->obs_rank + 1;
 	for (int d = 0; d < spec->obs_rank; d++)
 		m->obs_shape[d + 1] = spec->obs_shape[d];
+	m->S = seed_agent_state_floats(m->agent);
+	if (m->S > 0) {
+		size_t k = (size_t)o->envs;
+		m->state[0] = seed_xcalloc(k * (size_t)m->S, sizeof(float));
+		m->state[1] = seed_xcalloc(k * (size_t)m->S, sizeof(float));
+		m->reward = seed_xcalloc(k, sizeof(float));
+		m->prev = seed_xmalloc(k * sizeof(int32_t));
+		m->reset = seed_xcalloc(k, 1);
+		for (size_t i = 0; i < k; i++)
+			m->prev[i] = -1;
+	}
 	p->act = model_act;
+	p->stepped = model_stepped;
 	p->free = model_free;
 	p->ctx = m;
 	return 0;
@@ -195,6 +249,8 @@ static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, 
 			seed_err_set(err, rc, "policy %s chose an action out of range", policy->name);
 			break;
 		}
+		if (policy->stepped)
+			policy->stepped(policy, k, reward, term, trunc);
 		if (view && (rc = render_view_step(view, envs, reward[0], term[0], trunc[0], err)) < 0)
 			break;
 		for (int i = 0; i < k && done < n; i++) {

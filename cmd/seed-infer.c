@@ -29,13 +29,14 @@
 static struct {
 	const char *bind, *policy, *model, *unrolls;
 	bool greedy, quiet;
-	int64_t max_batch, timeout_us, T, hwm, max_halves, max_memory, max_envs, max_actions, max_obs,
-	    max_params;
+	int64_t max_batch, timeout_us, T, overlap, hwm, max_halves, max_memory, max_envs, max_actions,
+	    max_obs, max_params;
 	uint64_t seed;
 	double stats_interval, idle_expiry;
 } opt = {.max_batch = 256,
          .timeout_us = 500,
          .T = 20,
+         .overlap = 1,
          .hwm = 64,
          .max_halves = 4096,
          .max_memory = 1024,
@@ -61,7 +62,9 @@ static const seed_opt options[] = {
     {"unrolls", 'u', SEED_OPT_STR, &opt.unrolls, "ENDPOINT",
      .help = "push unrolls and episode frames here (binds; or a file, or -)"},
     {"unroll-length", 'T', SEED_OPT_INT, &opt.T, "T", 1, 100000,
-     .help = "steps per unroll, plus one overlapping step (default 20)"},
+     .help = "transitions per unroll (default 20)"},
+    {"unroll-overlap", 0, SEED_OPT_INT, &opt.overlap, "N", 1, 100000,
+     .help = "steps shared by consecutive unrolls (default 1; R2D2: its burn-in)"},
     {"hwm", 0, SEED_OPT_INT, &opt.hwm, "N", 1, 1 << 20,
      .help = "unroll frames queued before sends block (default 64)"},
     {"seed", 's', SEED_OPT_U64, &opt.seed, "S", .help = "seed for the policy's sampling (default 0)"},
@@ -135,6 +138,7 @@ int main(int argc, char **argv)
 	seed_serve_opts so = {.max_batch = (int)opt.max_batch,
 	                      .timeout = 1e-6 * (double)opt.timeout_us,
 	                      .T = (int)opt.T,
+	                      .overlap = (int)opt.overlap,
 	                      .greedy = opt.greedy,
 	                      .seed = opt.seed,
 	                      .idle_expiry = opt.idle_expiry,
@@ -146,6 +150,9 @@ int main(int argc, char **argv)
 	                      .warn = warn_cb};
 	if (!bind)
 		cli_usage_error("--bind is required");
+	if (opt.overlap > opt.T)
+		cli_usage_error("--unroll-overlap %lld: at most the unroll length (%lld)",
+		                (long long)opt.overlap, (long long)opt.T);
 	if (!policy == !model)
 		cli_usage_error("give one of --policy random and --model SOURCE");
 	if (policy && strcmp(policy, "random") != 0)

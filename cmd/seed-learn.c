@@ -234,7 +234,8 @@ int main(int argc, char **argv)
 	                     .hwm = cfg.infer_hwm,
 	                     .stop = &cli_stop,
 	                     .max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,
-	                                                  seed_model_num_actions(model))};
+	                                                  seed_model_num_actions(model),
+	                                                  seed_model_state_floats(model))};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
 	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
 	cli_curve_chan(ctx, &po, opt.params, "--params");

@@ -18,7 +18,11 @@
  * Options: "init_state": [x, x_dot, theta, theta_dot] starts every episode
  * from that exact state instead of uniform draws in [-0.05, 0.05) (for
  * replaying recorded trajectories); "sutton_barto_reward": true gives
- * Gymnasium's sutton_barto_reward (0 per step, -1 on termination).
+ * Gymnasium's sutton_barto_reward (0 per step, -1 on termination);
+ * "mask_velocity": true observes only the cart position and the pole angle
+ * (f32[2]: x, theta), a partially observed task that a policy without
+ * memory cannot solve well (the velocities must be inferred from successive
+ * observations); the dynamics are unchanged.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +50,7 @@ typedef struct cartpole_config {
 	bool has_init;
 	double init[4];
 	bool sutton_barto;
+	bool mask_velocity;
 } cartpole_config;
 
 typedef struct cartpole_state {
@@ -57,11 +62,13 @@ typedef struct cartpole_state {
 
 static int cartpole_configure(const json_t *options, void **config, seed_env_spec *spec, seed_err *err)
 {
-	static const char *const known[] = {"init_state", "sutton_barto_reward", NULL};
+	static const char *const known[] = {"init_state", "sutton_barto_reward", "mask_velocity", NULL};
 	cartpole_config c = {0};
 	int rc = seed_env_options_check(options, "cartpole", known, err);
 	if (rc == 0)
 		rc = seed_env_option_bool(options, "cartpole", "sutton_barto_reward", &c.sutton_barto, err);
+	if (rc == 0)
+		rc = seed_env_option_bool(options, "cartpole", "mask_velocity", &c.mask_velocity, err);
 	if (rc < 0)
 		return rc;
 	json_t *init = json_object_get(options, "init_state");
@@ -86,7 +93,7 @@ static int cartpole_configure(const json_t *options, void **config, seed_env_spe
 	memset(spec, 0, sizeof *spec);
 	spec->obs_dtype = SEED_DTYPE_F32;
 	spec->obs_rank = 1;
-	spec->obs_shape[0] = 4;
+	spec->obs_shape[0] = c.mask_velocity ? 2 : 4;
 	spec->num_actions = 2;
 	spec->max_steps = 500;
 	spec->rgb_width = 600; /* Gymnasium's rgb_array size */
@@ -99,8 +106,13 @@ static void cartpole_free_config(void *config)
 	free(config);
 }
 
-static void observe(const cartpole_state *s, float *obs)
+static void observe(const cartpole_config *c, const cartpole_state *s, float *obs)
 {
+	if (c->mask_velocity) {
+		obs[0] = (float)s->x;
+		obs[1] = (float)s->theta;
+		return;
+	}
 	obs[0] = (float)s->x;
 	obs[1] = (float)s->x_dot;
 	obs[2] = (float)s->theta;
@@ -125,7 +137,7 @@ static void cartpole_reset(const void *config, void *state, seed_rng *rng, void 
 	}
 	s->fell = false;
 	s->steps_beyond_terminated = 0;
-	observe(s, obs);
+	observe(c, s, obs);
 }
 
 static void cartpole_step(const void *config, void *state, seed_rng *rng, int action, void *obs,
@@ -169,7 +181,7 @@ static void cartpole_step(const void *config, void *state, seed_rng *rng, int ac
 		s->steps_beyond_terminated++;
 		r = c->sutton_barto ? -1.0f : 0.0f;
 	}
-	observe(s, obs);
+	observe(c, s, obs);
 	*reward = r;
 	*terminated = term;
 }

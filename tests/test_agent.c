@@ -16,6 +16,7 @@
 
 #include "seed/agent.h"
 #include "seed/nn.h"
+#include "seed/rng.h"
 #include "tap.h"
 
 static const char tiny_json[] = "{\"torso\": [{\"type\": \"linear\", \"out\": 2}, {\"type\": \"relu\"}]}";
@@ -448,6 +449,93 @@ static void t_refuses_dueling_head(void)
 	seed_agent_free(&a);
 }
 
+/* A recurrent agent stepped T times, its state carried by the caller from
+ * state_out to state, with the previous rewards and actions, acts exactly
+ * as the model run over the whole sequence (seed_model_forward_seq, whose
+ * own values test_model_core checks against numpy); resets included.  The
+ * plain act and values refuse it, saying what to use. */
+static void t_core_steps(void)
+{
+	enum { T = 4, B = 2, A = 3, S = 6 };
+	const char *json = "{\"torso\": [{\"type\": \"linear\", \"out\": 4}, {\"type\": \"tanh\"}], "
+	                   "\"core\": {\"type\": \"lstm\", \"units\": 3, \"prev_reward\": true, "
+	                   "\"prev_action\": true}}";
+	seed_agent *a = NULL;
+	seed_err err = {{0}};
+	CHECK_MSG(seed_agent_new(&a, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, B, true, 0, 0, &err) == 0,
+	          "%s", err.msg);
+	CHECK(seed_agent_state_floats(a) == S);
+	seed_rng rng;
+	seed_rng_init(&rng, 5, 0);
+	seed_model_init(seed_agent_model(a), &rng);
+	seed_model *m = NULL;
+	CHECK(seed_model_new(&m, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, T * B, &err) == 0);
+	CHECK(seed_model_copy_params(m, seed_agent_model(a)) == 0);
+	float obs[T][B][2], rew[T][B];
+	int32_t prev[T][B];
+	uint8_t reset[T][B] = {{0}};
+	reset[2][1] = 1;
+	for (int t = 0; t < T; t++)
+		for (int b = 0; b < B; b++) {
+			obs[t][b][0] = 0.3f * (float)t - 0.5f * (float)b;
+			obs[t][b][1] = 0.7f - 0.2f * (float)(t * b);
+			rew[t][b] = (float)(t - b) * 0.75f; /* some beyond [-1, 1] */
+			prev[t][b] = t == 0 ? -1 : (t + b) % A;
+		}
+	float state0[B][S];
+	for (int b = 0; b < B; b++)
+		for (int k = 0; k < S; k++)
+			state0[b][k] = 0.1f * (float)(k - b);
+	float want_lg[T][B][A], want_v[T][B], want_state[B][S];
+	seed_model_seq q = {.T = T,
+	                    .B = B,
+	                    .obs = obs,
+	                    .prev_reward = &rew[0][0],
+	                    .prev_action = &prev[0][0],
+	                    .reset = &reset[0][0],
+	                    .state0 = &state0[0][0],
+	                    .state_out = &want_state[0][0]};
+	CHECK(seed_model_forward_seq(m, &q, &want_lg[0][0][0], &want_v[0][0]) == 0);
+	float st[2][B][S];
+	memcpy(st[0], state0, sizeof state0);
+	double worst = 0;
+	for (int t = 0; t < T; t++) {
+		float lg[B][A], v[B];
+		int32_t act[B];
+		seed_agent_core c = {.prev_reward = rew[t],
+		                     .prev_action = prev[t],
+		                     .reset = reset[t],
+		                     .state = &st[t % 2][0][0],
+		                     .state_out = &st[(t + 1) % 2][0][0]};
+		seed_tensor o = seed_tensor_view(obs[t], SEED_DTYPE_F32, 2, (int64_t[]){B, 2});
+		CHECK_MSG(seed_agent_act_core(a, B, &o, &c, act, &lg[0][0], v, &err) == 0, "%s", err.msg);
+		for (int b = 0; b < B; b++) {
+			for (int k = 0; k < A; k++)
+				worst = fmax(worst, fabs(lg[b][k] - want_lg[t][b][k]));
+			worst = fmax(worst, fabs(v[b] - want_v[t][b]));
+		}
+	}
+	for (int b = 0; b < B; b++)
+		for (int k = 0; k < S; k++)
+			worst = fmax(worst, fabs(st[T % 2][b][k] - want_state[b][k]));
+	CHECK_MSG(worst < 1e-6, "largest difference %g", worst);
+	/* The outputs depend on the state: from zeros they differ. */
+	float lg0[B][A];
+	int32_t act0[B];
+	seed_agent_core zero = {.prev_reward = rew[1], .prev_action = prev[1]};
+	seed_tensor o1 = seed_tensor_view(obs[1], SEED_DTYPE_F32, 2, (int64_t[]){B, 2});
+	CHECK(seed_agent_act_core(a, B, &o1, &zero, act0, &lg0[0][0], NULL, &err) == 0);
+	CHECK(fabs(lg0[0][0] - want_lg[1][0][0]) > 1e-4);
+	/* Without the state, the plain calls refuse. */
+	int32_t acts[B];
+	float vals[B];
+	CHECK(seed_agent_act(a, B, &o1, acts, NULL, NULL, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "recurrent core") && strstr(err.msg, "seed_agent_act_core"), "%s", err.msg);
+	CHECK(seed_agent_values(a, B, &o1, vals, &err) == -EINVAL);
+	seed_model_free(&m);
+	seed_agent_free(&a);
+}
+
 /* Parameters of the wrong size are refused; the old ones stay. */
 static void t_params_wrong_size(void)
 {
@@ -520,6 +608,7 @@ int main(void)
 	TAP_RUN(t_f32_nan_passes);
 	TAP_RUN(t_bad_shapes);
 	TAP_RUN(t_refuses_dueling_head);
+	TAP_RUN(t_core_steps);
 	TAP_RUN(t_params_wrong_size);
 	TAP_RUN(t_capacity);
 	return tap_done();

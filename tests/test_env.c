@@ -529,6 +529,44 @@ static void t_cartpole_random_starts(void)
 	seed_envs_free(&a);
 }
 
+/* mask_velocity: the same episodes (same seed, same actions: rewards,
+ * terminations and truncations alike), observed as (x, theta) only, the
+ * full observation's elements 0 and 2. */
+static void t_cartpole_mask_velocity(void)
+{
+	enum { N = 5 };
+	seed_envs *full, *masked;
+	seed_err err;
+	CHECK(seed_envs_new(&full, "cartpole", NULL, N, 9, &err) == 0);
+	CHECK(seed_envs_new(&masked, "cartpole", "{\"mask_velocity\": true}", N, 9, &err) == 0);
+	const seed_env_spec *s = seed_envs_spec(masked);
+	CHECK(s->obs_dtype == SEED_DTYPE_F32 && s->obs_rank == 1 && s->obs_shape[0] == 2);
+	CHECK(seed_env_spec_obs_bytes(s) == 8 && s->num_actions == 2 && s->max_steps == 500);
+	float of[N][4], om[N][2], rf[N], rm[N];
+	uint8_t tf[N], tm[N], uf[N], um[N];
+	int32_t acts[N];
+	seed_envs_reset(full, of);
+	seed_envs_reset(masked, om);
+	int ends = 0, mismatches = 0;
+	for (int t = 0; t <= 600; t++) {
+		for (int i = 0; i < N; i++) {
+			mismatches += om[i][0] != of[i][0] || om[i][1] != of[i][2];
+			acts[i] = (t * 5 + i * 3) % 7 < 3;
+		}
+		CHECK(seed_envs_step(full, 0, N, acts, of, rf, tf, uf, NULL, NULL, NULL) == 0);
+		CHECK(seed_envs_step(masked, 0, N, acts, om, rm, tm, um, NULL, NULL, NULL) == 0);
+		for (int i = 0; i < N; i++) {
+			mismatches += rf[i] != rm[i] || tf[i] != tm[i] || uf[i] != um[i];
+			ends += tf[i];
+		}
+	}
+	CHECK(mismatches == 0);
+	CHECK(ends > N); /* episodes ended and reset, masked ones in step */
+	seed_envs_free(&full);
+	seed_envs_free(&masked);
+	expect_error("cartpole", "{\"mask_velocity\": \"yes\"}", 1, -SEED_EOPTION, "mask_velocity");
+}
+
 /* The time limit option on CartPole: the balancing trajectory runs 500
  * steps without terminating; max_steps 0 lets it run past 500, max_steps 10
  * cuts it at 10. */
@@ -790,6 +828,7 @@ int main(void)
 	TAP_RUN(t_cartpole_beyond_termination);
 	TAP_RUN(t_cartpole_vector_slices);
 	TAP_RUN(t_cartpole_random_starts);
+	TAP_RUN(t_cartpole_mask_velocity);
 	TAP_RUN(t_cartpole_max_steps);
 	TAP_RUN(t_cartpole_render);
 	TAP_RUN(t_catch_scenarios);

@@ -488,6 +488,23 @@ static void t_roundtrip_empty_tensor_huge_dim(void)
 	CHECK(strstr((char *)js.data, "\"y\":{\"dtype\":\"u8\",\"shape\":[3,0,2],\"data\":[]}"));
 	seed_buf_free(&js);
 	roundtrip(&f);
+	/* Found by fuzzing (fuzz_stream): dimensions whose product overflows
+	 * before the zero one; the count is 0, taken without overflow. */
+	static const char line[] =
+	    "{\"type\":\"params\",\"version\":1,\"policy_version\":1,\"run\":1,"
+	    "\"params\":{\"dtype\":\"f32\",\"shape\":[1],\"data\":[0]},"
+	    "\"z\":{\"dtype\":\"i32\",\"shape\":[1887734890384,9223372036,0],\"data\":[]}}";
+	seed_frame g;
+	CHECK_MSG(seed_frame_from_json(&g, line, sizeof line - 1, &err) == 0, "%s", err.msg);
+	const seed_tensor *z = seed_frame_tensor(&g, "z");
+	CHECK(z && seed_tensor_numel(z) == 0 && seed_tensor_nbytes(z) == 0);
+	seed_frame_clear(&g);
+	int64_t big[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 3};
+	seed_tensor t = seed_tensor_view(NULL, SEED_DTYPE_U8, 3, big);
+	CHECK(seed_tensor_numel(&t) == INT64_MAX);
+	big[2] = 0;
+	t = seed_tensor_view(NULL, SEED_DTYPE_U8, 3, big);
+	CHECK(seed_tensor_numel(&t) == 0);
 }
 
 static void t_roundtrip_action(void)

@@ -21,6 +21,8 @@
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
+#include "seed/loss.h"
+#include "seed/nn.h"
 #include "alloc_count.h"
 #include "tap.h"
 #include "tmpdir.h"
@@ -728,6 +730,116 @@ static void t_refuses_dueling_head(void)
 	seed_config_free(&c);
 }
 
+/* V-trace unrolls carry no core state yet: a model with a core is refused
+ * at creation, saying why. */
+/* V-trace through a recurrent core: the learner runs the T + 1 steps of
+ * each unroll through the core from the frame's state, with the previous
+ * action (the frame's before step 0, then the unroll's own), the reward
+ * that came with each observation, and resets where episodes begin; the
+ * gradient is that of the reference built here by hand from those
+ * definitions.  A state of the wrong size is refused. */
+static void t_core_gradient(void)
+{
+	enum { T = 3, B = 2, T1 = T + 1, A = 2, H = 3, S = 2 * H };
+	const char *text =
+	    "{\"env\": \"cartpole\", \"model\": {\"torso\": [{\"type\": \"linear\", \"out\": 5}, "
+	    "{\"type\": \"tanh\"}], \"core\": {\"type\": \"lstm\", \"units\": 3, \"prev_reward\": true, "
+	    "\"prev_action\": true}}, \"unroll_length\": 3, \"batch_size\": 2, \"discount\": 0.9, "
+	    "\"seed\": 5, \"max_grad_norm\": 0}";
+	json_t *root = json_loads(text, 0, NULL);
+	seed_config c;
+	seed_err err = {""};
+	int rc = root ? seed_config_parse(root, &c, &err) : -1;
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc) {
+		json_decref(root);
+		return;
+	}
+	seed_learner *L = learner(&c);
+	seed_model *m = seed_learner_model(L);
+	CHECK(seed_model_state_floats(m) == S);
+	size_t np = seed_model_num_params(m);
+	seed_model *ref = NULL;
+	CHECK(seed_model_new(&ref, c.model, SPEC.obs_dtype, SPEC.obs_rank, SPEC.obs_shape, A, T1 * B, &err) ==
+	      0);
+	if (!ref)
+		exit(99);
+	memcpy(seed_model_params(ref), seed_model_params(m), np * sizeof(float));
+	struct unrolls u;
+	unrolls_init(&u, B, T1);
+	for (int i = 0; i < B * T1; i++)
+		u.reward[i] = 0.7f * (float)(i % 3) - 0.4f;
+	u.terminated[1 * T1 + 2] = 1; /* unroll 1 starts an episode at step 2 */
+	float state[B][S];
+	int32_t prev0[B] = {1, -1};
+	for (int b = 0; b < B; b++)
+		for (int k = 0; k < S; k++)
+			state[b][k] = 0.2f * (float)(k + 1) * (b ? -1.0f : 1.0f);
+	seed_frame *f = unrolls_frame(&u);
+	seed_frame_set_tensor(f, "state", seed_tensor_view(state, SEED_DTYPE_F32, 2, (int64_t[]){B, S}));
+	seed_frame_set_tensor(f, "prev_action", seed_tensor_view(prev0, SEED_DTYPE_I32, 1, (int64_t[]){B}));
+	CHECK_MSG(seed_learner_add(L, f, 0, &err) == B, "%s", err.msg);
+	CHECK_MSG(seed_learner_update(L, &err) == 0, "%s", err.msg);
+
+	/* The reference, time-major [t][b]. */
+	const seed_learner_batch *bt = seed_learner_get_batch(L);
+	static float obs[T1][B][4], rew[T1][B], logits[T1][B][A], values[T1][B], dlogits[T1][B][A],
+	    dvalues[T1][B];
+	static int32_t prev[T1][B];
+	static uint8_t reset[T1][B];
+	for (int t = 0; t < T1; t++)
+		for (int b = 0; b < B; b++) {
+			int i = b * T1 + t;
+			memcpy(obs[t][b], &u.obs[i * 4], sizeof obs[t][b]);
+			rew[t][b] = u.reward[i];
+			prev[t][b] = t == 0 ? prev0[b] : u.action[i - 1];
+			reset[t][b] = u.terminated[i] || u.truncated[i];
+		}
+	seed_model_seq q = {.T = T1,
+	                    .B = B,
+	                    .obs = obs,
+	                    .prev_reward = &rew[0][0],
+	                    .prev_action = &prev[0][0],
+	                    .reset = &reset[0][0],
+	                    .state0 = &state[0][0]};
+	CHECK(seed_model_forward_seq(ref, &q, &logits[0][0][0], &values[0][0]) == 0);
+	seed_loss_batch lb = {.T = T,
+	                      .B = B,
+	                      .A = A,
+	                      .logits = &logits[0][0][0],
+	                      .behaviour_logits = bt->behaviour_logits,
+	                      .actions = bt->action,
+	                      .rewards = bt->rewards,
+	                      .discounts = bt->discounts,
+	                      .values = &values[0][0],
+	                      .bootstrap_value = values[T]};
+	seed_loss_stats st;
+	memset(dlogits, 0, sizeof dlogits);
+	memset(dvalues, 0, sizeof dvalues);
+	CHECK_MSG(seed_loss_vtrace(&c.loss, &lb, &st, &dlogits[0][0][0], &dvalues[0][0], &err) == 0, "%s",
+	          err.msg);
+	seed_model_zero_grad(ref);
+	CHECK(seed_model_backward_seq(ref, &dlogits[0][0][0], &dvalues[0][0]) == 0);
+	const float *g = seed_model_grads(m), *want = seed_model_grads(ref);
+	double gmax = 0, worst = 0;
+	for (size_t i = 0; i < np; i++) {
+		gmax = fmax(gmax, fabs(want[i]));
+		worst = fmax(worst, fabs((double)g[i] - want[i]));
+	}
+	CHECK_MSG(gmax > 1e-4, "the reference gradient is not zero (max %g)", gmax);
+	CHECK_MSG(worst <= 1e-5 * gmax, "gradients differ by %g (largest %g)", worst, gmax);
+	CHECK_NEAR(seed_learner_get_status(L)->loss.total, st.total, 1e-6 * fabs(st.total));
+
+	/* A state of another size is refused. */
+	f = unrolls_frame(&u);
+	seed_frame_set_tensor(f, "state", seed_tensor_view(state, SEED_DTYPE_F32, 2, (int64_t[]){B, S - 1}));
+	CHECK(seed_learner_add(L, f, 0, &err) == -SEED_EFRAME);
+	CHECK_MSG(has(err.msg, "field 'state'") && has(err.msg, "keeps 6"), "%s", err.msg);
+	seed_model_free(&ref);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 static void t_open_dir_errors(void)
 {
 	const char *tmp = tmpdir_new();
@@ -766,5 +878,6 @@ int main(void)
 	TAP_RUN(t_reservation_failure_changes_nothing);
 	TAP_RUN(t_open_dir_errors);
 	TAP_RUN(t_refuses_dueling_head);
+	TAP_RUN(t_core_gradient);
 	return tap_done();
 }

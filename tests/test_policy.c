@@ -213,6 +213,60 @@ static double f_action(const float *z, const void *ctx)
 	return s;
 }
 
+/* Ape-X's epsilons, worked by hand: with n = 8 and alpha 7 the exponent is
+ * 1 + i, so environment i explores with 0.4^(i + 1). */
+static void t_apex_epsilon(void)
+{
+	double want = 0.4;
+	for (int i = 0; i < 8; i++, want *= 0.4)
+		CHECK(fabs(seed_policy_apex_epsilon(i, 8, 0.4, 7) - want) < 1e-15);
+	CHECK(fabs(seed_policy_apex_epsilon(7, 8, 0.4, 7) - 0.00065536) < 1e-15);
+	CHECK(seed_policy_apex_epsilon(0, 1, 0.4, 7) == 0.4);
+	/* n = 3: exponents 1, 4.5, 8. */
+	CHECK(fabs(seed_policy_apex_epsilon(1, 3, 0.4, 7) - 0.016190861620062) < 1e-12);
+	CHECK(isnan(seed_policy_apex_epsilon(8, 8, 0.4, 7)));
+	CHECK(isnan(seed_policy_apex_epsilon(-1, 8, 0.4, 7)));
+	CHECK(isnan(seed_policy_apex_epsilon(0, 0, 0.4, 7)));
+}
+
+/* Epsilon-greedy: the documented draws, then the frequencies their law
+ * gives (greedy 1 - eps + eps/A, each other action eps/A). */
+static void t_epsilon_greedy(void)
+{
+	enum { A = 4, N = 200000 };
+	const float q[3][A] = {{0, 2, 1, 2}, {-1, -2, -3, -4}, {0.5f, 0.5f, 0.5f, 9}};
+	const float eps3[3] = {0.5f, 0.5f, 0.5f};
+	seed_rng r, mirror;
+	seed_rng_init(&r, 11, 0);
+	seed_rng_init(&mirror, 11, 0);
+	const int greedy[3] = {1, 0, 3};
+	for (int k = 0; k < 100; k++) {
+		int32_t act[3];
+		seed_policy_epsilon_greedy(3, A, &q[0][0], eps3, &r, act);
+		for (int b = 0; b < 3; b++) {
+			int want = greedy[b];
+			if (seed_rng_double(&mirror) < eps3[b])
+				want = (int)seed_rng_below(&mirror, A);
+			CHECK(act[b] == want);
+		}
+	}
+	const float eps[3] = {0, 0.3f, 1};
+	const double pg[3] = {1, 0.7 + 0.3 / A, 0.25}, po[3] = {0, 0.3 / A, 0.25};
+	static int counts[3][A];
+	for (int k = 0; k < N; k++) {
+		int32_t act[3];
+		seed_policy_epsilon_greedy(3, A, &q[0][0], eps, &r, act);
+		for (int b = 0; b < 3; b++)
+			counts[b][act[b]]++;
+	}
+	for (int b = 0; b < 3; b++)
+		for (int a = 0; a < A; a++) {
+			double p = a == greedy[b] ? pg[b] : po[b], f = (double)counts[b][a] / N;
+			/* 5 standard deviations of the frequency (0.0047 at p = 0.775) */
+			CHECK(fabs(f - p) <= 5 * sqrt(p * (1 - p) / N) + 1e-12);
+		}
+}
+
 static void t_grad_log_softmax(void)
 {
 	float z[GB * GA], lp[GB * GA], dl[GB * GA], d[GB * GA];
@@ -271,6 +325,8 @@ int main(void)
 	TAP_RUN(t_argmax);
 	TAP_RUN(t_sample_inverse_cdf);
 	TAP_RUN(t_sample_frequencies);
+	TAP_RUN(t_apex_epsilon);
+	TAP_RUN(t_epsilon_greedy);
 	TAP_RUN(t_grad_log_softmax);
 	TAP_RUN(t_grad_entropy);
 	TAP_RUN(t_grad_action_log_prob);

@@ -10,12 +10,15 @@
 #include "seed/serve.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seed/buf.h"
 #include "seed/frame.h"
+#include "seed/nn.h"
+#include "seed/rng.h"
 #include "alloc_count.h"
 #include "tap.h"
 
@@ -25,7 +28,12 @@ struct rig {
 	seed_serve *s;
 };
 
-static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
+/* A rig whose server acts greedily with a model (given by
+ * seed_serve_policy), with unrolls of T transitions overlapping by
+ * overlap steps. */
+static void rig_open_model(struct rig *r, const char *name, int T, int overlap);
+
+static void rig_open_opts(struct rig *r, const char *name, bool unrolls, int T, bool model, int overlap)
 {
 	memset(r, 0, sizeof *r);
 	r->ctx = seed_chan_context();
@@ -48,8 +56,21 @@ static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
 	                     .max_bytes = 1 << 20,
 	                     .max_envs = 8,
 	                     .max_actions = 16,
-	                     .max_row_bytes = 64};
+	                     .max_row_bytes = 64,
+	                     .model = model,
+	                     .greedy = model,
+	                     .overlap = overlap};
 	CHECK(seed_serve_new(&r->s, &o, r->router, r->push, NULL, &err) == 0);
+}
+
+static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
+{
+	rig_open_opts(r, name, unrolls, T, false, 1);
+}
+
+static void rig_open_model(struct rig *r, const char *name, int T, int overlap)
+{
+	rig_open_opts(r, name, true, T, true, overlap);
 }
 
 static void rig_close(struct rig *r)
@@ -281,6 +302,127 @@ static void t_unrolls(void)
 	rig_close(&r);
 }
 
+/* Recurrent state held by the server: two halves of 2 environments step
+ * 7 times each, interleaved, one row of each ending an episode on the way.
+ * The reference steps a copy of the model itself (seed_model_forward_seq,
+ * T = 1, carrying each environment's state, previous reward and action,
+ * resetting at an episode's first step), so every answer must be its
+ * greedy action, and every unroll (T 2, overlap 2: 4 steps, the next
+ * starting at the previous one's third) must carry the state and the
+ * previous action before its step 0 and the logits of each step. */
+static void t_recurrent_state(void)
+{
+	enum { K = 2, A = 3, N = 7, S = 4, HALVES = 2 };
+	const char *json = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 2, "
+	                   "\"prev_reward\": true, \"prev_action\": true}}";
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&m, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, K, &err) == 0, "%s",
+	          err.msg);
+	CHECK(seed_model_state_floats(m) == S);
+	seed_rng rng;
+	seed_rng_init(&rng, 3, 0);
+	seed_model_init(m, &rng);
+	struct rig r;
+	rig_open_model(&r, "recurrent", 2, 2);
+	CHECK(seed_serve_policy(r.s, json, strlen(json), seed_model_params(m), 4 * seed_model_num_params(m),
+	                        5) == 0);
+	/* The reference: per half, the state before each step (pre-reset),
+	 * the previous actions, the logits. */
+	float state[HALVES][K][S] = {{{0}}}, before[HALVES][N][K][S], logits[HALVES][N][K][A];
+	int32_t prev[HALVES][K] = {{-1, -1}, {-1, -1}}, prev_at[HALVES][N][K];
+	const int term[HALVES][N] = {{-1, -1, 1, -1, -1, -1, -1}, {-1, -1, -1, 0, -1, -1, -1}};
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	int mismatches = 0;
+	for (int n = 0; n < N; n++)
+		for (int half = 0; half < HALVES; half++) {
+			float x = 0.25f * (float)n - 0.6f * (float)half;
+			step(&out, 9, n, 2 * half, K, A, x, term[half][n]);
+			CHECK(ask(&r, &out, &got));
+			seed_frame f;
+			CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 &&
+			      f.type == SEED_FRAME_ACTION);
+			const int32_t *act = seed_frame_tensor(&f, "action")->data;
+			float obs[K][2] = {{x, x}, {x, x}}, rew[K] = {0.5f, 0.5f}, out_state[K][S];
+			uint8_t reset[K];
+			for (int k = 0; k < K; k++)
+				reset[k] = k == term[half][n];
+			memcpy(before[half][n], state[half], sizeof state[half]);
+			memcpy(prev_at[half][n], prev[half], sizeof prev[half]);
+			seed_model_seq q = {.T = 1,
+			                    .B = K,
+			                    .obs = obs,
+			                    .prev_reward = rew,
+			                    .prev_action = prev[half],
+			                    .reset = reset,
+			                    .state0 = &state[half][0][0],
+			                    .state_out = &out_state[0][0]};
+			CHECK(seed_model_forward_seq(m, &q, &logits[half][n][0][0], NULL) == 0);
+			memcpy(state[half], out_state, sizeof out_state);
+			for (int k = 0; k < K; k++) {
+				int32_t greedy = 0;
+				for (int a = 1; a < A; a++)
+					if (logits[half][n][k][a] > logits[half][n][k][greedy])
+						greedy = a;
+				mismatches += act[k] != greedy;
+				prev[half][k] = act[k];
+			}
+		}
+	CHECK_MSG(mismatches == 0, "%d actions differ from the reference's greedy ones", mismatches);
+	/* Unrolls of steps 0-3 and 2-5 of each half. */
+	int unrolls = 0, count[HALVES] = {0};
+	double worst = 0;
+	seed_chan_msg msg;
+	while (seed_chan_recv(r.pull, &msg, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, msg.data, msg.len, &err) == 0);
+		if (f.type != SEED_FRAME_UNROLL)
+			continue;
+		const seed_tensor *st = seed_frame_tensor(&f, "state"),
+		                  *pa = seed_frame_tensor(&f, "prev_action"),
+		                  *lg = seed_frame_tensor(&f, "logits"), *env = seed_frame_tensor(&f, "env");
+		CHECK(st && pa && st->shape[0] == K && st->shape[1] == S && lg->shape[1] == 4);
+		if (!st || !pa)
+			break;
+		int32_t e0;
+		memcpy(&e0, env->data, 4);
+		/* Which unroll of this half: the first starts at step 0. */
+		int half = e0 / 2, t0 = 2 * count[half]++;
+		for (int k = 0; k < K; k++) {
+			int32_t p;
+			memcpy(&p, (const int32_t *)pa->data + k, 4);
+			mismatches += p != prev_at[half][t0][k];
+			for (int j = 0; j < S; j++) {
+				float v;
+				memcpy(&v, (const float *)st->data + k * S + j, 4);
+				worst = fmax(worst, fabs(v - before[half][t0][k][j]));
+			}
+			for (int t = 0; t < 4; t++)
+				for (int a = 0; a < A; a++) {
+					float v;
+					memcpy(&v,
+					       (const float *)lg->data + ((size_t)k * 4 + (size_t)t) * A +
+					           (size_t)a,
+					       4);
+					worst = fmax(worst, fabs(v - logits[half][t0 + t][k][a]));
+				}
+		}
+		unrolls++;
+	}
+	CHECK_MSG(unrolls == 4, "%d unroll frames, want 4", unrolls);
+	CHECK_MSG(mismatches == 0 && worst < 1e-6, "%d previous actions differ, largest difference %g",
+	          mismatches, worst);
+	/* The state mattered: step 3's state of half 0 row 0 is not zero. */
+	CHECK(fabs(before[0][3][0][0]) > 1e-3);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0 && seed_serve_get_stats(r.s)->refused == 0);
+	seed_model_free(&m);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
 /* A thousand step requests of two halves, with unrolls and episodes (one
  * row ends its episode at every step), taken one by one: the taking
  * (decoding, the half's lookup, the batch, the unroll's step, the episodes
@@ -335,6 +477,7 @@ int main(void)
 {
 	TAP_RUN(t_requests);
 	TAP_RUN(t_unrolls);
+	TAP_RUN(t_recurrent_state);
 	TAP_RUN(t_no_allocation_per_request);
 	return tap_done();
 }

@@ -151,6 +151,35 @@ static void t_bounds(void)
 	get(s, 1, 2, 0, 8, 0, 1);
 	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
 	seed_sessions_free(&s);
+
+	/* A recurrent agent's state of S = 6 floats a row: the unroll's state
+	 * blocks and, in the session, the floats, each row's reward (4 bytes)
+	 * and reset (1); zeros at first. */
+	s = make(100, 1 << 20);
+	seed_unroll_layout r = lay(8);
+	r.state_size = 6;
+	r.T = 3; /* the sessions' T and overlap, for seed_unroll_bytes */
+	r.overlap = 1;
+	seed_session *h = NULL;
+	seed_err err;
+	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 0, &h, &err) == 1);
+	CHECK(h->layout.state_size == 6 && h->unroll && h->unroll->layout.state_size == 6);
+	CHECK(seed_sessions_bytes(s) ==
+	      seed_unroll_bytes(&r) + sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256 + 8 * (6 * 4 + 5));
+	int zeros = 0;
+	for (int k = 0; k < 8 * 6; k++)
+		zeros += h->core[k] == 0;
+	CHECK(zeros == 48 && !h->acted);
+	h->core[0] = 1;
+	/* The same state size: the same session; another: remade, zeros. */
+	seed_session *same = NULL;
+	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 1, &same, &err) == 0 && same == h && h->core[0] == 1);
+	r.state_size = 4;
+	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 2, &h, &err) == 1);
+	CHECK(h->layout.state_size == 4 && h->core[0] == 0);
+	r.state_size = 0;
+	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 3, &h, &err) == 1 && h->core == NULL);
+	seed_sessions_free(&s);
 }
 
 /* seed_sessions_next walks the halves from the most recently heard from:

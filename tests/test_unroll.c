@@ -106,7 +106,8 @@ static bool put(seed_unroll *u, int n, uint8_t term0, uint8_t trunc1)
 	float logits[6] = {(float)n, (float)-n, 0, (float)n, (float)-n, 0};
 	/* (2, S) for S <= 2: with S = 1, rows 0 and 1 get 1000 + n and 2000 + n */
 	float state[4] = {1000.0f + n, 2000.0f + n, 3000.0f + n, 4000.0f + n};
-	return seed_unroll_record_action(u, act, logits, n, state);
+	int32_t prev[2] = {50 + n, 60 + n}; /* the previous actions, as told */
+	return seed_unroll_record_action(u, act, logits, n, state, prev);
 }
 
 static seed_unroll *make(int T, int overlap, int S)
@@ -159,7 +160,7 @@ static void t_overlap_one(void)
 	CHECK(ver[2] == 2 && ver[6] == 2);
 	CHECK(seed_frame_int(&f, "run", 0) == 7 && seed_frame_int(&f, "actor", 0) == 9 &&
 	      seed_frame_int(&f, "num_actions", 0) == 3);
-	CHECK(seed_frame_tensor(&f, "state") == NULL);
+	CHECK(seed_frame_tensor(&f, "state") == NULL && seed_frame_tensor(&f, "prev_action") == NULL);
 	seed_unroll_next(u);
 	CHECK(u->pos == 1);
 	/* step 0 of the next is step 3 of this one */
@@ -190,7 +191,11 @@ static void t_overlap_two_state(void)
 	CHECK(st && st->rank == 2 && st->shape[0] == 2 && st->shape[1] == 1);
 	/* The state of step 0 was recorded with step 0: (1000, 2000). */
 	CHECK(((const float *)st->data)[0] == 1000.0f && ((const float *)st->data)[1] == 2000.0f);
+	const seed_tensor *pa = seed_frame_tensor(&f, "prev_action");
+	CHECK(pa && pa->dtype == SEED_DTYPE_I32 && pa->rank == 1 && pa->shape[0] == 2);
+	CHECK(((const int32_t *)pa->data)[0] == 50 && ((const int32_t *)pa->data)[1] == 60);
 	seed_unroll_next(u);
+	CHECK(u->prev_action[0] == 52 && u->prev_action[1] == 62);
 	CHECK(u->pos == 2);
 	/* Steps 2 and 3 open the next unroll, with the state of step 2. */
 	CHECK(((const int32_t *)u->field[SEED_UNROLL_ACTION])[0] == 6 &&
@@ -273,6 +278,10 @@ static void t_layouts(void)
 	                        .obs_shape = {2}};
 	size_t header = (sizeof(seed_unroll) + 15) & ~(size_t)15;
 	CHECK(seed_unroll_bytes(&l) == header + 16 + 32 * 4 + 16 * 2 + 96);
+	/* A state of 3 floats: two state blocks of 24 bytes and two
+	 * previous-action blocks of 8, each rounded up to 16. */
+	l.state_size = 3;
+	CHECK(seed_unroll_bytes(&l) == header + 16 + 32 * 4 + 16 * 2 + 96 + 2 * 32 + 2 * 16);
 }
 
 /* The schema checks unroll frames against the same table: every field of
@@ -285,11 +294,12 @@ static void t_schema(void)
 	CHECK(put(u, 1, 0, 0));
 	seed_frame f;
 	CHECK(seed_unroll_frame(u, &f, 1, 1, envs) == 0);
-	CHECK(f.nfields == 5 + SEED_UNROLL_NFIELDS);
+	/* run, actor, num_actions, env, state, prev_action, then the table */
+	CHECK(f.nfields == 6 + SEED_UNROLL_NFIELDS);
 	for (int i = 0; i < SEED_UNROLL_NFIELDS; i++)
-		CHECK_MSG(strlen(seed_frame_unroll_fields[i].name) == f.fields[5 + i].name_len &&
-		              memcmp(seed_frame_unroll_fields[i].name, f.fields[5 + i].name,
-		                     f.fields[5 + i].name_len) == 0,
+		CHECK_MSG(strlen(seed_frame_unroll_fields[i].name) == f.fields[6 + i].name_len &&
+		              memcmp(seed_frame_unroll_fields[i].name, f.fields[6 + i].name,
+		                     f.fields[6 + i].name_len) == 0,
 		          "field %d", i);
 	seed_err err;
 	CHECK(seed_frame_validate(&f, &err) == 0);
@@ -307,6 +317,11 @@ static void t_schema(void)
 	seed_frame_set_tensor(&g, "state", seed_tensor_view(st, SEED_DTYPE_F32, 2, s3));
 	CHECK(seed_frame_validate(&g, &err) == -SEED_EFRAME);
 	CHECK_MSG(strstr(err.msg, "field 'state'") && strstr(err.msg, "B = 2"), "%s", err.msg);
+	/* prev_action is i32 [B]. */
+	g = f;
+	seed_frame_set_tensor(&g, "prev_action", seed_tensor_view(wrong, SEED_DTYPE_I32, 1, s3));
+	CHECK(seed_frame_validate(&g, &err) == -SEED_EFRAME);
+	CHECK_MSG(strstr(err.msg, "field 'prev_action'") && strstr(err.msg, "B = 2"), "%s", err.msg);
 	seed_unroll_free(&u);
 }
 

@@ -42,9 +42,15 @@ const char *seed_device_name(seed_device dev)
 
 int64_t seed_tensor_numel(const seed_tensor *t)
 {
+	/* An empty tensor may have huge dimensions besides its zero one
+	 * (frames allow them): their product must not be taken first. */
+	for (int i = 0; i < t->rank; i++)
+		if (t->shape[i] == 0)
+			return 0;
 	int64_t n = 1;
 	for (int i = 0; i < t->rank; i++)
-		n *= t->shape[i];
+		if (__builtin_mul_overflow(n, t->shape[i], &n))
+			return INT64_MAX;
 	return n;
 }
 

@@ -12,8 +12,12 @@
  * output is its input, no copy; a layer that computes the relu after it
  * writes only the relu's, see fuses_relu); ping-pong gradient buffers; the patch
  * gradients of convolutions that are not the first layer; a transposed
- * convolution weight for the kernels.  Nothing is allocated after
- * nn_backend_new, so forward and backward never allocate.
+ * convolution weight for the kernels; with a recurrent core, its input,
+ * output and their gradients, the state split into h and c, the resets of
+ * the last forward and lstm.c's workspace, all for max_batch = T * B rows
+ * (the torso and heads run on all T * B rows at once, the core through
+ * time between them).  Nothing is allocated after nn_backend_new, so
+ * forward and backward never allocate.
  *
  * Shapes in comments are per batch: (B, ...) with B rows.  Matrix products
  * go to BLAS (seed_blas_sgemm), but for linear layers with small weights,
@@ -30,11 +34,13 @@
 #include "nn_kernels.h"
 #include "seed/blas.h"
 #include "seed/buf.h"
+#include "seed/lstm.h"
 
 struct nn_backend {
 	const nnk_ops *k; /* the kernels: the widest variant the CPU runs */
 	int nlayers;
-	int last_B;     /* rows of the last forward; 0 before the first */
+	int last_B;     /* rows of the last forward (T * B); 0 before the first */
+	int last_T;     /* its steps (1 for seed_model_forward) */
 	float *input;   /* (B, obs_numel) the observations as f32 */
 	float **out;    /* [nlayers] (B, numel_out); flatten: its input */
 	nnk_conv *conv; /* [nlayers] conv2d shapes, for the kernels */
@@ -42,6 +48,16 @@ struct nn_backend {
 	float *dcol;    /* (B * OH * OW, k * k * C) for conv2d input gradients */
 	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
 	float *head;    /* (B, A + 1) gradient of the fused head's output */
+	/* A core's, NULL without one (rows are T * B, time-major): */
+	float *xc;       /* (rows, I) its input: torso output, reward, one-hot */
+	float *hc, *dhc; /* (rows, H) its output h and that output's gradient */
+	float *dxc;      /* (rows, I) the gradient of its input */
+	float *h0, *c0;  /* (B, H) the state before step 0, split from state0 */
+	float *hT, *cT;  /* (B, H) the state after the last step */
+	uint8_t *reset;  /* (rows) the last forward's resets, for backward */
+	bool has_reset;  /* whether it had any (else NULL goes to lstm.c) */
+	float *ws;       /* lstm.c's workspace, ws_floats */
+	size_t ws_floats;
 };
 
 static float *falloc(size_t n)
@@ -68,6 +84,16 @@ void nn_backend_free(nn_backend **bp)
 	free(be->dcol);
 	free(be->wt);
 	free(be->head);
+	free(be->xc);
+	free(be->hc);
+	free(be->dhc);
+	free(be->dxc);
+	free(be->h0);
+	free(be->c0);
+	free(be->hT);
+	free(be->cT);
+	free(be->reset);
+	free(be->ws);
 	free(be->conv);
 	free(be);
 	*bp = NULL;
@@ -110,6 +136,23 @@ int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
 	if (wt)
 		be->wt = falloc(wt);
 	be->head = falloc(B * (size_t)m->layers[m->nlayers - 1].n_out);
+	if (m->core.H) {
+		/* T * B <= max_batch rows whatever the split, so the
+		 * workspace for one step of max_batch rows (11 B H + 2 B H)
+		 * is at least lstm.c's T B 11 H + 2 B H. */
+		size_t I = (size_t)m->core.I, H = (size_t)m->core.H;
+		be->xc = falloc(B * I);
+		be->dxc = falloc(B * I);
+		be->hc = falloc(B * H);
+		be->dhc = falloc(B * H);
+		be->h0 = falloc(B * H);
+		be->c0 = falloc(B * H);
+		be->hT = falloc(B * H);
+		be->cT = falloc(B * H);
+		be->reset = seed_xcalloc(B, 1);
+		be->ws_floats = seed_lstm_workspace_floats(1, m->max_batch, m->core.I, m->core.H);
+		be->ws = falloc(be->ws_floats);
+	}
 	*out = be;
 	return 0;
 }
@@ -210,48 +253,109 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	}
 }
 
-/* The layers on B rows of obs: returns the fused head's output (B, A+1). */
-static const float *run_forward(seed_model *m, int B, const void *obs)
+/* The core over the torso's output x (T*B, D): builds its input (x, the
+ * clipped previous reward, the previous action's one-hot), runs the LSTM
+ * from s->state0 and writes s->state_out.  Returns h (T*B, H). */
+static const float *core_forward(seed_model *m, const seed_model_seq *s, const float *x)
 {
 	nn_backend *be = m->be;
+	const model_core *c = &m->core;
+	int T = s->T, B = s->B, H = c->H, I = c->I, D = c->D, A = m->A;
+	size_t rows = (size_t)T * (size_t)B;
+	for (size_t r = 0; r < rows; r++) {
+		float *xr = be->xc + r * (size_t)I;
+		memcpy(xr, x + r * (size_t)D, (size_t)D * sizeof *xr);
+		int k = D;
+		if (c->prev_reward) {
+			/* Clipped to [-1, 1], as SEED's DMLab agent has it. */
+			float rw = s->prev_reward ? s->prev_reward[r] : 0.0f;
+			xr[k++] = rw > 1.0f ? 1.0f : rw < -1.0f ? -1.0f : rw;
+		}
+		if (c->prev_action) {
+			/* tf.one_hot: an index outside 0..A-1 is all zeros. */
+			memset(xr + k, 0, (size_t)A * sizeof *xr);
+			int32_t a = s->prev_action ? s->prev_action[r] : -1;
+			if (a >= 0 && a < A)
+				xr[k + a] = 1.0f;
+		}
+	}
+	be->has_reset = s->reset != NULL;
+	if (s->reset)
+		memcpy(be->reset, s->reset, rows);
+	size_t bh = (size_t)B * (size_t)H;
+	if (s->state0)
+		for (int b = 0; b < B; b++) {
+			memcpy(be->h0 + (size_t)b * H, s->state0 + (size_t)b * 2 * H,
+			       (size_t)H * sizeof(float));
+			memcpy(be->c0 + (size_t)b * H, s->state0 + (size_t)b * 2 * H + H,
+			       (size_t)H * sizeof(float));
+		}
+	else {
+		memset(be->h0, 0, bh * sizeof(float));
+		memset(be->c0, 0, bh * sizeof(float));
+	}
+	seed_lstm_params p = {c->w, c->u, c->b};
+	/* Cannot fail: the sizes were checked when be was built. */
+	seed_lstm_forward(T, B, I, H, &p, be->xc, be->has_reset ? be->reset : NULL, be->h0, be->c0, be->hc,
+	                  be->hT, be->cT, be->ws, be->ws_floats);
+	if (s->state_out)
+		for (int b = 0; b < B; b++) {
+			memcpy(s->state_out + (size_t)b * 2 * H, be->hT + (size_t)b * H,
+			       (size_t)H * sizeof(float));
+			memcpy(s->state_out + (size_t)b * 2 * H + H, be->cT + (size_t)b * H,
+			       (size_t)H * sizeof(float));
+		}
+	return be->hc;
+}
+
+/* The layers on s->T * s->B rows of s->obs: the torso, the core if there
+ * is one, the fused head; returns the head's output (rows, A+1). */
+static const float *run_forward(seed_model *m, const seed_model_seq *s)
+{
+	nn_backend *be = m->be;
+	int B = s->T * s->B;
 	if (m->obs_dtype == SEED_DTYPE_U8)
-		be->k->u8_to_f32((size_t)B * m->obs_numel, obs, be->input);
+		be->k->u8_to_f32((size_t)B * m->obs_numel, s->obs, be->input);
 	else
-		memcpy(be->input, obs, (size_t)B * m->obs_numel * sizeof(float));
+		memcpy(be->input, s->obs, (size_t)B * m->obs_numel * sizeof(float));
 	const float *x = be->input;
-	for (int i = 0; i < m->nlayers; i++) {
+	/* The torso (a relu is never fused into the head: it is linear). */
+	for (int i = 0; i < m->nlayers - 1; i++) {
 		bool relu = fuses_relu(m, be, i);
 		layer_forward(m, be, i, B, x, be->out[i + relu], relu);
 		i += relu;
 		x = be->out[i];
 	}
+	if (m->core.H)
+		x = core_forward(m, s, x);
+	layer_forward(m, be, m->nlayers - 1, B, x, be->out[m->nlayers - 1], false);
 	be->last_B = B;
-	return x;
+	be->last_T = s->T;
+	return be->out[m->nlayers - 1];
 }
 
-int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+/* Whether s is a batch of sequences forward can run. */
+static bool seq_ok(const seed_model *m, const seed_model_seq *s)
 {
-	if (B < 1 || B > m->max_batch || !obs || m->head != SEED_HEAD_ACTOR_CRITIC)
-		return -EINVAL;
-	const float *x = run_forward(m, B, obs);
-	/* x is the fused head (B, A+1): logits then value. */
+	return s && s->obs && s->T >= 1 && s->B >= 1 && (int64_t)s->T * s->B <= m->max_batch;
+}
+
+/* x is the fused head (rows, A+1): logits then value. */
+static void put_logits(const seed_model *m, int rows, const float *x, float *logits, float *values)
+{
 	int A = m->A;
-	for (int b = 0; b < B; b++) {
+	for (int b = 0; b < rows; b++) {
 		if (logits)
 			memcpy(logits + (size_t)b * A, x + (size_t)b * (A + 1), (size_t)A * sizeof *logits);
 		if (values)
 			values[b] = x[(size_t)b * (A + 1) + A];
 	}
-	return 0;
 }
 
-int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
+/* x is the fused head (rows, A+1): advantages then value;
+ * Q[a] = V + Adv[a] - mean(Adv), the mean summed in double. */
+static void put_q(const seed_model *m, int B, const float *x, float *q)
 {
-	if (B < 1 || B > m->max_batch || !obs || !q || m->head != SEED_HEAD_DUELING)
-		return -EINVAL;
-	const float *x = run_forward(m, B, obs);
-	/* x is the fused head (B, A+1): advantages then value;
-	 * Q[a] = V + Adv[a] - mean(Adv), the mean summed in double. */
 	int A = m->A;
 	for (int b = 0; b < B; b++) {
 		const float *row = x + (size_t)b * (A + 1);
@@ -262,6 +366,33 @@ int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
 		for (int a = 0; a < A; a++)
 			q[(size_t)b * A + a] = row[a] + base;
 	}
+}
+
+int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+{
+	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
+	return seed_model_forward_seq(m, &s, logits, values);
+}
+
+int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
+{
+	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
+	return seed_model_forward_seq_q(m, &s, q);
+}
+
+int seed_model_forward_seq(seed_model *m, const seed_model_seq *s, float *logits, float *values)
+{
+	if (!seq_ok(m, s) || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	put_logits(m, s->T * s->B, run_forward(m, s), logits, values);
+	return 0;
+}
+
+int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q)
+{
+	if (!seq_ok(m, s) || !q || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	put_q(m, s->T * s->B, run_forward(m, s), q);
 	return 0;
 }
 
@@ -346,13 +477,13 @@ static int relu_below(const seed_model *m, const nn_backend *be, int i)
 	return j >= 0 && m->layers[j].kind == L_RELU ? j : -1;
 }
 
-/* Backward from the fused head's output gradient, already in be->head. */
-static void run_backward(seed_model *m, int B)
+/* Backward through layers top..0 from g, the gradient of layer top's
+ * output (be->head, or gbuf[0] below a core). */
+static void backward_layers(seed_model *m, int B, int top, float *g)
 {
 	nn_backend *be = m->be;
-	float *g = be->head; /* (B, A+1) */
-	int folded = -1;     /* a relu whose backward the linear layer above did */
-	for (int i = m->nlayers - 1; i >= 0; i--) {
+	int folded = -1; /* a relu whose backward the linear layer above did */
+	for (int i = top; i >= 0; i--) {
 		const layer *L = &m->layers[i];
 		if (i == folded) /* in place: g stays */
 			continue;
@@ -374,13 +505,41 @@ static void run_backward(seed_model *m, int B)
 	}
 }
 
-int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+/* Backward from the fused head's output gradient, already in be->head,
+ * for the last forward's rows. */
+static void run_backward(seed_model *m)
 {
 	nn_backend *be = m->be;
-	if (B < 1 || B != be->last_B || m->head != SEED_HEAD_ACTOR_CRITIC)
-		return -EINVAL;
+	int rows = be->last_B, top = m->nlayers - 1;
+	const model_core *c = &m->core;
+	if (!c->H) {
+		backward_layers(m, rows, top, be->head);
+		return;
+	}
+	/* The head reads h: its input gradient is the core's dL/dh. */
+	layer_backward(m, be, top, rows, be->hc, be->head, be->dhc, false);
+	int T = be->last_T, B = rows / T;
+	seed_lstm_params p = {c->w, c->u, c->b};
+	seed_lstm_grads g = {c->dw, c->du, c->db};
+	/* No torso (the observation feeds the core): no input gradient. */
+	float *dx = top > 0 ? be->dxc : NULL;
+	seed_lstm_backward(T, B, c->I, c->H, &p, be->xc, be->has_reset ? be->reset : NULL, be->dhc, NULL,
+	                   NULL, &g, dx, NULL, NULL, be->ws, be->ws_floats);
+	if (!dx)
+		return;
+	/* The torso's share of the core's input gradient (its first D). */
+	float *gt = be->gbuf[0];
+	for (size_t r = 0; r < (size_t)rows; r++)
+		memcpy(gt + r * (size_t)c->D, dx + r * (size_t)c->I, (size_t)c->D * sizeof *gt);
+	backward_layers(m, rows, top - 1, gt);
+}
+
+/* dL/dlogits, dL/dvalues (rows) into the fused head's gradient. */
+static void head_grad(seed_model *m, int rows, const float *dlogits, const float *dvalues)
+{
+	nn_backend *be = m->be;
 	int A = m->A;
-	for (int b = 0; b < B; b++) {
+	for (int b = 0; b < rows; b++) {
 		float *row = be->head + (size_t)b * (A + 1);
 		if (dlogits)
 			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
@@ -388,17 +547,40 @@ int seed_model_backward(seed_model *m, int B, const float *dlogits, const float 
 			memset(row, 0, (size_t)A * sizeof *row);
 		row[A] = dvalues ? dvalues[b] : 0.0f;
 	}
-	run_backward(m, B);
+}
+
+/* Whether a plain backward of B rows follows the last forward: the same
+ * rows and, with a core, one step (a sequence needs the _seq backward). */
+static bool rows_ok(const seed_model *m, int B)
+{
+	const nn_backend *be = m->be;
+	return B >= 1 && B == be->last_B && (!m->core.H || be->last_T == 1);
+}
+
+int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+{
+	if (!rows_ok(m, B) || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	head_grad(m, B, dlogits, dvalues);
+	run_backward(m);
 	return 0;
 }
 
-int seed_model_backward_q(seed_model *m, int B, const float *dq)
+int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues)
+{
+	if (m->be->last_B < 1 || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	head_grad(m, m->be->last_B, dlogits, dvalues);
+	run_backward(m);
+	return 0;
+}
+
+/* dL/dq (rows, A) into the fused head's gradient.
+ * Q[a] = V + Adv[a] - mean(Adv): dL/dV = sum_a dq[a] and
+ * dL/dAdv[a] = dq[a] - mean(dq). */
+static void head_grad_q(seed_model *m, int B, const float *dq)
 {
 	nn_backend *be = m->be;
-	if (B < 1 || B != be->last_B || m->head != SEED_HEAD_DUELING)
-		return -EINVAL;
-	/* Q[a] = V + Adv[a] - mean(Adv): dL/dV = sum_a dq[a] and
-	 * dL/dAdv[a] = dq[a] - mean(dq). */
 	int A = m->A;
 	for (int b = 0; b < B; b++) {
 		float *row = be->head + (size_t)b * (A + 1);
@@ -415,6 +597,22 @@ int seed_model_backward_q(seed_model *m, int B, const float *dq)
 			row[a] = d[a] - mean;
 		row[A] = (float)sum;
 	}
-	run_backward(m, B);
+}
+
+int seed_model_backward_q(seed_model *m, int B, const float *dq)
+{
+	if (!rows_ok(m, B) || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	head_grad_q(m, B, dq);
+	run_backward(m);
+	return 0;
+}
+
+int seed_model_backward_seq_q(seed_model *m, const float *dq)
+{
+	if (m->be->last_B < 1 || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	head_grad_q(m, m->be->last_B, dq);
+	run_backward(m);
 	return 0;
 }

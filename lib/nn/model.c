@@ -20,8 +20,12 @@
 
 #include "model_internal.h"
 #include "seed/buf.h"
+#include "seed/lstm.h"
 
 static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "flatten"};
+
+/* The most units a core may have (its recurrent kernel is H x 4H). */
+#define CORE_MAX_UNITS 4096
 
 /* ---- JSON -------------------------------------------------------------- */
 
@@ -161,6 +165,70 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 	return 0;
 }
 
+/* A boolean member `key` of the core, false when absent. */
+static int get_flag(const json_t *obj, const char *key, bool *out, seed_err *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	if (v && !json_is_boolean(v))
+		return bad(err, "core: key \"%s\" must be true or false", key);
+	*out = v && json_is_true(v);
+	return 0;
+}
+
+/* Parse the "core" object into c, on a torso output of D values per row. */
+static int parse_core(const json_t *obj, int D, int A, model_core *c, seed_err *err)
+{
+	if (!json_is_object(obj))
+		return bad(err, "key \"core\" must be an object like {\"type\": \"lstm\", \"units\": 64}");
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		(void)v;
+		if (strcmp(key, "type") != 0 && strcmp(key, "units") != 0 &&
+		    strcmp(key, "prev_reward") != 0 && strcmp(key, "prev_action") != 0)
+			return bad(err,
+			           "core: unknown key \"%s\" (expected \"type\", \"units\", \"prev_reward\", "
+			           "\"prev_action\")",
+			           key);
+	}
+	const json_t *t = json_object_get(obj, "type");
+	if (!t)
+		return bad(err, "core: key \"type\" is missing");
+	if (!json_is_string(t) || strcmp(json_string_value(t), "lstm") != 0)
+		return bad(err, "core: key \"type\" must be \"lstm\"");
+	const json_t *u = json_object_get(obj, "units");
+	if (!u)
+		return bad(err, "core (lstm): key \"units\" is missing");
+	if (!json_is_integer(u) || json_integer_value(u) < 1 || json_integer_value(u) > CORE_MAX_UNITS)
+		return bad(err, "core (lstm): key \"units\" must be an integer in 1..%d", CORE_MAX_UNITS);
+	int rc;
+	if ((rc = get_flag(obj, "prev_reward", &c->prev_reward, err)) < 0 ||
+	    (rc = get_flag(obj, "prev_action", &c->prev_action, err)) < 0)
+		return rc;
+	c->H = (int)json_integer_value(u);
+	c->D = D;
+	c->I = D + (c->prev_reward ? 1 : 0) + (c->prev_action ? A : 0);
+	return 0;
+}
+
+/* The widest row any batch buffer holds, in floats: observations, layer
+ * outputs, and a core's inputs and gates (4H). */
+static size_t widest_row(const seed_model *m)
+{
+	size_t w = m->obs_numel;
+	for (int i = 0; i < m->nlayers; i++)
+		if (m->layers[i].numel_out > w)
+			w = m->layers[i].numel_out;
+	if (m->core.H) {
+		if ((size_t)m->core.I > w)
+			w = (size_t)m->core.I;
+		if ((size_t)m->core.H * 4 > w)
+			w = (size_t)m->core.H * 4;
+	}
+	return w;
+}
+
 /* ---- parameters -------------------------------------------------------- */
 
 /* Append a tensor to the table (names go to a buffer, fixed up later). */
@@ -252,6 +320,11 @@ void seed_model_init(seed_model *m, seed_rng *rng)
 	for (int i = 0; i < m->nlayers; i++) {
 		layer *L = &m->layers[i];
 		if (i == m->nlayers - 1) {
+			/* The core, between the torso and the heads: Keras's
+			 * LSTMCell initialisation whatever "init" says, as
+			 * SEED's agents have it. */
+			if (m->core.H)
+				seed_lstm_init(m->core.I, m->core.H, m->core.w, m->core.u, m->core.b, rng);
 			/* The heads are separate tensors with their own gains:
 			 * a policy's 0.01 starts near the uniform policy; a
 			 * dueling head's advantages estimate returns, as the
@@ -333,8 +406,10 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	json_t *val;
 	json_object_foreach(root, key, val)
 	{
-		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0 && strcmp(key, "head") != 0) {
-			rc = bad(err, "unknown key \"%s\" (expected \"torso\", \"init\", \"head\")", key);
+		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0 && strcmp(key, "head") != 0 &&
+		    strcmp(key, "core") != 0) {
+			rc = bad(err, "unknown key \"%s\" (expected \"torso\", \"core\", \"init\", \"head\")",
+			         key);
 			goto fail;
 		}
 	}
@@ -411,6 +486,15 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 				        shp);
 				goto fail;
 			}
+			const json_t *jc = json_object_get(root, "core");
+			if (jc) {
+				if ((rc = parse_core(jc, (int)numel, num_actions, &m->core, err)) < 0)
+					goto fail;
+				/* The heads read the core's output h. */
+				numel = (size_t)m->core.H;
+				L->shape_in[0] = m->core.H;
+				L->numel_in = numel;
+			}
 			L->kind = L_LINEAR;
 			L->n_in = (int)numel;
 			L->n_out = num_actions + 1;
@@ -424,13 +508,10 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	}
 
 	/* Batches of activations must fit BLAS's int dimensions. */
-	size_t widest_row = obs_numel;
-	for (int i = 0; i < m->nlayers; i++)
-		if (m->layers[i].numel_out > widest_row)
-			widest_row = m->layers[i].numel_out;
-	if ((size_t)max_batch * widest_row > INT_MAX) {
+	size_t widest = widest_row(m);
+	if ((size_t)max_batch * widest > INT_MAX) {
 		rc = seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
-		                  max_batch, widest_row);
+		                  max_batch, widest);
 		goto fail;
 	}
 
@@ -439,6 +520,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	for (int i = 0; i < ntorso; i++)
 		if (m->layers[i].kind == L_LINEAR || m->layers[i].kind == L_CONV2D)
 			ntensors += 2;
+	if (m->core.H)
+		ntensors += 3;
 	m->tensors = seed_xcalloc((size_t)ntensors, sizeof *m->tensors);
 	size_t off = 0;
 	char name[64];
@@ -455,6 +538,14 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 			snprintf(name, sizeof name, "torso.%d.bias", i);
 			add_tensor(m, &names, &off, name, 1, (int64_t[]){L->F});
 		}
+	}
+	model_core *c = &m->core;
+	if (c->H) {
+		/* Keras's names and layout: kernel (I, 4H), recurrent_kernel
+		 * (H, 4H), bias (4H), gates in the order i, f, c, o. */
+		add_tensor(m, &names, &off, "core.kernel", 2, (int64_t[]){c->I, 4 * (int64_t)c->H});
+		add_tensor(m, &names, &off, "core.recurrent_kernel", 2, (int64_t[]){c->H, 4 * (int64_t)c->H});
+		add_tensor(m, &names, &off, "core.bias", 1, (int64_t[]){4 * (int64_t)c->H});
 	}
 	layer *H = &m->layers[ntorso];
 	/* A dueling head's advantage stream takes the policy's place. */
@@ -488,6 +579,15 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 			t += 2;
 		}
 	}
+	if (c->H) {
+		c->w = m->params + m->tensors[t].offset;
+		c->dw = m->grads + m->tensors[t].offset;
+		c->u = m->params + m->tensors[t + 1].offset;
+		c->du = m->grads + m->tensors[t + 1].offset;
+		c->b = m->params + m->tensors[t + 2].offset;
+		c->db = m->grads + m->tensors[t + 2].offset;
+		t += 3;
+	}
 	H->w = m->params + m->tensors[t].offset; /* policy (or advantage) then value weights */
 	H->dw = m->grads + m->tensors[t].offset;
 	H->b = m->params + m->tensors[t + 2].offset; /* policy.bias, value.bias */
@@ -511,13 +611,10 @@ int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
 {
 	if (max_batch <= m->max_batch)
 		return 0;
-	size_t widest_row = m->obs_numel;
-	for (int i = 0; i < m->nlayers; i++)
-		if (m->layers[i].numel_out > widest_row)
-			widest_row = m->layers[i].numel_out;
-	if (max_batch > (1 << 20) || (size_t)max_batch * widest_row > INT_MAX)
+	size_t widest = widest_row(m);
+	if (max_batch > (1 << 20) || (size_t)max_batch * widest > INT_MAX)
 		return seed_err_set(err, -EINVAL, "model: max_batch %d x %zu values per row is too large",
-		                    max_batch, widest_row);
+		                    max_batch, widest);
 	/* The new state first, so that a failure leaves m as it was. */
 	int old = m->max_batch;
 	m->max_batch = max_batch;
@@ -577,6 +674,11 @@ seed_model_head seed_model_head_kind(const seed_model *m)
 	return m->head;
 }
 
+int seed_model_state_floats(const seed_model *m)
+{
+	return 2 * m->core.H;
+}
+
 const char *seed_model_head_name(seed_model_head head)
 {
 	return head == SEED_HEAD_DUELING ? "dueling" : "actor-critic";
@@ -612,6 +714,9 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 		else
 			PUT(" %s", kind_names[L->kind]);
 	}
+	if (m->core.H)
+		PUT(" | lstm(%d)%s%s", m->core.H, m->core.prev_reward ? " +reward" : "",
+		    m->core.prev_action ? " +action" : "");
 	if (m->head == SEED_HEAD_DUELING)
 		PUT(" | dueling %d+1 -> Q %d | %zu params", m->A, m->A, m->nparams);
 	else

@@ -12,14 +12,15 @@
  * Invariants: layers[nlayers - 1] is the fused head (a linear layer with
  * A + 1 outputs: the policy's A logits, then the value; for a dueling head
  * the A advantages, then the value, combined into Q values by the
- * backend); every layer's
- * shape_in is the previous layer's shape_out (the observation's for layer
- * 0); w, b, dw, db point into params and grads (NULL for layers without
+ * backend); every torso layer's shape_in is the previous layer's shape_out
+ * (the observation's for layer 0), and the head's is the torso's output or,
+ * with a core, the core's H; w, b, dw, db point into params and grads (NULL for layers without
  * parameters); be is built for max_batch rows.
  */
 #ifndef SEED_NN_MODEL_INTERNAL_H
 #define SEED_NN_MODEL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,17 @@ typedef struct layer {
 	float *dw, *db; /* gradients, same shapes */
 } layer;
 
+/* The optional recurrent core between the torso and the heads (seed/nn.h
+ * "core"): an LSTM of H units on I = D + prev_reward + A * prev_action
+ * inputs, D the torso's output width.  w, u, b (Keras layout, seed/lstm.h)
+ * and dw, du, db point into params and grads; H == 0 means no core. */
+typedef struct model_core {
+	int H, I, D;
+	bool prev_reward, prev_action;
+	float *w, *u, *b;    /* (I, 4H), (H, 4H), (4H) */
+	float *dw, *du, *db; /* gradients, same shapes */
+} model_core;
+
 /* The compute state of one model, defined by the backend. */
 typedef struct nn_backend nn_backend;
 
@@ -56,6 +68,7 @@ struct seed_model {
 	seed_model_head head; /* what the fused head's A + 1 outputs mean */
 	int nlayers;          /* the torso's layers, then the fused head */
 	layer *layers;
+	model_core core;       /* between layers[nlayers - 2] and the head; H == 0: none */
 	float *params, *grads; /* (nparams) each, 64-byte aligned */
 	size_t nparams;
 	seed_model_param *tensors;
@@ -71,7 +84,7 @@ int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err);
 /* Free *be (NULL is fine) and set it to NULL. */
 void nn_backend_free(nn_backend **be);
 
-/* seed_model_forward and seed_model_backward (seed/nn.h) are the backend's
- * too: they run on m->be. */
+/* seed_model_forward and seed_model_backward (seed/nn.h), their _q and
+ * _seq twins, are the backend's too: they run on m->be. */
 
 #endif

@@ -107,6 +107,22 @@ void seed_policy_argmax(int B, int A, const float *logits, int32_t *actions)
 	}
 }
 
+void seed_policy_epsilon_greedy(int B, int A, const float *q, const float *epsilon, seed_rng *rng,
+                                int32_t *actions)
+{
+	seed_policy_argmax(B, A, q, actions);
+	for (int b = 0; b < B; b++)
+		if (seed_rng_double(rng) < epsilon[b])
+			actions[b] = (int32_t)seed_rng_below(rng, (uint32_t)A);
+}
+
+double seed_policy_apex_epsilon(int i, int n, double base, double alpha)
+{
+	if (n < 1 || i < 0 || i >= n)
+		return NAN;
+	return pow(base, 1 + (n > 1 ? alpha * i / (n - 1) : 0));
+}
+
 /* Entropy of one row. */
 static double row_entropy(int A, const float *z)
 {

@@ -444,6 +444,8 @@ static const struct fspec unroll_spec[] = {
     {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
     /* Each row's first replay priority (seed-replay). */
     {.name = "priority", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B}},
+    /* With a state: the action taken before step 0 (-1: none). */
+    {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
 };
 
 static const struct fspec episode_spec[] = {

@@ -330,8 +330,38 @@ int seed_agent_convert(const seed_agent *a, int rows, const seed_tensor *obs, vo
 
 /* ---- acting ------------------------------------------------------------ */
 
-int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
-                   float *values, seed_err *err)
+/* The forward pass of one step of rows observations x: without a core the
+ * plain one; with one, from the state and inputs in c. */
+static int step(seed_agent *a, int rows, const void *x, const seed_agent_core *c, float *logits,
+                float *values, seed_err *err)
+{
+	int S = seed_model_state_floats(a->model);
+	if (S > 0 && !c)
+		return seed_err_set(err, -EINVAL,
+		                    "agent: the model has a recurrent core (%d floats of state a row): "
+		                    "act with seed_agent_act_core, which carries the state",
+		                    S);
+	int rc;
+	if (S == 0) {
+		rc = seed_model_forward(a->model, rows, x, logits, values);
+	} else {
+		seed_model_seq q = {.T = 1,
+		                    .B = rows,
+		                    .obs = x,
+		                    .prev_reward = c->prev_reward,
+		                    .prev_action = c->prev_action,
+		                    .reset = c->reset,
+		                    .state0 = c->state,
+		                    .state_out = c->state_out};
+		rc = seed_model_forward_seq(a->model, &q, logits, values);
+	}
+	if (rc < 0)
+		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
+	return 0;
+}
+
+int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
+                        int32_t *actions, float *logits, float *values, seed_err *err)
 {
 	if (!actions)
 		return seed_err_set(err, -EINVAL, "agent: no actions buffer");
@@ -340,8 +370,8 @@ int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *act
 	if (rc)
 		return rc;
 	float *lg = logits ? logits : a->logits;
-	if ((rc = seed_model_forward(a->model, rows, x, lg, values)) < 0)
-		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
+	if ((rc = step(a, rows, x, c, lg, values, err)) < 0)
+		return rc;
 	if (a->greedy)
 		seed_policy_argmax(rows, a->A, lg, actions);
 	else
@@ -349,7 +379,14 @@ int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *act
 	return 0;
 }
 
-int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *values, seed_err *err)
+int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
+                   float *values, seed_err *err)
+{
+	return seed_agent_act_core(a, rows, obs, NULL, actions, logits, values, err);
+}
+
+int seed_agent_values_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
+                           float *values, seed_err *err)
 {
 	if (!values)
 		return seed_err_set(err, -EINVAL, "agent: no values buffer");
@@ -357,7 +394,15 @@ int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *va
 	int rc = prepare(a, rows, obs, &x, err);
 	if (rc)
 		return rc;
-	if ((rc = seed_model_forward(a->model, rows, x, NULL, values)) < 0)
-		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
-	return 0;
+	return step(a, rows, x, c, NULL, values, err);
+}
+
+int seed_agent_state_floats(const seed_agent *a)
+{
+	return seed_model_state_floats(a->model);
+}
+
+int seed_agent_values(seed_agent *a, int rows, const seed_tensor *obs, float *values, seed_err *err)
+{
+	return seed_agent_values_core(a, rows, obs, NULL, values, err);
 }

@@ -45,8 +45,15 @@ struct seed_learner {
 	float *blogits;                  /* (T1, B, A) */
 	float *logits, *values;          /* (T, B, A), (T1, B): the model's */
 	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
-	float *dlogits, *dvalues;        /* (T, B, A), (T, B) */
-	void *loss_ws;                   /* seed_loss_workspace_size(T, B, A) bytes */
+	float *dlogits, *dvalues;        /* (T, B, A), (T, B); (T1, ...) with a core */
+	/* A recurrent core's inputs (S > 0): each unroll's state before step 0
+	 * and its previous action there (from the frame; zeros and -1 when it
+	 * has none), and per step the previous actions and the resets. */
+	int S;
+	float *state0;        /* (B, S) */
+	int32_t *prev_action; /* (T1, B) */
+	uint8_t *reset;       /* (T1, B) */
+	void *loss_ws;        /* seed_loss_workspace_size(T, B, A) bytes */
 	seed_learner_status st;
 	seed_learner_batch view;
 	double *returns; /* ring of the last return_window returns */
@@ -127,12 +134,21 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	L->truncated = L->col[SEED_UNROLL_TRUNCATED];
 	L->blogits = (float *)(void *)L->col[SEED_UNROLL_LOGITS];
 	size_t nt = n - (size_t)L->B; /* T*B transition rows */
-	L->logits = seed_xcalloc(nt * A, sizeof(float));
+	/* With a core the bootstrap step runs in the sequence, with the
+	 * others: its logits are computed and get a zero gradient. */
+	L->S = seed_model_state_floats(L->model);
+	size_t nl = L->S > 0 ? n : nt;
+	L->logits = seed_xcalloc(nl * A, sizeof(float));
 	L->values = seed_xcalloc(n, sizeof(float));
 	L->rewards_t = seed_xcalloc(nt, sizeof(float));
 	L->discounts_t = seed_xcalloc(nt, sizeof(float));
-	L->dlogits = seed_xcalloc(nt * A, sizeof(float));
-	L->dvalues = seed_xcalloc(nt, sizeof(float));
+	L->dlogits = seed_xcalloc(nl * A, sizeof(float));
+	L->dvalues = seed_xcalloc(nl, sizeof(float));
+	if (L->S > 0) {
+		L->state0 = seed_xcalloc((size_t)L->B * (size_t)L->S, sizeof(float));
+		L->prev_action = seed_xcalloc(n, sizeof(int32_t));
+		L->reset = seed_xcalloc(n, 1);
+	}
 	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B, L->A));
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
 	L->st.mean_return = NAN;
@@ -177,6 +193,9 @@ void seed_learner_free(seed_learner **Lp)
 	free(L->discounts_t);
 	free(L->dlogits);
 	free(L->dvalues);
+	free(L->state0);
+	free(L->prev_action);
+	free(L->reset);
 	free(L->loss_ws);
 	free(L->returns);
 	free(L->dir);
@@ -355,6 +374,21 @@ static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf
 			                    "][%" PRId64 "] is outside [0, %d)",
 			                    a, i / T1, i % T1, L->A);
 	}
+	const seed_tensor *st = seed_frame_tensor(f, "state"), *pa = seed_frame_tensor(f, "prev_action");
+	if (st && L->S > 0 && st->shape[1] != L->S)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: field 'state': %" PRId64
+		                    " floats a row, but the model's core keeps %d",
+		                    st->shape[1], L->S);
+	for (int64_t i = 0; pa && L->S > 0 && i < Bf; i++) {
+		int32_t a;
+		memcpy(&a, (const uint8_t *)pa->data + 4 * i, 4);
+		if (a < -1 || a >= L->A)
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "unroll frame: field 'prev_action': %" PRId32 " at [%" PRId64
+			                    "] is outside [-1, %d)",
+			                    a, i, L->A);
+	}
 	*Bf_out = Bf;
 	return 0;
 }
@@ -369,11 +403,26 @@ static int take_unrolls(seed_learner *L, const seed_frame *f, int64_t first)
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
 	size_t B = (size_t)L->B, n1 = (size_t)T1;
+	/* A recurrent core starts each unroll from its state (zeros and no
+	 * previous action when the frame has none: e.g. uniform play). */
+	const seed_tensor *st = L->S > 0 ? seed_frame_tensor(f, "state") : NULL,
+	                  *pa = L->S > 0 ? seed_frame_tensor(f, "prev_action") : NULL;
+	size_t sb = (size_t)L->S * sizeof(float);
 	int taken = 0;
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
 		size_t j = (size_t)L->fill++, at = (size_t)b * n1;
 		for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
 			to_column(L->col[k], B, j, src[k] + at * L->step_bytes[k], n1, L->step_bytes[k]);
+		if (L->S > 0) {
+			if (st)
+				memcpy(L->state0 + j * (size_t)L->S,
+				       (const uint8_t *)st->data + (size_t)b * sb, sb);
+			else
+				memset(L->state0 + j * (size_t)L->S, 0, sb);
+			L->prev_action[j] = -1;
+			if (pa)
+				memcpy(&L->prev_action[j], (const uint8_t *)pa->data + 4 * (size_t)b, 4);
+		}
 	}
 	L->view.fill = L->fill;
 	return taken;
@@ -473,8 +522,27 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	 * it goes forward alone first, so that the forward backward follows
 	 * (they must have the same rows) and backward itself cover the T*B
 	 * transition rows only, 1/(T+1) less work than the whole batch. */
-	seed_model_forward(L->model, B, L->obs + TB * L->obs_bytes, NULL, L->values + TB);
-	seed_model_forward(L->model, T * B, L->obs, L->logits, L->values);
+	if (L->S > 0) {
+		/* A recurrent core runs through the T + 1 steps from each
+		 * unroll's state, as the server ran it: the reward that came
+		 * with each observation, the action before it, a reset where an
+		 * episode begins. */
+		for (size_t i = (size_t)B; i < TB + (size_t)B; i++)
+			L->prev_action[i] = L->action[i - (size_t)B];
+		for (size_t i = 0; i < TB + (size_t)B; i++)
+			L->reset[i] = L->terminated[i] || L->truncated[i];
+		seed_model_seq q = {.T = T1,
+		                    .B = B,
+		                    .obs = L->obs,
+		                    .prev_reward = L->reward,
+		                    .prev_action = L->prev_action,
+		                    .reset = L->reset,
+		                    .state0 = L->state0};
+		seed_model_forward_seq(L->model, &q, L->logits, L->values);
+	} else {
+		seed_model_forward(L->model, B, L->obs + TB * L->obs_bytes, NULL, L->values + TB);
+		seed_model_forward(L->model, T * B, L->obs, L->logits, L->values);
+	}
 	seed_unroll_transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value,
 	                        L->rewards_t, L->discounts_t);
 	for (int i = 0; i < T * B; i++)
@@ -496,7 +564,10 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	if (rc)
 		return rc;
 	seed_model_zero_grad(L->model);
-	seed_model_backward(L->model, T * B, L->dlogits, L->dvalues);
+	if (L->S > 0) /* the bootstrap step's rows, after the T*B the loss wrote, stay zero */
+		seed_model_backward_seq(L->model, L->dlogits, L->dvalues);
+	else
+		seed_model_backward(L->model, T * B, L->dlogits, L->dvalues);
 	size_t np = seed_model_num_params(L->model);
 	float *g = seed_model_grads(L->model);
 	L->st.grad_norm =

@@ -48,7 +48,15 @@ struct seed_serve {
 	/* scratch, grown to the largest batch */
 	int32_t *actions;
 	float *logits, *final_values;
-	uint8_t *failed;     /* (requests) */
+	uint8_t *failed; /* (requests) */
+	/* a recurrent agent's batch: the state before and after the step
+	 * (rows, S), the previous rewards, actions and resets (rows), and the
+	 * states and inputs of the final observations (nfinal, S) */
+	float *core_in, *core_out, *core_reward, *final_in, *final_reward;
+	int32_t *core_action, *final_action;
+	uint8_t *core_reset;
+	size_t cap_core_in, cap_core_out, cap_core_reward, cap_core_action, cap_core_reset;
+	size_t cap_final_in, cap_final_reward, cap_final_action;
 	unsigned char *conv; /* a request's observations and final ones, converted */
 	size_t cap_conv;
 	size_t cap_rows, cap_logits, cap_final, cap_req;
@@ -82,7 +90,7 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 		                    o->max_envs, o->max_actions, o->max_row_bytes);
 	seed_sessions_opts so = {.unrolls = unrolls != NULL,
 	                         .T = o->T,
-	                         .overlap = 1,
+	                         .overlap = o->overlap > 0 ? o->overlap : 1,
 	                         .idle_expiry = o->idle_expiry,
 	                         .max_sessions = o->max_halves,
 	                         .max_bytes = o->max_bytes};
@@ -128,6 +136,14 @@ void seed_serve_free(seed_serve **sp)
 	free(s->logits);
 	free(s->final_values);
 	free(s->failed);
+	free(s->core_in);
+	free(s->core_out);
+	free(s->core_reward);
+	free(s->core_action);
+	free(s->core_reset);
+	free(s->final_in);
+	free(s->final_reward);
+	free(s->final_action);
 	free(s->conv);
 	seed_buf_free(&s->out);
 	free(s);
@@ -175,10 +191,9 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 	return 0;
 }
 
-/* Build the agent for the observations of layout l. */
-static void build_agent(seed_serve *s, const seed_session *h)
+/* Build the agent for the observations of layout l (of actor's frames). */
+static void build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t actor)
 {
-	const seed_unroll_layout *l = &h->layout;
 	seed_err err;
 	seed_agent *a = NULL;
 	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
@@ -203,7 +218,7 @@ static void build_agent(seed_serve *s, const seed_session *h)
 		     "cannot build the model for actor %" PRIu32
 		     "'s observations (%s); playing uniformly at random "
 		     "(policy version 0) until parameters that fit arrive",
-		     h->actor, err.msg);
+		     actor, err.msg);
 		return;
 	}
 	s->agent = a;
@@ -418,6 +433,11 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
 	int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
 	int64_t seq = seed_frame_int(f, "seq", 0);
+	if (s->o.model && !s->agent && s->json && !s->build_failed)
+		build_agent(s, &l, actor);
+	/* A recurrent agent's state lives in the session: sessions of another
+	 * state size (made before this agent) are remade. */
+	l.state_size = s->agent ? seed_agent_state_floats(s->agent) : 0;
 	seed_session *h = NULL;
 	rc = seed_sessions_get(s->ss, run, actor, env0, &l, now, &h, &err);
 	if (rc < 0) {
@@ -447,8 +467,6 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	const seed_tensor *fin = seed_frame_tensor(f, "final_obs");
 	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
 	seed_dtype dt = obs->dtype;
-	if (s->o.model && !s->agent && s->json && !s->build_failed)
-		build_agent(s, h);
 	if (s->agent) {
 		rc = prepare(s, h, obs, fin, &rows, &finals, &err);
 		if (rc) {
@@ -496,6 +514,15 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		return;
 	}
 	s->batch_dtype = dt;
+	if (h->core) {
+		/* The step's inputs besides obs: the reward that came with it,
+		 * and which rows begin an episode (their state starts afresh). */
+		const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
+		              *tr = seed_frame_tensor(f, "truncated")->data;
+		memcpy(h->core_reward, seed_frame_tensor(f, "reward")->data, (size_t)K * sizeof(float));
+		for (int b = 0; b < K; b++)
+			h->core_reset[b] = te[b] || tr[b];
+	}
 	if (h->unroll) {
 		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
 		                        seed_frame_tensor(f, "terminated")->data,
@@ -562,42 +589,121 @@ static seed_tensor rows_view(const seed_serve *s, const unsigned char *base, int
 	                        1 + s->agent_layout.obs_rank, shape);
 }
 
+/* A recurrent agent's inputs for the batch's rows: each session's state,
+ * the reward that came with its request, its previous actions (-1 before
+ * its first answer) and resets, gathered in batch order; and the same for
+ * the final observations, seen from the state before the reset. */
+static void gather_core(seed_serve *s, int S)
+{
+	seed_batcher *b = s->b;
+	size_t R = (size_t)b->rows;
+	grow(&s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
+	grow(&s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
+	grow(&s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
+	grow(&s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
+	grow(&s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
+	for (int i = 0; i < b->n; i++) {
+		const seed_batch_req *r = &b->req[i];
+		const seed_session *h = r->owner;
+		size_t k = (size_t)r->row0, n = (size_t)r->rows;
+		memcpy(s->core_in + k * (size_t)S, h->core, n * (size_t)S * sizeof(float));
+		memcpy(s->core_reward + k, h->core_reward, n * sizeof(float));
+		memcpy(s->core_reset + k, h->core_reset, n);
+		for (size_t j = 0; j < n; j++)
+			s->core_action[k + j] = h->acted ? h->actions[j] : -1;
+	}
+	if (b->nfinal == 0)
+		return;
+	size_t F = (size_t)b->nfinal;
+	grow(&s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
+	grow(&s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
+	grow(&s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
+	for (size_t f = 0; f < F; f++) {
+		size_t row = (size_t)b->req[b->final_req[f]].row0 + (size_t)b->final_row[f];
+		memcpy(s->final_in + f * (size_t)S, s->core_in + row * (size_t)S, (size_t)S * sizeof(float));
+		s->final_reward[f] = s->core_reward[row];
+		s->final_action[f] = s->core_action[row];
+	}
+}
+
+/* The core inputs of rows [row0, row0 + n) of the batch (NULL without a
+ * core). */
+static const seed_agent_core *core_at(const seed_serve *s, int S, int64_t row0, seed_agent_core *c)
+{
+	if (S == 0)
+		return NULL;
+	size_t k = (size_t)row0;
+	*c = (seed_agent_core){.prev_reward = s->core_reward + k,
+	                       .prev_action = s->core_action + k,
+	                       .reset = s->core_reset + k,
+	                       .state = s->core_in + k * (size_t)S,
+	                       .state_out = s->core_out + k * (size_t)S};
+	return c;
+}
+
+/* The same for final observation k: no reset, no new state kept. */
+static const seed_agent_core *final_core_at(const seed_serve *s, int S, int k, seed_agent_core *c)
+{
+	if (S == 0)
+		return NULL;
+	*c = (seed_agent_core){.prev_reward = s->final_reward + k,
+	                       .prev_action = s->final_action + k,
+	                       .state = s->final_in + (size_t)k * (size_t)S};
+	return c;
+}
+
 /* Act on the batch with the agent: the whole batch in one pass when every
  * request fits and converts, else request by request, refusing those that
- * do not.  Then the values of the final observations. */
+ * do not.  Then the values of the final observations.  A recurrent agent's
+ * new state goes back into the sessions of the requests it answers. */
 static void act(seed_serve *s)
 {
 	seed_batcher *b = s->b;
 	size_t A = (size_t)s->agent_layout.num_actions;
+	int S = seed_agent_state_floats(s->agent);
+	seed_agent_core c;
 	seed_err err;
+	if (S > 0)
+		gather_core(s, S);
 	bool whole = true;
 	for (int i = 0; i < b->n && whole; i++)
 		whole = fits(s, b->req[i].owner, &err);
 	if (whole) {
 		seed_tensor t = rows_view(s, b->obs, 0, (int)b->rows);
-		whole = seed_agent_act(s->agent, (int)b->rows, &t, s->actions, s->logits, NULL, &err) == 0;
+		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, 0, &c), s->actions,
+		                            s->logits, NULL, &err) == 0;
 	}
 	for (int i = 0; i < b->n && !whole; i++) {
 		const seed_batch_req *r = &b->req[i];
 		seed_tensor t = rows_view(s, b->obs, r->row0, r->rows);
 		int code = fits(s, r->owner, &err)
-		               ? seed_agent_act(s->agent, r->rows, &t, s->actions + r->row0,
-		                                s->logits + (size_t)r->row0 * A, NULL, &err)
+		               ? seed_agent_act_core(s->agent, r->rows, &t, core_at(s, S, r->row0, &c),
+		                                     s->actions + r->row0, s->logits + (size_t)r->row0 * A,
+		                                     NULL, &err)
 		               : -SEED_EFRAME;
 		if (code)
 			fail(s, i, code, &err);
 	}
+	for (int i = 0; i < b->n && S > 0; i++) {
+		const seed_batch_req *r = &b->req[i];
+		seed_session *h = r->owner;
+		if (!s->failed[i])
+			memcpy(h->core, s->core_out + (size_t)r->row0 * (size_t)S,
+			       (size_t)r->rows * (size_t)S * sizeof(float));
+	}
 	if (b->nfinal == 0)
 		return;
 	seed_tensor t = rows_view(s, b->final_obs, 0, b->nfinal);
-	bool all = whole && seed_agent_values(s->agent, b->nfinal, &t, s->final_values, &err) == 0;
+	bool all = whole && seed_agent_values_core(s->agent, b->nfinal, &t, final_core_at(s, S, 0, &c),
+	                                           s->final_values, &err) == 0;
 	for (int k = 0; k < b->nfinal; k++) {
 		int i = b->final_req[k];
 		if (s->failed[i])
 			continue;
 		if (!all) {
 			t = rows_view(s, b->final_obs, k, 1);
-			if (seed_agent_values(s->agent, 1, &t, &s->final_values[k], &err)) {
+			if (seed_agent_values_core(s->agent, 1, &t, final_core_at(s, S, k, &c),
+			                           &s->final_values[k], &err)) {
 				seed_err e2;
 				fail(s, i,
 				     seed_err_set(&e2, -SEED_EFRAME, "step frame: field 'final_obs': %s",
@@ -641,15 +747,24 @@ int seed_serve_run(seed_serve *s, double now)
 		return 0;
 	s->st.batches++;
 	s->st.rows += b->rows;
-	if (s->o.model && !s->agent && s->json && !s->build_failed)
-		build_agent(s, b->req[0].owner);
+	if (s->o.model && !s->agent && s->json && !s->build_failed) {
+		const seed_session *h0 = b->req[0].owner;
+		build_agent(s, &h0->layout, h0->actor);
+	}
 	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
 	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
 	grow(&s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
 	grow(&s->failed, &s->cap_req, (size_t)b->n, 1);
 	memset(s->failed, 0, (size_t)b->n);
+	/* An agent built since these requests came may keep a state their
+	 * sessions do not have: they play at random this once, and are remade
+	 * with its state at their next request. */
 	bool modeled = s->agent != NULL;
+	for (int i = 0; i < b->n && modeled; i++)
+		modeled = ((const seed_session *)b->req[i].owner)->layout.state_size ==
+		          seed_agent_state_floats(s->agent);
+	int S = modeled ? seed_agent_state_floats(s->agent) : 0;
 	if (modeled)
 		act(s);
 	int32_t version = modeled ? (int32_t)seed_agent_policy_version(s->agent) : 0;
@@ -661,6 +776,7 @@ int seed_serve_run(seed_serve *s, double now)
 		if (s->failed[i])
 			continue;
 		int K = h->layout.rows;
+		h->acted = true;
 		if (modeled)
 			memcpy(h->actions, s->actions + r->row0, (size_t)K * sizeof *h->actions);
 		else
@@ -678,7 +794,9 @@ int seed_serve_run(seed_serve *s, double now)
 		/* The behaviour logits, for V-trace's importance weights (the
 		 * uniform policy's are all equal: zeros). */
 		const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
-		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, NULL)) {
+		const float *st = S > 0 ? s->core_in + (size_t)r->row0 * (size_t)S : NULL;
+		const int32_t *pa = S > 0 ? s->core_action + r->row0 : NULL;
+		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, st, pa)) {
 			int e = send_unroll(s, h);
 			rc = rc ? rc : e;
 		}

@@ -36,9 +36,8 @@ static uint64_t hash(uint32_t run, uint32_t actor, int32_t env0)
 
 int seed_sessions_new(seed_sessions **out, const seed_sessions_opts *o, seed_err *err)
 {
-	if (o->unrolls && (o->T < 1 || o->overlap < 1 || o->overlap > o->T || o->state_size < 0))
-		return seed_err_set(err, -EINVAL, "sessions: unroll T %d, overlap %d, state %d", o->T,
-		                    o->overlap, o->state_size);
+	if (o->unrolls && (o->T < 1 || o->overlap < 1 || o->overlap > o->T))
+		return seed_err_set(err, -EINVAL, "sessions: unroll T %d, overlap %d", o->T, o->overlap);
 	if (!(o->idle_expiry > 0) || o->max_sessions < 1 || o->max_bytes < 1)
 		return seed_err_set(err, -EINVAL,
 		                    "sessions: idle expiry %g s, at most %zu sessions of %zu bytes",
@@ -90,6 +89,9 @@ static void release(seed_session *h)
 	free(h->ep_ret);
 	free(h->ep_trunc);
 	seed_unroll_free(&h->unroll);
+	free(h->core);
+	free(h->core_reward);
+	free(h->core_reset);
 }
 
 /* Take h out of the map and the list and free it. */
@@ -138,7 +140,7 @@ static void grow(seed_sessions *s)
 static bool same_layout(const seed_unroll_layout *a, const seed_unroll_layout *b)
 {
 	if (a->rows != b->rows || a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype ||
-	    a->obs_rank != b->obs_rank)
+	    a->obs_rank != b->obs_rank || a->state_size != b->state_size)
 		return false;
 	for (int i = 0; i < a->obs_rank; i++)
 		if (a->obs_shape[i] != b->obs_shape[i])
@@ -152,18 +154,15 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 {
 	*full = *l;
 	full->T = s->o.unrolls ? s->o.T : 1;
-	full->overlap = 1;
-	full->state_size = 0;
-	if (s->o.unrolls) {
-		full->overlap = s->o.overlap;
-		full->state_size = s->o.state_size;
-	}
+	full->overlap = s->o.unrolls ? s->o.overlap : 1;
 	size_t ub = seed_unroll_bytes(full); /* validates the layout either way */
 	if (ub == 0)
 		return 0;
 	/* The answer: the actions twice (the array and the encoded frame) and
-	 * the frame's fixed part. */
+	 * the frame's fixed part; the recurrent state. */
 	size_t own = sizeof(seed_session) + 3 * 4 * (size_t)l->rows + 256;
+	if (l->state_size > 0) /* its floats, and each row's reward and reset */
+		own += (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
 	/* With unrolls, an unroll's worth of ended episodes: 13 bytes each. */
 	size_t eps = 13 * (size_t)l->rows * (size_t)full->T;
 	return s->o.unrolls ? own + ub + eps : own;
@@ -218,6 +217,14 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 	h->pending = false;
 	seed_buf_init(&h->reply);
 	h->actions = seed_xcalloc((size_t)full->rows, sizeof *h->actions);
+	h->core = h->core_reward = NULL;
+	h->core_reset = NULL;
+	if (full->state_size > 0) {
+		h->core = seed_xcalloc((size_t)full->rows * (size_t)full->state_size, sizeof *h->core);
+		h->core_reward = seed_xcalloc((size_t)full->rows, sizeof *h->core_reward);
+		h->core_reset = seed_xcalloc((size_t)full->rows, 1);
+	}
+	h->acted = false;
 	h->env = seed_xmalloc((size_t)full->rows * sizeof *h->env);
 	for (int b = 0; b < full->rows; b++)
 		h->env[b] = h->env0 + b;

@@ -77,6 +77,9 @@ static size_t layout_bytes(const seed_unroll_layout *l, size_t obs_bytes, size_t
 	if (__builtin_mul_overflow((size_t)l->rows, (size_t)l->state_size * sizeof(float), &b) ||
 	    __builtin_add_overflow(total, 2 * round16(b), &total))
 		return 0;
+	if (l->state_size > 0 &&
+	    __builtin_add_overflow(total, 2 * round16((size_t)l->rows * sizeof(int32_t)), &total))
+		return 0;
 	return total;
 }
 
@@ -116,6 +119,14 @@ int seed_unroll_new(seed_unroll **out, const seed_unroll_layout *l, seed_err *er
 	size_t sb = (size_t)l->rows * (size_t)l->state_size * sizeof(float);
 	u->state = (float *)(mem + at);
 	u->next_state = (float *)(mem + at + round16(sb));
+	at += 2 * round16(sb);
+	if (l->state_size > 0) {
+		size_t ab = round16((size_t)l->rows * sizeof(int32_t));
+		u->prev_action = (int32_t *)(mem + at);
+		u->next_prev_action = (int32_t *)(mem + at + ab);
+		for (int b = 0; b < l->rows; b++)
+			u->prev_action[b] = u->next_prev_action[b] = -1;
+	}
 	*out = u;
 	return 0;
 }
@@ -166,7 +177,7 @@ void seed_unroll_set_final_value(seed_unroll *u, int row, float value)
 }
 
 bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const float *logits, int32_t version,
-                               const float *state)
+                               const float *state, const int32_t *prev_action)
 {
 	int t = u->pos, B = u->layout.rows;
 	size_t lb = u->elem_bytes[SEED_UNROLL_LOGITS], L = (size_t)u->steps;
@@ -193,6 +204,9 @@ bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const floa
 			memcpy(keep, state, sb);
 		else
 			memset(keep, 0, sb);
+		int32_t *pa = keep == u->state ? u->prev_action : u->next_prev_action;
+		for (int b = 0; b < B; b++)
+			pa[b] = prev_action ? prev_action[b] : -1;
 	}
 	u->pos++;
 	return u->pos == u->steps;
@@ -213,6 +227,9 @@ int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_
 	if (S > 0 && !rc) {
 		int64_t ss[2] = {B, S};
 		rc = seed_frame_set_tensor(f, "state", seed_tensor_view(u->state, SEED_DTYPE_F32, 2, ss));
+		rc = rc ? rc
+		        : seed_frame_set_tensor(f, "prev_action",
+		                                seed_tensor_view(u->prev_action, SEED_DTYPE_I32, 1, &B));
 	}
 	for (int i = 0; i < SEED_UNROLL_NFIELDS && !rc; i++) {
 		const seed_unroll_field *fd = &seed_frame_unroll_fields[i];
@@ -239,6 +256,9 @@ void seed_unroll_next(seed_unroll *u)
 	float *s = u->state;
 	u->state = u->next_state;
 	u->next_state = s;
+	int32_t *pa = u->prev_action;
+	u->prev_action = u->next_prev_action;
+	u->next_prev_action = pa;
 	u->pos = O;
 }
 

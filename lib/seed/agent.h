@@ -39,7 +39,11 @@
  * rest says what was wrong instead of acting on garbage.  The rank and shape
  * must match the model's exactly ([rows, obs_shape...]).
  *
- * Recurrent models do not exist yet: act keeps no state between calls.
+ * Recurrent models (a model with a core, seed_model(3)): the agent keeps no
+ * state itself.  The caller keeps each environment's state and its
+ * previous reward and action, and passes them to seed_agent_act_core (the
+ * inference server gathers them into the batch and scatters the new state
+ * back); seed_agent_act and seed_agent_values refuse such a model.
  *
  * Threads: an agent belongs to one thread at a time.
  */
@@ -94,6 +98,30 @@ int seed_agent_load_params(seed_agent *a, const void *data, size_t len, int64_t 
  * convert; err says which and where. */
 int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
                    float *values, seed_err *err);
+
+/* What one step of a recurrent agent reads besides the observations, and
+ * where it writes its new state; S = seed_agent_state_floats(a). */
+typedef struct seed_agent_core {
+	const float *prev_reward;   /* [rows]: the reward that came with obs (NULL: zeros) */
+	const int32_t *prev_action; /* [rows]: the action before it (NULL or -1: none) */
+	const uint8_t *reset;       /* [rows] or NULL: zero the row's state first (a new episode) */
+	const float *state;         /* [rows][S]: the state before the step (NULL: zeros) */
+	float *state_out;           /* [rows][S] or NULL: after the step; must not overlap state */
+} seed_agent_core;
+
+/* Floats of recurrent state per row: 0 for a model without a core. */
+int seed_agent_state_floats(const seed_agent *a);
+
+/* seed_agent_act for a model with or without a core: one step of rows
+ * environments from the state and inputs in c (which may be NULL only
+ * without a core).  Same checks, draws and errors as seed_agent_act. */
+int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
+                        int32_t *actions, float *logits, float *values, seed_err *err);
+/* seed_agent_values with state: the values of rows observations seen from
+ * the state and inputs in c (e.g. a truncated episode's last observation,
+ * from the state before the reset). */
+int seed_agent_values_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
+                           float *values, seed_err *err);
 
 /* The values of rows observations (e.g. the final observations of truncated
  * episodes, to bootstrap from): values[rows].  Same checks and errors as

@@ -24,9 +24,10 @@ extern "C" {
 int64_t seed_limit_step(int64_t k, int64_t obs_bytes);
 /* An action or error frame answering a half of k envs. */
 int64_t seed_limit_action(int64_t k);
-/* An unroll frame of b rows of t1 steps (unroll_length + 1) of obs_bytes
- * observations and a actions; an episode frame of b rows fits too. */
-int64_t seed_limit_unroll(int64_t b, int64_t t1, int64_t obs_bytes, int64_t a);
+/* An unroll frame of b rows of t1 steps (unroll_length + overlap) of
+ * obs_bytes observations, a actions and s floats of recurrent state a row
+ * (0: none); an episode frame of b rows fits too. */
+int64_t seed_limit_unroll(int64_t b, int64_t t1, int64_t obs_bytes, int64_t a, int64_t s);
 /* What a learner sends seed-replay: a priority frame of n keys (i64) and
  * priorities (f32); a sample frame fits too. */
 int64_t seed_limit_priority(int64_t n);

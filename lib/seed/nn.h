@@ -1,8 +1,9 @@
 /* seed/nn.h: actor-critic and dueling Q models on the CPU, with backprop.
  *
- * A model is a torso described in JSON followed by two heads on the torso's
- * output: a policy head (linear -> num_actions logits) and a value head
- * (linear -> 1), or a dueling Q head ("head" below).  The JSON is an object:
+ * A model is a torso described in JSON, an optional recurrent core ("core"
+ * below), then two heads on the torso's (or the core's) output: a policy
+ * head (linear -> num_actions logits) and a value head (linear -> 1), or a
+ * dueling Q head ("head" below).  The JSON is an object:
  *
  *   {"torso": [{"type": "conv2d", "filters": 16, "kernel": 3},
  *              {"type": "relu"}, {"type": "flatten"},
@@ -21,6 +22,17 @@
  *   flatten                any rank -> rank 1, row-major (HWC order)
  * The torso must end with a rank-1 output (flatten after conv2d); an empty
  * torso puts the heads straight on a rank-1 observation.
+ *
+ * "core" (optional): {"type": "lstm", "units": H, "prev_reward": bool,
+ *   "prev_action": bool} puts an LSTM of H units (seed/lstm.h, Keras's
+ *   LSTMCell) between the torso and the heads, as SEED RL's recurrent
+ *   agents have it; the heads then read its output h (H values).  Its input
+ *   is the torso's output, then with "prev_reward" the previous reward
+ *   clipped to [-1, 1] (one value), then with "prev_action" the one-hot of
+ *   the previous action (A values): I = D + prev_reward + A * prev_action
+ *   for a torso output of D.  Both default to false; unknown keys are
+ *   errors.  Its state per row is h then c (seed_model_state_floats); run
+ *   it over sequences with seed_model_forward_seq (below).
  *
  * "head" (optional) chooses what the model outputs:
  *   "actor-critic" (default): policy logits [B, A] and values [B], read
@@ -47,6 +59,9 @@
  * same layout, carved per tensor in this order, without gaps:
  *   torso.<i>.weight, torso.<i>.bias    for each linear/conv2d layer i (its
  *                                       index in the torso list)
+ *   core.kernel [I, 4H], core.recurrent_kernel [H, 4H], core.bias [4H]
+ *                                       with a core (Keras's layout, gates
+ *                                       i, f, c, o)
  *   policy.weight [A, in], value.weight [1, in],
  *   policy.bias [A], value.bias [1]
  * (a dueling head: advantage.weight [A, in], value.weight [1, in],
@@ -134,13 +149,17 @@ int seed_model_max_batch(const seed_model *m);
 /* Bytes of one observation row as forward reads it. */
 size_t seed_model_obs_bytes(const seed_model *m);
 /* A one-line description ("u8[10,10,4] conv2d(16,k3) relu flatten
- * linear(128) relu | heads 6+1 | 132695 params") into buf; returns the
- * length it needed, like snprintf. */
+ * linear(128) relu | heads 6+1 | 132695 params"; a core adds, before the
+ * heads, "| lstm(64) +reward +action") into buf; returns the length it
+ * needed, like snprintf. */
 int seed_model_summary(const seed_model *m, char *buf, size_t len);
 
 /* Forward pass on B rows (1 <= B <= max_batch) of obs (B x obs_bytes,
  * any alignment): logits [B, A] and values [B] (either may be NULL).  Keeps
- * the activations for seed_model_backward.  Errors: -EINVAL (bad B). */
+ * the activations for seed_model_backward.  A model with a core runs the B
+ * rows as one step (T = 1) from a zero state, with zero previous rewards
+ * and actions: seed_model_forward_seq carries state.  Errors: -EINVAL (bad
+ * B). */
 int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values);
 /* seed_model_forward_q and seed_model_backward_q are their twins for a
  * dueling head: Q values q [B, A] (not NULL) out, dL/dq [B, A] in (NULL
@@ -151,9 +170,50 @@ int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q);
 /* Backward pass for the last forward, which must have had the same B:
  * given dL/dlogits [B, A] and dL/dvalues [B] (either may be NULL, meaning
  * zero), ADD dL/dparams into the gradient slab.  May be called several times
- * after one forward.  Errors: -EINVAL (no forward yet, or a different B). */
+ * after one forward.  Errors: -EINVAL (no forward yet, a different B, or,
+ * with a core, a last forward of more than one step: see the _seq twins). */
 int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues);
 int seed_model_backward_q(seed_model *m, int B, const float *dq);
+
+/* Floats of recurrent state per row: 2H for an LSTM core (h then c), 0 without a core. */
+int seed_model_state_floats(const seed_model *m);
+
+/* A batch of sequences for the _seq functions.  S is
+ * seed_model_state_floats(m); prev_reward is clipped to [-1, 1] before use;
+ * a NULL prev_action gives zero inputs, the all-zero one-hot (no previous
+ * action), as -1 does. */
+typedef struct seed_model_seq {
+	int T, B;                   /* steps and rows: obs is [T][B] rows, time-major */
+	const void *obs;            /* T*B observation rows (seed_model_obs_bytes each) */
+	const float *prev_reward;   /* [T][B]; read only when the core asks for it (NULL: zeros) */
+	const int32_t *prev_action; /* [T][B]; idem (NULL: zeros; -1 or out of range: all-zero one-hot) */
+	const uint8_t *reset;       /* [T][B] or NULL: row b's state is zeroed before step t */
+	const float *state0;        /* [B][S] or NULL (zeros): the state before step 0 */
+	float *state_out;           /* [B][S] or NULL: the state after step T-1 */
+} seed_model_seq;
+
+/* Forward over T steps of B rows: logits [T][B][A] and values [T][B]
+ * (either may be NULL), or for a dueling head Q values q [T][B][A].  The
+ * core runs through time from state0, its state zeroed for row b before
+ * step t where reset[t][b] != 0, and writes state_out last (it may be
+ * state0's buffer); without a core the T*B rows are
+ * independent and this is seed_model_forward on them (state, rewards,
+ * actions and resets are not read).  T*B must be at most
+ * seed_model_max_batch (seed_model_reserve makes room).  Keeps the
+ * activations for the _seq backward; a forward whose state_out feeds the
+ * next call without a backward is R2D2's burn-in.  Never allocates.
+ * Errors: -EINVAL (T or B < 1, T*B too many rows, NULL obs or q, the
+ * other kind of head). */
+int seed_model_forward_seq(seed_model *m, const seed_model_seq *s, float *logits, float *values);
+int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q);
+/* Backward through the last forward (of either family; a plain forward is
+ * T = 1): dL/dlogits [T][B][A] and dL/dvalues [T][B] (NULL: zero), or
+ * dL/dq [T][B][A], through the heads, back through time into the core
+ * and into the torso; ADDS into the gradient slab.  No gradient flows into
+ * state0, nor back across a reset.  Never allocates.  Errors: -EINVAL (no
+ * forward yet, the other kind of head). */
+int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues);
+int seed_model_backward_seq_q(seed_model *m, const float *dq);
 
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);

@@ -44,6 +44,21 @@ void seed_policy_sample(int B, int A, const float *logits, seed_rng *rng, int32_
  * logits are never chosen unless the row is all NaN, then 0). */
 void seed_policy_argmax(int B, int A, const float *logits, int32_t *actions);
 
+/* Epsilon-greedy actions from Q values q [B, A]: row b takes a uniform
+ * random action with probability epsilon[b] (which may coincide with the
+ * greedy one) and the greedy action (seed_policy_argmax) otherwise, so the
+ * greedy action's probability is 1 - epsilon[b] + epsilon[b] / A.  Draws
+ * exactly one u = seed_rng_double(rng) per row, in row order, and one
+ * seed_rng_below(rng, A) more for a row with u < epsilon[b]. */
+void seed_policy_epsilon_greedy(int B, int A, const float *q, const float *epsilon, seed_rng *rng,
+                                int32_t *actions);
+
+/* Ape-X's (and R2D2's) fixed per-actor exploration: environment i of n
+ * explores with epsilon base^(1 + alpha i / (n - 1)) (base 0.4, alpha 7 in
+ * the papers and in SEED RL), from base for i = 0 to base^(1 + alpha) for
+ * i = n - 1; n = 1 gives base.  NaN for i outside [0, n). */
+double seed_policy_apex_epsilon(int i, int n, double base, double alpha);
+
 /* entropy[b] = -sum_a p_a log p_a of softmax(logits[b]) (in nats). */
 void seed_policy_entropy(int B, int A, const float *logits, float *entropy);
 /* Add dL/dlogits for dL/dentropy [B]:

@@ -51,7 +51,8 @@ extern "C" {
 typedef struct seed_serve_opts {
 	int max_batch;        /* rows: run the batch when this many wait */
 	double timeout;       /* seconds after the batch's first request */
-	int T;                /* steps per unroll (each frame holds T + 1) */
+	int T;                /* transitions per unroll (each frame holds T + overlap steps) */
+	int overlap;          /* steps shared by consecutive unrolls, in [1, T]; 0 means 1 */
 	double idle_expiry;   /* seconds before a silent half is forgotten */
 	size_t max_halves;    /* actor halves kept at most */
 	size_t max_bytes;     /* memory of all halves at most */

@@ -53,6 +53,14 @@ typedef struct seed_session {
 	int32_t *actions;    /* (K): the last answer's actions */
 	int32_t *env;        /* (K): env0 + row, each row's environment */
 	seed_unroll *unroll; /* the unroll in progress; NULL without unrolls */
+	/* A recurrent agent's state of each row (layout.state_size = S > 0
+	 * floats a row, zeros when the session is made; NULL when S is 0), and
+	 * whether the half has been answered since (h->actions then holds the
+	 * actions taken, each row's previous action). */
+	float *core;         /* (K, S) */
+	float *core_reward;  /* (K): the reward that came with the waiting request */
+	uint8_t *core_reset; /* (K): its rows that start an episode */
+	bool acted;
 	/* With unrolls, the episodes that ended since the half's last unroll
 	 * frame, gathered to go out in one episode frame with the next one:
 	 * ep_n of ep_cap (K * T: one unroll's worth) */
@@ -68,7 +76,6 @@ typedef struct seed_session {
 typedef struct seed_sessions_opts {
 	bool unrolls;       /* keep an unroll per session */
 	int T, overlap;     /* of the unrolls */
-	int state_size;     /* of the unrolls, floats per row */
 	double idle_expiry; /* seconds of silence before a session is forgotten */
 	size_t max_sessions;
 	size_t max_bytes; /* of all sessions together */
@@ -83,10 +90,11 @@ int seed_sessions_new(seed_sessions **out, const seed_sessions_opts *o, seed_err
 /* Free s and every session (NULL is fine); *s becomes NULL. */
 void seed_sessions_free(seed_sessions **s);
 
-/* The session of (run, actor, env0), made for layout l (rows, num_actions
- * and the observation's dtype, rank and shape are read; T, overlap and
- * state_size are the sessions') if there is none, or remade if the half's
- * layout changed.  Marks it as heard from at now.  Returns 1 for a new (or
+/* The session of (run, actor, env0), made for layout l (rows, num_actions,
+ * the observation's dtype, rank and shape, and state_size, the floats of
+ * recurrent state a row, are read; T and overlap are the sessions') if
+ * there is none, or remade if the half's layout changed (a new state size:
+ * the agent changed, its old state is meaningless).  Marks it as heard from at now.  Returns 1 for a new (or
  * remade) session, 0 for a known one, with *out set; or
  *   -EBUSY   the half's layout changed while one of its requests waits in
  *            the batch (its buffers are in use: nothing is changed);

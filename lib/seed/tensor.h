@@ -58,7 +58,8 @@ seed_dtype seed_dtype_parse(const char *name, size_t len);
 /* "cpu"; "invalid" for anything else. */
 const char *seed_device_name(seed_device dev);
 
-/* Number of elements (1 for rank 0). */
+/* Number of elements (1 for rank 0; 0 when a dimension is 0, whatever the
+ * others are; INT64_MAX when the product does not fit in an int64_t). */
 int64_t seed_tensor_numel(const seed_tensor *t);
 /* Number of bytes of data. */
 size_t seed_tensor_nbytes(const seed_tensor *t);

@@ -14,7 +14,10 @@
  * table the frame schema checks, stored batch-major as in the unroll frame
  * ((B, L, ...) each), so that the frame is a view of the buffers, no copy.
  * Optionally each row also keeps S floats of recurrent state: the state in
- * which step 0's action was chosen (the frame's optional `state` field).
+ * which step 0's action was chosen (the frame's optional `state` field),
+ * and with it the action taken before step 0 (`prev_action`), the one input
+ * of a recurrent agent (seed_model(3), "prev_action") that the steps of the
+ * unroll do not hold (at step t >= 1 it is action t - 1).
  *
  * seed_unroll_transitions is the one place that turns steps into the
  * rewards and discounts of transitions (termination, truncation, neither).
@@ -56,7 +59,8 @@ typedef struct seed_unroll {
 	void *field[SEED_UNROLL_NFIELDS];       /* (B, L, ...) each, see seed_frame_unroll_fields */
 	float *state;                           /* (B, S): the state before step 0 */
 	float *next_state; /* (B, S): the state before the step that opens the next unroll */
-	size_t bytes;      /* memory held, all in one allocation */
+	int32_t *prev_action, *next_prev_action; /* (B) each when S > 0: the action before either */
+	size_t bytes;                            /* memory held, all in one allocation */
 	void *mem;
 } seed_unroll;
 
@@ -85,23 +89,25 @@ void seed_unroll_set_final_value(seed_unroll *u, int row, float value);
 
 /* Record the acting half of step pos and advance pos: action i32 (B), the
  * behaviour logits f32 (B, A) (NULL: the uniform policy, logits 0), the
- * policy version, and the state f32 (B, S) each row acted in (NULL: zeros;
- * ignored when S is 0).  Returns whether the unroll is now full (pos == L):
- * then send it (seed_unroll_frame) and call seed_unroll_next. */
+ * policy version, the state f32 (B, S) each row acted in (NULL: zeros) and
+ * the action i32 (B) taken before this step (NULL: -1, none); state and
+ * prev_action are ignored when S is 0.  Returns whether the unroll is now
+ * full (pos == L): then send it (seed_unroll_frame) and call
+ * seed_unroll_next. */
 bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const float *logits, int32_t version,
-                               const float *state);
+                               const float *state, const int32_t *prev_action);
 
 /* Fill f with an unroll frame viewing u's buffers (f is initialised here;
  * it points into u and env, which must outlive its encoding): run, actor,
  * num_actions, env i32 (B) (each row's environment in the actor's vector),
- * state when S > 0, and every field of seed_frame_unroll_fields over the L
+ * state and prev_action when S > 0, and every field of seed_frame_unroll_fields over the L
  * steps.  Errors: -EINVAL when u is not full; -ENOSPC when f has no room
  * (cannot happen with the fields defined here). */
 int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_t actor, const int32_t *env);
 
 /* Start the next unroll: the last `overlap` steps of the full one become its
- * first steps (pos = overlap), and the state recorded before the first of
- * them becomes the state at step 0. */
+ * first steps (pos = overlap), and the state (and previous action) recorded
+ * before the first of them becomes the state at step 0. */
 void seed_unroll_next(seed_unroll *u);
 
 /* Drop the steps recorded so far (pos = 0): steps were lost, the unroll
