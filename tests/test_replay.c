@@ -199,14 +199,19 @@ static void t_roundtrip(void)
 	CHECK(seed_replay_get_layout(r) == NULL);
 	int64_t key = -1;
 	seed_err err = {{0}};
+	/* u1 says which action came before its step 0; u0 does not (-1). */
+	int32_t prev1[3] = {7, 8, 9};
+	seed_frame_set_tensor(&u1.f, "prev_action",
+	                      seed_tensor_view(prev1, SEED_DTYPE_I32, 1, (int64_t[]){3}));
 	CHECK(seed_replay_insert(r, &u0.f, &key, &err) == 0 && key == 0);
 	CHECK(seed_replay_insert(r, &u1.f, &key, &err) == 0 && key == 3);
 	const seed_replay_layout *l = seed_replay_get_layout(r);
 	CHECK(l && l->steps == 5 && l->num_actions == 3 && l->obs_rank == 1 && l->obs_shape[0] == 4 &&
 	      l->state_size == 2 && l->obs_dtype == SEED_DTYPE_F32);
 	/* One item: obs 5*4*4, action, reward, final_value, version 5*4 each,
-	 * flags 5*2, logits 5*3*4, state 2*4, env, run, actor 4 each. */
-	size_t item = 80 + 4 * 20 + 10 + 60 + 8 + 12;
+	 * flags 5*2, logits 5*3*4, state 2*4, previous action, env, run,
+	 * actor 4 each. */
+	size_t item = 80 + 4 * 20 + 10 + 60 + 8 + 16;
 	CHECK_MSG(seed_replay_item_bytes(l) == item, "%zu", seed_replay_item_bytes(l));
 	seed_replay_stats st;
 	seed_replay_stats_get(r, &st);
@@ -223,6 +228,7 @@ static void t_roundtrip(void)
 		seen[id] = 1;
 		CHECK_MSG(row_is(&b.b, k, id < 3 ? &u0 : &u1, (int)(id % 3)), "row %d key %lld", k,
 		          (long long)id);
+		CHECK(b.b.prev_action && b.b.prev_action[k] == (id < 3 ? -1 : 7 + (int32_t)(id % 3)));
 		/* Equal priorities: P = 1/6, every weight 1. */
 		CHECK_NEAR(b.b.prob[k], 1.0 / 6, 1e-12);
 		CHECK_NEAR(b.b.weight[k], 1.0, 1e-6);
@@ -231,6 +237,10 @@ static void t_roundtrip(void)
 		CHECK_MSG(seen[i], "key %d never sampled in 32 stratified draws of 6 equal items", i);
 	seed_replay_stats_get(r, &st);
 	CHECK(st.sampled == 32 && st.samples == 1);
+	seed_frame sf;
+	CHECK(seed_replay_batch_frame(r, &b.b, &sf) == 0 && seed_frame_validate(&sf, &err) == 0);
+	const seed_tensor *pa = seed_frame_tensor(&sf, "prev_action");
+	CHECK(pa && pa->dtype == SEED_DTYPE_I32 && pa->shape[0] == 32);
 	free(b.mem);
 	unroll_free(&u0);
 	unroll_free(&u1);

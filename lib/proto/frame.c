@@ -479,6 +479,7 @@ static const struct fspec sequences_spec[] = {
     TENSOR("run", DT(I32), D_B),
     TENSOR("actor", DT(I32), D_B),
     {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
+    {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
     TENSOR("key", DT(I64), D_B),
     TENSOR("weight", DT(F32), D_B),
 };

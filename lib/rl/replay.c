@@ -2,7 +2,7 @@
  *
  * Storage: one allocation, made when the layout is fixed, holding for each
  * of the NARR arrays (the unroll per-step fields in seed_frame_unroll_fields
- * order, then state, env, run, actor) capacity rows of row[a] bytes each;
+ * order, then state, previous action, env, run, actor) capacity rows of row[a] bytes each;
  * an item's rows are at its sum tree slot (key % capacity).  The sum tree
  * (seed/sumtree.h) holds the priorities, the FIFO order and the keys.
  *
@@ -21,7 +21,7 @@
 #include "seed/buf.h"
 #include "seed/sumtree.h"
 
-enum { A_STATE = SEED_UNROLL_NFIELDS, A_ENV, A_RUN, A_ACTOR, NARR };
+enum { A_STATE = SEED_UNROLL_NFIELDS, A_PREV, A_ENV, A_RUN, A_ACTOR, NARR };
 
 #define SNAP_MAGIC "SEEDRPL1"
 #define SNAP_VERSION 1
@@ -123,6 +123,7 @@ static size_t rows_of(const seed_replay_layout *l, size_t row[NARR], size_t *obs
 			return 0;
 	}
 	row[A_STATE] = 4 * (size_t)l->state_size;
+	row[A_PREV] = l->state_size ? 4 : 0; /* with a state, the action before step 0 */
 	row[A_ENV] = row[A_RUN] = row[A_ACTOR] = 4;
 	for (int a = 0; a < NARR; a++)
 		if (__builtin_add_overflow(total, row[a], &total))
@@ -278,6 +279,8 @@ int seed_replay_insert(seed_replay *r, const seed_frame *f, int64_t *first_key, 
 		src[k] = seed_frame_tensor(f, seed_frame_unroll_fields[k].name)->data;
 	const seed_tensor *st = seed_frame_tensor(f, "state");
 	src[A_STATE] = st ? st->data : NULL;
+	const seed_tensor *pa = seed_frame_tensor(f, "prev_action");
+	src[A_PREV] = pa ? pa->data : NULL; /* absent: -1, none */
 	src[A_ENV] = seed_frame_tensor(f, "env")->data;
 	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
 	seed_sumtree_stats ts;
@@ -299,9 +302,13 @@ int seed_replay_insert(seed_replay *r, const seed_frame *f, int64_t *first_key, 
 			*first_key = (int64_t)id;
 		size_t slot = (size_t)seed_sumtree_slot(r->tree, id);
 		for (int k = 0; k <= A_ENV; k++)
-			if (r->row[k])
+			if (r->row[k] && src[k])
 				memcpy(r->arr[k] + slot * r->row[k], src[k] + (size_t)b * r->row[k],
 				       r->row[k]);
+		if (r->row[A_PREV] && !src[A_PREV]) {
+			int32_t none = -1;
+			memcpy(r->arr[A_PREV] + 4 * slot, &none, 4);
+		}
 		memcpy(r->arr[A_RUN] + 4 * slot, &run, 4);
 		memcpy(r->arr[A_ACTOR] + 4 * slot, &actor, 4);
 	}
@@ -371,6 +378,7 @@ int seed_replay_batch_carve(const seed_replay *r, int K, void *mem, seed_replay_
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
 		b->field[k] = arr[k];
 	b->state = r->layout.state_size ? arr[A_STATE] : NULL;
+	b->prev_action = r->layout.state_size ? arr[A_PREV] : NULL;
 	b->env = arr[A_ENV];
 	b->run = arr[A_RUN];
 	b->actor = arr[A_ACTOR];
@@ -422,6 +430,7 @@ int seed_replay_sample(seed_replay *r, seed_replay_batch *b, seed_err *err)
 	for (int i = 0; i < K; i++) {
 		size_t slot = (size_t)seed_sumtree_slot(r->tree, r->ids[i]);
 		unsigned char *dst[NARR] = {[A_STATE] = (unsigned char *)b->state,
+		                            [A_PREV] = (unsigned char *)b->prev_action,
 		                            [A_ENV] = (unsigned char *)b->env,
 		                            [A_RUN] = (unsigned char *)b->run,
 		                            [A_ACTOR] = (unsigned char *)b->actor};
@@ -455,6 +464,9 @@ int seed_replay_batch_frame(const seed_replay *r, const seed_replay_batch *b, se
 	if (l->state_size)
 		rc |= seed_frame_set_tensor(
 		    f, "state", seed_tensor_view(b->state, SEED_DTYPE_F32, 2, (int64_t[]){K, l->state_size}));
+	if (l->state_size)
+		rc |= seed_frame_set_tensor(f, "prev_action",
+		                            seed_tensor_view(b->prev_action, SEED_DTYPE_I32, 1, &K));
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++) {
 		const seed_unroll_field *u = &seed_frame_unroll_fields[k];
 		int64_t shape[SEED_TENSOR_MAX_RANK] = {K, l->steps};

@@ -2,7 +2,8 @@
  *
  * An item is one row of an unroll frame: its T+1 steps of every per-step
  * field of seed_frame_unroll_fields, its recurrent state (S floats, when
- * the frame has `state`), and its env, run and actor.  The first unroll
+ * the frame has `state`, with the action before step 0, `prev_action`: -1
+ * when the frame has none), and its env, run and actor.  The first unroll
  * inserted fixes the layout (T+1, the observation's dtype and shape, A, S);
  * an unroll of another layout is refused (-SEED_EFRAME, nothing stored).
  *
@@ -124,14 +125,15 @@ const seed_replay_layout *seed_replay_get_layout(const seed_replay *r);
 int seed_replay_insert(seed_replay *r, const seed_frame *f, int64_t *first_key, seed_err *err);
 
 /* Caller buffers for a sampled batch of K sequences, each as in a
- * sequences frame: field[SEED_UNROLL_*] [K, T+1, ...], state [K, S] (NULL
- * when S = 0), env, run, actor [K], key [K], weight [K], prob [K] (may be
+ * sequences frame: field[SEED_UNROLL_*] [K, T+1, ...], state [K, S] and
+ * prev_action [K] (NULL when S = 0), env, run, actor [K], key [K], weight [K], prob [K] (may be
  * NULL).  seed_replay_batch_bytes() is the size of one allocation that
  * seed_replay_batch_carve() cuts into these (64-byte aligned pieces). */
 typedef struct seed_replay_batch {
 	int K;
 	void *field[SEED_UNROLL_NFIELDS];
 	float *state;
+	int32_t *prev_action; /* [K] with a state (the action before step 0), else NULL */
 	int32_t *env, *run, *actor;
 	int64_t *key;
 	float *weight;
