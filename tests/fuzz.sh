@@ -16,6 +16,7 @@
 #   safetensors  seed_safetensors_parse
 #   checkpoint   seed_checkpoint_parse (a lone file) and seed_checkpoint_load
 #                (a run directory: checkpoint.json and its .safetensors)
+#   replay       seed_replay_restore on a replay snapshot (seed-replay --resume)
 #
 # Builds with clang -fsanitize=fuzzer,address,undefined straight from the
 # library sources into a temporary directory (the source tree may be
@@ -52,8 +53,9 @@ config) sources="$core lib/rl/config.c lib/rl/optim.c lib/rl/loss.c lib/rl/vtrac
 model) sources="$core $nn" max_len=2048 ;;
 safetensors) sources="$core $io" max_len=8192 ;;
 checkpoint) sources="$core $io lib/io/checkpoint.c $nn" max_len=8192 ;;
+replay) sources="$core $proto lib/core/rng.c lib/core/fsutil.c lib/rl/sumtree.c lib/rl/replay.c" max_len=8192 ;;
 *)
-	echo "fuzz.sh: no target '$target' (frame, stream, config, model, safetensors, checkpoint)" >&2
+	echo "fuzz.sh: no target '$target' (frame, stream, config, model, safetensors, checkpoint, replay)" >&2
 	exit 2
 	;;
 esac

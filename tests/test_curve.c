@@ -186,10 +186,12 @@ static void t_limits(void)
 	CHECK(seed_limit_step(4, 64) == 65536 + 4 * (2 * 64 + 14));
 	CHECK(seed_limit_action(256) == 65536 + 256 * 4);
 	/* CartPole: 16-byte observations, 2 actions, 64 rows of 17 steps. */
-	CHECK(seed_limit_unroll(64, 17, 16, 2, 0) == 65536 + 64 * 17 * (16 + 18 + 8) + 64 * 16);
+	CHECK(seed_limit_unroll(64, 17, 16, 2, 0) == 65536 + 64 * 17 * (16 + 18 + 8) + 64 * 20);
 	/* a state of 128 floats: 512 bytes a row, and the previous action */
-	CHECK(seed_limit_unroll(64, 17, 16, 2, 128) == 65536 + 64 * 17 * (16 + 18 + 8) + 64 * (16 + 512 + 4));
+	CHECK(seed_limit_unroll(64, 17, 16, 2, 128) == 65536 + 64 * 17 * (16 + 18 + 8) + 64 * (20 + 512 + 4));
 	CHECK(seed_limit_params(1000, 300) == 65536 + 4000 + 300);
+	CHECK(seed_limit_priority(64) == 65536 + 64 * (8 + 4));
+	CHECK(seed_limit_priority(INT64_MAX / 4) == INT64_MAX);
 	/* Absurd sizes saturate instead of wrapping to something small. */
 	CHECK(seed_limit_step(INT64_MAX / 2, 1 << 30) == INT64_MAX);
 	CHECK(seed_limit_unroll(1 << 30, 1 << 20, 1 << 30, 1 << 20, 0) == INT64_MAX);

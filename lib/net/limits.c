@@ -32,11 +32,16 @@ int64_t seed_limit_unroll(int64_t b, int64_t t1, int64_t obs_bytes, int64_t a, i
 	/* Per row and step: obs, action i32, reward f32, terminated u8,
 	 * truncated u8, final_value f32, policy_version i32, logits f32[A];
 	 * per row: env i32 (and an episode frame's env, return, length,
-	 * truncated: 13 bytes), and with a state its S floats and the
-	 * previous action i32. */
+	 * truncated: 13 bytes), a first replay priority f32, and with a
+	 * state its S floats and the previous action i32. */
 	int64_t step = add(obs_bytes, add(4 + 4 + 1 + 1 + 4 + 4, mul(4, a)));
-	int64_t row = s > 0 ? add(16, add(mul(4, s), 4)) : 16;
+	int64_t row = s > 0 ? add(20, add(mul(4, s), 4)) : 20;
 	return add(SEED_LIMIT_SLACK, add(mul(mul(b, t1), step), mul(b, row)));
+}
+
+int64_t seed_limit_priority(int64_t n)
+{
+	return add(SEED_LIMIT_SLACK, mul(n, 8 + 4));
 }
 
 int64_t seed_limit_params(int64_t p, int64_t model_bytes)

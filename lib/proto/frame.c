@@ -6,8 +6,9 @@
  * are symbols (K, B, T+1, A, N, P, S): the first field that has a symbol
  * fixes its value, every later one must agree, and an int field can fix one
  * too (num_actions fixes A).  Messages name the frame type and the field.
- * The unroll frame's per-step fields are not in its table: they come from
- * seed_frame_unroll_fields, the table the unroll assembly shares.
+ * The per-step fields of the unroll and sequences frames are not in their
+ * tables: they come from seed_frame_unroll_fields, the table the unroll
+ * assembly shares.
  *
  * The wire codec is in frame_msgpack.c, JSON in frame_json.c, recorded
  * streams in frame_reader.c.
@@ -21,9 +22,11 @@
 #include "frame_internal.h"
 
 static const char *const type_names[SEED_FRAME_NTYPES] = {
-    [SEED_FRAME_INVALID] = "invalid", [SEED_FRAME_STEP] = "step",       [SEED_FRAME_ACTION] = "action",
-    [SEED_FRAME_UNROLL] = "unroll",   [SEED_FRAME_EPISODE] = "episode", [SEED_FRAME_PARAMS] = "params",
-    [SEED_FRAME_ERROR] = "error",
+    [SEED_FRAME_INVALID] = "invalid",     [SEED_FRAME_STEP] = "step",
+    [SEED_FRAME_ACTION] = "action",       [SEED_FRAME_UNROLL] = "unroll",
+    [SEED_FRAME_EPISODE] = "episode",     [SEED_FRAME_PARAMS] = "params",
+    [SEED_FRAME_ERROR] = "error",         [SEED_FRAME_SAMPLE] = "sample",
+    [SEED_FRAME_SEQUENCES] = "sequences", [SEED_FRAME_PRIORITY] = "priority",
 };
 
 const char *seed_frame_type_name(seed_frame_type t)
@@ -439,6 +442,8 @@ static const struct fspec unroll_spec[] = {
     TENSOR("env", DT(I32), D_B),
     /* The agent's recurrent state before step 0 of each row. */
     {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
+    /* Each row's first replay priority (seed-replay). */
+    {.name = "priority", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B}},
     /* With a state: the action taken before step 0 (-1: none). */
     {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
 };
@@ -460,6 +465,31 @@ static const struct fspec params_spec[] = {
     OPT_STR("model"),
 };
 
+/* A learner's request for a batch of sequences (seed-replay). */
+static const struct fspec sample_spec[] = {
+    INT("batch", 1, I32),
+};
+
+/* The answer: the unroll frame's fields over B sampled rows, each row's
+ * identity as tensors, the items' keys and importance weights; the
+ * per-step fields are appended as for an unroll frame. */
+static const struct fspec sequences_spec[] = {
+    {.name = "num_actions", .kind = FK_INT, .min = 1, .max = I32, .fixes = D_A},
+    TENSOR("env", DT(I32), D_B),
+    TENSOR("run", DT(I32), D_B),
+    TENSOR("actor", DT(I32), D_B),
+    {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
+    {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
+    TENSOR("key", DT(I64), D_B),
+    TENSOR("weight", DT(F32), D_B),
+};
+
+/* New priorities for sampled items, by key. */
+static const struct fspec priority_spec[] = {
+    TENSOR("key", DT(I64), D_N),
+    TENSOR("priority", DT(F32), D_N),
+};
+
 static const struct fspec error_spec[] = {
     INT("code", INT64_MIN, I64),
     STR("message"),
@@ -474,9 +504,11 @@ static const struct {
 	const struct fspec *fields;
 	int n;
 } schema[SEED_FRAME_NTYPES] = {
-    [SEED_FRAME_STEP] = SPEC(step_spec),     [SEED_FRAME_ACTION] = SPEC(action_spec),
-    [SEED_FRAME_UNROLL] = SPEC(unroll_spec), [SEED_FRAME_EPISODE] = SPEC(episode_spec),
-    [SEED_FRAME_PARAMS] = SPEC(params_spec), [SEED_FRAME_ERROR] = SPEC(error_spec),
+    [SEED_FRAME_STEP] = SPEC(step_spec),         [SEED_FRAME_ACTION] = SPEC(action_spec),
+    [SEED_FRAME_UNROLL] = SPEC(unroll_spec),     [SEED_FRAME_EPISODE] = SPEC(episode_spec),
+    [SEED_FRAME_PARAMS] = SPEC(params_spec),     [SEED_FRAME_ERROR] = SPEC(error_spec),
+    [SEED_FRAME_SAMPLE] = SPEC(sample_spec),     [SEED_FRAME_SEQUENCES] = SPEC(sequences_spec),
+    [SEED_FRAME_PRIORITY] = SPEC(priority_spec),
 };
 
 struct dims {
@@ -591,7 +623,7 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 	memset(&d, 0, sizeof d);
 	const struct fspec *spec = schema[f->type].fields;
 	int nfixed = schema[f->type].n;
-	int nstep = f->type == SEED_FRAME_UNROLL ? SEED_UNROLL_NFIELDS : 0;
+	int nstep = f->type == SEED_FRAME_UNROLL || f->type == SEED_FRAME_SEQUENCES ? SEED_UNROLL_NFIELDS : 0;
 	for (int i = 0; i < nfixed + nstep; i++) {
 		struct fspec step;
 		if (i >= nfixed)

@@ -18,14 +18,20 @@
  *                            (optional final_obs: obs's dtype and shape)
  *   action   infer -> actor  run actor seq env0 policy_version action i32[K]
  *   unroll   infer -> learn  run actor num_actions env i32[B] (optional
- *                            state f32[B,S]) and, over T+1 steps, the
- *                            fields of seed_frame_unroll_fields below
+ *                            state f32[B,S], priority f32[B]) and, over
+ *                            T+1 steps, the fields of
+ *                            seed_frame_unroll_fields below
  *   episode  infer -> learn  run actor env i32[N] return f32[N]
  *                            length i32[N] truncated u8[N]
  *   params   learn -> infer  policy_version run params f32[P] (optional
  *                            model: str, the model's JSON description)
  *   error    anyone          code message (optional frame: the type of the
  *                            frame that failed)
+ *   sample   learn -> replay batch (an int >= 1: B)
+ *   sequences replay -> learn num_actions env run actor i32[B] key i64[B]
+ *                            weight f32[B] (optional state f32[B,S]) and
+ *                            the unroll's per-step fields over B rows
+ *   priority learn -> replay key i64[N] priority f32[N]
  *
  * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
@@ -73,6 +79,9 @@ typedef enum seed_frame_type {
 	SEED_FRAME_EPISODE,
 	SEED_FRAME_PARAMS,
 	SEED_FRAME_ERROR,
+	SEED_FRAME_SAMPLE,
+	SEED_FRAME_SEQUENCES,
+	SEED_FRAME_PRIORITY,
 	SEED_FRAME_NTYPES
 } seed_frame_type;
 

@@ -28,6 +28,9 @@ int64_t seed_limit_action(int64_t k);
  * obs_bytes observations, a actions and s floats of recurrent state a row
  * (0: none); an episode frame of b rows fits too. */
 int64_t seed_limit_unroll(int64_t b, int64_t t1, int64_t obs_bytes, int64_t a, int64_t s);
+/* What a learner sends seed-replay: a priority frame of n keys (i64) and
+ * priorities (f32); a sample frame fits too. */
+int64_t seed_limit_priority(int64_t n);
 /* A params frame of p float parameters with a model description of
  * model_bytes bytes of JSON. */
 int64_t seed_limit_params(int64_t p, int64_t model_bytes);
