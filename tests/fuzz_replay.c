@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "fuzz/fuzz.h"
 #include "seed/replay.h"
 
@@ -28,28 +29,6 @@
  * at byte 176. */
 #define HEADER 192
 #define TREE_SIZE_AT 176
-
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 static seed_replay *fresh(void)
 {
@@ -72,12 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	REQUIRE(buf);
 	memcpy(buf, data + 1, len);
 	if ((flags & 2) && len >= HEADER) {
-		uint64_t tb = get64(buf + TREE_SIZE_AT);
+		uint64_t tb = seed_le_get64(buf + TREE_SIZE_AT);
 		if (tb >= 8 && tb <= len - HEADER)
-			put64(buf + HEADER + tb - 8, fnv1a(buf + HEADER, (size_t)tb - 8));
+			seed_le_put64(buf + HEADER + tb - 8,
+			              seed_fnv1a(SEED_FNV1A_INIT, buf + HEADER, (size_t)tb - 8));
 	}
 	if ((flags & 1) && len >= 8)
-		put64(buf + len - 8, fnv1a(buf, len - 8));
+		seed_le_put64(buf + len - 8, seed_fnv1a(SEED_FNV1A_INIT, buf, len - 8));
 
 	seed_replay *r = fresh();
 	seed_replay_stats before, after;

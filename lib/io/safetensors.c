@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "seed/buf.h"
 #include "seed/fsutil.h"
 
@@ -232,12 +233,6 @@ static int make_plan(const seed_safetensors_writer *w, struct plan *p, seed_err 
 	return 0;
 }
 
-static void put_le64(uint8_t *b, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-}
-
 int seed_safetensors_writer_write(const seed_safetensors_writer *w, const char *path, seed_err *err)
 {
 	struct plan p = {0};
@@ -245,7 +240,7 @@ int seed_safetensors_writer_write(const seed_safetensors_writer *w, const char *
 	if (rc)
 		return rc;
 	uint8_t len8[8];
-	put_le64(len8, p.hlen);
+	seed_le_put64(len8, p.hlen);
 	seed_fs_part *parts = seed_xmalloc((w->n + 2) * sizeof *parts);
 	size_t np = 0;
 	parts[np++] = (seed_fs_part){len8, 8};
@@ -270,7 +265,7 @@ int seed_safetensors_writer_encode(const seed_safetensors_writer *w, void **data
 	seed_buf b;
 	seed_buf_init(&b);
 	uint8_t len8[8];
-	put_le64(len8, p.hlen);
+	seed_le_put64(len8, p.hlen);
 	seed_buf_append(&b, len8, 8);
 	seed_buf_append(&b, p.header, p.hlen);
 	for (size_t k = 0; k < w->n; k++) {
@@ -491,9 +486,7 @@ static int parse(seed_safetensors *st, seed_err *err)
 		return bad(err,
 		           "%s: %zu bytes: too short for a safetensors file (8-byte header length first)",
 		           path, st->len);
-	uint64_t hlen = 0;
-	for (int i = 7; i >= 0; i--)
-		hlen = hlen << 8 | st->file[i];
+	uint64_t hlen = seed_le_get64(st->file);
 	if (hlen > SEED_SAFETENSORS_MAX_HEADER)
 		return bad(err, "%s: header length %" PRIu64 " exceeds the limit of %d bytes", path, hlen,
 		           SEED_SAFETENSORS_MAX_HEADER);

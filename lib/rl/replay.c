@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "seed/buf.h"
 #include "seed/sumtree.h"
 
@@ -549,51 +550,6 @@ seed_rng *seed_replay_rng(seed_replay *r)
 
 /* ---- snapshots ----------------------------------------------------------- */
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t dbits(double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, 8);
-	return v;
-}
-
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
-
-static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * FNV_PRIME;
-	return h;
-}
-
 /* The stored items in key order as at most two runs of slots each:
  * [first, first + n0) and [0, n1). */
 static void runs_of(const seed_replay *r, uint64_t *first, uint64_t *n0, uint64_t *n1)
@@ -621,33 +577,33 @@ int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *npar
 	unsigned char *h = r->snap;
 	memset(h, 0, SNAP_HEADER);
 	memcpy(h, SNAP_MAGIC, 8);
-	put32(h + 8, SNAP_VERSION);
-	put32(h + 12, SNAP_HEADER);
-	put64(h + 16, r->o.capacity);
-	put64(h + 24, dbits(r->o.alpha));
+	seed_le_put32(h + 8, SNAP_VERSION);
+	seed_le_put32(h + 12, SNAP_HEADER);
+	seed_le_put64(h + 16, r->o.capacity);
+	seed_le_put64(h + 24, seed_f64_bits(r->o.alpha));
 	const seed_replay_layout *l = &r->layout;
-	put32(h + 32, r->has_layout ? (uint32_t)l->steps : 0);
-	put32(h + 36, r->has_layout ? (uint32_t)l->num_actions : 0);
-	put32(h + 40, r->has_layout ? (uint32_t)l->obs_dtype : 0);
-	put32(h + 44, r->has_layout ? (uint32_t)l->obs_rank : 0);
-	put32(h + 48, r->has_layout ? (uint32_t)l->state_size : 0);
-	put32(h + 52, r->has_layout);
+	seed_le_put32(h + 32, r->has_layout ? (uint32_t)l->steps : 0);
+	seed_le_put32(h + 36, r->has_layout ? (uint32_t)l->num_actions : 0);
+	seed_le_put32(h + 40, r->has_layout ? (uint32_t)l->obs_dtype : 0);
+	seed_le_put32(h + 44, r->has_layout ? (uint32_t)l->obs_rank : 0);
+	seed_le_put32(h + 48, r->has_layout ? (uint32_t)l->state_size : 0);
+	seed_le_put32(h + 52, r->has_layout);
 	unsigned char *q = h + 56;
 	for (int i = 0; i < SEED_TENSOR_MAX_RANK; i++, q += 8)
-		put64(q, r->has_layout && i < l->obs_rank ? (uint64_t)l->obs_shape[i] : 0);
+		seed_le_put64(q, r->has_layout && i < l->obs_rank ? (uint64_t)l->obs_shape[i] : 0);
 	const uint64_t counters[] = {ts.inserted, r->sampled, r->samples, r->updated, r->bad_layout};
 	for (size_t i = 0; i < 5; i++, q += 8)
-		put64(q, counters[i]);
+		seed_le_put64(q, counters[i]);
 	for (int i = 0; i < 4; i++, q += 8)
-		put64(q, r->rng.s[i]);
-	put64(q, tree_bytes);
-	put64(q + 8, r->has_layout ? ts.count : 0);
+		seed_le_put64(q, r->rng.s[i]);
+	seed_le_put64(q, tree_bytes);
+	seed_le_put64(q + 8, r->has_layout ? ts.count : 0);
 	long wrote = seed_sumtree_save(r->tree, h + SNAP_HEADER, tree_bytes);
 	if (wrote < 0 || (size_t)wrote != tree_bytes)
 		return seed_err_set(err, -EIO, "replay: the sum tree's state did not fit");
 	size_t n = 0;
 	parts[n++] = (seed_fs_part){h, need};
-	uint64_t sum = fnv1a(FNV_OFFSET, h, need);
+	uint64_t sum = seed_fnv1a(SEED_FNV1A_INIT, h, need);
 	if (r->has_layout) {
 		uint64_t first, n0, n1;
 		runs_of(r, &first, &n0, &n1);
@@ -655,16 +611,16 @@ int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *npar
 			if (!r->row[k])
 				continue;
 			parts[n] = (seed_fs_part){r->arr[k] + first * r->row[k], n0 * r->row[k]};
-			sum = fnv1a(sum, parts[n].data, parts[n].len);
+			sum = seed_fnv1a(sum, parts[n].data, parts[n].len);
 			n++;
 			if (n1) {
 				parts[n] = (seed_fs_part){r->arr[k], n1 * r->row[k]};
-				sum = fnv1a(sum, parts[n].data, parts[n].len);
+				sum = seed_fnv1a(sum, parts[n].data, parts[n].len);
 				n++;
 			}
 		}
 	}
-	put64(r->trailer, sum);
+	seed_le_put64(r->trailer, sum);
 	parts[n++] = (seed_fs_part){r->trailer, 8};
 	*nparts = n;
 	return 0;
@@ -686,23 +642,23 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	if (len < SNAP_HEADER + 8 || memcmp(h, SNAP_MAGIC, 8) != 0)
 		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
 		                    SNAP_MAGIC);
-	if (get32(h + 8) != SNAP_VERSION || get32(h + 12) != SNAP_HEADER)
+	if (seed_le_get32(h + 8) != SNAP_VERSION || seed_le_get32(h + 12) != SNAP_HEADER)
 		return seed_err_set(err, -EBADMSG, "snapshot version %u, this build reads version %d",
-		                    get32(h + 8), SNAP_VERSION);
-	if (fnv1a(FNV_OFFSET, h, len - 8) != get64(h + len - 8))
+		                    seed_le_get32(h + 8), SNAP_VERSION);
+	if (seed_fnv1a(SEED_FNV1A_INIT, h, len - 8) != seed_le_get64(h + len - 8))
 		return seed_err_set(err, -EBADMSG, "snapshot checksum does not match: the file is corrupt");
-	uint64_t cap = get64(h + 16);
+	uint64_t cap = seed_le_get64(h + 16);
 	if (cap != r->o.capacity)
 		return seed_err_set(err, -EINVAL, "snapshot of capacity %llu, but --capacity is %llu",
 		                    (unsigned long long)cap, (unsigned long long)r->o.capacity);
-	if (get64(h + 24) != dbits(r->o.alpha)) {
+	if (seed_le_get64(h + 24) != seed_f64_bits(r->o.alpha)) {
 		double a;
-		uint64_t bits = get64(h + 24);
+		uint64_t bits = seed_le_get64(h + 24);
 		memcpy(&a, &bits, 8);
 		return seed_err_set(err, -EINVAL, "snapshot of alpha %.17g, but alpha is %.17g", a,
 		                    r->o.alpha);
 	}
-	uint32_t has_word = get32(h + 52);
+	uint32_t has_word = seed_le_get32(h + 52);
 	bool has = has_word != 0;
 	seed_replay_layout l = {0};
 	/* Unused fields are 0, so that a snapshot has one form (restoring and
@@ -710,26 +666,26 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	if (has_word > 1)
 		return seed_err_set(err, -EBADMSG, "snapshot layout flag %u at byte 52, expected 0 or 1",
 		                    has_word);
-	for (int i = has ? (int)get32(h + 44) : 0; i < SEED_TENSOR_MAX_RANK && i >= 0; i++)
-		if (get64(h + 56 + 8 * i) != 0)
+	for (int i = has ? (int)seed_le_get32(h + 44) : 0; i < SEED_TENSOR_MAX_RANK && i >= 0; i++)
+		if (seed_le_get64(h + 56 + 8 * i) != 0)
 			return seed_err_set(err, -EBADMSG,
 			                    "snapshot observation dimension %d is set past the rank", i);
 	if (!has)
 		for (int k = 32; k < 52; k += 4)
-			if (get32(h + k) != 0)
+			if (seed_le_get32(h + k) != 0)
 				return seed_err_set(err, -EBADMSG,
 				                    "snapshot without a layout has layout fields set");
 	if (has) {
-		l.steps = (int)get32(h + 32);
-		l.num_actions = (int)get32(h + 36);
-		l.obs_dtype = (seed_dtype)get32(h + 40);
-		l.obs_rank = (int)get32(h + 44);
-		l.state_size = (int)get32(h + 48);
-		if (get32(h + 32) > INT32_MAX || get32(h + 36) > INT32_MAX || get32(h + 48) > INT32_MAX ||
-		    get32(h + 44) > SEED_TENSOR_MAX_RANK - 2)
+		l.steps = (int)seed_le_get32(h + 32);
+		l.num_actions = (int)seed_le_get32(h + 36);
+		l.obs_dtype = (seed_dtype)seed_le_get32(h + 40);
+		l.obs_rank = (int)seed_le_get32(h + 44);
+		l.state_size = (int)seed_le_get32(h + 48);
+		if (seed_le_get32(h + 32) > INT32_MAX || seed_le_get32(h + 36) > INT32_MAX ||
+		    seed_le_get32(h + 48) > INT32_MAX || seed_le_get32(h + 44) > SEED_TENSOR_MAX_RANK - 2)
 			return seed_err_set(err, -EBADMSG, "snapshot layout out of range");
 		for (int i = 0; i < l.obs_rank; i++) {
-			uint64_t d = get64(h + 56 + 8 * i);
+			uint64_t d = seed_le_get64(h + 56 + 8 * i);
 			if (d < 1 || d > INT32_MAX)
 				return seed_err_set(err, -EBADMSG,
 				                    "snapshot observation dimension %d is %llu", i,
@@ -747,12 +703,12 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 		}
 	}
 	const unsigned char *q = h + 56 + 8 * SEED_TENSOR_MAX_RANK;
-	uint64_t inserted = get64(q), sampled = get64(q + 8), samples = get64(q + 16),
-	         updated = get64(q + 24), bad = get64(q + 32);
+	uint64_t inserted = seed_le_get64(q), sampled = seed_le_get64(q + 8), samples = seed_le_get64(q + 16),
+	         updated = seed_le_get64(q + 24), bad = seed_le_get64(q + 32);
 	seed_rng rng;
 	for (int i = 0; i < 4; i++)
-		rng.s[i] = get64(q + 40 + 8 * i);
-	uint64_t tree_bytes = get64(q + 72), count = get64(q + 80);
+		rng.s[i] = seed_le_get64(q + 40 + 8 * i);
+	uint64_t tree_bytes = seed_le_get64(q + 72), count = seed_le_get64(q + 80);
 	uint64_t want_count = inserted < cap ? inserted : cap;
 	if (count != (has ? want_count : 0))
 		return seed_err_set(err, -EBADMSG, "snapshot holds %llu items, expected %llu",
@@ -768,7 +724,7 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	rc = seed_sumtree_restore(tree, h + SNAP_HEADER, (size_t)tree_bytes, err);
 	seed_sumtree_stats ts;
 	seed_sumtree_stats_get(tree, &ts);
-	if (!rc && dbits(ts.alpha) != dbits(r->o.alpha))
+	if (!rc && seed_f64_bits(ts.alpha) != seed_f64_bits(r->o.alpha))
 		rc = seed_err_set(err, -EBADMSG, "snapshot: the sum tree's alpha %.17g is not the header's",
 		                  ts.alpha);
 	if (!rc && ts.inserted != inserted)

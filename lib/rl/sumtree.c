@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
+
 struct seed_sumtree {
 	uint64_t capacity, leaves;
 	uint64_t next, stale, refused;
@@ -266,42 +268,6 @@ int seed_sumtree_sample(const seed_sumtree *t, seed_rng *rng, int b, double beta
 #define SAVE_HEADER 56
 #define SAVE_VERSION 1
 
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t dbits(double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, sizeof v);
-	return v;
-}
-
-static double bitsd(uint64_t v)
-{
-	double d;
-	memcpy(&d, &v, sizeof d);
-	return d;
-}
-
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3u;
-	return h;
-}
-
 size_t seed_sumtree_save_size(const seed_sumtree *t)
 {
 	return SAVE_HEADER + 8 * count_of(t) + 8;
@@ -314,16 +280,16 @@ long seed_sumtree_save(const seed_sumtree *t, void *buf, size_t size)
 		return -ENOSPC;
 	unsigned char *p = buf;
 	memcpy(p, "SEEDSUMT", 8);
-	put64(p + 8, SAVE_VERSION);
-	put64(p + 16, t->capacity);
-	put64(p + 24, dbits(t->alpha));
-	put64(p + 32, t->next);
-	put64(p + 40, t->stale);
-	put64(p + 48, t->refused);
+	seed_le_put64(p + 8, SAVE_VERSION);
+	seed_le_put64(p + 16, t->capacity);
+	seed_le_put64(p + 24, seed_f64_bits(t->alpha));
+	seed_le_put64(p + 32, t->next);
+	seed_le_put64(p + 40, t->stale);
+	seed_le_put64(p + 48, t->refused);
 	uint64_t n = count_of(t);
 	for (uint64_t i = 0; i < n; i++)
-		put64(p + SAVE_HEADER + 8 * i, dbits(t->lo[t->leaves + i]));
-	put64(p + need - 8, fnv1a(p, need - 8));
+		seed_le_put64(p + SAVE_HEADER + 8 * i, seed_f64_bits(t->lo[t->leaves + i]));
+	seed_le_put64(p + need - 8, seed_fnv1a(SEED_FNV1A_INIT, p, need - 8));
 	return (long)need;
 }
 
@@ -336,11 +302,11 @@ int seed_sumtree_restore(seed_sumtree *t, const void *buf, size_t size, seed_err
 		                    SAVE_HEADER + 8);
 	if (memcmp(p, "SEEDSUMT", 8) != 0)
 		return seed_err_set(err, -EBADMSG, "sum tree state: no SEEDSUMT magic at byte 0");
-	uint64_t version = get64(p + 8);
+	uint64_t version = seed_le_get64(p + 8);
 	if (version != SAVE_VERSION)
 		return seed_err_set(err, -EBADMSG, "sum tree state: version %llu, this library reads %d",
 		                    (unsigned long long)version, SAVE_VERSION);
-	uint64_t capacity = get64(p + 16), next = get64(p + 32);
+	uint64_t capacity = seed_le_get64(p + 16), next = seed_le_get64(p + 32);
 	if (capacity != t->capacity)
 		return seed_err_set(err, -EINVAL, "sum tree state: capacity %llu, the tree has %llu",
 		                    (unsigned long long)capacity, (unsigned long long)t->capacity);
@@ -349,13 +315,13 @@ int seed_sumtree_restore(seed_sumtree *t, const void *buf, size_t size, seed_err
 	if (size != need)
 		return seed_err_set(err, -EBADMSG, "sum tree state: %zu bytes, %llu items need %zu", size,
 		                    (unsigned long long)n, need);
-	if (get64(p + need - 8) != fnv1a(p, need - 8))
+	if (seed_le_get64(p + need - 8) != seed_fnv1a(SEED_FNV1A_INIT, p, need - 8))
 		return seed_err_set(err, -EBADMSG, "sum tree state: checksum mismatch (corrupt)");
-	double alpha = bitsd(get64(p + 24));
+	double alpha = seed_bits_f64(seed_le_get64(p + 24));
 	if (!isfinite(alpha) || alpha < 0)
 		return seed_err_set(err, -EBADMSG, "sum tree state: alpha %g at byte 24", alpha);
 	for (uint64_t i = 0; i < n; i++) {
-		double q = bitsd(get64(p + SAVE_HEADER + 8 * i));
+		double q = seed_bits_f64(seed_le_get64(p + SAVE_HEADER + 8 * i));
 		if (leaf_of(alpha, q) < 0)
 			return seed_err_set(
 			    err, -EBADMSG, "sum tree state: slot %llu priority %g at byte %llu",
@@ -365,12 +331,12 @@ int seed_sumtree_restore(seed_sumtree *t, const void *buf, size_t size, seed_err
 	 * leaves (an exact rebuild). */
 	t->alpha = alpha;
 	t->next = next;
-	t->stale = get64(p + 40);
-	t->refused = get64(p + 48);
+	t->stale = seed_le_get64(p + 40);
+	t->refused = seed_le_get64(p + 48);
 	for (uint64_t i = 0; i < t->leaves; i++) {
 		uint64_t k = t->leaves + i;
 		if (i < n) {
-			double q = bitsd(get64(p + SAVE_HEADER + 8 * i));
+			double q = seed_bits_f64(seed_le_get64(p + SAVE_HEADER + 8 * i));
 			t->sum[k] = leaf_of(alpha, q);
 			t->lo[k] = t->hi[k] = q;
 		} else {
