@@ -161,12 +161,20 @@ static const char *top_keys[] = {"env",
                                  "infer",
                                  "eval_episodes",
                                  "description",
+                                 "algorithm",
+                                 "r2d2",
+                                 "replay",
                                  NULL};
 static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1", "beta2",
                                    "eps",  "decay", "momentum", "style",  NULL};
 static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho",
                                   "lambda",        "reduce",       NULL};
 static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
+static const char *r2d2_keys[] = {"burn_in",      "n_step",        "target_update_period",
+                                  "eta",          "value_rescale_eps", "epsilon_base",
+                                  "epsilon_alpha", "eval_epsilon",  NULL};
+static const char *replay_keys[] = {"capacity", "min_size", "alpha", "beta", "samples_per_insert",
+                                    "tolerance", NULL};
 
 static int check_keys(const json_t *obj, const char **keys, const char *where, seed_err *err)
 {
@@ -320,6 +328,57 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	TRY(get_int(root, "", "eval_episodes", 100, 1, 1 << 30, &i64, err));
 	c->eval_episodes = (int)i64;
 
+	v = json_object_get(root, "algorithm");
+	if (v && !json_is_null(v)) {
+		const char *s = json_string_value(v);
+		if (s && strcmp(s, "vtrace") == 0)
+			c->algorithm = SEED_CONFIG_VTRACE;
+		else if (s && strcmp(s, "r2d2") == 0)
+			c->algorithm = SEED_CONFIG_R2D2;
+		else
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "config: 'algorithm' must be \"vtrace\" or \"r2d2\"");
+	}
+	json_t *r2 = json_object_get(root, "r2d2");
+	if (r2 && !json_is_object(r2))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'r2d2' must be an object");
+	if (r2)
+		TRY(check_keys(r2, r2d2_keys, "r2d2", err));
+	TRY(get_int(r2, "r2d2", "burn_in", 0, 0, 10000, &i64, err));
+	c->r2d2.burn_in = (int)i64;
+	if (c->r2d2.burn_in >= c->unroll_length)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'r2d2.burn_in' = %d leaves no step to train on: it must be "
+		                    "less than 'unroll_length' = %d",
+		                    c->r2d2.burn_in, c->unroll_length);
+	TRY(get_int(r2, "r2d2", "n_step", 5, 1, 10000, &i64, err));
+	c->r2d2.n_step = (int)i64;
+	TRY(get_int(r2, "r2d2", "target_update_period", 2500, 1, INT32_MAX, &i64, err));
+	c->r2d2.target_update_period = (int)i64;
+	TRY(get_num(r2, "r2d2", "eta", 0.9, 0, 1, &d, err));
+	c->r2d2.eta = (float)d;
+	TRY(get_num(r2, "r2d2", "value_rescale_eps", 1e-3, 0, 1, &d, err));
+	c->r2d2.value_rescale_eps = (float)d;
+	TRY(get_num(r2, "r2d2", "epsilon_base", 0.4, 0, 1, &c->r2d2.epsilon_base, err));
+	TRY(get_num(r2, "r2d2", "epsilon_alpha", 7, 0, 1000, &c->r2d2.epsilon_alpha, err));
+	TRY(get_num(r2, "r2d2", "eval_epsilon", 1e-3, 0, 1, &c->r2d2.eval_epsilon, err));
+
+	json_t *rp = json_object_get(root, "replay");
+	if (rp && !json_is_object(rp))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'replay' must be an object");
+	if (rp)
+		TRY(check_keys(rp, replay_keys, "replay", err));
+	TRY(get_int(rp, "replay", "capacity", 100000, 1, INT64_C(1) << 32, &c->replay.capacity, err));
+	TRY(get_int(rp, "replay", "min_size", 1000, 1, INT64_C(1) << 32, &c->replay.min_size, err));
+	if (c->replay.min_size > c->replay.capacity)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'replay.min_size' = %lld is more than 'replay.capacity' = %lld",
+		                    (long long)c->replay.min_size, (long long)c->replay.capacity);
+	TRY(get_num(rp, "replay", "alpha", 0.9, 0, 100, &c->replay.alpha, err));
+	TRY(get_num(rp, "replay", "beta", 0.6, 0, 100, &c->replay.beta, err));
+	TRY(get_num(rp, "replay", "samples_per_insert", 1, 0, 1e9, &c->replay.samples_per_insert, err));
+	TRY(get_num(rp, "replay", "tolerance", 1024, 0, 1e15, &c->replay.tolerance, err));
+
 	json_t *inf = json_object_get(root, "infer");
 	if (inf && !json_is_object(inf))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'infer' must be an object");
@@ -448,6 +507,35 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	json_object_set_new(in, "hwm", json_integer(c->infer_hwm));
 	if (!json_object_get(root, "env_options"))
 		json_object_set_new(root, "env_options", json_object());
+	json_object_set_new(root, "algorithm", json_string(seed_config_algorithm_name(c->algorithm)));
+	if (c->algorithm == SEED_CONFIG_R2D2) {
+		/* Only an R2D2 run records R2D2's and the replay's settings: a
+		 * V-trace run's saved configuration stays as it was. */
+		json_t *o2 = json_object_get(root, "r2d2");
+		if (!o2) {
+			o2 = json_object();
+			json_object_set_new(root, "r2d2", o2);
+		}
+		json_object_set_new(o2, "burn_in", json_integer(c->r2d2.burn_in));
+		json_object_set_new(o2, "n_step", json_integer(c->r2d2.n_step));
+		json_object_set_new(o2, "target_update_period", json_integer(c->r2d2.target_update_period));
+		json_object_set_new(o2, "eta", jf(c->r2d2.eta));
+		json_object_set_new(o2, "value_rescale_eps", jf(c->r2d2.value_rescale_eps));
+		json_object_set_new(o2, "epsilon_base", jf(c->r2d2.epsilon_base));
+		json_object_set_new(o2, "epsilon_alpha", jf(c->r2d2.epsilon_alpha));
+		json_object_set_new(o2, "eval_epsilon", jf(c->r2d2.eval_epsilon));
+		json_t *o3 = json_object_get(root, "replay");
+		if (!o3) {
+			o3 = json_object();
+			json_object_set_new(root, "replay", o3);
+		}
+		json_object_set_new(o3, "capacity", json_integer(c->replay.capacity));
+		json_object_set_new(o3, "min_size", json_integer(c->replay.min_size));
+		json_object_set_new(o3, "alpha", jf(c->replay.alpha));
+		json_object_set_new(o3, "beta", jf(c->replay.beta));
+		json_object_set_new(o3, "samples_per_insert", jf(c->replay.samples_per_insert));
+		json_object_set_new(o3, "tolerance", jf(c->replay.tolerance));
+	}
 	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(root, "discount", jf(c->discount));
 	json_object_set_new(root, "unroll_length", json_integer(c->unroll_length));
@@ -467,6 +555,11 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	json_object_set_new(root, "eval_episodes", json_integer(c->eval_episodes));
 	c->root = root;
 	return 0;
+}
+
+const char *seed_config_algorithm_name(seed_config_algorithm a)
+{
+	return a == SEED_CONFIG_R2D2 ? "r2d2" : "vtrace";
 }
 
 int seed_config_parse(json_t *root, seed_config *c, seed_err *err)

@@ -35,6 +35,35 @@ typedef enum seed_config_ckpt_policy {
 	SEED_CONFIG_CKPT_CONTINUE, /* "continue": warn, train on, try again later */
 } seed_config_ckpt_policy;
 
+/* The learning algorithm (config key "algorithm"). */
+typedef enum seed_config_algorithm {
+	SEED_CONFIG_VTRACE = 0, /* "vtrace": actor-critic on unrolls from seed-infer (IMPALA) */
+	SEED_CONFIG_R2D2,       /* "r2d2": Q-learning on sequences sampled from seed-replay */
+} seed_config_algorithm;
+
+/* R2D2's settings (config object "r2d2"; SEED RL's agents/r2d2 defaults).
+ * A stored sequence is unroll_length + 1 steps: the first burn_in only
+ * rebuild the recurrent state, the rest are trained on. */
+typedef struct seed_config_r2d2 {
+	int burn_in;              /* steps without gradient before training (0) */
+	int n_step;               /* n of the n-step targets (5) */
+	int target_update_period; /* updates between copies into the target network (2500) */
+	float eta;                /* priority mix: eta max|delta| + (1 - eta) mean|delta| (0.9) */
+	float value_rescale_eps;  /* eps of h(x) (1e-3) */
+	double epsilon_base;      /* acting: epsilon_i = base^(1 + alpha i / (N - 1)) (0.4) */
+	double epsilon_alpha;     /* (7) */
+	double eval_epsilon;      /* seed-eval's epsilon (1e-3) */
+} seed_config_r2d2;
+
+/* seed-replay's settings when seed-train starts one (config object
+ * "replay"; seed-replay(1)). */
+typedef struct seed_config_replay {
+	int64_t capacity, min_size;         /* sequences (100000, 1000) */
+	double alpha, beta;                 /* priority and importance exponents (0.9, 0.6) */
+	double samples_per_insert;          /* sampled per inserted sequence; 0: no limiter (1) */
+	double tolerance;                   /* sequences either way (1024) */
+} seed_config_replay;
+
 /* A parsed configuration.  Strings point into root or are owned by the
  * config; everything is freed by seed_config_free. */
 typedef struct seed_config {
@@ -58,7 +87,13 @@ typedef struct seed_config {
 	int actors, envs_per_actor, infer_max_batch, infer_timeout_us;
 	int infer_hwm; /* frames queued on the unroll channel, at each end */
 	int eval_episodes;
+	seed_config_algorithm algorithm;
+	seed_config_r2d2 r2d2;
+	seed_config_replay replay;
 } seed_config;
+
+/* "vtrace" or "r2d2". */
+const char *seed_config_algorithm_name(seed_config_algorithm a);
 
 /* Load a configuration into *root (a new reference).  name_or_path is a
  * path when it holds a '/' or ends in ".json"; otherwise a preset name,
