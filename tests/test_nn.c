@@ -24,13 +24,17 @@
 
 /* ---- a double-precision reference network ------------------------------ */
 
-enum { R_LINEAR, R_CONV, R_RELU, R_TANH, R_FLATTEN };
+enum { R_LINEAR, R_CONV, R_RELU, R_TANH, R_FLATTEN, R_SCALE };
 
 typedef struct {
 	int kind;
-	int n; /* out (linear) or filters (conv) */
+	int n; /* out (linear) or filters (conv); the number of factors (scale) */
 	int k; /* kernel (conv) */
 } rlayer;
+
+/* The factors of scale layer i of the network being checked (n of them:
+ * 1, or the size of the input's last dimension), set by the test. */
+static double rscale[10][8];
 
 typedef struct {
 	int nl;
@@ -129,6 +133,14 @@ static void rnet_forward(const rnet *rn, int dueling, const seed_model *m, const
 			memcpy(y, x, (size_t)B * nout * sizeof *y);
 			sh[0] = (int64_t)nout;
 			break;
+		case R_SCALE: {
+			/* x * s along the last dimension (size sh[rank - 1]). */
+			size_t last = (size_t)sh[rank - 1];
+			y = malloc((size_t)B * nout * sizeof *y);
+			for (size_t e = 0; e < (size_t)B * nout; e++)
+				y[e] = x[e] * (L->n == 1 ? rscale[i][0] : rscale[i][e % last]);
+			break;
+		}
 		}
 		if (L->kind == R_FLATTEN || L->kind == R_LINEAR)
 			rank = 1;
@@ -380,6 +392,44 @@ static void t_grad_tanh(void)
 	            6,
 	            1};
 	grad_check(&gc, 4);
+}
+
+/* A scale layer (fixed factors, no parameters): one factor for every
+ * feature, one per feature, and one per channel of an image; the gradient
+ * reaches the layers below through it. */
+static void t_grad_scale(void)
+{
+	gcase vec = {"{\"torso\": [{\"type\": \"scale\", \"by\": [1, 20, -0.5, 3, 0.25]},"
+	             " {\"type\": \"linear\", \"out\": 6}, {\"type\": \"tanh\"},"
+	             " {\"type\": \"scale\", \"by\": 2.5}, {\"type\": \"linear\", \"out\": 4}],"
+	             " \"init\": \"pytorch\"}",
+	             {5,
+	              {{R_SCALE, 5, 0}, {R_LINEAR, 6, 0}, {R_TANH, 0, 0}, {R_SCALE, 1, 0}, {R_LINEAR, 4, 0}},
+	              1,
+	              {5},
+	              3},
+	             SEED_DTYPE_F32,
+	             4,
+	             1};
+	memset(rscale, 0, sizeof rscale);
+	memcpy(rscale[0], (double[]){1, 20, -0.5, 3, 0.25}, 5 * sizeof(double));
+	rscale[3][0] = 2.5;
+	grad_check(&vec, 8);
+	/* Per channel on u8 pixels, before a convolution (and a one-element
+	 * array, which is one factor for all). */
+	gcase img = {
+	    "{\"torso\": [{\"type\": \"scale\", \"by\": [0.5, 2]},"
+	    " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2},"
+	    " {\"type\": \"scale\", \"by\": [0.75]}, {\"type\": \"flatten\"}],"
+	    " \"init\": \"pytorch\"}",
+	    {4, {{R_SCALE, 2, 0}, {R_CONV, 3, 2}, {R_SCALE, 1, 0}, {R_FLATTEN, 0, 0}}, 3, {4, 3, 2}, 3},
+	    SEED_DTYPE_U8,
+	    3,
+	    1};
+	memset(rscale, 0, sizeof rscale);
+	rscale[0][0] = 0.5, rscale[0][1] = 2;
+	rscale[2][0] = 0.75;
+	grad_check(&img, 10);
 }
 
 static void t_grad_conv2d(void)
@@ -797,6 +847,14 @@ static void t_json_errors(void)
 	    {"{\"torso\": [{\"type\": \"linear\", \"out\": 8}]}", 3, {"torso[0]", "flatten"}},
 	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 3, {"torso", "flatten"}},
 	    {"{\"torso\": [3]}", 1, {"torso[0]", "object"}},
+	    {"{\"torso\": [{\"type\": \"scale\"}]}", 1, {"torso[0]", "\"by\""}},
+	    {"{\"torso\": [{\"type\": \"scale\", \"by\": [1, 2, 3]}]}", 1, {"torso[0]", "10"}},
+	    {"{\"torso\": [{\"type\": \"scale\", \"by\": [1, 2, 3]}, {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (scale)", "1 or 4"}},
+	    {"{\"torso\": [{\"type\": \"scale\", \"by\": \"2\"}]}", 1, {"torso[0]", "\"by\""}},
+	    {"{\"torso\": [{\"type\": \"scale\", \"by\": [1e31]}]}", 1, {"\"by\"[0]", "finite"}},
+	    {"{\"torso\": [{\"type\": \"scale\", \"by\": 1, \"shift\": 0}]}", 1, {"torso[0]", "\"shift\""}},
 	    {"{\"torso\": {}}", 1, {"\"torso\"", "list"}},
 	    {"{\"layers\": []}", 1, {"\"layers\"", "unknown"}},
 	    {"{\"torso\": [], \"init\": \"xavier\"}", 1, {"\"init\"", "orthogonal"}},
@@ -1213,6 +1271,7 @@ int main(void)
 	TAP_RUN(t_grad_linear);
 	TAP_RUN(t_grad_relu);
 	TAP_RUN(t_grad_tanh);
+	TAP_RUN(t_grad_scale);
 	TAP_RUN(t_grad_conv2d);
 	TAP_RUN(t_grad_flatten);
 	TAP_RUN(t_grad_mlp64);

@@ -218,6 +218,22 @@ static bool fuses_relu(const seed_model *m, const nn_backend *be, int i)
 	       (L->kind == L_CONV2D || (L->kind == L_LINEAR && linear_direct(be, L)));
 }
 
+/* y = x * scale along the last dimension, over n values (in place is
+ * fine): a scale layer's forward, and its backward on the gradient. */
+static void scale_apply(const layer *L, size_t n, const float *x, float *y)
+{
+	if (L->nscale == 1) {
+		float c = L->scale[0];
+		for (size_t e = 0; e < n; e++)
+			y[e] = x[e] * c;
+		return;
+	}
+	size_t d = (size_t)L->nscale;
+	for (size_t e = 0; e < n; e += d)
+		for (size_t j = 0; j < d; j++)
+			y[e + j] = x[e + j] * L->scale[j];
+}
+
 /* Layer i of m on x (B, numel_in) into y (be->out[i], or with relu the
  * next layer's be->out[i + 1], see fuses_relu). */
 static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x, float *y,
@@ -247,6 +263,9 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 		break;
 	case L_TANH:
 		be->k->tanh_fwd(n, x, y);
+		break;
+	case L_SCALE:
+		scale_apply(L, n, x, y);
 		break;
 	case L_FLATTEN:
 		break; /* y is x */
@@ -454,6 +473,10 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 		if (dx)
 			be->k->tanh_bwd(n, y, dy, dx);
 		break;
+	case L_SCALE: /* dx = dy * scale (in place is fine) */
+		if (dx)
+			scale_apply(L, n, dy, dx);
+		break;
 	case L_FLATTEN:
 		if (dx && dx != dy)
 			memcpy(dx, dy, n * sizeof *dx);
@@ -492,7 +515,8 @@ static void backward_layers(seed_model *m, int B, int top, float *g)
 		if (i > 0) {
 			/* Element-wise layers work in place; the others write to
 			 * the gradient buffer that does not hold dy. */
-			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN)
+			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||
+			    L->kind == L_SCALE)
 				dx = g;
 			else
 				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];

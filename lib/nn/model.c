@@ -22,7 +22,10 @@
 #include "seed/buf.h"
 #include "seed/lstm.h"
 
-static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "flatten"};
+static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "flatten", "scale"};
+
+/* The most values a scale layer's "by" may hold. */
+#define SCALE_MAX 65536
 
 /* The most units a core may have (its recurrent kernel is H x 4H). */
 #define CORE_MAX_UNITS 4096
@@ -98,8 +101,9 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		if (strcmp(type, kind_names[j]) == 0)
 			kind = j;
 	if (kind < 0)
-		return bad(err, "torso[%d]: key \"type\" must be one of linear, conv2d, relu, tanh, flatten",
-		           i);
+		return bad(
+		    err, "torso[%d]: key \"type\" must be one of linear, conv2d, relu, tanh, flatten, scale",
+		    i);
 	L->kind = (enum layer_kind)kind;
 	shape_str(shp, sizeof shp, L->rank_in, L->shape_in);
 	int rc;
@@ -138,6 +142,40 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		L->shape_out[0] = L->OH;
 		L->shape_out[1] = L->OW;
 		L->shape_out[2] = L->F;
+		break;
+	}
+	case L_SCALE: {
+		/* "by": one factor, or one per element of the last dimension
+		 * (features of a vector, channels of an image). */
+		static const char *const keys[] = {"by", NULL};
+		if ((rc = check_keys(obj, i, type, keys, err)) < 0)
+			return rc;
+		const json_t *by = json_object_get(obj, "by");
+		int64_t last = L->rank_in > 0 ? L->shape_in[L->rank_in - 1] : 1;
+		size_t n = json_is_array(by) ? json_array_size(by) : 1;
+		if (!by || !(json_is_number(by) || (json_is_array(by) && (n == 1 || (int64_t)n == last))))
+			return bad(err,
+			           "torso[%d] (scale): key \"by\" must be a number or an array of 1 or %lld "
+			           "numbers (the input's last dimension; input shape %s)",
+			           i, (long long)last, shp);
+		if (n > SCALE_MAX)
+			return bad(err, "torso[%d] (scale): key \"by\" has %zu values, more than %d", i, n,
+			           SCALE_MAX);
+		L->scale = seed_xmalloc(n * sizeof *L->scale);
+		L->nscale = (int)n;
+		for (size_t j = 0; j < n; j++) {
+			const json_t *e = json_is_array(by) ? json_array_get(by, j) : by;
+			double x = json_number_value(e);
+			if (!json_is_number(e) || !isfinite(x) || fabs(x) > 1e30)
+				return bad(
+				    err,
+				    "torso[%d] (scale): \"by\"[%zu] must be a finite number of magnitude at "
+				    "most 1e30",
+				    i, j);
+			L->scale[j] = (float)x;
+		}
+		L->rank_out = L->rank_in;
+		memcpy(L->shape_out, L->shape_in, sizeof L->shape_out);
 		break;
 	}
 	case L_RELU:
@@ -355,6 +393,8 @@ void seed_model_free(seed_model **mp)
 		return;
 	seed_model *m = *mp;
 	nn_backend_free(&m->be);
+	for (int i = 0; m->layers && i < m->nlayers; i++)
+		free(m->layers[i].scale);
 	free(m->layers);
 	free(m->params);
 	free(m->grads);

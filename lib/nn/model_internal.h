@@ -27,7 +27,7 @@
 #include "seed/error.h"
 #include "seed/nn.h"
 
-enum layer_kind { L_LINEAR, L_CONV2D, L_RELU, L_TANH, L_FLATTEN };
+enum layer_kind { L_LINEAR, L_CONV2D, L_RELU, L_TANH, L_FLATTEN, L_SCALE };
 
 typedef struct layer {
 	enum layer_kind kind;
@@ -40,6 +40,10 @@ typedef struct layer {
 	float gain;     /* orthogonal init gain of the weight */
 	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
 	float *dw, *db; /* gradients, same shapes */
+	/* scale: y = x * scale[j % nscale] along the last dimension (nscale is
+	 * 1 or the last dimension's size); owned, freed with the model */
+	float *scale;
+	int nscale;
 } layer;
 
 /* The optional recurrent core between the torso and the heads (seed/nn.h

@@ -20,6 +20,12 @@
  *                          permuted (0, 2, 3, 1)), bias [f]
  *   relu, tanh             element-wise
  *   flatten                any rank -> rank 1, row-major (HWC order)
+ *   scale   "by": x or [x1, ..., xn]
+ *                          y = x * by along the last dimension: one factor,
+ *                          or one per element of the last dimension (n its
+ *                          size); fixed, no parameters (a fixed input
+ *                          normalisation: inputs of order 0.01 next to
+ *                          others of order 1 learn badly)
  * The torso must end with a rank-1 output (flatten after conv2d); an empty
  * torso puts the heads straight on a rank-1 observation.
  *
