@@ -15,6 +15,11 @@
  * so the result depends only on the environment, its options, K, the
  * policy and the seed.
  *
+ * A checkpoint of a Q model (a dueling head, R2D2's) plays epsilon-greedily
+ * (seed_agent(3)): --epsilon, else the checkpoint config's
+ * r2d2.eval_epsilon, else 1e-3 (SEED RL's evaluation epsilon); --greedy
+ * means 0.  The summary then says which epsilon it played with.
+ *
  * Pictures (--render, --record) are render.c's: play() hands env 0's steps
  * to a render_view, and keeps stepping past N episodes while a GIF still
  * waits for episodes of env 0 (which leaves the summary unchanged).
@@ -52,6 +57,7 @@ typedef struct eval_policy {
 	                const uint8_t *trunc);
 	void (*free)(struct eval_policy *p);
 	void *ctx;
+	double epsilon; /* a Q model's exploration; NaN for other policies */
 } eval_policy;
 
 typedef struct eval_options {
@@ -60,6 +66,7 @@ typedef struct eval_options {
 	const char *policy;
 	const char *checkpoint;
 	int greedy;
+	double epsilon; /* --epsilon; NaN: not given */
 	long long episodes;
 	int envs;
 	uint64_t seed;
@@ -93,6 +100,7 @@ static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec
 	p->act = random_act;
 	p->free = random_free;
 	p->ctx = r;
+	p->epsilon = NAN;
 	return 0;
 }
 
@@ -161,6 +169,30 @@ static void model_free(eval_policy *p)
 
 static seed_checkpoint *checkpoint; /* loaded before the envs: it names them */
 
+/* A Q model's evaluation epsilon when --epsilon is not given: --greedy's 0,
+ * the checkpoint config's r2d2.eval_epsilon, or EVAL_EPSILON. */
+#define EVAL_EPSILON 1e-3
+static int q_epsilon(const eval_options *o, double *eps, seed_err *err)
+{
+	if (!isnan(o->epsilon)) {
+		*eps = o->epsilon;
+		return 0;
+	}
+	*eps = o->greedy ? 0.0 : EVAL_EPSILON;
+	json_t *r2d2 = json_object_get(checkpoint->config, "r2d2");
+	json_t *v = json_object_get(r2d2, "eval_epsilon");
+	if (o->greedy || !v)
+		return 0;
+	double e = json_number_value(v);
+	if (!json_is_number(v) || !(e >= 0 && e <= 1))
+		return seed_err_set(err, -EINVAL,
+		                    "%s: the config's r2d2.eval_epsilon is not a number in [0, 1]; give "
+		                    "--epsilon",
+		                    o->checkpoint);
+	*eps = e;
+	return 0;
+}
+
 static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err)
 {
 	if (!checkpoint->model)
@@ -182,6 +214,19 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 		return rc;
 	}
 	seed_agent_set_policy_version(m->agent, checkpoint->policy_version);
+	p->epsilon = NAN;
+	if (seed_agent_head(m->agent) == SEED_HEAD_DUELING) {
+		double eps;
+		rc = q_epsilon(o, &eps, err);
+		if (rc == 0)
+			rc = seed_agent_set_epsilon(m->agent, eps, err);
+		if (rc) {
+			seed_agent_free(&m->agent);
+			free(m);
+			return rc;
+		}
+		p->epsilon = eps;
+	}
 	m->obs_dtype = spec->obs_dtype;
 	m->obs_rank = spec->obs_rank + 1;
 	for (int d = 0; d < spec->obs_rank; d++)
@@ -329,11 +374,12 @@ static void list_envs(void)
 
 int main(int argc, char **argv)
 {
-	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0};
+	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0, .epsilon = NAN};
 	render_options ro = {.term_out = stdout, .delay_ms = 50, .gif_episodes = 1, .gif_fps = 15};
 	int64_t episodes = o.episodes, envs_n = o.envs, seed = 0, cols = 0, delay = ro.delay_ms,
 	        gif_episodes = ro.gif_episodes;
-	bool greedy = false, list = false;
+	bool greedy = false, list = false, epsilon_seen = false;
+	double epsilon = 0;
 	const seed_opt options[] = {
 	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME", .help = "environment to play (see --list-envs)"},
 	    {"env-options", 'o', SEED_OPT_STR, &o.env_options, "JSON",
@@ -345,7 +391,11 @@ int main(int argc, char **argv)
 	     .help = "play a trained policy: a run directory or a .safetensors checkpoint (--env and "
 	             "--env-options default to those it was trained on)"},
 	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
-	     .help = "with --checkpoint: the most likely action, not a sample"},
+	     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
+	    {"epsilon", 0, SEED_OPT_NUM, &epsilon, "X", .lo = 0, .hi = 1,
+	     .help = "with a Q-model checkpoint: explore with epsilon X (default: the config's "
+	             "r2d2.eval_epsilon, else 0.001)",
+	     .seen = &epsilon_seen},
 	    {"episodes", 'n', SEED_OPT_INT, &episodes, "N", 1, 10000000,
 	     .help = "episodes to finish (default 10)"},
 	    {"envs", 'k', SEED_OPT_INT, &envs_n, "K", 1, 65536,
@@ -370,14 +420,15 @@ int main(int argc, char **argv)
 	};
 	const seed_opts spec = {
 	    .usage = "--env NAME [--policy random] [OPTION]...\n"
-	             "--checkpoint DIR|FILE [--greedy] [OPTION]...\n"
+	             "--checkpoint DIR|FILE [--greedy | --epsilon X] [OPTION]...\n"
 	             "--list-envs",
 	    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
 	               "return and length statistics of exactly N episodes.",
 	    .epilogue =
 	        "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
 	        "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
-	        "standard deviation (divided by N).  The same arguments give the same output.\n"
+	        "standard deviation (divided by N); with --checkpoint also \"checkpoint\", \"greedy\"\n"
+	        "and, for a Q model, \"epsilon\".  The same arguments give the same output.\n"
 	        "\n"
 	        "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
 	        "          seed-eval --env catch --episodes 3 --render\n"
@@ -390,6 +441,8 @@ int main(int argc, char **argv)
 	o.envs = (int)envs_n;
 	o.seed = (uint64_t)seed;
 	o.greedy = greedy;
+	if (epsilon_seen)
+		o.epsilon = epsilon;
 	ro.term_cols = (int)cols;
 	ro.delay_ms = (int)delay;
 	ro.gif_episodes = gif_episodes;
@@ -418,6 +471,10 @@ int main(int argc, char **argv)
 	}
 	if (o.greedy && !o.checkpoint)
 		cli_usage_error("--greedy goes with --checkpoint");
+	if (epsilon_seen && !o.checkpoint)
+		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
+	if (epsilon_seen && o.greedy)
+		cli_usage_error("--greedy is epsilon 0: drop --epsilon");
 	if (!o.env)
 		cli_usage_error("--env is required (see --list-envs)");
 	size_t pi = 0;
@@ -440,6 +497,9 @@ int main(int argc, char **argv)
 	rc = policies[pi].init(&policy, &o, seed_envs_spec(envs), &err);
 	if (rc < 0)
 		cli_die("policy %s: %s", policy.name, err.msg);
+	if (epsilon_seen && isnan(policy.epsilon))
+		cli_usage_error("--epsilon: the checkpoint's model has an actor-critic head, which samples "
+		                "from its policy; epsilon is for Q models (a dueling head)");
 
 	render_view *view = NULL;
 	rc = render_view_new(&view, envs, &ro, &err);
@@ -463,6 +523,8 @@ int main(int argc, char **argv)
 	if (o.checkpoint) {
 		json_object_set_new(out, "checkpoint", json_string(o.checkpoint));
 		json_object_set_new(out, "greedy", json_boolean(o.greedy));
+		if (!isnan(policy.epsilon))
+			json_object_set_new(out, "epsilon", json_real(policy.epsilon));
 	}
 	char *text = json_dumps(out, JSON_REAL_PRECISION(10));
 	if (!text)

@@ -10,6 +10,13 @@
  * The unroll channel is a PUSH socket with a bounded queue: when the
  * consumer falls behind, sends block, the server stops answering, and the
  * actors wait (SEED's backpressure).  Nothing is dropped silently.
+ *
+ * A Q model (a dueling head, for R2D2) acts epsilon-greedily, one epsilon
+ * for every environment or Ape-X's schedule over all of them, and its
+ * unrolls carry first priorities: the --epsilon* and priority options fill
+ * seed_serve_opts.  Whether the model is one is known only once it is
+ * built (a learner's parameters arrive later), so for an actor-critic
+ * model the service warns that they do not apply.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -18,6 +25,7 @@
 
 #include "cli.h"
 #include "secure.h"
+#include "seed/agent.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
 #include "seed/frame.h"
@@ -33,6 +41,10 @@ static struct {
 	    max_obs, max_params;
 	uint64_t seed;
 	double stats_interval, idle_expiry;
+	/* a Q model's */
+	double epsilon, epsilon_base, epsilon_alpha, discount, rescale_eps, eta;
+	int64_t epsilon_envs, actor_envs, burn_in, n_step;
+	bool epsilon_seen, envs_seen, base_seen, alpha_seen, actor_envs_seen, prio_seen[5];
 } opt = {.max_batch = 256,
          .timeout_us = 500,
          .T = 20,
@@ -45,7 +57,14 @@ static struct {
          .max_obs = 4 << 20,
          .max_params = 1 << 26,
          .stats_interval = 10,
-         .idle_expiry = 60};
+         .idle_expiry = 60,
+         .epsilon = SEED_AGENT_EPSILON,
+         .epsilon_base = 0.4,
+         .epsilon_alpha = 7,
+         .n_step = 5,
+         .discount = 0.99,
+         .rescale_eps = 1e-3,
+         .eta = 0.9};
 
 static const seed_opt options[] = {
     {"bind", 'b', SEED_OPT_STR, &opt.bind, "ENDPOINT",
@@ -54,7 +73,34 @@ static const seed_opt options[] = {
     {"model", 'm', SEED_OPT_STR, &opt.model, "SOURCE",
      .help = "a model: a learner's parameter endpoint (connects; the newest parameters are used as "
              "they come), or a checkpoint (DIR or FILE)"},
-    {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy, .help = "take the most likely action instead of sampling"},
+    {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy,
+     .help = "take the most likely action instead of sampling (a Q model: epsilon 0)"},
+    {"epsilon", 0, SEED_OPT_NUM, &opt.epsilon, "X", .lo = 0, .hi = 1,
+     .help = "a Q model explores with epsilon X in every environment (default 0.01)",
+     .seen = &opt.epsilon_seen},
+    {"epsilon-envs", 0, SEED_OPT_INT, &opt.epsilon_envs, "N", 1, 1 << 30,
+     .help = "... or by Ape-X's schedule over N environments (of all actors): environment i "
+             "explores with B^(1 + A i / (N - 1)), i = (actor * K + env) mod N",
+     .seen = &opt.envs_seen},
+    {"epsilon-base", 0, SEED_OPT_NUM, &opt.epsilon_base, "B", .lo = 0, .hi = 1,
+     .help = "the schedule's B (default 0.4)", .seen = &opt.base_seen},
+    {"epsilon-alpha", 0, SEED_OPT_NUM, &opt.epsilon_alpha, "A", .lo = 0, .hi = 1e6,
+     .help = "the schedule's A (default 7)", .seen = &opt.alpha_seen},
+    {"actor-envs", 0, SEED_OPT_INT, &opt.actor_envs, "K", 1, 1 << 30,
+     .help = "the schedule's K: each actor's environments (default: from its halves, exact for "
+             "seed-actor with an even --envs)",
+     .seen = &opt.actor_envs_seen},
+    {"burn-in", 0, SEED_OPT_INT, &opt.burn_in, "N", 0, 100000,
+     .help = "a Q model's first priorities skip the first N steps of each unroll (default 0)",
+     .seen = &opt.prio_seen[0]},
+    {"n-step", 0, SEED_OPT_INT, &opt.n_step, "N", 1, 100000, .help = "... use N-step targets (default 5)",
+     .seen = &opt.prio_seen[1]},
+    {"discount", 0, SEED_OPT_NUM, &opt.discount, "G", .lo = 0, .hi = 1,
+     .help = "... discount G (default 0.99)", .seen = &opt.prio_seen[2]},
+    {"value-rescale-eps", 0, SEED_OPT_NUM, &opt.rescale_eps, "E", .lo = 0, .hi = 1e6,
+     .help = "... the value rescaling's epsilon E (default 0.001)", .seen = &opt.prio_seen[3]},
+    {"priority-eta", 0, SEED_OPT_NUM, &opt.eta, "E", .lo = 0, .hi = 1,
+     .help = "... and mix E max|TD| + (1 - E) mean|TD| (default 0.9)", .seen = &opt.prio_seen[4]},
     {"max-batch", 'B', SEED_OPT_INT, &opt.max_batch, "N", 1, 1 << 24,
      .help = "answer once N env rows are waiting (default 256)"},
     {"timeout-us", 't', SEED_OPT_INT, &opt.timeout_us, "T", 0, 60000000,
@@ -147,6 +193,16 @@ int main(int argc, char **argv)
 	                      .max_envs = (int)opt.max_envs,
 	                      .max_actions = (int)opt.max_actions,
 	                      .max_row_bytes = (size_t)opt.max_obs,
+	                      .epsilon = opt.greedy ? 0.0 : opt.epsilon,
+	                      .epsilon_envs = opt.envs_seen ? (int)opt.epsilon_envs : 0,
+	                      .epsilon_base = opt.epsilon_base,
+	                      .epsilon_alpha = opt.epsilon_alpha,
+	                      .actor_envs = (int)opt.actor_envs,
+	                      .burn_in = (int)opt.burn_in,
+	                      .n_step = (int)opt.n_step,
+	                      .discount = opt.discount,
+	                      .rescale_eps = opt.rescale_eps,
+	                      .eta = opt.eta,
 	                      .warn = warn_cb};
 	if (!bind)
 		cli_usage_error("--bind is required");
@@ -155,6 +211,30 @@ int main(int argc, char **argv)
 		                (long long)opt.overlap, (long long)opt.T);
 	if (!policy == !model)
 		cli_usage_error("give one of --policy random and --model SOURCE");
+	if (opt.greedy && (opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("--greedy is epsilon 0: drop --%s",
+		                opt.envs_seen ? "epsilon-envs" : "epsilon");
+	if (opt.epsilon_seen && opt.envs_seen)
+		cli_usage_error("--epsilon (one for every environment) and --epsilon-envs (a schedule over "
+		                "them) exclude each other");
+	if (!opt.envs_seen && (opt.base_seen || opt.alpha_seen || opt.actor_envs_seen))
+		cli_usage_error("--%s sets the schedule of --epsilon-envs N, which is not given",
+		                opt.base_seen    ? "epsilon-base"
+		                : opt.alpha_seen ? "epsilon-alpha"
+		                                 : "actor-envs");
+	bool prio = false;
+	for (int i = 0; i < 5; i++)
+		prio = prio || opt.prio_seen[i];
+	if (prio && !unrolls)
+		cli_usage_error("the first priorities' options (--burn-in, --n-step, --discount, "
+		                "--value-rescale-eps, --priority-eta) go with --unrolls");
+	if (opt.burn_in + 2 > opt.T + opt.overlap)
+		cli_usage_error("--burn-in %lld: unrolls of %lld steps (--unroll-length + --unroll-overlap) "
+		                "need 2 after the burn-in",
+		                (long long)opt.burn_in, (long long)(opt.T + opt.overlap));
+	if (policy && (prio || opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
+	so.q_settings = prio || opt.epsilon_seen || opt.envs_seen;
 	if (policy && strcmp(policy, "random") != 0)
 		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", policy);
 	cli_catch_signals();

@@ -216,3 +216,61 @@ within() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"--checkpoint: "* ]]
 }
+
+# qmodel DIR [CONFIG_JSON [CORE]]: a Q-model (dueling head) checkpoint for
+# catch, freshly initialised (tests/qcheckpoint: no learner writes one yet).
+qmodel() {
+	qcheckpoint "$1" catch "{\"torso\": [{\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 8}, {\"type\": \"relu\"}], ${3:-} \"head\": \"dueling\"}" 3 "${2:-null}"
+}
+
+@test "a Q-model checkpoint plays epsilon-greedily: --epsilon, the config's eval_epsilon, 1e-3, --greedy" {
+	D=$(mktemp -d)
+	qmodel "$D/plain"
+	qmodel "$D/cfg" '{"r2d2": {"eval_epsilon": 0.05}}'
+	run seed-eval --checkpoint "$D/plain" --episodes 2
+	assert_success
+	[ "$(echo "$output" | jq -c '[.epsilon, .greedy]')" = "[0.001,false]" ]
+	run seed-eval --checkpoint "$D/cfg" --episodes 2
+	[ "$(echo "$output" | jq -c '[.epsilon, .greedy]')" = "[0.05,false]" ]
+	run seed-eval --checkpoint "$D/cfg" --episodes 2 --epsilon 0.25
+	[ "$(echo "$output" | jq .epsilon)" = "0.25" ]
+	run seed-eval --checkpoint "$D/cfg" --episodes 2 --greedy
+	[ "$(echo "$output" | jq -c '[.epsilon == 0, .greedy]')" = "[true,true]" ]
+	# Epsilon 0 never leaves the greedy action: the same episodes as --greedy.
+	a=$(seed-eval --checkpoint "$D/plain" --episodes 50 --envs 4 --epsilon 0 | jq -c '[.return, .length]')
+	b=$(seed-eval --checkpoint "$D/plain" --episodes 50 --envs 4 --greedy | jq -c '[.return, .length]')
+	[ "$a" = "$b" ]
+	# Epsilon 1 is uniform play: catch's -0.6 (std 0.8, see above); 2000
+	# episodes, 5 standard errors (0.09).
+	m=$(seed-eval --checkpoint "$D/plain" --episodes 2000 --envs 16 --epsilon 1 --seed 4 | jq .return.mean)
+	within "$m" -0.6 0.09
+	# A Q model with an LSTM core (state carried per environment) plays too.
+	qmodel "$D/core" null '"core": {"type": "lstm", "units": 4, "prev_action": true, "prev_reward": true},'
+	run seed-eval --checkpoint "$D/core" --episodes 20 --envs 3 --epsilon 1 --seed 2
+	assert_success
+	[ "$(echo "$output" | jq -c '[.episodes, .epsilon == 1, .length.mean == 9]')" = "[20,true,true]" ]
+	rm -rf "$D"
+}
+
+@test "--epsilon: usage errors, and a bad eval_epsilon in the config is named" {
+	D=$(mktemp -d)
+	qmodel "$D/q" '{"r2d2": {"eval_epsilon": "lots"}}'
+	qcheckpoint "$D/ac" catch '{"torso": [{"type": "flatten"}]}' 1
+	run seed-eval --env catch --epsilon 0.1
+	[ "$status" -eq 2 ]
+	assert_output --partial "--epsilon goes with --checkpoint"
+	run seed-eval --checkpoint "$D/q" --greedy --epsilon 0.1
+	[ "$status" -eq 2 ]
+	run seed-eval --checkpoint "$D/q" --epsilon 1.5
+	[ "$status" -eq 2 ]
+	run seed-eval --checkpoint "$D/ac" --epsilon 0.1
+	[ "$status" -eq 2 ]
+	assert_output --partial "actor-critic head"
+	run seed-eval --checkpoint "$D/q" --episodes 1
+	[ "$status" -eq 1 ]
+	assert_output --partial "r2d2.eval_epsilon is not a number in [0, 1]"
+	# Given on the command line, it is not read.
+	run seed-eval --checkpoint "$D/q" --episodes 1 --epsilon 0.5
+	assert_success
+	rm -rf "$D"
+}

@@ -254,3 +254,79 @@ stop() {
 	# Said once (rate-limited), with the bounds.
 	[ "$(grep -c 'actor halves evicted so far, the longest idle first, to stay within 4 halves' "$D/err")" -eq 1 ]
 }
+
+# qmodel DIR [CONFIG_JSON]: a Q-model (dueling head) checkpoint for catch,
+# freshly initialised (no learner writes one yet).
+qmodel() {
+	qcheckpoint "$1" catch '{"torso": [{"type": "flatten"}, {"type": "linear", "out": 8}, {"type": "relu"}], "head": "dueling"}' 3 "${2:-null}"
+}
+
+# qplay ARGS...: seed-infer with the Q checkpoint $D/q and ARGS, unrolls of
+# 4 + 2 steps to $D/u.msgpack, one catch actor of 4 envs for 30 steps; the
+# unroll frames to $D/u.jsonl.
+qplay() {
+	seed-infer --bind "ipc://$D/s" --model "$D/q" --unrolls "$D/u.msgpack" --unroll-length 4 \
+		--unroll-overlap 2 --stats-interval 0 "$@" 2>"$D/err" &
+	INFER=$!
+	seed-actor --env catch --envs 4 --steps 30 --connect "ipc://$D/s" --quiet
+	kill -TERM $INFER
+	wait $INFER
+	INFER=
+	seed-cat "$D/u.msgpack" | jq -c 'select(.type == "unroll")' >"$D/u.jsonl"
+}
+
+@test "a Q model: Q values in the logits, greedy or epsilon-greedy actions, first priorities with every unroll" {
+	qmodel "$D/q"
+	qplay --greedy --burn-in 1 --n-step 2 --discount 0.9 --priority-eta 0.8
+	# 30 steps of each half (2 envs), unrolls of 6 steps overlapping by 2: 7 each.
+	[ "$(wc -l <"$D/u.jsonl")" -eq 14 ]
+	run jq -c '[.priority.shape, (.priority.data | map(select(. >= 0)) | length)]' "$D/u.jsonl"
+	assert_output "$(printf '[[2],2]\n%.0s' $(seq 14))"
+	# The rewards of catch's episode ends (every 9 steps) are in there.
+	[ "$(jq -s '[.[].reward.data | flatten[] | select(. != 0)] | length' "$D/u.jsonl")" -gt 0 ]
+	# The reference recomputes the Q values from the checkpoint and the
+	# priorities from each frame, in plain Python.
+	if ! command -v python3 >/dev/null; then
+		skip "no python3 for the reference"
+	fi
+	run python3 "$SEED_SRCDIR/tests/ref/q_unrolls_ref.py" "$D/q/checkpoint.safetensors" "$D/u.jsonl" \
+		1 2 0.9 0.001 0.8 1 1
+	assert_success
+	assert_output --partial "ok: 14 unroll frames"
+	# Epsilon 1: uniform over catch's 3 actions, a third of them greedy;
+	# the defaults of the priorities (burn-in 0, 5 steps, 0.99, 1e-3, 0.9).
+	qplay --epsilon 1
+	run python3 "$SEED_SRCDIR/tests/ref/q_unrolls_ref.py" "$D/q/checkpoint.safetensors" "$D/u.jsonl" \
+		0 5 0.99 0.001 0.9 0.2 0.47
+	assert_success
+	# Ape-X's schedule over 8 environments (2 actors' worth): this actor
+	# (0) has environments 0..3, epsilon 0.4 to 0.4^4; not all greedy.
+	qplay --epsilon-envs 8
+	run python3 "$SEED_SRCDIR/tests/ref/q_unrolls_ref.py" "$D/q/checkpoint.safetensors" "$D/u.jsonl" \
+		0 5 0.99 0.001 0.9 0.6 0.99
+	assert_success
+}
+
+@test "the Q-model options: usage errors, and a warning for an actor-critic model" {
+	qmodel "$D/q"
+	for args in "--greedy --epsilon 0.1" "--epsilon 0.1 --epsilon-envs 4" "--epsilon-base 0.5" \
+		"--actor-envs 4" "--epsilon 2" "--n-step 3" "--unrolls $D/u --burn-in 20"; do
+		run seed-infer --bind "ipc://$D/s" --model "$D/q" $args
+		[ "$status" -eq 2 ] || { echo "$args: status $status"; false; }
+	done
+	run seed-infer --bind "ipc://$D/s" --policy random --epsilon 0.5
+	[ "$status" -eq 2 ]
+	assert_output --partial "need --model"
+	run seed-infer --bind "ipc://$D/s" --model "$D/q" --unrolls "$D/u" --unroll-length 4 --burn-in 4
+	[ "$status" -eq 2 ]
+	assert_output --partial "--burn-in 4: unrolls of 5 steps"
+	# An actor-critic model takes no epsilon: said once, and it samples on.
+	qcheckpoint "$D/ac" catch '{"torso": [{"type": "flatten"}]}' 1
+	seed-infer --bind "ipc://$D/s" --model "$D/ac" --epsilon 0.3 --stats-interval 0 --quiet 2>"$D/err" &
+	INFER=$!
+	seed-actor --env catch --envs 2 --steps 5 --connect "ipc://$D/s" --quiet
+	kill -TERM $INFER
+	wait $INFER
+	INFER=
+	[ "$(grep -c "actor-critic head" "$D/err")" -eq 1 ]
+}

@@ -33,6 +33,9 @@ struct rig {
  * overlap steps. */
 static void rig_open_model(struct rig *r, const char *name, int T, int overlap);
 
+/* Options a test sets beyond the rig's (NULL: none). */
+static void (*rig_tweak)(seed_serve_opts *o);
+
 static void rig_open_opts(struct rig *r, const char *name, bool unrolls, int T, bool model, int overlap)
 {
 	memset(r, 0, sizeof *r);
@@ -60,7 +63,9 @@ static void rig_open_opts(struct rig *r, const char *name, bool unrolls, int T, 
 	                     .model = model,
 	                     .greedy = model,
 	                     .overlap = overlap};
-	CHECK(seed_serve_new(&r->s, &o, r->router, r->push, NULL, &err) == 0);
+	if (rig_tweak)
+		rig_tweak(&o);
+	CHECK_MSG(seed_serve_new(&r->s, &o, r->router, r->push, NULL, &err) == 0, "%s", err.msg);
 }
 
 static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
@@ -423,6 +428,196 @@ static void t_recurrent_state(void)
 	rig_close(&r);
 }
 
+/* ---- Q models ---------------------------------------------------------- */
+
+/* A dueling model of A actions on 2 inputs, no torso, every parameter 0
+ * but value.bias = 3: every Q value is 3 (V + Adv - mean Adv = 3 + 0), so
+ * the greedy action is 0 (ties go to the lowest index). */
+static const char q_json[] = "{\"torso\": [], \"head\": \"dueling\"}";
+
+static void q_policy(struct rig *r, int A)
+{
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&m, q_json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, 1, &err) == 0, "%s",
+	          err.msg);
+	const seed_model_param *vb = seed_model_param_find(m, "value.bias");
+	CHECK(vb != NULL);
+	seed_model_params(m)[vb->offset] = 3.0f;
+	CHECK(seed_serve_policy(r->s, q_json, strlen(q_json), seed_model_params(m),
+	                        4 * seed_model_num_params(m), 2) == 0);
+	seed_model_free(&m);
+}
+
+static void tweak_priorities(seed_serve_opts *o)
+{
+	o->greedy = false;
+	o->epsilon = 0;
+	o->n_step = 1;
+	o->discount = 0.5;
+	o->rescale_eps = 0;
+	o->eta = 0.9;
+}
+
+/* First priorities, worked by hand: Q = 3 everywhere, actions 0, rewards
+ * 0.5 at every step, n-step 1, discount 0.5, no rescaling epsilon (h(x) =
+ * sign(x) (sqrt(|x| + 1) - 1), h^-1(3) = 4^2 - 1 = 15), eta 0.9; unrolls of
+ * T 2, overlap 1: 3 steps, 2 TD errors
+ *   delta_t = h(r_{t+1} + 0.5 (1 - done_{t+1}) 15) - 3.
+ * Row 1 never ends: h(8) - 3 = -1 twice, priority 1.  Row 0 terminates at
+ * step 1: delta_0 = h(0.5) - 3 = sqrt(1.5) - 4 = -2.7752551286, delta_1 =
+ * -1, priority 0.9 * 2.7752551286 + 0.1 * 1.8876275643 = 2.6864923722.
+ * The logits field holds the Q values. */
+static void t_q_priorities(void)
+{
+	enum { K = 2, A = 3 };
+	struct rig r;
+	rig_tweak = tweak_priorities;
+	rig_open_model(&r, "q-priorities", 2, 1);
+	rig_tweak = NULL;
+	q_policy(&r, A);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_err err;
+	for (int n = 0; n < 3; n++) {
+		step(&out, 1, n, 0, K, A, 0.25f * (float)n, n == 1 ? 0 : -1);
+		CHECK(ask(&r, &out, &got));
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 && f.type == SEED_FRAME_ACTION);
+		const int32_t *act = seed_frame_tensor(&f, "action")->data;
+		CHECK(act[0] == 0 && act[1] == 0);
+	}
+	seed_chan_msg msg;
+	int unrolls = 0;
+	while (seed_chan_recv(r.pull, &msg, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, msg.data, msg.len, &err) == 0);
+		if (f.type != SEED_FRAME_UNROLL)
+			continue;
+		unrolls++;
+		const seed_tensor *p = seed_frame_tensor(&f, "priority"),
+		                  *lg = seed_frame_tensor(&f, "logits");
+		CHECK(p && p->dtype == SEED_DTYPE_F32 && p->rank == 1 && p->shape[0] == K);
+		if (!p)
+			break;
+		float pr[K], q[K * 3 * A];
+		memcpy(pr, p->data, sizeof pr);
+		memcpy(q, lg->data, sizeof q);
+		CHECK_MSG(fabs(pr[0] - 2.6864923722) < 1e-5 && fabs(pr[1] - 1.0) < 1e-6,
+		          "priorities %.9g %.9g, want 2.6864923722 1", pr[0], pr[1]);
+		for (int i = 0; i < K * 3 * A; i++)
+			CHECK(q[i] == 3.0f);
+	}
+	CHECK_MSG(unrolls == 1, "%d unroll frames, want 1", unrolls);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+static void tweak_schedule(seed_serve_opts *o)
+{
+	tweak_priorities(o);
+	o->epsilon_envs = 2;
+	o->epsilon_base = 0.5;
+	o->epsilon_alpha = 30;
+}
+
+/* Ape-X's schedule over 2 environments, base 0.5, alpha 30: environment 0
+ * explores with epsilon 0.5, environment 1 with 0.5^31 (never, here).
+ * Actor 1 steps two halves of one environment each: its environments are
+ * taken to be 2 (twice the rows of the half at env0 0; env0 + rows of the
+ * other), so the half at env0 0 is environment (1 * 2 + 0) mod 2 = 0 and
+ * the one at env0 1 is (1 * 2 + 1) mod 2 = 1.  All Q values tie at 3
+ * (greedy: action 0), and an exploring step picks one of 3 uniformly: the
+ * first half's actions are not 0 a third of the time (0.5 * 2/3) and the
+ * second half's always 0.  300 steps: within 5 standard errors. */
+static void t_q_epsilon_schedule(void)
+{
+	enum { A = 3, N = 300 };
+	struct rig r;
+	rig_tweak = tweak_schedule;
+	rig_open_opts(&r, "q-schedule", false, 2, true, 1);
+	rig_tweak = NULL;
+	q_policy(&r, A);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_err err;
+	int off[2] = {0};
+	for (int n = 0; n < N; n++)
+		for (int half = 0; half < 2; half++) {
+			step(&out, 1, n, half, 1, A, 0.0f, -1);
+			CHECK(ask(&r, &out, &got));
+			seed_frame f;
+			CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 &&
+			      f.type == SEED_FRAME_ACTION);
+			int32_t a;
+			memcpy(&a, seed_frame_tensor(&f, "action")->data, 4);
+			off[half] += a != 0;
+		}
+	double f0 = (double)off[0] / N, p0 = 1.0 / 3, se = sqrt(p0 * (1 - p0) / N);
+	CHECK_MSG(fabs(f0 - p0) < 5 * se, "environment 0 left the greedy action %.3f of the time, want %.3f",
+	          f0, p0);
+	CHECK_MSG(off[1] == 0, "environment 1 left the greedy action %d times", off[1]);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* Bad Q settings are refused by name. */
+static void t_q_bad_settings(void)
+{
+	seed_serve_opts ok = {.max_batch = 4,
+	                      .timeout = 0.01,
+	                      .T = 4,
+	                      .idle_expiry = 1,
+	                      .max_halves = 4,
+	                      .max_bytes = 1 << 20,
+	                      .max_envs = 4,
+	                      .max_actions = 4,
+	                      .max_row_bytes = 64,
+	                      .model = true,
+	                      .discount = 0.99,
+	                      .eta = 0.9};
+	void *ctx = seed_chan_context();
+	seed_chan *router = NULL, *push = NULL;
+	seed_chan_opts bind = {.bind = true};
+	seed_err err;
+	CHECK(seed_chan_open(&router, ctx, SEED_CHAN_ROUTER, "inproc://q-bad", &bind, &err) == 0);
+	CHECK(seed_chan_open(&push, ctx, SEED_CHAN_PUSH, "inproc://q-bad-u", &bind, &err) == 0);
+	seed_serve *sv = NULL;
+	CHECK(seed_serve_new(&sv, &ok, router, push, NULL, &err) == 0);
+	seed_serve_free(&sv);
+	struct {
+		const char *what, *msg;
+		seed_serve_opts o;
+	} bad[] = {{"epsilon 1.5", "epsilon 1.5", ok},
+	           {"base 2", "base 2", ok},
+	           {"burn-in 4 of 5 steps", "burn-in 4", ok},
+	           {"discount 1.5", "discount 1.5", ok},
+	           {"eta NaN", "eta nan", ok}};
+	bad[0].o.epsilon = 1.5;
+	bad[1].o.epsilon_envs = 8;
+	bad[1].o.epsilon_base = 2;
+	bad[2].o.burn_in = 4;
+	bad[3].o.discount = 1.5;
+	bad[4].o.eta = NAN;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_MSG(seed_serve_new(&sv, &bad[i].o, router, push, NULL, &err) == -EINVAL && !sv, "%s",
+		          bad[i].what);
+		CHECK_MSG(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].what, err.msg);
+	}
+	/* Burn-in 3 of 5 steps leaves 2: fine. */
+	ok.burn_in = 3;
+	CHECK(seed_serve_new(&sv, &ok, router, push, NULL, &err) == 0);
+	seed_serve_free(&sv);
+	seed_chan_close(&push);
+	seed_chan_close(&router);
+	seed_chan_context_free(&ctx);
+}
+
 /* A thousand step requests of two halves, with unrolls and episodes (one
  * row ends its episode at every step), taken one by one: the taking
  * (decoding, the half's lookup, the batch, the unroll's step, the episodes
@@ -478,6 +673,9 @@ int main(void)
 	TAP_RUN(t_requests);
 	TAP_RUN(t_unrolls);
 	TAP_RUN(t_recurrent_state);
+	TAP_RUN(t_q_priorities);
+	TAP_RUN(t_q_epsilon_schedule);
+	TAP_RUN(t_q_bad_settings);
 	TAP_RUN(t_no_allocation_per_request);
 	return tap_done();
 }

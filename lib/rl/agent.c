@@ -29,10 +29,13 @@ struct seed_agent {
 	int A;
 	int cap; /* rows of the model and the buffers */
 	bool greedy;
+	bool q;         /* a dueling head: Q values, epsilon-greedy */
+	double epsilon; /* a Q agent's epsilon for rows given none */
 	seed_rng rng;
 	int64_t version;
 	void *stage;   /* (cap, obs_numel) converted observations, model dtype */
 	float *logits; /* (cap, A) when the caller wants none */
+	float *eps;    /* (cap): a Q agent's default epsilon per row */
 };
 
 void seed_agent_free(seed_agent **ap)
@@ -43,6 +46,7 @@ void seed_agent_free(seed_agent **ap)
 	seed_model_free(&a->model);
 	free(a->stage);
 	free(a->logits);
+	free(a->eps);
 	free(a);
 	*ap = NULL;
 }
@@ -52,8 +56,10 @@ static void alloc_scratch(seed_agent *a, int cap)
 {
 	free(a->stage);
 	free(a->logits);
+	free(a->eps);
 	a->stage = seed_xmalloc((size_t)cap * a->obs_numel * seed_dtype_size(a->obs_dtype));
 	a->logits = seed_xmalloc((size_t)cap * (size_t)a->A * sizeof(float));
+	a->eps = seed_xmalloc((size_t)cap * sizeof(float));
 	a->cap = cap;
 }
 
@@ -71,15 +77,6 @@ int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtyp
 	int rc = seed_model_new(&m, model_json, mdt, obs_rank, obs_shape, num_actions, max_rows, err);
 	if (rc)
 		return rc;
-	if (seed_model_head_kind(m) != SEED_HEAD_ACTOR_CRITIC) {
-		/* The agent samples from policy logits: Q values are not. */
-		rc = seed_err_set(err, -EINVAL,
-		                  "agent: the model has a \"%s\" head, which outputs Q values, not policy "
-		                  "logits: a Q-value head needs a Q-learning algorithm (r2d2)",
-		                  seed_model_head_name(seed_model_head_kind(m)));
-		seed_model_free(&m);
-		return rc;
-	}
 	seed_agent *a = seed_xcalloc(1, sizeof *a);
 	a->model = m;
 	a->obs_dtype = mdt;
@@ -91,6 +88,8 @@ int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtyp
 	}
 	a->A = num_actions;
 	a->greedy = greedy;
+	a->q = seed_model_head_kind(m) == SEED_HEAD_DUELING;
+	a->epsilon = greedy ? 0.0 : SEED_AGENT_EPSILON;
 	seed_rng_init(&a->rng, seed, stream);
 	alloc_scratch(a, max_rows);
 	*out = a;
@@ -144,6 +143,24 @@ size_t seed_agent_obs_bytes(const seed_agent *a)
 int seed_agent_capacity(const seed_agent *a)
 {
 	return a->cap;
+}
+
+seed_model_head seed_agent_head(const seed_agent *a)
+{
+	return a->q ? SEED_HEAD_DUELING : SEED_HEAD_ACTOR_CRITIC;
+}
+
+int seed_agent_set_epsilon(seed_agent *a, double epsilon, seed_err *err)
+{
+	if (!(epsilon >= 0 && epsilon <= 1)) /* NaN fails too */
+		return seed_err_set(err, -EINVAL, "agent: epsilon %g is not in [0, 1]", epsilon);
+	a->epsilon = epsilon;
+	return 0;
+}
+
+double seed_agent_epsilon(const seed_agent *a)
+{
+	return a->epsilon;
 }
 
 /* ---- observations ------------------------------------------------------ */
@@ -342,7 +359,31 @@ static int step(seed_agent *a, int rows, const void *x, const seed_agent_core *c
 		                    "act with seed_agent_act_core, which carries the state",
 		                    S);
 	int rc;
-	if (S == 0) {
+	if (a->q) {
+		/* Q values into logits (the caller's or the scratch), values
+		 * their greedy maximum. */
+		float *q = logits ? logits : a->logits;
+		if (S == 0) {
+			rc = seed_model_forward_q(a->model, rows, x, q);
+		} else {
+			seed_model_seq sq = {.T = 1,
+			                     .B = rows,
+			                     .obs = x,
+			                     .prev_reward = c->prev_reward,
+			                     .prev_action = c->prev_action,
+			                     .reset = c->reset,
+			                     .state0 = c->state,
+			                     .state_out = c->state_out};
+			rc = seed_model_forward_seq_q(a->model, &sq, q);
+		}
+		if (rc == 0 && values)
+			for (int r = 0; r < rows; r++) {
+				const float *row = q + (size_t)r * (size_t)a->A;
+				int32_t best;
+				seed_policy_argmax(1, a->A, row, &best);
+				values[r] = row[best];
+			}
+	} else if (S == 0) {
 		rc = seed_model_forward(a->model, rows, x, logits, values);
 	} else {
 		seed_model_seq q = {.T = 1,
@@ -365,6 +406,11 @@ int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const s
 {
 	if (!actions)
 		return seed_err_set(err, -EINVAL, "agent: no actions buffer");
+	const float *eps = c && a->q ? c->epsilon : NULL;
+	for (int r = 0; eps && r < rows; r++)
+		if (!(eps[r] >= 0 && eps[r] <= 1))
+			return seed_err_set(err, -EINVAL, "agent: row %d: epsilon %g is not in [0, 1]", r,
+			                    (double)eps[r]);
 	const void *x;
 	int rc = prepare(a, rows, obs, &x, err);
 	if (rc)
@@ -372,10 +418,18 @@ int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const s
 	float *lg = logits ? logits : a->logits;
 	if ((rc = step(a, rows, x, c, lg, values, err)) < 0)
 		return rc;
-	if (a->greedy)
+	if (a->q && (eps || a->epsilon > 0)) {
+		if (!eps) {
+			for (int r = 0; r < rows; r++)
+				a->eps[r] = (float)a->epsilon;
+			eps = a->eps;
+		}
+		seed_policy_epsilon_greedy(rows, a->A, lg, eps, &a->rng, actions);
+	} else if (a->greedy || a->q) {
 		seed_policy_argmax(rows, a->A, lg, actions);
-	else
+	} else {
 		seed_policy_sample(rows, a->A, lg, &a->rng, actions);
+	}
 	return 0;
 }
 

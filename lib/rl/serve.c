@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 #include "seed/batcher.h"
 #include "seed/buf.h"
 #include "seed/frame.h"
+#include "seed/policy.h"
+#include "seed/r2d2.h"
 #include "seed/rng.h"
 #include "seed/sessions.h"
 #include "seed/unroll.h"
@@ -59,6 +62,15 @@ struct seed_serve {
 	size_t cap_final_in, cap_final_reward, cap_final_action;
 	unsigned char *conv; /* a request's observations and final ones, converted */
 	size_t cap_conv;
+	/* a Q agent's batch: each row's epsilon (rows) with the schedule; an
+	 * unroll's priorities (B) and its steps burn_in.. time-major: Q values
+	 * (L', B, A), actions, rewards, ends (L', B), losses (B) */
+	float *eps, *prio, *pq, *preward, *ploss;
+	int32_t *paction;
+	uint8_t *pdone;
+	size_t cap_eps, cap_prio, cap_pq, cap_preward, cap_ploss, cap_paction, cap_pdone;
+	int64_t prio_warns;
+	bool q_warned;
 	size_t cap_rows, cap_logits, cap_final, cap_req;
 	seed_buf out;
 	seed_frame f;
@@ -88,6 +100,27 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	if (o->max_envs < 1 || o->max_actions < 1 || o->max_row_bytes < 1)
 		return seed_err_set(err, -EINVAL, "serve: bounds of %d envs, %d actions, %zu bytes a row",
 		                    o->max_envs, o->max_actions, o->max_row_bytes);
+	if (!(o->epsilon >= 0 && o->epsilon <= 1) || o->epsilon_envs < 0 || o->actor_envs < 0)
+		return seed_err_set(err, -EINVAL, "serve: epsilon %g, over %d envs of %d per actor",
+		                    o->epsilon, o->epsilon_envs, o->actor_envs);
+	if (o->epsilon_envs > 0 && (!(o->epsilon_base >= 0 && o->epsilon_base <= 1) ||
+	                            !(o->epsilon_alpha >= 0 && isfinite(o->epsilon_alpha))))
+		return seed_err_set(err, -EINVAL,
+		                    "serve: epsilon base %g (in [0, 1]) and alpha %g (finite, >= 0)",
+		                    o->epsilon_base, o->epsilon_alpha);
+	int steps = o->T + (o->overlap > 0 ? o->overlap : 1);
+	if (o->burn_in < 0 || o->n_step < 0 || (unrolls && steps - o->burn_in < 2))
+		return seed_err_set(
+		    err, -EINVAL,
+		    "serve: burn-in %d of unrolls of %d steps leaves fewer than the 2 steps a "
+		    "priority needs (n-step %d)",
+		    o->burn_in, steps, o->n_step);
+	if (!(o->discount >= 0 && o->discount <= 1) || !(o->eta >= 0 && o->eta <= 1) ||
+	    !(o->rescale_eps >= 0 && isfinite(o->rescale_eps)))
+		return seed_err_set(err, -EINVAL,
+		                    "serve: discount %g and eta %g must be in [0, 1], the value rescaling's "
+		                    "epsilon %g finite and >= 0",
+		                    o->discount, o->eta, o->rescale_eps);
 	seed_sessions_opts so = {.unrolls = unrolls != NULL,
 	                         .T = o->T,
 	                         .overlap = o->overlap > 0 ? o->overlap : 1,
@@ -145,6 +178,13 @@ void seed_serve_free(seed_serve **sp)
 	free(s->final_reward);
 	free(s->final_action);
 	free(s->conv);
+	free(s->eps);
+	free(s->prio);
+	free(s->pq);
+	free(s->preward);
+	free(s->ploss);
+	free(s->paction);
+	free(s->pdone);
 	seed_buf_free(&s->out);
 	free(s);
 	*sp = NULL;
@@ -220,6 +260,13 @@ static void build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t act
 		     "(policy version 0) until parameters that fit arrive",
 		     actor, err.msg);
 		return;
+	}
+	if (seed_agent_head(a) == SEED_HEAD_DUELING)
+		seed_agent_set_epsilon(a, s->o.epsilon, NULL); /* checked in seed_serve_new */
+	else if (s->o.q_settings && !s->q_warned) {
+		s->q_warned = true;
+		warn(s, "the model has an actor-critic head: it samples from its policy, and the Q-model "
+		        "settings (epsilon, priorities) do not apply");
 	}
 	s->agent = a;
 	s->agent_layout = *l;
@@ -626,18 +673,47 @@ static void gather_core(seed_serve *s, int S)
 	}
 }
 
-/* The core inputs of rows [row0, row0 + n) of the batch (NULL without a
- * core). */
-static const seed_agent_core *core_at(const seed_serve *s, int S, int64_t row0, seed_agent_core *c)
+/* The exploration of row `row` of half h under the schedule of opts (see
+ * seed/serve.h): environment i of N. */
+static float env_epsilon(const seed_serve *s, const seed_session *h, int row)
 {
-	if (S == 0)
-		return NULL;
+	int64_t N = s->o.epsilon_envs, K = h->layout.rows;
+	int64_t E = s->o.actor_envs > 0 ? s->o.actor_envs : h->env0 > 0 ? (int64_t)h->env0 + K : 2 * K;
+	int64_t i = ((int64_t)h->actor * E + (int64_t)h->env0 + row) % N;
+	if (i < 0) /* a negative env0 from a peer */
+		i += N;
+	return (float)seed_policy_apex_epsilon((int)i, (int)N, s->o.epsilon_base, s->o.epsilon_alpha);
+}
+
+/* Whether the batch's rows each get their own epsilon (a Q agent with the
+ * schedule), and if so each row's, in batch order. */
+static bool gather_eps(seed_serve *s)
+{
+	if (s->o.epsilon_envs < 1 || seed_agent_head(s->agent) != SEED_HEAD_DUELING)
+		return false;
+	seed_batcher *b = s->b;
+	grow(&s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
+	for (int i = 0; i < b->n; i++) {
+		const seed_batch_req *r = &b->req[i];
+		for (int j = 0; j < r->rows; j++)
+			s->eps[r->row0 + j] = env_epsilon(s, r->owner, j);
+	}
+	return true;
+}
+
+/* The core inputs of rows [row0, row0 + n) of the batch and their
+ * epsilons (NULL without a core and without epsilons). */
+static const seed_agent_core *core_at(const seed_serve *s, int S, bool eps, int64_t row0, seed_agent_core *c)
+{
 	size_t k = (size_t)row0;
-	*c = (seed_agent_core){.prev_reward = s->core_reward + k,
-	                       .prev_action = s->core_action + k,
-	                       .reset = s->core_reset + k,
-	                       .state = s->core_in + k * (size_t)S,
-	                       .state_out = s->core_out + k * (size_t)S};
+	*c = (seed_agent_core){.epsilon = eps ? s->eps + k : NULL};
+	if (S == 0)
+		return eps ? c : NULL;
+	c->prev_reward = s->core_reward + k;
+	c->prev_action = s->core_action + k;
+	c->reset = s->core_reset + k;
+	c->state = s->core_in + k * (size_t)S;
+	c->state_out = s->core_out + k * (size_t)S;
 	return c;
 }
 
@@ -665,19 +741,20 @@ static void act(seed_serve *s)
 	seed_err err;
 	if (S > 0)
 		gather_core(s, S);
+	bool eps = gather_eps(s);
 	bool whole = true;
 	for (int i = 0; i < b->n && whole; i++)
 		whole = fits(s, b->req[i].owner, &err);
 	if (whole) {
 		seed_tensor t = rows_view(s, b->obs, 0, (int)b->rows);
-		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, 0, &c), s->actions,
+		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c), s->actions,
 		                            s->logits, NULL, &err) == 0;
 	}
 	for (int i = 0; i < b->n && !whole; i++) {
 		const seed_batch_req *r = &b->req[i];
 		seed_tensor t = rows_view(s, b->obs, r->row0, r->rows);
 		int code = fits(s, r->owner, &err)
-		               ? seed_agent_act_core(s->agent, r->rows, &t, core_at(s, S, r->row0, &c),
+		               ? seed_agent_act_core(s->agent, r->rows, &t, core_at(s, S, eps, r->row0, &c),
 		                                     s->actions + r->row0, s->logits + (size_t)r->row0 * A,
 		                                     NULL, &err)
 		               : -SEED_EFRAME;
@@ -717,14 +794,66 @@ static void act(seed_serve *s)
 	}
 }
 
+/* The first priorities of h's full unroll into s->prio (B) when the agent
+ * is a Q model: seed_r2d2_loss over steps burn_in .. L-1, the recorded Q
+ * values (the logits field) as online and target values, done = terminated
+ * | truncated.  Returns whether they are there, finite. */
+static bool unroll_priorities(seed_serve *s, const seed_session *h)
+{
+	if (!s->agent || seed_agent_head(s->agent) != SEED_HEAD_DUELING)
+		return false;
+	const seed_unroll *u = h->unroll;
+	int B = u->layout.rows, A = u->layout.num_actions, L = u->steps, b0 = s->o.burn_in;
+	if (A != s->agent_layout.num_actions) /* played at random for another layout */
+		return false;
+	size_t Lp = (size_t)(L - b0), n = Lp * (size_t)B;
+	grow(&s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
+	grow(&s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
+	grow(&s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
+	grow(&s->preward, &s->cap_preward, n, sizeof *s->preward);
+	grow(&s->paction, &s->cap_paction, n, sizeof *s->paction);
+	grow(&s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
+	const float *q = u->field[SEED_UNROLL_LOGITS], *rew = u->field[SEED_UNROLL_REWARD];
+	const int32_t *act = u->field[SEED_UNROLL_ACTION];
+	const uint8_t *te = u->field[SEED_UNROLL_TERMINATED], *tr = u->field[SEED_UNROLL_TRUNCATED];
+	/* (B, L, ...) batch-major to (L', B, ...) time-major. */
+	for (int b = 0; b < B; b++)
+		for (size_t t = 0; t < Lp; t++) {
+			size_t src = (size_t)b * (size_t)L + (size_t)b0 + t, dst = t * (size_t)B + (size_t)b;
+			memcpy(s->pq + dst * (size_t)A, q + src * (size_t)A, (size_t)A * sizeof(float));
+			s->preward[dst] = rew[src];
+			s->paction[dst] = act[src];
+			s->pdone[dst] = te[src] || tr[src];
+		}
+	int n_step = s->o.n_step > 0 ? s->o.n_step : 5;
+	int rc = seed_r2d2_loss((int)Lp, B, A, n_step, (float)s->o.discount, (float)s->o.rescale_eps,
+	                        (float)s->o.eta, s->pq, s->pq, s->paction, s->preward, s->pdone, s->prio,
+	                        s->ploss, NULL);
+	bool ok = rc == 0;
+	for (int b = 0; b < B && ok; b++)
+		ok = isfinite(s->prio[b]) && s->prio[b] >= 0;
+	if (!ok && (s->prio_warns++ < 10 || s->prio_warns % 1000 == 0))
+		warn(s,
+		     "an unroll of actor %" PRIu32 " (env0 %" PRId32
+		     ") goes without first priorities: %s (%" PRId64 " so far); the replay gives it its "
+		     "largest",
+		     h->actor, h->env0,
+		     rc ? "they cannot be computed" : "its Q values give one that is not finite",
+		     s->prio_warns);
+	return ok;
+}
+
 /* Push h's full unroll, after the episodes gathered until its last step,
- * and start its next one. */
+ * with a Q model's first priorities, and start its next one. */
 static int send_unroll(seed_serve *s, seed_session *h)
 {
 	seed_frame f;
 	seed_err err;
 	int erc = send_episodes(s, h);
 	int rc = seed_unroll_frame(h->unroll, &f, h->run, h->actor, h->env);
+	int64_t B = h->layout.rows;
+	if (rc == 0 && unroll_priorities(s, h))
+		rc = seed_frame_set_tensor(&f, "priority", seed_tensor_view(s->prio, SEED_DTYPE_F32, 1, &B));
 	seed_buf_reset(&s->out);
 	if (rc == 0)
 		rc = seed_frame_encode(&f, &s->out, &err);

@@ -39,6 +39,16 @@
  * rest says what was wrong instead of acting on garbage.  The rank and shape
  * must match the model's exactly ([rows, obs_shape...]).
  *
+ * Q models (a dueling head, seed_model(3)): the model outputs one Q value
+ * per action instead of policy logits.  The agent's logits output is then
+ * the Q values, its values output max_a Q, and the action is epsilon-greedy
+ * (seed_policy_epsilon_greedy): with probability 1 - epsilon the greedy
+ * action (the first largest Q value), else one drawn uniformly from all A
+ * (so the greedy one's probability is 1 - epsilon + epsilon / A).  Each row
+ * may have its own epsilon (seed_agent_core.epsilon, e.g. Ape-X's schedule
+ * over environments); rows given none take the agent's (0 for a greedy
+ * agent, SEED_AGENT_EPSILON otherwise; seed_agent_set_epsilon changes it).
+ *
  * Recurrent models (a model with a core, seed_model(3)): the agent keeps no
  * state itself.  The caller keeps each environment's state and its
  * previous reward and action, and passes them to seed_agent_act_core (the
@@ -64,13 +74,17 @@ extern "C" {
 
 typedef struct seed_agent seed_agent;
 
+/* A non-greedy Q agent's epsilon until seed_agent_set_epsilon. */
+#define SEED_AGENT_EPSILON 0.01
+
 /* Build an agent for the model described by model_json (seed_model(3)) for
  * observations of obs_dtype and shape obs_shape[obs_rank] (one row, without
  * the batch dimension), num_actions actions, max_rows rows per call before
  * growing.  The model is built for u8 when obs_dtype is SEED_DTYPE_U8, for
  * f32 otherwise (an f64 or integer client gets an f32 model and converts).
  * greedy: choose the first most likely action; otherwise sample from
- * softmax(logits) with a generator seeded by seed_rng_init(seed, stream).
+ * softmax(logits) (a Q model: epsilon-greedy with SEED_AGENT_EPSILON) with a
+ * generator seeded by seed_rng_init(seed, stream).
  * Parameters start at zero (uniform policy, zero values) and the policy
  * version at 0: load parameters before acting for real.  model_json is
  * copied.  Errors (*out untouched): those of seed_model_new (-SEED_EOPTION
@@ -92,8 +106,11 @@ int seed_agent_load_params(seed_agent *a, const void *data, size_t len, int64_t 
 /* Choose actions for rows >= 1 observations obs ([rows, obs_shape...], a
  * dtype that converts by the rules above, data of any alignment):
  * actions[rows] always; logits[rows * num_actions] and values[rows] when not
- * NULL.  Draws exactly one uniform per row from the generator when sampling
- * (none when greedy).  Errors (nothing written, generator not advanced):
+ * NULL (a Q model: the Q values and max_a Q).  Draws exactly one uniform per
+ * row from the generator when sampling (none when greedy); a Q model draws
+ * as seed_policy_epsilon_greedy does (one uniform per row and one more per
+ * row that explores), and nothing when every row's epsilon is the agent's
+ * and that is 0.  Errors (nothing written, generator not advanced):
  * -EINVAL for a bad rows, dtype or shape; -ERANGE for a value that does not
  * convert; err says which and where. */
 int seed_agent_act(seed_agent *a, int rows, const seed_tensor *obs, int32_t *actions, float *logits,
@@ -107,6 +124,11 @@ typedef struct seed_agent_core {
 	const uint8_t *reset;       /* [rows] or NULL: zero the row's state first (a new episode) */
 	const float *state;         /* [rows][S]: the state before the step (NULL: zeros) */
 	float *state_out;           /* [rows][S] or NULL: after the step; must not overlap state */
+	/* [rows] or NULL (the agent's epsilon for every row): a Q model's
+	 * exploration of each row, each in [0, 1]; ignored by actor-critic
+	 * models.  Read by act only; a model without a core reads nothing
+	 * else of seed_agent_core. */
+	const float *epsilon;
 } seed_agent_core;
 
 /* Floats of recurrent state per row: 0 for a model without a core. */
@@ -114,7 +136,8 @@ int seed_agent_state_floats(const seed_agent *a);
 
 /* seed_agent_act for a model with or without a core: one step of rows
  * environments from the state and inputs in c (which may be NULL only
- * without a core).  Same checks, draws and errors as seed_agent_act. */
+ * without a core).  Same checks, draws and errors as seed_agent_act, and
+ * -EINVAL (nothing written) for a row's epsilon outside [0, 1] or NaN. */
 int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
                         int32_t *actions, float *logits, float *values, seed_err *err);
 /* seed_agent_values with state: the values of rows observations seen from
@@ -157,6 +180,14 @@ size_t seed_agent_obs_bytes(const seed_agent *a);
 /* Rows a call takes without allocating: max_rows at first, then the most
  * rows ever asked for. */
 int seed_agent_capacity(const seed_agent *a);
+
+/* The model's head: SEED_HEAD_DUELING for a Q model (epsilon-greedy on Q
+ * values), SEED_HEAD_ACTOR_CRITIC for a policy (sampled or greedy). */
+seed_model_head seed_agent_head(const seed_agent *a);
+/* A Q agent's epsilon for rows given none (see above): in [0, 1], else
+ * -EINVAL and it stays.  Kept but unused by an actor-critic agent. */
+int seed_agent_set_epsilon(seed_agent *a, double epsilon, seed_err *err);
+double seed_agent_epsilon(const seed_agent *a);
 
 #ifdef __cplusplus
 }

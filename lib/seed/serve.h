@@ -20,6 +20,13 @@
  * service never stops for one.  Numbers a peer sends that size memory are
  * bounded (opts: K, actions, bytes per row, halves and their bytes).
  *
+ * Q models: a model with a dueling head (seed_agent(3)) acts
+ * epsilon-greedily, each environment with the epsilon of opts (one for all,
+ * or Ape-X's schedule over environments); its Q values travel in the
+ * unroll frames' logits field, and each unroll frame carries each row's
+ * first replay priority (seed_r2d2_loss of the recorded Q values, actions,
+ * rewards and ends), as SEED RL computes them at inference time.
+ *
  * Acting: with a model, the batch goes through one forward pass (the agent
  * converts observations of another dtype when every value converts
  * exactly); a request whose observations do not fit the model (shape,
@@ -62,6 +69,27 @@ typedef struct seed_serve_opts {
 	bool model;           /* act with a model (else uniform random play) */
 	bool greedy;          /* take the most likely action */
 	uint64_t seed;        /* of the sampling */
+	/* A Q model's exploration (a dueling head; see "Q models" above):
+	 * with epsilon_envs = N > 0, environment i of N explores with
+	 * seed_policy_apex_epsilon(i, N, epsilon_base, epsilon_alpha), where
+	 * i = (actor * E + env0 + row) mod N and E = actor_envs, or when that
+	 * is 0 the actor's environments guessed from its half (env0 + rows when
+	 * env0 > 0, else 2 * rows: seed-actor's two halves); with N = 0 every
+	 * environment explores with epsilon.  In [0, 1]; greedy does not
+	 * change them (the caller sets epsilon 0). */
+	double epsilon;
+	int epsilon_envs;
+	double epsilon_base, epsilon_alpha;
+	int actor_envs;
+	/* A Q model's first priorities, sent with each unroll frame (field
+	 * "priority"): seed_r2d2_loss over steps burn_in .. T + overlap - 1
+	 * (at least 2 of them) with the recorded Q values as both online and
+	 * target, n_step (0: 5), discount, rescale_eps and eta. */
+	int burn_in, n_step;
+	double discount, rescale_eps, eta;
+	/* The caller gave Q-model settings: warn if the model turns out to be
+	 * an actor-critic one, which ignores them. */
+	bool q_settings;
 	/* Called with a warning for a person (a bad frame, a gap in seq, a
 	 * model that cannot be built); NULL: none. */
 	void (*warn)(void *ctx, const char *msg);
@@ -84,7 +112,8 @@ typedef struct seed_serve seed_serve;
  * episodes on unrolls (NULL: none are assembled) and taking parameters
  * from params (a SUB channel of params frames; NULL: none); the channels
  * stay the caller's.  Errors: -EINVAL for options out of range (err says
- * which).  Allocation failure aborts. */
+ * which: bounds, epsilons, burn_in leaving fewer than 2 steps of an
+ * unroll, discount or eta outside [0, 1]).  Allocation failure aborts. */
 int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors, seed_chan *unrolls,
                    seed_chan *params, seed_err *err);
 /* Free s (NULL is fine); *s becomes NULL.  The channels are not closed. */
