@@ -29,7 +29,8 @@
  *
  * Memory: everything an update touches is allocated by seed_learner_new;
  * adding unrolls and updating allocate nothing (an update that crosses a
- * reservation block writes one small file).
+ * reservation block writes one small file), except that an r2d2 update
+ * makes the one temporary allocation of seed_r2d2_loss.
  *
  * R2D2 (cfg->algorithm SEED_CONFIG_R2D2): the model must have a dueling
  * head.  A target network of the same description starts as a copy of the
