@@ -1337,7 +1337,8 @@ static void t_r2d2_update_allocates_nothing(void)
 		CHECK(n == 2 && rc == 0);
 	}
 	alloc_counting = false;
-	CHECK_MSG(!COUNT_ALLOCATIONS || alloc_count == 5, "%ld allocations in 5 adds and updates", alloc_count);
+	CHECK_MSG(!COUNT_ALLOCATIONS || alloc_count == 5, "%ld allocations in 5 adds and updates",
+	          alloc_count);
 	seed_learner_free(&L);
 	seed_config_free(&c);
 }
