@@ -90,7 +90,7 @@ static const seed_opt options[] = {
 
 static const seed_opts usage_spec = {
     .usage = "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...",
-    .summary = "Train a policy with V-trace on unrolls from seed-infer, or Q values with R2D2 on "
+    .summary = "Train a policy with V-trace on unrolls from seed-infer, or Q values with R2D2 on\n"
                "sequences from seed-replay; publish its parameters.",
     .epilogue = "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
                 "signal, with the final checkpoint written; 1 on errors, among them a checkpoint that\n"
@@ -145,6 +145,10 @@ static void send_priorities(seed_chan *replay)
 	if (seed_chan_send(replay, NULL, 0, out.data, out.len, true) != 0 && ++priority_drops <= 10)
 		cli_warn("priority frame #%" PRId64 " not sent: seed-replay's queue is full", priority_drops);
 }
+
+/* r2d2: seconds without a frame from seed-replay after which the sample
+ * requests in flight are taken for lost and sent again. */
+#define REQUEST_LOST_S 30.0
 
 /* r2d2: send sample requests until `want` are in flight; a request the
  * socket cannot take now (no seed-replay yet) is tried again later. */
@@ -302,7 +306,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s on %s, %s; %s\n", cli_prog, summary, cfg.env, seed_blas_info(),
 		        resume ? "resumed" : "new run");
 
-	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0;
+	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0, t_heard = t_ckpt;
 	int64_t published = -1;
 	const char *why = NULL;
 	seed_frame f = {0};
@@ -320,6 +324,15 @@ int main(int argc, char **argv)
 		}
 		if ((why = seed_learner_done(L)))
 			break;
+		if (r2d2 && inflight > 0 && now - t_heard > REQUEST_LOST_S) {
+			/* Nothing from the replay for that long: a seed-replay that
+			 * restarted lost the requests.  Ask again; answers to the old
+			 * ones, should they come, count against the new (inflight
+			 * may go below zero), so the requests in flight come back
+			 * to --prefetch. */
+			inflight = 0;
+			t_heard = now;
+		}
 		if (r2d2)
 			request_samples(uch, &inflight, opt.prefetch);
 		seed_chan_msg m;
@@ -329,6 +342,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		int k = 0;
+		if (r == 0)
+			t_heard = cli_now();
 		bool decoded = r == 0 && seed_frame_decoder_decode(dec, &f, m.data, m.len, &err) == 0;
 		if (decoded && r2d2 && f.type == SEED_FRAME_ERROR) {
 			/* seed-replay refused a request: one that can never be
