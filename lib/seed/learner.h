@@ -157,7 +157,10 @@ int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err);
  * -SEED_EFRAME with a message naming the field, for a frame that is not a
  * valid unroll frame, steps other than unroll_length+1, observations of
  * another dtype or shape than spec's, num_actions other than spec's, an
- * action outside [0, num_actions); -EINVAL for first outside [0, B_f]. */
+ * action outside [0, num_actions); -EINVAL for first outside [0, B_f].
+ * r2d2: the same for sequences frames (their keys and weights with them),
+ * also refusing a weight that is negative or not finite, and unroll frames
+ * (a V-trace learner refuses sequences frames). */
 int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err);
 
 /* Take the returns of episode frame f into the window of the last
@@ -165,11 +168,10 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
  * episode frame. */
 int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err);
 
-/* Take a decoded frame: an unroll frame's unrolls go into the batch with
- * seed_learner_add, running seed_learner_update each time it fills; an
- * episode frame goes to seed_learner_add_episodes.  Returns the number of
- * updates run (publish the newest version after it).  Errors: -SEED_EFRAME
- * for a frame of another type or a bad frame, which changed nothing;
+/* Take a decoded frame: an unroll frame's unrolls (r2d2: a sequences
+ * frame's sequences) go into the batch with seed_learner_add, running seed_learner_update each time it fills;
+ * an episode frame goes to seed_learner_add_episodes.  Returns the number of updates run (publish the newest
+ * version after it).  Errors: -SEED_EFRAME for a frame of another type or a bad frame, which changed nothing;
  * those of seed_learner_update, after the updates counted so far. */
 int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err);
 
