@@ -1318,8 +1318,9 @@ static void t_r2d2_refuses_bad_frames(void)
 
 /* An r2d2 update, with a core, allocates nothing of its own: the one
  * allocation per update is seed_r2d2_loss's q_boot scratch (lib/rl/r2d2.c
- * allocates it per call; a workspace variant would take it away). */
-static void t_r2d2_update_allocates_nothing(void)
+ * allocates it per call; a workspace variant would take it away).  Under
+ * valgrind nothing is counted (it replaces malloc). */
+static void t_r2d2_update_allocates_only_the_loss_scratch(void)
 {
 	seed_config c;
 	r2config(&c, CORE_DUELING, 4, 2, 2, 2, NULL);
@@ -1337,8 +1338,7 @@ static void t_r2d2_update_allocates_nothing(void)
 		CHECK(n == 2 && rc == 0);
 	}
 	alloc_counting = false;
-	CHECK_MSG(!COUNT_ALLOCATIONS || alloc_count == 5, "%ld allocations in 5 adds and updates",
-	          alloc_count);
+	CHECK_MSG(alloc_count <= 5, "%ld allocations in 5 adds and updates (at most one each)", alloc_count);
 	seed_learner_free(&L);
 	seed_config_free(&c);
 }
@@ -1368,6 +1368,6 @@ int main(void)
 	TAP_RUN(t_r2d2_target_copied_every_period);
 	TAP_RUN(t_r2d2_checkpoint_round_trips_target);
 	TAP_RUN(t_r2d2_refuses_bad_frames);
-	TAP_RUN(t_r2d2_update_allocates_nothing);
+	TAP_RUN(t_r2d2_update_allocates_only_the_loss_scratch);
 	return tap_done();
 }
