@@ -385,11 +385,12 @@ static void report(const seed_replay_stats *st, seed_replay_stats *last, double 
 	        "%s: %s%.0f inserts/s, %.0f samples/s, size %" PRIu64 "/%" PRIu64 ", %" PRIu64
 	        " inserted, %" PRIu64 " sampled, %" PRIu64 " updated, %" PRIu64 " stale keys, %" PRIu64
 	        " bad frames, inserts blocked "
-	        "%.1f%%, samples waited %.1f%%\n",
+	        "%.1f%%, samples waited %.1f%%, %" PRIu64 " episode frames relayed, %" PRIu64 " dropped\n",
 	        cli_prog, final ? "done: " : "", (double)(st->inserted - last->inserted) / dt,
 	        (double)(st->sampled - last->sampled) / dt, st->size, st->capacity, st->inserted, st->sampled,
 	        st->updated, st->stale, S.bad_unrolls + S.bad_requests + S.refused_requests,
-	        100 * (S.insert_blocked - *last_ib) / dt, 100 * (S.sample_blocked - *last_sb) / dt);
+	        100 * (S.insert_blocked - *last_ib) / dt, 100 * (S.sample_blocked - *last_sb) / dt,
+	        S.episodes_relayed, S.episodes_dropped);
 	*last = *st;
 	*last_ib = S.insert_blocked;
 	*last_sb = S.sample_blocked;
@@ -507,11 +508,9 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "%s: %" PRIu64 " batches answered, %" PRIu64 " dropped, %" PRIu64
 		        " priority frames, %" PRIu64 " bad unrolls, %" PRIu64 " bad requests, %" PRIu64
-		        " requests refused, %zu still waiting, %" PRIu64 " episode frames relayed, %" PRIu64
-		        " dropped\n",
+		        " requests refused, %zu still waiting\n",
 		        cli_prog, S.answered, S.dropped_answers, S.priority_frames, S.bad_unrolls,
-		        S.bad_requests, S.refused_requests, S.npending, S.episodes_relayed,
-		        S.episodes_dropped);
+		        S.bad_requests, S.refused_requests, S.npending);
 	}
 	cli_curve_report((seed_chan *[]){S.learners, S.unrolls}, 2, opt.quiet);
 	seed_chan_close(&S.learners);

@@ -102,7 +102,7 @@ start_replay() {
 	wait "$REPLAY"
 	grep -E 'done: .* [1-9][0-9]* updated' "$D/replay.err"
 	grep -E '[1-9][0-9]* priority frames' "$D/replay.err"
-	grep -E '1 episode frames relayed' "$D/replay.err"
+	grep -E 'done: .* 1 episode frames relayed' "$D/replay.err"
 }
 
 @test "r2d2: resuming restores the run, target network included" {

@@ -335,19 +335,22 @@ JSON
 		seed-cat --encode --out episode.frame
 	echo '{"type":"priority","version":1,"key":{"dtype":"i64","shape":[1],"data":[0]},"priority":{"dtype":"f32","shape":[1],"data":[1]}}' |
 		seed-cat --encode --out priority.frame
-	start_replay r --stats-interval 0
+	start_replay r --stats-interval 0.1
 	# No learner yet: dropped.
 	"$CLIENT" push "ipc://$D/r-u" episode.frame
-	# A learner that has sent a frame (here a priority frame, which has no
-	# answer) gets the next one, as it came.
-	"$CLIENT" send "ipc://$D/r-l" priority.frame 3000 >learner.out &
+	wait_for "$D/r.err" "0 episode frames relayed, 1 dropped"
+	# A learner that has sent a frame (here a priority frame of a key not
+	# stored, which has no answer and counts as stale) gets the next one,
+	# as it came.
+	"$CLIENT" send "ipc://$D/r-l" priority.frame 5000 >learner.out &
 	LEARNER=$!
-	sleep 0.5
+	wait_for "$D/r.err" " 1 stale keys"
 	"$CLIENT" push "ipc://$D/r-u" episode.frame
+	wait_for "$D/r.err" "1 episode frames relayed, 1 dropped"
 	wait "$LEARNER"
 	[ "$(cat learner.out)" = "a episode frame" ]
 	stop_replay "$REPLAY"
-	grep -q "1 episode frames relayed, 1 dropped" "$D/r.err"
+	grep -q "done: .*1 episode frames relayed, 1 dropped" "$D/r.err"
 	# The episodes were not stored as sequences.
 	grep -Eq "done: .* size 0/" "$D/r.err"
 }
