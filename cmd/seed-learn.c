@@ -1,9 +1,13 @@
 /* seed-learn: the learner.
  *
- * Pulls unroll frames and episode frames from seed-infer, trains on them
- * with a seed_learner (seed/learner.h: batching, the V-trace update,
- * checkpoints, version reservations), and publishes the new parameters with
- * their version after each update.  Metrics go to JSON lines; checkpoints
+ * V-trace (algorithm "vtrace"): pulls unroll frames and episode frames from
+ * seed-infer.  R2D2 (algorithm "r2d2"): asks seed-replay for batches of
+ * sequences over a DEALER socket, keeping --prefetch sample requests in
+ * flight, answers each update with a priority frame, and takes the episode
+ * frames seed-replay relays.  Either way it trains with a seed_learner
+ * (seed/learner.h: batching, the update, checkpoints, version
+ * reservations), and publishes the new parameters with their version after
+ * each update.  Metrics go to JSON lines; checkpoints
  * to the run directory every checkpoint_interval seconds, at the end and on
  * SIGINT/SIGTERM.  --resume continues a run where it stopped.
  *
@@ -17,6 +21,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,12 +43,12 @@
 static struct {
 	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get;
 	seed_opt_strs sets;
-	int64_t frames, batch_size;
+	int64_t frames, batch_size, prefetch;
 	uint64_t seed;
 	double lr, target, ckpt_interval;
 	bool print_config, quiet;
 	bool frames_seen, seed_seen, lr_seen, batch_seen, target_seen, ckpt_seen;
-} opt;
+} opt = {.prefetch = 2};
 
 static const seed_opt options[] = {
     {"config", 'C', SEED_OPT_STR, &opt.config, "PRESET|FILE",
@@ -53,7 +58,9 @@ static const seed_opt options[] = {
     {"set", 0, SEED_OPT_STRS, &opt.sets, "KEY=VALUE",
      .help = "override a config value (dotted keys, JSON values), repeatable"},
     {"unrolls", 'u', SEED_OPT_STR, &opt.unrolls, "ENDPOINT",
-     .help = "where unrolls come from (connects; '@' binds; or a file)"},
+     .help = "where unrolls come from (connects; '@' binds; or a file); r2d2: seed-replay's --bind"},
+    {"prefetch", 0, SEED_OPT_INT, &opt.prefetch, "N", 1, 1024,
+     .help = "r2d2: sample requests kept in flight to seed-replay (default 2)"},
     {"params", 'P', SEED_OPT_STR, &opt.params, "ENDPOINT",
      .help = "where parameters are published (binds; '>' connects)"},
     {"dir", 'd', SEED_OPT_STR, &opt.dir, "DIR",
@@ -83,7 +90,8 @@ static const seed_opt options[] = {
 
 static const seed_opts usage_spec = {
     .usage = "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...",
-    .summary = "Train a policy with V-trace on unrolls from seed-infer; publish its parameters.",
+    .summary = "Train a policy with V-trace on unrolls from seed-infer, or Q values with R2D2 on\n"
+               "sequences from seed-replay; publish its parameters.",
     .epilogue = "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
                 "signal, with the final checkpoint written; 1 on errors, among them a checkpoint that\n"
                 "could not be written; 2 on usage errors.  See seed-learn(1) and seed-config(5).\n",
@@ -93,8 +101,8 @@ static const seed_opts usage_spec = {
 
 static seed_config cfg;
 static seed_learner *L;
-static seed_buf out;
-static int64_t bad_frames, ckpt_failures;
+static seed_buf out, req;
+static int64_t bad_frames, ckpt_failures, priority_drops;
 
 /* Count a dropped frame and say why: the first few, then every thousandth,
  * so that a misconfigured peer cannot drown stderr. */
@@ -126,12 +134,38 @@ static int checkpoint(bool last)
 	return -1;
 }
 
+/* r2d2: send the last update's priorities to seed-replay.  Never blocks:
+ * a frame the socket cannot take now is dropped and counted (the items
+ * keep their old priorities). */
+static void send_priorities(seed_chan *replay)
+{
+	seed_err err;
+	if (seed_learner_priority_frame(L, &out, &err))
+		cli_die("encoding priorities: %s", err.msg);
+	if (seed_chan_send(replay, NULL, 0, out.data, out.len, true) != 0 && ++priority_drops <= 10)
+		cli_warn("priority frame #%" PRId64 " not sent: seed-replay's queue is full", priority_drops);
+}
+
+/* r2d2: seconds without a frame from seed-replay after which the sample
+ * requests in flight are taken for lost and sent again. */
+#define REQUEST_LOST_S 30.0
+
+/* r2d2: send sample requests until `want` are in flight; a request the
+ * socket cannot take now (no seed-replay yet) is tried again later. */
+static void request_samples(seed_chan *replay, int64_t *inflight, int64_t want)
+{
+	while (*inflight < want && seed_chan_send(replay, NULL, 0, req.data, req.len, true) == 0)
+		++*inflight;
+}
+
 static void write_metrics(seed_metrics *mx, bool progress)
 {
 	json_t *o = seed_learner_metrics(L);
 	if (!o)
 		return;
 	json_object_set_new(o, "bad_frames", json_integer(bad_frames));
+	if (cfg.algorithm == SEED_CONFIG_R2D2)
+		json_object_set_new(o, "priority_drops", json_integer(priority_drops));
 	json_object_set_new(o, "checkpoint_failures", json_integer(ckpt_failures));
 	seed_err err;
 	if (mx && seed_metrics_write(mx, o, &err))
@@ -230,17 +264,37 @@ int main(int argc, char **argv)
 		obs_bytes = env_bytes > obs_bytes ? env_bytes : obs_bytes;
 		seed_envs_free(&probe);
 	}
-	seed_chan_opts uo = {.bind = false,
-	                     .hwm = cfg.infer_hwm,
-	                     .stop = &cli_stop,
-	                     .max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,
-	                                                  seed_model_num_actions(model),
-	                                                  seed_model_state_floats(model))};
+	bool r2d2 = cfg.algorithm == SEED_CONFIG_R2D2;
+	int64_t max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,
+	                                    seed_model_num_actions(model), seed_model_state_floats(model));
+	if (r2d2) {
+		/* A sequences frame of batch_size rows: an unroll frame's fields
+		 * plus, per row, run, actor, key and weight (at most 24 bytes
+		 * more, which seed_limit_priority's 12 per row and its slack
+		 * cover); or a relayed episode frame of up to `rows` episodes. */
+		int64_t seqs =
+		    seed_limit_unroll(cfg.batch_size, cfg.unroll_length + 1, obs_bytes,
+		                      seed_model_num_actions(model), seed_model_state_floats(model));
+		seqs += seed_limit_priority(2 * (int64_t)cfg.batch_size);
+		int64_t episodes = seed_limit_unroll(rows, 1, 0, 0, 0);
+		max_msg = seqs > episodes ? seqs : episodes;
+	}
+	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop, .max_msg = max_msg};
 	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
 	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
 	cli_curve_chan(ctx, &po, opt.params, "--params");
-	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, opt.unrolls, &uo, &err))
-		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
+	if (!ctx ||
+	    seed_chan_open(&uch, ctx, r2d2 ? SEED_CHAN_DEALER : SEED_CHAN_PULL, opt.unrolls, &uo, &err))
+		cli_die("%s%s", r2d2 && ctx ? "--unrolls (seed-replay's --bind, for algorithm r2d2): " : "",
+		        ctx ? err.msg : "cannot create a ZeroMQ context");
+	int64_t inflight = 0;
+	if (r2d2) {
+		seed_frame sf;
+		seed_frame_init(&sf, SEED_FRAME_SAMPLE);
+		seed_frame_set_int(&sf, "batch", cfg.batch_size);
+		if (seed_frame_encode(&sf, &req, &err))
+			cli_die("encoding a sample request: %s", err.msg);
+	}
 	if (seed_chan_open(&pch, ctx, SEED_CHAN_PUB, opt.params, &po, &err))
 		cli_die("%s", err.msg);
 
@@ -252,7 +306,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s on %s, %s; %s\n", cli_prog, summary, cfg.env, seed_blas_info(),
 		        resume ? "resumed" : "new run");
 
-	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0;
+	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0, t_heard = t_ckpt;
 	int64_t published = -1;
 	const char *why = NULL;
 	seed_frame f = {0};
@@ -270,6 +324,17 @@ int main(int argc, char **argv)
 		}
 		if ((why = seed_learner_done(L)))
 			break;
+		if (r2d2 && inflight > 0 && now - t_heard > REQUEST_LOST_S) {
+			/* Nothing from the replay for that long: a seed-replay that
+			 * restarted lost the requests.  Ask again; answers to the old
+			 * ones, should they come, count against the new (inflight
+			 * may go below zero), so the requests in flight come back
+			 * to --prefetch. */
+			inflight = 0;
+			t_heard = now;
+		}
+		if (r2d2)
+			request_samples(uch, &inflight, opt.prefetch);
 		seed_chan_msg m;
 		int r = seed_chan_recv(uch, &m, 100, &err);
 		if (r == -SEED_EEOF) {
@@ -277,10 +342,29 @@ int main(int argc, char **argv)
 			break;
 		}
 		int k = 0;
-		if (r == 0 && (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err) != 0 ||
-		               (k = seed_learner_feed(L, &f, &err)) == -SEED_EFRAME)) {
+		if (r == 0)
+			t_heard = cli_now();
+		bool decoded = r == 0 && seed_frame_decoder_decode(dec, &f, m.data, m.len, &err) == 0;
+		if (decoded && r2d2 && f.type == SEED_FRAME_ERROR) {
+			/* seed-replay refused a request: one that can never be
+			 * answered is a configuration error; a full queue passes. */
+			const char *msg = "(no message)";
+			size_t len = strlen(msg);
+			seed_frame_str(&f, "message", &msg, &len);
+			int64_t code = seed_frame_int(&f, "code", 0);
+			if (code != -EBUSY)
+				cli_die("seed-replay refused a request: %.*s", (int)len, msg);
+			cli_warn("seed-replay is busy: %.*s", (int)len, msg);
+			inflight--;
+			continue;
+		}
+		if (decoded && r2d2 && f.type == SEED_FRAME_SEQUENCES)
+			inflight--; /* answered: the next request goes out at the top of the loop */
+		if (r == 0 && (!decoded || (k = seed_learner_feed(L, &f, &err)) == -SEED_EFRAME)) {
 			report_bad(err.msg);
 		} else if (k > 0) {
+			if (r2d2)
+				send_priorities(uch);
 			publish(pch);
 		} else if (k < 0) {
 			cli_warn("update: %s", err.msg);
@@ -322,6 +406,7 @@ int main(int argc, char **argv)
 	seed_chan_context_free(&ctx);
 	seed_learner_free(&L);
 	seed_buf_free(&out);
+	seed_buf_free(&req);
 	seed_config_free(&cfg);
 	return rc;
 }

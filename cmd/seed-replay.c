@@ -6,6 +6,11 @@
  * queues the sample requests the limiter holds back, snapshots on a timer
  * and on SIGINT/SIGTERM, and prints statistics.
  *
+ * Episode frames that arrive with the unrolls (seed-infer sends both on one
+ * socket) are relayed, as they came, to every learner that has sent a
+ * request (at most MAX_PEERS, the most recent), never blocking; with no
+ * learner yet they are dropped.  That is how seed-learn sees returns.
+ *
  * Back-pressure: while the limiter refuses inserts the PULL socket is not
  * read, its queue fills to the high-water mark, and the producer's sends
  * block (seed-infer then stops answering its actors).  Sample requests the
@@ -149,6 +154,15 @@ struct pending {
 	int K;
 };
 
+/* Learners that have sent a frame, for the episode relay: a ring of the
+ * most recent MAX_PEERS DEALER peers (REQ peers cannot take a frame they
+ * did not ask for). */
+#define MAX_PEERS 64
+struct peer {
+	unsigned char id[256];
+	size_t idlen;
+};
+
 static struct state {
 	seed_replay *r;
 	seed_chan *learners, *unrolls;
@@ -159,7 +173,10 @@ static struct state {
 	struct pending *queue; /* a ring of opt.max_pending */
 	size_t head, npending;
 	uint64_t bad_unrolls, bad_requests, answered, dropped_answers, refused_requests, priority_frames;
-	double insert_blocked, sample_blocked; /* seconds */
+	struct peer peers[MAX_PEERS];
+	size_t npeers, peer_next;
+	uint64_t episodes_relayed, episodes_dropped; /* episode frames */
+	double insert_blocked, sample_blocked;       /* seconds */
 } S;
 
 static void answer_error(const seed_chan_msg *m, int code, const char *msg, const char *frame)
@@ -173,6 +190,35 @@ static void answer_error(const seed_chan_msg *m, int code, const char *msg, cons
 	S.out.len = 0;
 	if (seed_frame_encode(&f, &S.out, NULL) == 0)
 		seed_chan_reply(S.learners, m, S.out.data, S.out.len, true);
+}
+
+/* Remember the learner that sent m (a DEALER peer), for the relay. */
+static void note_peer(const seed_chan_msg *m)
+{
+	if (m->envelope || m->idlen == 0)
+		return;
+	for (size_t i = 0; i < S.npeers; i++)
+		if (S.peers[i].idlen == m->idlen && memcmp(S.peers[i].id, m->id, m->idlen) == 0)
+			return;
+	struct peer *p = &S.peers[S.npeers < MAX_PEERS ? S.npeers++ : S.peer_next];
+	if (S.npeers == MAX_PEERS)
+		S.peer_next = (S.peer_next + 1) % MAX_PEERS;
+	memcpy(p->id, m->id, m->idlen);
+	p->idlen = m->idlen;
+}
+
+/* Relay an episode frame (its bytes as they came) to every known learner,
+ * without blocking: one that cannot take it now misses it. */
+static void relay_episodes(const seed_chan_msg *m)
+{
+	bool sent = false;
+	for (size_t i = 0; i < S.npeers; i++)
+		if (seed_chan_send(S.learners, S.peers[i].id, S.peers[i].idlen, m->data, m->len, true) == 0)
+			sent = true;
+	if (sent)
+		S.episodes_relayed++;
+	else
+		S.episodes_dropped++;
 }
 
 static bool take_unroll(double now)
@@ -190,8 +236,12 @@ static bool take_unroll(double now)
 	seed_frame f;
 	if ((rc = seed_frame_decoder_decode(S.dec, &f, m.data, m.len, &err)) == 0 &&
 	    f.type != SEED_FRAME_UNROLL) {
-		if (f.type == SEED_FRAME_EPISODE)
-			return true; /* seed-infer's episode frames share the socket: not for the replay */
+		if (f.type == SEED_FRAME_EPISODE) {
+			/* seed-infer's episode frames share the socket: not for the
+			 * replay, for the learners' returns. */
+			relay_episodes(&m);
+			return true;
+		}
 		rc = seed_err_set(&err, -SEED_EFRAME, "a %s frame, expected an unroll frame",
 		                  seed_frame_type_name(f.type));
 	}
@@ -238,6 +288,7 @@ static bool take_request(double now)
 			answer_error(&m, rc, err.msg, NULL);
 		return true;
 	}
+	note_peer(&m);
 	if (f.type == SEED_FRAME_PRIORITY) {
 		seed_replay_update_frame(S.r, &f, NULL, NULL);
 		S.priority_frames++;
@@ -334,11 +385,12 @@ static void report(const seed_replay_stats *st, seed_replay_stats *last, double 
 	        "%s: %s%.0f inserts/s, %.0f samples/s, size %" PRIu64 "/%" PRIu64 ", %" PRIu64
 	        " inserted, %" PRIu64 " sampled, %" PRIu64 " updated, %" PRIu64 " stale keys, %" PRIu64
 	        " bad frames, inserts blocked "
-	        "%.1f%%, samples waited %.1f%%\n",
+	        "%.1f%%, samples waited %.1f%%, %" PRIu64 " episode frames relayed, %" PRIu64 " dropped\n",
 	        cli_prog, final ? "done: " : "", (double)(st->inserted - last->inserted) / dt,
 	        (double)(st->sampled - last->sampled) / dt, st->size, st->capacity, st->inserted, st->sampled,
 	        st->updated, st->stale, S.bad_unrolls + S.bad_requests + S.refused_requests,
-	        100 * (S.insert_blocked - *last_ib) / dt, 100 * (S.sample_blocked - *last_sb) / dt);
+	        100 * (S.insert_blocked - *last_ib) / dt, 100 * (S.sample_blocked - *last_sb) / dt,
+	        S.episodes_relayed, S.episodes_dropped);
 	*last = *st;
 	*last_ib = S.insert_blocked;
 	*last_sb = S.sample_blocked;

@@ -328,3 +328,29 @@ JSON
 	stop_replay "$REPLAY"
 	grep -Eq "^seed-replay: refused [1-9][0-9]* peer" "$D/r.err"
 }
+
+@test "episode frames on the unroll socket are relayed to the learners that have asked, dropped before" {
+	cd "$D"
+	echo '{"type":"episode","version":1,"run":0,"actor":0,"env":{"dtype":"i32","shape":[1],"data":[0]},"return":{"dtype":"f32","shape":[1],"data":[3.5]},"length":{"dtype":"i32","shape":[1],"data":[4]},"truncated":{"dtype":"u8","shape":[1],"data":[0]}}' |
+		seed-cat --encode --out episode.frame
+	echo '{"type":"priority","version":1,"key":{"dtype":"i64","shape":[1],"data":[0]},"priority":{"dtype":"f32","shape":[1],"data":[1]}}' |
+		seed-cat --encode --out priority.frame
+	start_replay r --stats-interval 0.1
+	# No learner yet: dropped.
+	"$CLIENT" push "ipc://$D/r-u" episode.frame
+	wait_for "$D/r.err" "0 episode frames relayed, 1 dropped"
+	# A learner that has sent a frame (here a priority frame of a key not
+	# stored, which has no answer and counts as stale) gets the next one,
+	# as it came.
+	"$CLIENT" send "ipc://$D/r-l" priority.frame 5000 >learner.out &
+	LEARNER=$!
+	wait_for "$D/r.err" " 1 stale keys"
+	"$CLIENT" push "ipc://$D/r-u" episode.frame
+	wait_for "$D/r.err" "1 episode frames relayed, 1 dropped"
+	wait "$LEARNER"
+	[ "$(cat learner.out)" = "a episode frame" ]
+	stop_replay "$REPLAY"
+	grep -q "done: .*1 episode frames relayed, 1 dropped" "$D/r.err"
+	# The episodes were not stored as sequences.
+	grep -Eq "done: .* size 0/" "$D/r.err"
+}

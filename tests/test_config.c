@@ -127,6 +127,59 @@ static void t_values_are_taken(void)
 	seed_config_free(&c);
 }
 
+/* The algorithm and R2D2's and the replay's defaults (seed-config(5)):
+ * a V-trace config by default, which records neither object; an r2d2 one
+ * writes both back whole. */
+static void t_r2d2_and_replay_defaults(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK(seed_config_parse(root, &c, &err) == 0);
+	CHECK(c.algorithm == SEED_CONFIG_VTRACE);
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "algorithm")), "vtrace") == 0);
+	CHECK(!seed_config_get(c.root, "r2d2") && !seed_config_get(c.root, "replay"));
+	CHECK(strcmp(seed_config_algorithm_name(SEED_CONFIG_R2D2), "r2d2") == 0);
+	seed_config_free(&c);
+
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=r2d2", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_R2D2);
+	CHECK(c.r2d2.burn_in == 0 && c.r2d2.n_step == 5 && c.r2d2.target_update_period == 2500);
+	CHECK_NEAR(c.r2d2.eta, 0.9, 1e-7);
+	CHECK_NEAR(c.r2d2.value_rescale_eps, 1e-3, 1e-10);
+	CHECK_NEAR(c.r2d2.epsilon_base, 0.4, 0);
+	CHECK_NEAR(c.r2d2.epsilon_alpha, 7, 0);
+	CHECK_NEAR(c.r2d2.eval_epsilon, 1e-3, 0);
+	CHECK(c.replay.capacity == 100000 && c.replay.min_size == 1000);
+	CHECK_NEAR(c.replay.alpha, 0.9, 0);
+	CHECK_NEAR(c.replay.beta, 0.6, 0);
+	CHECK_NEAR(c.replay.samples_per_insert, 1, 0);
+	CHECK_NEAR(c.replay.tolerance, 1024, 0);
+	CHECK(json_integer_value(seed_config_get(c.root, "r2d2.target_update_period")) == 2500);
+	CHECK(json_integer_value(seed_config_get(c.root, "replay.min_size")) == 1000);
+	seed_config_free(&c);
+
+	/* Values given are taken; burn_in up to unroll_length - 1. */
+	root = parse_json(MINIMAL);
+	const char *sets[] = {"algorithm=r2d2",
+	                      "unroll_length=10",
+	                      "r2d2.burn_in=9",
+	                      "r2d2.n_step=3",
+	                      "r2d2.target_update_period=1",
+	                      "replay.capacity=64",
+	                      "replay.min_size=64",
+	                      "replay.samples_per_insert=0"};
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+		CHECK(seed_config_set(root, sets[i], &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.unroll_length == 10 && c.r2d2.burn_in == 9 && c.r2d2.n_step == 3);
+	CHECK(c.r2d2.target_update_period == 1 && c.replay.capacity == 64 && c.replay.min_size == 64);
+	CHECK_NEAR(c.replay.samples_per_insert, 0, 0);
+	seed_config_free(&c);
+}
+
 /* ---- refused configurations: one named case each ------------------------ */
 
 static const struct bad_case {
@@ -159,6 +212,25 @@ static const struct bad_case {
     {"style_unknown", "optimizer.style=jax", NULL, "'optimizer.style'", "\"tf\" or \"torch\""},
     {"checkpoint_failure_unknown", "checkpoint_failure=retry", NULL, "'checkpoint_failure'",
      "\"stop\" or \"continue\""},
+    {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'", "\"vtrace\" or \"r2d2\""},
+    {"r2d2_not_object", "r2d2=3", NULL, "'r2d2'", "object"},
+    {"r2d2_unknown_key", "r2d2.burnin=1", NULL, "unknown key 'r2d2.burnin'", NULL},
+    {"burn_in_whole_unroll", "r2d2.burn_in=20", NULL, "'r2d2.burn_in' = 20",
+     "less than 'unroll_length' = 20"},
+    {"burn_in_negative", "r2d2.burn_in=-1", NULL, "'r2d2.burn_in'", "out of range"},
+    {"n_step_zero", "r2d2.n_step=0", NULL, "'r2d2.n_step'", "out of range"},
+    {"target_update_period_zero", "r2d2.target_update_period=0", NULL, "'r2d2.target_update_period'",
+     "out of range"},
+    {"eta_above_1", "r2d2.eta=1.5", NULL, "'r2d2.eta'", "out of range"},
+    {"value_rescale_eps_negative", "r2d2.value_rescale_eps=-0.1", NULL, "'r2d2.value_rescale_eps'",
+     "out of range"},
+    {"replay_not_object", "replay=[]", NULL, "'replay'", "object"},
+    {"replay_unknown_key", "replay.size=1", NULL, "unknown key 'replay.size'", NULL},
+    {"capacity_zero", "replay.capacity=0", NULL, "'replay.capacity'", "out of range"},
+    {"min_size_past_capacity", "replay.capacity=10", NULL, "'replay.min_size' = 1000",
+     "more than 'replay.capacity' = 10"},
+    {"samples_per_insert_negative", "replay.samples_per_insert=-1", NULL, "'replay.samples_per_insert'",
+     "out of range"},
 };
 
 static void run_bad_case(const struct bad_case *b)
@@ -354,6 +426,7 @@ int main(void)
 	TAP_RUN(t_defaults_are_the_manuals);
 	TAP_RUN(t_rmsprop_defaults);
 	TAP_RUN(t_values_are_taken);
+	TAP_RUN(t_r2d2_and_replay_defaults);
 	t_bad_configs();
 	TAP_RUN(t_set_dotted_keys);
 	TAP_RUN(t_set_refuses_bad_keys);

@@ -24,6 +24,7 @@
 #include "seed/loss.h"
 #include "seed/nn.h"
 #include "alloc_count.h"
+#include "r2d2_learner_golden.h"
 #include "tap.h"
 #include "tmpdir.h"
 
@@ -860,6 +861,488 @@ static void t_open_dir_errors(void)
 	tmpdir_remove(tmp);
 }
 
+/* ---- R2D2 ----------------------------------------------------------------- */
+
+/* A sequences frame's data: Bf rows of T1 steps, batch-major as on the
+ * wire, with keys, weights and, when S > 0, each row's state and previous
+ * action. */
+struct seqs {
+	int Bf, T1, A, S;
+	int32_t env[4], run[4], actor[4], prev_action[4];
+	int64_t key[4];
+	float weight[4], state[4 * 8];
+	float obs[4 * 8 * 4];
+	int32_t action[4 * 8], version[4 * 8];
+	float reward[4 * 8], final_value[4 * 8], logits[4 * 8 * 2];
+	uint8_t terminated[4 * 8], truncated[4 * 8];
+	seed_frame f;
+};
+
+/* The golden update's data (tests/r2d2_learner_golden.h). */
+static void seqs_golden(struct seqs *s)
+{
+	memset(s, 0, sizeof *s);
+	s->Bf = R2L_B, s->T1 = R2L_T + 1, s->A = R2L_A;
+	int n = s->Bf * s->T1;
+	memcpy(s->obs, r2l_obs, sizeof r2l_obs);
+	memcpy(s->action, r2l_action, sizeof r2l_action);
+	memcpy(s->reward, r2l_reward, sizeof r2l_reward);
+	memcpy(s->terminated, r2l_terminated, sizeof r2l_terminated);
+	memcpy(s->truncated, r2l_truncated, sizeof r2l_truncated);
+	memcpy(s->weight, r2l_weight, sizeof r2l_weight);
+	memcpy(s->key, r2l_key, sizeof r2l_key);
+	for (int i = 0; i < n; i++)
+		s->logits[2 * i] = 0.5f, s->logits[2 * i + 1] = -0.5f; /* Q values that acted: unused */
+	for (int b = 0; b < s->Bf; b++)
+		s->env[b] = b, s->run[b] = 0, s->actor[b] = 3;
+}
+
+static seed_frame *seqs_frame(struct seqs *s)
+{
+	seed_frame *f = &s->f;
+	int64_t B = s->Bf, T1 = s->T1;
+	seed_frame_init(f, SEED_FRAME_SEQUENCES);
+	seed_frame_set_int(f, "num_actions", s->A);
+	seed_frame_set_tensor(f, "env", seed_tensor_view(s->env, SEED_DTYPE_I32, 1, &B));
+	seed_frame_set_tensor(f, "run", seed_tensor_view(s->run, SEED_DTYPE_I32, 1, &B));
+	seed_frame_set_tensor(f, "actor", seed_tensor_view(s->actor, SEED_DTYPE_I32, 1, &B));
+	if (s->S > 0) {
+		seed_frame_set_tensor(f, "state",
+		                      seed_tensor_view(s->state, SEED_DTYPE_F32, 2, (int64_t[]){B, s->S}));
+		seed_frame_set_tensor(f, "prev_action",
+		                      seed_tensor_view(s->prev_action, SEED_DTYPE_I32, 1, &B));
+	}
+	seed_frame_set_tensor(f, "key", seed_tensor_view(s->key, SEED_DTYPE_I64, 1, &B));
+	seed_frame_set_tensor(f, "weight", seed_tensor_view(s->weight, SEED_DTYPE_F32, 1, &B));
+	seed_frame_set_tensor(f, "obs", seed_tensor_view(s->obs, SEED_DTYPE_F32, 3, (int64_t[]){B, T1, 4}));
+	seed_frame_set_tensor(f, "action",
+	                      seed_tensor_view(s->action, SEED_DTYPE_I32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "reward",
+	                      seed_tensor_view(s->reward, SEED_DTYPE_F32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "terminated",
+	                      seed_tensor_view(s->terminated, SEED_DTYPE_U8, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "truncated",
+	                      seed_tensor_view(s->truncated, SEED_DTYPE_U8, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "final_value",
+	                      seed_tensor_view(s->final_value, SEED_DTYPE_F32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "policy_version",
+	                      seed_tensor_view(s->version, SEED_DTYPE_I32, 2, (int64_t[]){B, T1}));
+	seed_frame_set_tensor(f, "logits",
+	                      seed_tensor_view(s->logits, SEED_DTYPE_F32, 3, (int64_t[]){B, T1, s->A}));
+	return f;
+}
+
+static const char *FF_DUELING = "{\"torso\": [], \"head\": \"dueling\"}";
+static const char *CORE_DUELING =
+    "{\"torso\": [{\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"core\": {\"type\": \"lstm\", "
+    "\"units\": 3, \"prev_reward\": true, \"prev_action\": true}, \"head\": \"dueling\"}";
+
+/* An r2d2 config: the golden update's settings, no clipping, no decay. */
+static void r2config(seed_config *c, const char *model, int T, int B, int burn, int period, const char *extra)
+{
+	char text[2048];
+	snprintf(
+	    text, sizeof text,
+	    "{\"env\": \"cartpole\", \"algorithm\": \"r2d2\", \"model\": %s, \"unroll_length\": %d, "
+	    "\"batch_size\": %d, \"discount\": 0.9, \"seed\": 5, \"max_grad_norm\": 0, "
+	    "\"optimizer\": {\"lr\": 0.01, \"lr_decay\": false, \"eps\": 1e-3}, \"r2d2\": {\"burn_in\": %d, "
+	    "\"n_step\": %d, \"value_rescale_eps\": 1e-3, \"eta\": 0.9, \"target_update_period\": %d}%s}",
+	    model, T, B, burn, R2L_N_STEP, period, extra ? extra : "");
+	json_t *root = json_loads(text, 0, NULL);
+	seed_err err = {""};
+	if (!root || seed_config_parse(root, c, &err)) {
+		printf("# bad test config: %s\n", err.msg);
+		exit(99);
+	}
+}
+
+static int close_to(double got, double want)
+{
+	return fabs(got - want) <= 2e-5 * fabs(want) + 1e-6;
+}
+
+/* The golden learner: online and target parameters from the reference. */
+static seed_learner *golden_learner(seed_config *c, int period)
+{
+	r2config(c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, period, NULL);
+	seed_learner *L = learner(c);
+	seed_model *m = seed_learner_model(L), *tg = seed_learner_target_model(L);
+	CHECK(seed_model_num_params(m) == R2L_NP && tg);
+	/* The slab order the reference assumes. */
+	static const char *const order[] = {"advantage.weight", "value.weight", "advantage.bias",
+	                                    "value.bias"};
+	for (int i = 0; i < 4; i++)
+		CHECK(strcmp(seed_model_param_at(m, i)->name, order[i]) == 0);
+	CHECK(seed_model_load_params(m, r2l_online, sizeof r2l_online) == 0);
+	CHECK(seed_model_load_params(tg, r2l_target, sizeof r2l_target) == 0);
+	return L;
+}
+
+/* One update against tests/ref/r2d2_learner_ref.py: priorities, the
+ * weighted loss, its statistics, the gradient of every parameter (no
+ * clipping: the slab holds it after the update), and the priority frame. */
+static void t_r2d2_update_matches_reference(void)
+{
+	seed_config c;
+	seed_learner *L = golden_learner(&c, 100);
+	struct seqs s;
+	seqs_golden(&s);
+	seed_err err = {""};
+	int64_t version0 = seed_learner_get_status(L)->policy_version;
+	CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	const int64_t *keys;
+	int n;
+	const float *prio = seed_learner_priorities(L, &keys, &n);
+	CHECK(n == R2L_B);
+	for (int b = 0; b < n; b++) {
+		CHECK_MSG(close_to(prio[b], r2l_priority[b]), "priority[%d] %.9g, reference %.9g", b, prio[b],
+		          r2l_priority[b]);
+		CHECK(keys[b] == r2l_key[b]);
+	}
+	CHECK_MSG(close_to(st->loss.total, r2l_loss), "loss %.9g, reference %.9g", st->loss.total, r2l_loss);
+	CHECK_MSG(close_to(st->mean_q, r2l_mean_q), "mean_q %.9g, reference %.9g", st->mean_q, r2l_mean_q);
+	CHECK_MSG(close_to(st->mean_abs_td, r2l_mean_abs_td), "mean_abs_td %.9g, reference %.9g",
+	          st->mean_abs_td, r2l_mean_abs_td);
+	CHECK(close_to(st->mean_priority, (r2l_priority[0] + r2l_priority[1]) / 2));
+	const float *g = seed_model_grads(seed_learner_model(L));
+	for (int i = 0; i < R2L_NP; i++)
+		CHECK_MSG(close_to(g[i], r2l_grad[i]), "grad[%d] %.9g, reference %.9g", i, g[i], r2l_grad[i]);
+	CHECK(st->updates == 1 && st->policy_version == version0 + 1 && st->target_updates == 0);
+	CHECK(st->frames == R2L_T * R2L_B);
+	/* The parameters moved against the gradient (Adam's first step). */
+	const float *p = seed_model_params(seed_learner_model(L));
+	for (int i = 0; i < R2L_NP; i++)
+		CHECK(fabs(r2l_grad[i]) < 1e-6 || (p[i] - r2l_online[i]) * r2l_grad[i] < 0);
+	/* The priority frame: keys and priorities, decoded back. */
+	seed_buf out = {0};
+	CHECK_MSG(seed_learner_priority_frame(L, &out, &err) == 0, "%s", err.msg);
+	seed_frame pf;
+	CHECK_MSG(seed_frame_decode(&pf, out.data, out.len, &err) == 0, "%s", err.msg);
+	CHECK(pf.type == SEED_FRAME_PRIORITY);
+	const seed_tensor *kt = seed_frame_tensor(&pf, "key"), *pt = seed_frame_tensor(&pf, "priority");
+	CHECK(kt && pt && kt->shape[0] == R2L_B && pt->shape[0] == R2L_B);
+	for (int b = 0; kt && pt && b < R2L_B; b++) {
+		int64_t k;
+		float x;
+		memcpy(&k, (const uint8_t *)kt->data + 8 * b, 8);
+		memcpy(&x, (const uint8_t *)pt->data + 4 * b, 4);
+		CHECK(k == r2l_key[b] && x == prio[b]);
+	}
+	seed_frame_clear(&pf);
+	/* The metrics name R2D2's statistics. */
+	json_t *mo = seed_learner_metrics(L);
+	CHECK(mo && json_object_get(mo, "mean_q") && json_object_get(mo, "mean_abs_td") &&
+	      json_object_get(mo, "mean_priority") && json_object_get(mo, "target_updates") &&
+	      !json_object_get(mo, "entropy"));
+	json_decref(mo);
+	seed_buf_free(&out);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* For a feed-forward model the burn-in steps are skipped: changing their
+ * observations, rewards, actions and flags changes nothing. */
+static void t_r2d2_burn_in_changes_nothing_without_a_core(void)
+{
+	float prio[2][R2L_B], grads[2][R2L_NP];
+	for (int k = 0; k < 2; k++) {
+		seed_config c;
+		seed_learner *L = golden_learner(&c, 100);
+		struct seqs s;
+		seqs_golden(&s);
+		for (int b = 0; k == 1 && b < s.Bf; b++) {
+			int i = b * s.T1; /* step 0: the burn-in */
+			for (int j = 0; j < 4; j++)
+				s.obs[4 * i + j] = 9.0f + (float)j;
+			s.reward[i] = -7;
+			s.action[i] = 1 - s.action[i];
+			s.terminated[i] = 1;
+		}
+		seed_err err = {""};
+		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
+		memcpy(prio[k], seed_learner_priorities(L, NULL, NULL), sizeof prio[k]);
+		memcpy(grads[k], seed_model_grads(seed_learner_model(L)), sizeof grads[k]);
+		seed_learner_free(&L);
+		seed_config_free(&c);
+	}
+	CHECK(memcmp(prio[0], prio[1], sizeof prio[0]) == 0);
+	CHECK(memcmp(grads[0], grads[1], sizeof grads[0]) == 0);
+}
+
+/* Core data: 2 rows of T1 steps, each row with a stored state. */
+static void seqs_core(struct seqs *s, int T1, int S)
+{
+	memset(s, 0, sizeof *s);
+	s->Bf = 2, s->T1 = T1, s->A = 2, s->S = S;
+	for (int b = 0; b < 2; b++) {
+		s->env[b] = b, s->key[b] = 100 + b, s->weight[b] = b ? 1.0f : 0.75f;
+		s->prev_action[b] = b ? 1 : -1;
+		for (int j = 0; j < S; j++)
+			s->state[b * S + j] = 0.1f * (float)(j + 1) * (b ? -1.0f : 1.0f);
+		for (int t = 0; t < T1; t++) {
+			int i = b * T1 + t;
+			for (int k = 0; k < 4; k++)
+				s->obs[4 * i + k] = sinf((float)(1 + 5 * b + 3 * t + k));
+			s->action[i] = (b + 2 * t + t / 2) % 2;
+			s->reward[i] = 0.3f * (float)t - 0.4f * (float)b;
+		}
+	}
+	s->terminated[0 * T1 + 3] = 1;
+}
+
+/* With a core the burn-in only rebuilds the state: the update equals that
+ * of a learner with no burn-in fed the trained steps alone from the state
+ * the burn-in reaches (computed here with a separate copy of the model),
+ * so no gradient flows into the burn-in steps; and that state matters:
+ * other burn-in steps give other priorities. */
+static void t_r2d2_core_burn_in_takes_no_gradient(void)
+{
+	enum { T = 4, BURN = 2 };
+	seed_config c1, c2;
+	r2config(&c1, CORE_DUELING, T, 2, BURN, 100, NULL);
+	r2config(&c2, CORE_DUELING, T - BURN, 2, 0, 100, NULL);
+	seed_learner *L1 = learner(&c1), *L2 = learner(&c2);
+	seed_model *m1 = seed_learner_model(L1);
+	int S = seed_model_state_floats(m1);
+	CHECK(S == 6);
+	seed_model_copy_params(seed_learner_model(L2), m1);
+	seed_model_copy_params(seed_learner_target_model(L2), m1);
+	struct seqs s1, s2;
+	seqs_core(&s1, T + 1, S);
+	/* The burn-in by hand: steps 0 .. BURN-1 of each row, time-major. */
+	seed_model *m = NULL;
+	seed_err err = {""};
+	CHECK_MSG(seed_model_new(&m, CORE_DUELING, SEED_DTYPE_F32, 1, (int64_t[]){4}, 2, 64, &err) == 0, "%s",
+	          err.msg);
+	seed_model_copy_params(m, m1);
+	float obs[BURN * 2 * 4], rew[BURN * 2], q[BURN * 2 * 2], state[2 * 6];
+	int32_t pa[BURN * 2];
+	uint8_t reset[BURN * 2];
+	for (int t = 0; t < BURN; t++)
+		for (int b = 0; b < 2; b++) {
+			int i = b * (T + 1) + t, j = t * 2 + b;
+			memcpy(obs + 4 * j, s1.obs + 4 * i, 16);
+			rew[j] = s1.reward[i];
+			pa[j] = t ? s1.action[i - 1] : s1.prev_action[b];
+			reset[j] = s1.terminated[i] | s1.truncated[i];
+		}
+	memcpy(state, s1.state, sizeof state);
+	seed_model_seq sq = {.T = BURN,
+	                     .B = 2,
+	                     .obs = obs,
+	                     .prev_reward = rew,
+	                     .prev_action = pa,
+	                     .reset = reset,
+	                     .state0 = state,
+	                     .state_out = state};
+	CHECK(seed_model_forward_seq_q(m, &sq, q) == 0);
+	/* The second learner's rows: steps BURN .. T from that state. */
+	memset(&s2, 0, sizeof s2);
+	s2 = s1;
+	s2.T1 = T + 1 - BURN;
+	memcpy(s2.state, state, sizeof state);
+	for (int b = 0; b < 2; b++) {
+		s2.prev_action[b] = s1.action[b * (T + 1) + BURN - 1];
+		for (int t = 0; t < s2.T1; t++) {
+			int i = b * (T + 1) + BURN + t, j = b * s2.T1 + t;
+			memcpy(s2.obs + 4 * j, s1.obs + 4 * i, 16);
+			s2.action[j] = s1.action[i];
+			s2.reward[j] = s1.reward[i];
+			s2.terminated[j] = s1.terminated[i];
+			s2.truncated[j] = s1.truncated[i];
+			memcpy(s2.logits + 2 * j, s1.logits + 2 * i, 8);
+		}
+	}
+	CHECK_MSG(seed_learner_feed(L1, seqs_frame(&s1), &err) == 1, "%s", err.msg);
+	CHECK_MSG(seed_learner_feed(L2, seqs_frame(&s2), &err) == 1, "%s", err.msg);
+	const float *p1 = seed_learner_priorities(L1, NULL, NULL),
+	            *p2 = seed_learner_priorities(L2, NULL, NULL);
+	for (int b = 0; b < 2; b++)
+		CHECK_MSG(close_to(p1[b], p2[b]), "priority[%d]: %.9g with burn-in, %.9g from its state", b,
+		          p1[b], p2[b]);
+	CHECK(close_to(seed_learner_get_status(L1)->loss.total, seed_learner_get_status(L2)->loss.total));
+	const float *g1 = seed_model_grads(m1), *g2 = seed_model_grads(seed_learner_model(L2));
+	size_t np = seed_model_num_params(m1);
+	double gmax = 0;
+	for (size_t i = 0; i < np; i++) {
+		CHECK_MSG(close_to(g1[i], g2[i]), "grad[%zu]: %.9g with burn-in, %.9g from its state", i,
+		          g1[i], g2[i]);
+		gmax = fmax(gmax, fabs(g1[i]));
+	}
+	CHECK(gmax > 1e-4); /* not a vacuous comparison */
+	/* Other burn-in steps: another state, other priorities. */
+	seed_learner *L3 = learner(&c1);
+	seed_model_copy_params(seed_learner_model(L3), m1);
+	seed_model_copy_params(seed_learner_target_model(L3), m1);
+	struct seqs s3 = s1;
+	for (int b = 0; b < 2; b++)
+		for (int k = 0; k < 4; k++)
+			s3.obs[4 * (b * (T + 1)) + k] += 1.5f;
+	CHECK_MSG(seed_learner_feed(L3, seqs_frame(&s3), &err) == 1, "%s", err.msg);
+	const float *p3 = seed_learner_priorities(L3, NULL, NULL);
+	CHECK(p3[0] != p1[0] || p3[1] != p1[1]);
+	seed_model_free(&m);
+	seed_learner_free(&L1);
+	seed_learner_free(&L2);
+	seed_learner_free(&L3);
+	seed_config_free(&c1);
+	seed_config_free(&c2);
+}
+
+static int target_equals(seed_learner *L, const float *p)
+{
+	seed_model *t = seed_learner_target_model(L);
+	return memcmp(seed_model_params(t), p, seed_model_num_params(t) * sizeof(float)) == 0;
+}
+
+/* Period 3: the target holds the starting parameters through updates 1
+ * and 2, the online ones of update 3 after it, through 5, those of update
+ * 6 after it. */
+static void t_r2d2_target_copied_every_period(void)
+{
+	seed_config c;
+	r2config(&c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, 3, NULL);
+	seed_learner *L = learner(&c);
+	float *start = params_copy(L), *held = params_copy(L);
+	CHECK(target_equals(L, start)); /* a copy at the start */
+	struct seqs s;
+	seqs_golden(&s);
+	seed_err err = {""};
+	for (int u = 1; u <= 7; u++) {
+		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
+		CHECK(!params_equal(L, held) || u % 3 == 0); /* the online network moves */
+		if (u % 3 == 0)
+			memcpy(held, seed_model_params(seed_learner_model(L)), R2L_NP * sizeof(float));
+		CHECK_MSG(target_equals(L, held), "after update %d", u);
+		CHECK(seed_learner_get_status(L)->target_updates == u / 3);
+	}
+	CHECK(!target_equals(L, start));
+	free(start);
+	free(held);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
+/* A checkpoint holds the target network (target.NAME) and restores it. */
+static void t_r2d2_checkpoint_round_trips_target(void)
+{
+	const char *tmp = tmpdir_new();
+	seed_config c;
+	r2config(&c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, 2, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	CHECK_MSG(seed_learner_open_dir(L, tmp, &err) == 0, "%s", err.msg);
+	struct seqs s;
+	seqs_golden(&s);
+	for (int u = 0; u < 3; u++)
+		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
+	seed_model *tg = seed_learner_target_model(L);
+	float *target = memcpy(malloc(R2L_NP * sizeof(float)), seed_model_params(tg), R2L_NP * sizeof(float));
+	CHECK(!params_equal(L, target)); /* update 3 moved the online network past the copy of update 2 */
+	CHECK_MSG(seed_learner_save(L, true, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(tmp, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck && seed_checkpoint_get(ck, "target.advantage.weight") &&
+	      seed_checkpoint_get(ck, "target.value.bias"));
+	seed_learner *R = learner(&c);
+	CHECK_MSG(ck && seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	CHECK(target_equals(R, target));
+	CHECK(params_equal(R, seed_model_params(seed_learner_model(L))));
+	CHECK(seed_learner_get_status(R)->target_updates == 1);
+	/* The next update is the same in both. */
+	CHECK(seed_learner_feed(L, seqs_frame(&s), &err) == 1 &&
+	      seed_learner_feed(R, seqs_frame(&s), &err) == 1);
+	CHECK(target_equals(R, seed_model_params(seed_learner_model(L))));
+	CHECK(params_equal(R, seed_model_params(seed_learner_model(L))));
+	seed_checkpoint_free(&ck);
+	free(target);
+	seed_learner_free(&R);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* Bad frames and bad models, each refused with a message naming it. */
+static void t_r2d2_refuses_bad_frames(void)
+{
+	seed_config c, v;
+	r2config(&c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, 100, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	seed_buf out = {0};
+	CHECK(seed_learner_priority_frame(L, &out, &err) == -EINVAL && has(err.msg, "no update"));
+	/* Unroll frames are V-trace's. */
+	struct unrolls u;
+	unrolls_init(&u, 2, R2L_T + 1);
+	CHECK(seed_learner_feed(L, unrolls_frame(&u), &err) == -SEED_EFRAME && has(err.msg, "sequences"));
+	struct seqs s;
+	struct {
+		const char *name, *want;
+	} cases[] = {{"negative weight", "'weight'"},
+	             {"NaN weight", "'weight'"},
+	             {"action", "'action'"},
+	             {"steps", "steps"}};
+	for (int i = 0; i < 4; i++) {
+		seqs_golden(&s);
+		if (i == 0)
+			s.weight[1] = -1;
+		if (i == 1)
+			s.weight[0] = NAN;
+		if (i == 2)
+			s.action[3] = 2;
+		if (i == 3)
+			s.T1 = R2L_T;
+		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == -SEED_EFRAME &&
+		              has(err.msg, cases[i].want) && has(err.msg, "sequences frame"),
+		          "%s: %s", cases[i].name, err.msg);
+		CHECK(seed_learner_get_batch(L)->fill == 0);
+	}
+	seed_learner_free(&L);
+	/* Sequences frames are R2D2's. */
+	config(&v, R2L_T, R2L_B, NULL);
+	seed_learner *V = learner(&v);
+	seqs_golden(&s);
+	CHECK(seed_learner_feed(V, seqs_frame(&s), &err) == -SEED_EFRAME && has(err.msg, "r2d2"));
+	CHECK(seed_learner_priority_frame(V, &out, &err) == -EINVAL);
+	CHECK(seed_learner_target_model(V) == NULL);
+	seed_learner_free(&V);
+	seed_config_free(&v);
+	seed_config_free(&c);
+	/* An actor-critic model cannot learn Q values. */
+	r2config(&c, "{\"torso\": []}", R2L_T, R2L_B, R2L_BURN, 100, NULL);
+	CHECK(seed_learner_new(&L, &c, &SPEC, &err) == -EINVAL && has(err.msg, "dueling") && !L);
+	seed_config_free(&c);
+	seed_buf_free(&out);
+}
+
+/* An r2d2 update, with a core, allocates nothing of its own: the one
+ * allocation per update is seed_r2d2_loss's q_boot scratch (lib/rl/r2d2.c
+ * allocates it per call; a workspace variant would take it away).  Under
+ * valgrind nothing is counted (it replaces malloc). */
+static void t_r2d2_update_allocates_only_the_loss_scratch(void)
+{
+	seed_config c;
+	r2config(&c, CORE_DUELING, 4, 2, 2, 2, NULL);
+	seed_learner *L = learner(&c);
+	struct seqs s;
+	seqs_core(&s, 5, 6);
+	seed_frame *f = seqs_frame(&s);
+	seed_err err = {""};
+	CHECK(seed_learner_feed(L, f, &err) == 1);
+	alloc_count = 0;
+	alloc_counting = true;
+	for (int k = 0; k < 5; k++) {
+		int n = seed_learner_add(L, f, 0, &err);
+		int rc = seed_learner_update(L, &err);
+		CHECK(n == 2 && rc == 0);
+	}
+	alloc_counting = false;
+	CHECK_MSG(alloc_count <= 5, "%ld allocations in 5 adds and updates (at most one each)", alloc_count);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 int main(void)
 {
 	TAP_RUN(t_layout_time_major);
@@ -879,5 +1362,12 @@ int main(void)
 	TAP_RUN(t_open_dir_errors);
 	TAP_RUN(t_refuses_dueling_head);
 	TAP_RUN(t_core_gradient);
+	TAP_RUN(t_r2d2_update_matches_reference);
+	TAP_RUN(t_r2d2_burn_in_changes_nothing_without_a_core);
+	TAP_RUN(t_r2d2_core_burn_in_takes_no_gradient);
+	TAP_RUN(t_r2d2_target_copied_every_period);
+	TAP_RUN(t_r2d2_checkpoint_round_trips_target);
+	TAP_RUN(t_r2d2_refuses_bad_frames);
+	TAP_RUN(t_r2d2_update_allocates_only_the_loss_scratch);
 	return tap_done();
 }

@@ -170,11 +170,11 @@ static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1
 static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho",
                                   "lambda",        "reduce",       NULL};
 static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
-static const char *r2d2_keys[] = {"burn_in",      "n_step",        "target_update_period",
-                                  "eta",          "value_rescale_eps", "epsilon_base",
-                                  "epsilon_alpha", "eval_epsilon",  NULL};
-static const char *replay_keys[] = {"capacity", "min_size", "alpha", "beta", "samples_per_insert",
-                                    "tolerance", NULL};
+static const char *r2d2_keys[] = {
+    "burn_in",      "n_step",        "target_update_period", "eta", "value_rescale_eps",
+    "epsilon_base", "epsilon_alpha", "eval_epsilon",         NULL};
+static const char *replay_keys[] = {"capacity",           "min_size",  "alpha", "beta",
+                                    "samples_per_insert", "tolerance", NULL};
 
 static int check_keys(const json_t *obj, const char **keys, const char *where, seed_err *err)
 {

@@ -22,6 +22,7 @@
 #include "seed/fsutil.h"
 #include "seed/metrics.h"
 #include "seed/optim.h"
+#include "seed/r2d2.h"
 #include "seed/rng.h"
 
 struct seed_learner {
@@ -53,7 +54,23 @@ struct seed_learner {
 	float *state0;        /* (B, S) */
 	int32_t *prev_action; /* (T1, B) */
 	uint8_t *reset;       /* (T1, B) */
-	void *loss_ws;        /* seed_loss_workspace_size(T, B, A) bytes */
+	/* R2D2 (r2d2): the target network, the Q values of both networks over
+	 * the T1 steps, the gradient into the online Q values over the trained
+	 * steps, the episode boundaries, each network's state after the burn-in,
+	 * the batch's keys and importance weights, and the last update's keys,
+	 * priorities and per-sequence losses. */
+	bool r2d2;
+	seed_model *target;
+	float *q, *qt;                /* (T1, B, A) */
+	float *dq;                    /* (T1 - burn_in, B, A) */
+	uint8_t *done;                /* (T1, B) */
+	float *state_on, *state_tg;   /* (B, S) */
+	int64_t *keys;                /* (B) */
+	float *weights;               /* (B) */
+	int64_t *last_keys;           /* (B) */
+	float *priorities, *seq_loss; /* (B) */
+	int nprio;                    /* priorities held: 0 before the first update, else B */
+	void *loss_ws;                /* seed_loss_workspace_size(T, B, A) bytes */
 	seed_learner_status st;
 	seed_learner_batch view;
 	double *returns; /* ring of the last return_window returns */
@@ -100,13 +117,23 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	L->B = cfg->batch_size;
 	int rc = seed_model_new(&L->model, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape, L->A,
 	                        L->T1 * L->B, err);
-	if (rc == 0 && seed_model_head_kind(L->model) != SEED_HEAD_ACTOR_CRITIC)
+	L->r2d2 = cfg->algorithm == SEED_CONFIG_R2D2;
+	if (rc == 0 && L->r2d2 && seed_model_head_kind(L->model) != SEED_HEAD_DUELING)
+		/* R2D2 learns Q values. */
+		rc = seed_err_set(err, -EINVAL,
+		                  "learner: algorithm r2d2 needs a dueling Q head (\"head\": \"dueling\" in "
+		                  "the model); the model has a \"%s\" head",
+		                  seed_model_head_name(seed_model_head_kind(L->model)));
+	else if (rc == 0 && !L->r2d2 && seed_model_head_kind(L->model) != SEED_HEAD_ACTOR_CRITIC)
 		/* V-trace learns a policy and a value, from logits. */
 		rc = seed_err_set(err, -EINVAL,
 		                  "learner: the model has a \"%s\" head, which outputs Q values: V-trace "
 		                  "needs an actor-critic head; a Q-value head needs a Q-learning algorithm "
 		                  "(r2d2)",
 		                  seed_model_head_name(seed_model_head_kind(L->model)));
+	if (rc == 0 && L->r2d2)
+		rc = seed_model_new(&L->target, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape,
+		                    L->A, L->T1 * L->B, err);
 	if (rc == 0)
 		rc = seed_optim_new(&L->optim, &cfg->optim, seed_model_num_params(L->model), err);
 	if (rc) {
@@ -115,6 +142,8 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	}
 	seed_rng_init(&L->rng, cfg->seed, 0x1ea);
 	seed_model_init(L->model, &L->rng);
+	if (L->target) /* the target network starts as a copy of the online one */
+		seed_model_copy_params(L->target, L->model);
 	size_t n = (size_t)L->T1 * (size_t)L->B, A = (size_t)L->A;
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++) {
 		const seed_unroll_field *fd = &seed_frame_unroll_fields[k];
@@ -148,6 +177,21 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 		L->state0 = seed_xcalloc((size_t)L->B * (size_t)L->S, sizeof(float));
 		L->prev_action = seed_xcalloc(n, sizeof(int32_t));
 		L->reset = seed_xcalloc(n, 1);
+	}
+	if (L->r2d2) {
+		size_t S = (size_t)(L->S > 0 ? L->S : 1), B = (size_t)L->B;
+		L->q = seed_xcalloc(n * A, sizeof(float));
+		L->qt = seed_xcalloc(n * A, sizeof(float));
+		L->dq = seed_xcalloc((n - (size_t)cfg->r2d2.burn_in * B) * A, sizeof(float));
+		L->done = seed_xcalloc(n, 1);
+		L->state_on = seed_xcalloc(B * S, sizeof(float));
+		L->state_tg = seed_xcalloc(B * S, sizeof(float));
+		L->keys = seed_xcalloc(B, sizeof(int64_t));
+		L->weights = seed_xcalloc(B, sizeof(float));
+		L->last_keys = seed_xcalloc(B, sizeof(int64_t));
+		L->priorities = seed_xcalloc(B, sizeof(float));
+		L->seq_loss = seed_xcalloc(B, sizeof(float));
+		L->st.mean_q = L->st.mean_abs_td = L->st.mean_priority = NAN;
 	}
 	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B, L->A));
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
@@ -184,7 +228,19 @@ void seed_learner_free(seed_learner **Lp)
 		return;
 	seed_learner *L = *Lp;
 	seed_model_free(&L->model);
+	seed_model_free(&L->target);
 	seed_optim_free(&L->optim);
+	free(L->q);
+	free(L->qt);
+	free(L->dq);
+	free(L->done);
+	free(L->state_on);
+	free(L->state_tg);
+	free(L->keys);
+	free(L->weights);
+	free(L->last_keys);
+	free(L->priorities);
+	free(L->seq_loss);
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
 		free(L->col[k]);
 	free(L->logits);
@@ -262,6 +318,19 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 		memcpy(state + (size_t)i * (size_t)n, t.data, (size_t)n * sizeof(float));
 	}
 	seed_optim_set_steps(L->optim, ck->optim_step);
+	float *tparams = L->target ? seed_model_params(L->target) : NULL;
+	for (int i = 0; L->target && i < seed_model_num_tensors(L->target); i++) {
+		const seed_model_param *p = seed_model_param_at(L->target, i);
+		char name[80];
+		snprintf(name, sizeof name, "target.%s", p->name);
+		seed_tensor t;
+		rc = seed_checkpoint_expect(ck, name, SEED_DTYPE_F32, p->rank, p->shape, &t, err);
+		if (rc)
+			return rc;
+		memcpy(tparams + p->offset, t.data, p->numel * sizeof(float));
+	}
+	if (L->target)
+		L->st.target_updates = ck->step / L->cfg->r2d2.target_update_period;
 	int64_t src = -1;
 	const char *file = seed_checkpoint_file(ck);
 	if (file) {
@@ -333,35 +402,44 @@ static void to_column(uint8_t *dst, size_t B, size_t j, const uint8_t *src, size
 	}
 }
 
-/* Whether f is an unroll frame this learner can take whole (see
- * seed_learner_add); *Bf: its unrolls. */
+/* Whether f is a frame this learner can take whole (see seed_learner_add):
+ * an unroll frame for V-trace, a sequences frame for R2D2; *Bf: its rows. */
 static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf_out, seed_err *err)
 {
-	if (f->type != SEED_FRAME_UNROLL)
-		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not an unroll frame",
-		                    seed_frame_type_name(f->type));
+	if (L->r2d2 && f->type == SEED_FRAME_UNROLL)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "an unroll frame: an r2d2 learner takes sequences frames (from "
+		                    "seed-replay), not unrolls");
+	if (!L->r2d2 && f->type == SEED_FRAME_SEQUENCES)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "a sequences frame: a vtrace learner takes unroll frames; sequences "
+		                    "are for algorithm r2d2");
+	seed_frame_type want = L->r2d2 ? SEED_FRAME_SEQUENCES : SEED_FRAME_UNROLL;
+	const char *what = L->r2d2 ? "sequences frame" : "unroll frame";
+	if (f->type != want)
+		return seed_err_set(err, -SEED_EFRAME, "a %s frame, not a%s %s",
+		                    seed_frame_type_name(f->type), L->r2d2 ? "" : "n", what);
 	int rc = seed_frame_validate(f, err);
 	if (rc)
 		return rc;
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
 	if (T1 != L->T1)
-		return seed_err_set(err, -SEED_EFRAME,
-		                    "unroll frame: %" PRId64 " steps, expected unroll_length+1 = %d", T1,
-		                    L->T1);
+		return seed_err_set(err, -SEED_EFRAME, "%s: %" PRId64 " steps, expected unroll_length+1 = %d",
+		                    what, T1, L->T1);
 	int64_t A = seed_frame_int(f, "num_actions", -1);
 	if (A != L->A)
 		return seed_err_set(err, -SEED_EFRAME,
-		                    "unroll frame: field 'num_actions': %" PRId64 ", environment '%s' has %d",
-		                    A, L->cfg->env, L->A);
+		                    "%s: field 'num_actions': %" PRId64 ", environment '%s' has %d", what, A,
+		                    L->cfg->env, L->A);
 	bool same = obs->dtype == L->spec.obs_dtype && obs->rank == 2 + L->spec.obs_rank;
 	for (int i = 0; same && i < L->spec.obs_rank; i++)
 		same = obs->shape[2 + i] == L->spec.obs_shape[i];
 	if (!same)
 		return seed_err_set(err, -SEED_EFRAME,
-		                    "unroll frame: field 'obs': observations of another dtype or shape than "
+		                    "%s: field 'obs': observations of another dtype or shape than "
 		                    "environment '%s' makes",
-		                    L->cfg->env);
+		                    what, L->cfg->env);
 	/* Decoded tensors point into the message: maybe unaligned, so every
 	 * element is read with memcpy (a plain load where alignment is free). */
 	const uint8_t *act = seed_frame_tensor(f, "action")->data;
@@ -370,24 +448,34 @@ static int check_unrolls(const seed_learner *L, const seed_frame *f, int64_t *Bf
 		memcpy(&a, act + 4 * i, 4);
 		if (a < 0 || a >= L->A)
 			return seed_err_set(err, -SEED_EFRAME,
-			                    "unroll frame: field 'action': %" PRId32 " at [%" PRId64
-			                    "][%" PRId64 "] is outside [0, %d)",
-			                    a, i / T1, i % T1, L->A);
+			                    "%s: field 'action': %" PRId32 " at [%" PRId64 "][%" PRId64
+			                    "] is outside [0, %d)",
+			                    what, a, i / T1, i % T1, L->A);
 	}
 	const seed_tensor *st = seed_frame_tensor(f, "state"), *pa = seed_frame_tensor(f, "prev_action");
 	if (st && L->S > 0 && st->shape[1] != L->S)
 		return seed_err_set(err, -SEED_EFRAME,
-		                    "unroll frame: field 'state': %" PRId64
+		                    "%s: field 'state': %" PRId64
 		                    " floats a row, but the model's core keeps %d",
-		                    st->shape[1], L->S);
+		                    what, st->shape[1], L->S);
 	for (int64_t i = 0; pa && L->S > 0 && i < Bf; i++) {
 		int32_t a;
 		memcpy(&a, (const uint8_t *)pa->data + 4 * i, 4);
 		if (a < -1 || a >= L->A)
 			return seed_err_set(err, -SEED_EFRAME,
-			                    "unroll frame: field 'prev_action': %" PRId32 " at [%" PRId64
+			                    "%s: field 'prev_action': %" PRId32 " at [%" PRId64
 			                    "] is outside [-1, %d)",
-			                    a, i, L->A);
+			                    what, a, i, L->A);
+	}
+	const seed_tensor *w = L->r2d2 ? seed_frame_tensor(f, "weight") : NULL;
+	for (int64_t i = 0; w && i < Bf; i++) {
+		float x;
+		memcpy(&x, (const uint8_t *)w->data + 4 * i, 4);
+		if (!(x >= 0 && x <= 1e30f)) /* NaN fails too */
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "%s: field 'weight': %g at [%" PRId64
+			                    "] is not a finite weight >= 0",
+			                    what, (double)x, i);
 	}
 	*Bf_out = Bf;
 	return 0;
@@ -408,9 +496,15 @@ static int take_unrolls(seed_learner *L, const seed_frame *f, int64_t first)
 	const seed_tensor *st = L->S > 0 ? seed_frame_tensor(f, "state") : NULL,
 	                  *pa = L->S > 0 ? seed_frame_tensor(f, "prev_action") : NULL;
 	size_t sb = (size_t)L->S * sizeof(float);
+	const seed_tensor *key = L->r2d2 ? seed_frame_tensor(f, "key") : NULL,
+	                  *w = L->r2d2 ? seed_frame_tensor(f, "weight") : NULL;
 	int taken = 0;
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
 		size_t j = (size_t)L->fill++, at = (size_t)b * n1;
+		if (L->r2d2) {
+			memcpy(&L->keys[j], (const uint8_t *)key->data + 8 * (size_t)b, 8);
+			memcpy(&L->weights[j], (const uint8_t *)w->data + 4 * (size_t)b, 4);
+		}
 		for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
 			to_column(L->col[k], B, j, src[k] + at * L->step_bytes[k], n1, L->step_bytes[k]);
 		if (L->S > 0) {
@@ -435,7 +529,9 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
 	if (rc)
 		return rc;
 	if (first < 0 || first > Bf)
-		return seed_err_set(err, -EINVAL, "unroll frame: unroll %d of %" PRId64, first, Bf);
+		return seed_err_set(err, -EINVAL, "%s %d of %" PRId64,
+		                    L->r2d2 ? "sequences frame: sequence" : "unroll frame: unroll", first,
+		                    Bf);
 	return take_unrolls(L, f, first);
 }
 
@@ -469,10 +565,9 @@ int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err)
 {
 	if (f->type == SEED_FRAME_EPISODE)
 		return seed_learner_add_episodes(L, f, err);
-	if (f->type != SEED_FRAME_UNROLL)
-		return seed_err_set(err, -SEED_EFRAME,
-		                    "a %s frame: the learner takes unroll and episode frames",
-		                    seed_frame_type_name(f->type));
+	if (f->type != SEED_FRAME_UNROLL && f->type != SEED_FRAME_SEQUENCES)
+		return seed_err_set(err, -SEED_EFRAME, "a %s frame: the learner takes %s and episode frames",
+		                    seed_frame_type_name(f->type), L->r2d2 ? "sequences" : "unroll");
 	/* Checked once, taken in as many pieces as batches it fills. */
 	int64_t Bf;
 	int rc = check_unrolls(L, f, &Bf, err);
@@ -506,15 +601,9 @@ bool seed_learner_full(const seed_learner *L)
 	return L->fill == L->B;
 }
 
-int seed_learner_update(seed_learner *L, seed_err *err)
+/* V-trace: the model's gradient for the full batch into its gradient slab. */
+static int vtrace_grad(seed_learner *L, seed_err *err)
 {
-	if (L->fill != L->B)
-		return seed_err_set(err, -EINVAL, "learner: update with %d of %d unrolls in the batch",
-		                    L->fill, L->B);
-	int64_t next = L->st.policy_version + 1;
-	int rc = reserve(L, next, err);
-	if (rc)
-		return rc;
 	const seed_config *c = L->cfg;
 	int T1 = L->T1, T = T1 - 1, B = L->B, A = L->A;
 	size_t TB = (size_t)T * (size_t)B;
@@ -560,7 +649,7 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	    .values = L->values,
 	    .bootstrap_value = L->values + TB,
 	};
-	rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
+	int rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
 	if (rc)
 		return rc;
 	seed_model_zero_grad(L->model);
@@ -568,6 +657,119 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 		seed_model_backward_seq(L->model, L->dlogits, L->dvalues);
 	else
 		seed_model_backward(L->model, T * B, L->dlogits, L->dvalues);
+	return 0;
+}
+
+/* R2D2: the online network's gradient for the full batch into its
+ * gradient slab, the priorities and losses of its sequences, and the
+ * statistics of the update. */
+static int r2d2_grad(seed_learner *L, seed_err *err)
+{
+	const seed_config *c = L->cfg;
+	int T1 = L->T1, B = L->B, A = L->A, burn = c->r2d2.burn_in, Tt = T1 - burn;
+	size_t n = (size_t)T1 * (size_t)B, off = (size_t)burn * (size_t)B;
+	for (size_t i = 0; i < n; i++)
+		L->done[i] = L->terminated[i] || L->truncated[i];
+	const uint8_t *obs = L->obs + off * L->obs_bytes;
+	if (L->S > 0) {
+		/* The core's inputs per step, as for V-trace (and as the server
+		 * ran them): the reward that came with each observation, the
+		 * action before it, a reset where an episode begins. */
+		for (size_t i = (size_t)B; i < n; i++)
+			L->prev_action[i] = L->action[i - (size_t)B];
+		memcpy(L->reset, L->done, n);
+		size_t sb = (size_t)B * (size_t)L->S * sizeof(float);
+		memcpy(L->state_on, L->state0, sb);
+		memcpy(L->state_tg, L->state0, sb);
+		if (burn > 0) {
+			/* Burn-in: both networks run from the stored state through
+			 * the first burn_in steps, forward only (no backward reads
+			 * these activations: the next forward replaces them), to
+			 * their own states at step burn_in. */
+			seed_model_seq s = {.T = burn,
+			                    .B = B,
+			                    .obs = L->obs,
+			                    .prev_reward = L->reward,
+			                    .prev_action = L->prev_action,
+			                    .reset = L->reset,
+			                    .state0 = L->state_on,
+			                    .state_out = L->state_on};
+			seed_model_forward_seq_q(L->model, &s, L->q);
+			s.state0 = s.state_out = L->state_tg;
+			seed_model_forward_seq_q(L->target, &s, L->qt);
+		}
+		seed_model_seq s = {.T = Tt,
+		                    .B = B,
+		                    .obs = obs,
+		                    .prev_reward = L->reward + off,
+		                    .prev_action = L->prev_action + off,
+		                    .reset = L->reset + off,
+		                    .state0 = L->state_tg};
+		seed_model_forward_seq_q(L->target, &s, L->qt + off * (size_t)A);
+		s.state0 = L->state_on; /* the online forward last: backward reads its activations */
+		seed_model_forward_seq_q(L->model, &s, L->q + off * (size_t)A);
+	} else {
+		/* Without a core the steps are independent rows: the burn-in
+		 * steps have nothing to rebuild and are skipped. */
+		seed_model_forward_q(L->target, Tt * B, obs, L->qt + off * (size_t)A);
+		seed_model_forward_q(L->model, Tt * B, obs, L->q + off * (size_t)A);
+	}
+	int rc = seed_r2d2_loss(Tt, B, A, c->r2d2.n_step, c->discount, c->r2d2.value_rescale_eps, c->r2d2.eta,
+	                        L->q + off * (size_t)A, L->qt + off * (size_t)A, L->action + off,
+	                        L->reward + off, L->done + off, L->priorities, L->seq_loss, L->dq);
+	if (rc)
+		return seed_err_set(err, rc, "learner: the r2d2 loss refused its inputs (discount %g)",
+		                    (double)c->discount);
+	/* The loss is mean_b(weight_b * loss_b): the gradient into sequence
+	 * b's Q values is weight_b / B times that of loss_b.  Before scaling,
+	 * the gradient at the taken action of step t is -delta_t. */
+	double loss = 0, abs_td = 0, sum_q = 0, sum_p = 0;
+	for (int b = 0; b < B; b++) {
+		loss += (double)L->weights[b] * L->seq_loss[b];
+		sum_p += L->priorities[b];
+	}
+	for (int t = 0; t < Tt; t++)
+		for (int b = 0; b < B; b++) {
+			size_t row = ((size_t)t * (size_t)B + (size_t)b) * (size_t)A;
+			float scale = L->weights[b] / (float)B;
+			int32_t a = L->action[off + (size_t)t * (size_t)B + (size_t)b];
+			abs_td += fabs((double)L->dq[row + (size_t)a]);
+			sum_q += L->q[off * (size_t)A + row + (size_t)a];
+			for (int k = 0; k < A; k++)
+				L->dq[row + (size_t)k] *= scale;
+		}
+	memset(&L->st.loss, 0, sizeof L->st.loss);
+	L->st.loss.total = loss / B;
+	L->st.mean_q = sum_q / ((double)Tt * B);
+	L->st.mean_abs_td = abs_td / ((double)(Tt - 1) * B);
+	L->st.mean_priority = sum_p / B;
+	for (size_t i = off; i < n - (size_t)B; i++)
+		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
+	L->st.lag_count += (int64_t)(Tt - 1) * B;
+	seed_model_zero_grad(L->model);
+	if (L->S > 0)
+		seed_model_backward_seq_q(L->model, L->dq);
+	else
+		seed_model_backward_q(L->model, Tt * B, L->dq);
+	memcpy(L->last_keys, L->keys, (size_t)B * sizeof(int64_t));
+	L->nprio = B;
+	return 0;
+}
+
+int seed_learner_update(seed_learner *L, seed_err *err)
+{
+	if (L->fill != L->B)
+		return seed_err_set(err, -EINVAL, "learner: update with %d of %d %s in the batch", L->fill,
+		                    L->B, L->r2d2 ? "sequences" : "unrolls");
+	int64_t next = L->st.policy_version + 1;
+	int rc = reserve(L, next, err);
+	if (rc)
+		return rc;
+	const seed_config *c = L->cfg;
+	int T = L->T1 - 1, B = L->B;
+	rc = L->r2d2 ? r2d2_grad(L, err) : vtrace_grad(L, err);
+	if (rc)
+		return rc;
 	size_t np = seed_model_num_params(L->model);
 	float *g = seed_model_grads(L->model);
 	L->st.grad_norm =
@@ -583,6 +785,10 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	L->st.updates++;
 	L->st.frames += (int64_t)T * B;
 	L->st.policy_version = next;
+	if (L->r2d2 && L->st.updates % c->r2d2.target_update_period == 0) {
+		seed_model_copy_params(L->target, L->model);
+		L->st.target_updates++;
+	}
 	L->fill = 0;
 	L->view.fill = 0;
 	return 0;
@@ -594,8 +800,9 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		return seed_err_set(err, -EINVAL, "learner: no run directory to save into");
 	int nt = seed_model_num_tensors(L->model);
 	int ns = seed_optim_slots(L->optim);
-	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns), sizeof *ts);
-	char(*names)[64] = seed_xcalloc((size_t)ns + 1, sizeof *names);
+	int ntg = L->target ? nt : 0; /* the target network's tensors, "target.NAME" */
+	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg), sizeof *ts);
+	char(*names)[64] = seed_xcalloc((size_t)(ns + ntg) + 1, sizeof *names);
 	float *params = seed_model_params(L->model);
 	for (int i = 0; i < nt; i++) {
 		const seed_model_param *p = seed_model_param_at(L->model, i);
@@ -608,6 +815,14 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		snprintf(names[i], sizeof names[i], "optim.%s", seed_optim_slot_name(L->optim, i));
 		ts[nt + i].name = names[i];
 		ts[nt + i].tensor = seed_tensor_view(state + (size_t)i * (size_t)n, SEED_DTYPE_F32, 1, &n);
+	}
+	float *tparams = L->target ? seed_model_params(L->target) : NULL;
+	for (int i = 0; i < ntg; i++) {
+		const seed_model_param *p = seed_model_param_at(L->target, i);
+		snprintf(names[ns + i], sizeof names[ns + i], "target.%s", p->name);
+		ts[nt + ns + i].name = names[ns + i];
+		ts[nt + ns + i].tensor =
+		    seed_tensor_view(tparams + p->offset, SEED_DTYPE_F32, p->rank, p->shape);
 	}
 	const seed_config *c = L->cfg;
 	json_t *env_opts = json_loads(c->env_options, 0, NULL);
@@ -623,7 +838,7 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	    .optim_step = seed_optim_steps(L->optim),
 	    .rng = L->rng,
 	    .wall_time = seed_learner_wall_time(L),
-	    .ntensors = (size_t)(nt + ns),
+	    .ntensors = (size_t)(nt + ns + ntg),
 	    .tensors = ts,
 	};
 	int rc = seed_checkpoint_save(L->dir, &ck, err);
@@ -683,6 +898,16 @@ double seed_learner_wall_time(const seed_learner *L)
 void seed_learner_progress(const seed_learner *L, const json_t *metrics, char *buf, size_t n)
 {
 	const seed_learner_status *st = &L->st;
+	if (L->r2d2) {
+		snprintf(buf, n,
+		         "%" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
+		         " episodes), loss %.4f, Q %.3f, |td| %.3f, lag %.1f",
+		         st->frames, json_number_value(json_object_get(metrics, "fps")), st->updates,
+		         st->nreturns ? st->mean_return : 0.0, st->episodes, st->loss.total,
+		         isnan(st->mean_q) ? 0.0 : st->mean_q, isnan(st->mean_abs_td) ? 0.0 : st->mean_abs_td,
+		         json_number_value(json_object_get(metrics, "policy_lag")));
+		return;
+	}
 	snprintf(buf, n,
 	         "%" PRId64 " frames, %.0f fps, %" PRId64 " updates, return %.1f (%" PRId64
 	         " episodes), entropy %.3f, lag %.1f",
@@ -730,6 +955,20 @@ json_t *seed_learner_metrics(seed_learner *L)
 	    {"policy_lag", lag}, {"batch_size", (double)L->B}, {"unroll_length", (double)(L->T1 - 1)},
 	    {"skipped_updates", (double)st->skipped});
 	json_object_set_new(o, "episode_return", st->nreturns ? json_real(st->mean_return) : json_null());
+	json_object_set_new(o, "algorithm", json_string(seed_config_algorithm_name(L->cfg->algorithm)));
+	if (L->r2d2) {
+		/* The policy-gradient statistics mean nothing here: Q learning's own. */
+		static const char *const vtrace_only[] = {"pg_loss", "baseline_loss", "entropy_loss",
+		                                          "entropy", "mean_rho",      "mean_value"};
+		for (size_t i = 0; i < sizeof vtrace_only / sizeof *vtrace_only; i++)
+			json_object_del(o, vtrace_only[i]);
+		const double r2[] = {st->mean_q, st->mean_abs_td, st->mean_priority};
+		const char *const r2n[] = {"mean_q", "mean_abs_td", "mean_priority"};
+		for (int i = 0; i < 3; i++)
+			json_object_set_new(o, r2n[i], isfinite(r2[i]) ? json_real(r2[i]) : json_null());
+		json_object_set_new(o, "target_updates", json_integer(st->target_updates));
+		json_object_set_new(o, "burn_in", json_integer(L->cfg->r2d2.burn_in));
+	}
 	L->mark.t = now;
 	L->mark.frames = st->frames;
 	L->mark.updates = st->updates;
@@ -750,4 +989,33 @@ int seed_learner_params_frame(const seed_learner *L, seed_buf *out, seed_err *er
 	seed_frame_set_str(&f, "model", L->cfg->model);
 	seed_buf_reset(out);
 	return seed_frame_encode(&f, out, err);
+}
+
+int seed_learner_priority_frame(const seed_learner *L, seed_buf *out, seed_err *err)
+{
+	if (!L->r2d2)
+		return seed_err_set(err, -EINVAL, "learner: priority frames come from an r2d2 learner");
+	if (L->nprio == 0)
+		return seed_err_set(err, -EINVAL, "learner: no update yet, so no priorities");
+	int64_t N = L->nprio;
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_PRIORITY);
+	seed_frame_set_tensor(&f, "key", seed_tensor_view(L->last_keys, SEED_DTYPE_I64, 1, &N));
+	seed_frame_set_tensor(&f, "priority", seed_tensor_view(L->priorities, SEED_DTYPE_F32, 1, &N));
+	seed_buf_reset(out);
+	return seed_frame_encode(&f, out, err);
+}
+
+const float *seed_learner_priorities(const seed_learner *L, const int64_t **keys, int *n)
+{
+	if (keys)
+		*keys = L->last_keys;
+	if (n)
+		*n = L->nprio;
+	return L->priorities;
+}
+
+seed_model *seed_learner_target_model(seed_learner *L)
+{
+	return L->target;
 }

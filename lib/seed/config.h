@@ -58,10 +58,10 @@ typedef struct seed_config_r2d2 {
 /* seed-replay's settings when seed-train starts one (config object
  * "replay"; seed-replay(1)). */
 typedef struct seed_config_replay {
-	int64_t capacity, min_size;         /* sequences (100000, 1000) */
-	double alpha, beta;                 /* priority and importance exponents (0.9, 0.6) */
-	double samples_per_insert;          /* sampled per inserted sequence; 0: no limiter (1) */
-	double tolerance;                   /* sequences either way (1024) */
+	int64_t capacity, min_size; /* sequences (100000, 1000) */
+	double alpha, beta;         /* priority and importance exponents (0.9, 0.6) */
+	double samples_per_insert;  /* sampled per inserted sequence; 0: no limiter (1) */
+	double tolerance;           /* sequences either way (1024) */
 } seed_config_replay;
 
 /* A parsed configuration.  Strings point into root or are owned by the

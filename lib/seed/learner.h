@@ -1,4 +1,6 @@
-/* seed/learner.h: the V-trace learner of seed-learn as a library.
+/* seed/learner.h: the learner of seed-learn as a library: V-trace
+ * (algorithm "vtrace", on unroll frames) or R2D2 (algorithm "r2d2", on
+ * sequences frames from seed-replay; see "R2D2" below).
  *
  * A learner owns the training copy of a model, its optimizer and the batch
  * being filled.  Unroll frames (seed-frames(7)) are copied into the batch,
@@ -27,7 +29,30 @@
  *
  * Memory: everything an update touches is allocated by seed_learner_new;
  * adding unrolls and updating allocate nothing (an update that crosses a
- * reservation block writes one small file).
+ * reservation block writes one small file), except that an r2d2 update
+ * makes the one temporary allocation of seed_r2d2_loss.
+ *
+ * R2D2 (cfg->algorithm SEED_CONFIG_R2D2): the model must have a dueling
+ * head.  A target network of the same description starts as a copy of the
+ * online one and is copied again after every cfg->r2d2.target_update_period
+ * updates (after updates N, 2N, ...).  The batch holds batch_size sequences
+ * of T+1 steps (sequences frames: the unroll's per-step fields, plus each
+ * row's key and importance weight, and with a core its state and previous
+ * action).  An update: with a core, both networks run forward from the
+ * stored state (zeros without one) through the first burn_in steps, without
+ * gradient, to their states at step burn_in (a feed-forward model skips
+ * them); then both run over steps burn_in .. T (the online one with
+ * gradient), seed_r2d2_loss (seed/r2d2.h) on that slice with cfg's
+ * discount, r2d2.n_step, r2d2.value_rescale_eps and r2d2.eta gives each
+ * sequence's loss_b and priority; the loss is mean_b(weight_b * loss_b),
+ * so the gradient into sequence b's Q values is weight_b / B times that of
+ * loss_b; then backward, clipping and the optimizer step as for V-trace.
+ * done[t] = terminated[t] | truncated[t]; the core's inputs per step (the
+ * reward that came with the observation, the previous action, a reset where
+ * an episode begins) are those of the V-trace path.  After the update the
+ * learner holds the batch's keys and new priorities
+ * (seed_learner_priority_frame).  Checkpoints also hold the target network
+ * as "target.NAME".
  *
  * Threads: a learner belongs to one thread at a time.
  */
@@ -75,6 +100,12 @@ typedef struct seed_learner_status {
 	int64_t lag_count;
 	/* The last successful save: updates and frames then (-1: none yet). */
 	int64_t saved_updates, saved_frames;
+	/* r2d2 only: the last update's mean Q value of the actions taken over
+	 * the trained steps, mean |TD error|, mean new priority (NAN before
+	 * the first update; loss.total is the weighted loss, the rest of loss
+	 * is zero), and the copies into the target network so far. */
+	double mean_q, mean_abs_td, mean_priority;
+	int64_t target_updates;
 } seed_learner_status;
 
 /* The batch, time-major.  Valid until the next add or update. */
@@ -126,7 +157,10 @@ int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err);
  * -SEED_EFRAME with a message naming the field, for a frame that is not a
  * valid unroll frame, steps other than unroll_length+1, observations of
  * another dtype or shape than spec's, num_actions other than spec's, an
- * action outside [0, num_actions); -EINVAL for first outside [0, B_f]. */
+ * action outside [0, num_actions); -EINVAL for first outside [0, B_f].
+ * r2d2: the same for sequences frames (their keys and weights with them),
+ * also refusing a weight that is negative or not finite, and unroll frames
+ * (a V-trace learner refuses sequences frames). */
 int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *err);
 
 /* Take the returns of episode frame f into the window of the last
@@ -134,11 +168,10 @@ int seed_learner_add(seed_learner *L, const seed_frame *f, int first, seed_err *
  * episode frame. */
 int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *err);
 
-/* Take a decoded frame: an unroll frame's unrolls go into the batch with
- * seed_learner_add, running seed_learner_update each time it fills; an
- * episode frame goes to seed_learner_add_episodes.  Returns the number of
- * updates run (publish the newest version after it).  Errors: -SEED_EFRAME
- * for a frame of another type or a bad frame, which changed nothing;
+/* Take a decoded frame: an unroll frame's unrolls (r2d2: a sequences
+ * frame's sequences) go into the batch with seed_learner_add, running seed_learner_update each time it fills;
+ * an episode frame goes to seed_learner_add_episodes.  Returns the number of updates run (publish the newest
+ * version after it).  Errors: -SEED_EFRAME for a frame of another type or a bad frame, which changed nothing;
  * those of seed_learner_update, after the updates counted so far. */
 int seed_learner_feed(seed_learner *L, const seed_frame *f, seed_err *err);
 
@@ -182,6 +215,21 @@ json_t *seed_learner_metrics(seed_learner *L);
  * The frame's parameters are a view: encoding copies them once, into out,
  * and out's memory is reused from call to call. */
 int seed_learner_params_frame(const seed_learner *L, seed_buf *out, seed_err *err);
+
+/* r2d2: encode a priority frame (seed-frames(7)) {key i64[B], priority
+ * f32[B]} of the last update's sequences into out, replacing what it held:
+ * only the last update's (feed a sequences frame of batch_size rows, as
+ * seed-learn requests them, to send every priority).  Errors: -EINVAL for
+ * a V-trace learner or before the first update. */
+int seed_learner_priority_frame(const seed_learner *L, seed_buf *out, seed_err *err);
+
+/* r2d2: the last update's priorities (B of them, in batch order; *n = 0
+ * before the first update and for V-trace) and their keys (*keys, when
+ * keys is not NULL).  Valid until the next update. */
+const float *seed_learner_priorities(const seed_learner *L, const int64_t **keys, int *n);
+
+/* r2d2: the target network (NULL for V-trace). */
+seed_model *seed_learner_target_model(seed_learner *L);
 
 /* Borrowed views, valid while L lives. */
 const seed_learner_status *seed_learner_get_status(const seed_learner *L);
