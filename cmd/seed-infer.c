@@ -170,6 +170,11 @@ static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt
 	        db ? (double)(st->rows - last->rows) / (double)db : 0.0,
 	        (double)(st->unroll_bytes - last->unroll_bytes) / dt / 1e6, st->steps, st->unrolls,
 	        st->episodes, st->bad, st->resends, st->gaps, st->halves, st->evicted, st->expired);
+	if (final && st->unrolls_unmodeled)
+		fprintf(stderr,
+		        "%s: %" PRId64
+		        " unrolls played at random before the first parameters were not pushed\n",
+		        cli_prog, st->unrolls_unmodeled);
 	*last = *st;
 }
 

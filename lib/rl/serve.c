@@ -850,6 +850,16 @@ static int send_unroll(seed_serve *s, seed_session *h)
 	seed_frame f;
 	seed_err err;
 	int erc = send_episodes(s, h);
+	if (s->o.model && !s->agent) {
+		/* A server that follows a model pushes only what a model
+		 * played.  Until parameters that fit arrive it plays at random
+		 * under no model (version 0, no recurrent state, no Q values):
+		 * a replay would take that layout for the model's and refuse
+		 * every later unroll, a recurrent learner every one of these. */
+		s->st.unrolls_unmodeled += h->layout.rows;
+		seed_unroll_next(h->unroll);
+		return erc;
+	}
 	int rc = seed_unroll_frame(h->unroll, &f, h->run, h->actor, h->env);
 	int64_t B = h->layout.rows;
 	if (rc == 0 && unroll_priorities(s, h))

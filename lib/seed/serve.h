@@ -104,6 +104,9 @@ typedef struct seed_serve_stats {
 	int64_t steps, requests, batches, rows, bad, resends, gaps, refused;
 	int64_t unroll_frames, unrolls, unroll_bytes, episodes;
 	int64_t halves, evicted, expired; /* halves: known now */
+	/* Unrolls (rows) not pushed: played at random before the model that
+	 * opts.model names was built. */
+	int64_t unrolls_unmodeled;
 } seed_serve_stats;
 
 typedef struct seed_serve seed_serve;
