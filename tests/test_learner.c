@@ -413,7 +413,7 @@ static void t_return_window(void)
 	config(&c, 2, 1, ", \"return_window\": 3, \"target_return\": 3");
 	seed_learner *L = learner(&c);
 	float ret[4] = {1, 2, 3, 4};
-	int32_t env[4] = {0, 1, 2, 3}, len[4] = {5, 5, 5, 5};
+	int32_t env[4] = {0, 1, 2, 3}, len[4] = {5, 7, 11, 13};
 	uint8_t tr[4] = {0};
 	/* Two frames of two episodes: 1, 2 (the window is not full yet), then
 	 * 3, 4. */
@@ -434,6 +434,7 @@ static void t_return_window(void)
 	}
 	const seed_learner_status *st = seed_learner_get_status(L);
 	CHECK(st->episodes == 4 && st->nreturns == 3);
+	CHECK(st->env_frames == 5 + 7 + 11 + 13); /* the episodes' lengths */
 	CHECK_NEAR(st->mean_return, 3, 1e-12);
 	CHECK(seed_learner_done(L) && strcmp(seed_learner_done(L), "target return reached") == 0);
 	seed_learner_free(&L);

@@ -544,6 +544,12 @@ int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *er
 	if (rc)
 		return rc;
 	const seed_tensor *r = seed_frame_tensor(f, "return");
+	const seed_tensor *len = seed_frame_tensor(f, "length");
+	for (int64_t i = 0; len && i < len->shape[0]; i++) {
+		int32_t n;
+		memcpy(&n, (const uint8_t *)len->data + 4 * i, 4);
+		L->st.env_frames += n > 0 ? n : 0;
+	}
 	int W = L->cfg->return_window;
 	for (int64_t i = 0; i < r->shape[0]; i++) {
 		float x;
@@ -967,6 +973,7 @@ json_t *seed_learner_metrics(seed_learner *L)
 		for (int i = 0; i < 3; i++)
 			json_object_set_new(o, r2n[i], isfinite(r2[i]) ? json_real(r2[i]) : json_null());
 		json_object_set_new(o, "target_updates", json_integer(st->target_updates));
+		json_object_set_new(o, "env_frames", json_integer(st->env_frames));
 		json_object_set_new(o, "burn_in", json_integer(L->cfg->r2d2.burn_in));
 	}
 	L->mark.t = now;

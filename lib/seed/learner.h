@@ -83,7 +83,7 @@ typedef struct seed_learner seed_learner;
 /* Where training stands.  Counters survive a save and a restore. */
 typedef struct seed_learner_status {
 	int64_t updates;        /* updates run (skipped ones included) */
-	int64_t frames;         /* env frames trained on: T * B per update */
+	int64_t frames;         /* frames trained on: T * B per update (r2d2: replayed steps) */
 	int64_t policy_version; /* the version of the current parameters */
 	int64_t skipped;        /* updates skipped for a non-finite gradient */
 	int64_t episodes;       /* episodes reported by episode frames */
@@ -106,6 +106,10 @@ typedef struct seed_learner_status {
 	 * is zero), and the copies into the target network so far. */
 	double mean_q, mean_abs_td, mean_priority;
 	int64_t target_updates;
+	/* The env steps of the finished episodes that episode frames
+	 * reported (their lengths summed): what the actors played, where
+	 * frames counts what was trained on.  Not kept by checkpoints. */
+	int64_t env_frames;
 } seed_learner_status;
 
 /* The batch, time-major.  Valid until the next add or update. */
