@@ -15,11 +15,17 @@
 # Usage: bench/minatar-train.sh [OUTDIR [SEEDS [FRAMES [GAMES]]]]  (from the build dir)
 # Defaults: a new temporary directory (kept), seeds 1 2 3, 5000000 frames,
 # all five games.  Each 5M-frame run takes about a minute on two cores.
+#
+# PRESETS=r2d2-minatar- in the environment trains the R2D2 presets
+# (r2d2-minatar-GAME) instead.  Their evaluation is seed-train's, epsilon-
+# greedy at r2d2.eval_epsilon (the "greedy" column); a Q network has no
+# sampled policy, so the sampled column is left out (-).
 set -eu
 out=${1:-}
 seeds=${2:-3}
 frames=${3:-5000000}
 games=${4:-breakout asterix freeway seaquest space-invaders}
+prefix=${PRESETS:-minatar-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEED_BIN:-$top/cmd}
 [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/minatar-train.XXXXXX")
@@ -52,16 +58,19 @@ for g in $games; do
 	while [ $s -le "$seeds" ]; do
 		d="$out/$g-$s"
 		rm -rf "$d"
-		r=$("$bin/seed-train" "minatar-$g" --dir "$d" --seed "$s" --frames "$frames" --quiet)
+		r=$("$bin/seed-train" "$prefix$g" --dir "$d" --seed "$s" --frames "$frames" --quiet)
 		wall=$(echo "$r" | field train_seconds)
 		greedy=$(echo "$r" | retmean)
-		"$bin/seed-eval" --checkpoint "$d" --episodes 100 --envs 20 --seed "$s" >"$d/eval-sampled.json"
-		sampled=$(retmean <"$d/eval-sampled.json")
+		sampled=-
+		if [ "$prefix" = minatar- ]; then
+			"$bin/seed-eval" --checkpoint "$d" --episodes 100 --envs 20 --seed "$s" >"$d/eval-sampled.json"
+			sampled=$(retmean <"$d/eval-sampled.json")
+		fi
 		last=$(tail -n 1 "$d/metrics.jsonl")
 		train=$(echo "$last" | field episode_return)
 		fr=$(echo "$last" | field frames)
 		fps=$(field fps <"$d/metrics.jsonl" | median)
-		printf '%-15s %4d %8d %10.2f %10.2f %10.2f %8.1f %7.0f\n' "$g" "$s" "$fr" "$train" "$greedy" "$sampled" \
+		printf '%-15s %4d %8d %10.2f %10.2f %10s %8.1f %7.0f\n' "$g" "$s" "$fr" "$train" "$greedy" "$sampled" \
 			"$wall" "$fps"
 		echo "$g $s $fr $train $greedy $sampled $wall $fps" >>"$out/rows"
 		s=$((s + 1))
@@ -71,8 +80,9 @@ echo
 printf '%-15s %10s %10s %10s %8s %8s %8s\n' game train_ret eval_grd eval_smp wall_s DQN AC
 for g in $games; do
 	set -- $(paper "$g")
-	awk -v g="$g" -v dqn="$1" -v ac="$2" '$1 == g { n++; t += $4; e += $5; m += $6; w += $7 }
-		END { if (n) printf "%-15s %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f\n", g, t/n, e/n, m/n, w/n, dqn, ac }' \
+	awk -v g="$g" -v dqn="$1" -v ac="$2" '$1 == g { n++; t += $4; e += $5; m += $6; w += $7; if ($6 == "-") ns++ }
+		END { if (n) printf "%-15s %10.2f %10.2f %10s %8.1f %8.1f %8.1f\n", g, t/n, e/n,
+			ns ? "-" : sprintf("%.2f", m/n), w/n, dqn, ac }' \
 		"$out/rows"
 done
 echo
