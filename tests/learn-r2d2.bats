@@ -132,3 +132,53 @@ start_replay() {
 	assert_failure
 	assert_output --partial "seed-replay's --bind"
 }
+
+@test "seed-train runs an r2d2 preset with seed-replay between seed-infer and seed-learn" {
+	# The whole topology on the masked CartPole: seed-infer acts on the
+	# LSTM's Q values and sends first priorities, seed-replay stores and
+	# samples, seed-learn trains and sends priorities back, and the final
+	# evaluation is epsilon-greedy at r2d2.eval_epsilon.
+	run seed-train r2d2-cartpole-masked --seed 2 --frames 40000 --dir "$D/run" --set eval_episodes=4 \
+		--set replay.min_size=50
+	assert_success
+	assert_output --partial "lstm(64) +action"
+	assert_output --partial "frame budget reached"
+	assert_output --partial "seed-replay 0"
+	last=$(echo "$output" | tail -n 1)
+	[ "$(jq '.restarts.replay' <<<"$last")" -eq 0 ]
+	[ "$(jq '.eval.episodes' <<<"$last")" -eq 4 ]
+	[ "$(jq '.eval.epsilon' <<<"$last")" = 0.001 ]
+	[ "$(jq '.eval.greedy' <<<"$last")" = false ]
+	# The replay took unrolls with their state and first priorities and
+	# took priority updates; no unroll was refused.
+	grep -E 'done: .* [1-9][0-9]* inserted, .* [1-9][0-9]* updated, .* 0 bad frames' "$D/run/replay.log"
+	grep -E '[1-9][0-9]* priority frames, 0 bad unrolls' "$D/run/replay.log"
+	m=$(tail -n 1 "$D/run/metrics.jsonl")
+	[ "$(jq -r .algorithm <<<"$m")" = r2d2 ]
+	[ "$(jq '.updates > 0 and .env_frames > 0 and .bad_frames == 0' <<<"$m")" = true ]
+	# The checkpoint holds the target network.
+	python3 - "$D/run/checkpoint.safetensors" <<-'PY'
+		import json, struct, sys
+		with open(sys.argv[1], "rb") as f:
+		    n = struct.unpack("<Q", f.read(8))[0]
+		    names = json.loads(f.read(n))
+		assert any(k.startswith("target.") for k in names), sorted(names)
+	PY
+}
+
+@test "every preset resolves, and the r2d2 ones with their replay and r2d2 settings" {
+	local p n=0
+	for p in "$SEED_SRCDIR"/examples/presets/*.json; do
+		run seed-learn --config "$p" --print-config
+		assert_success
+		n=$((n + 1))
+	done
+	[ "$n" -ge 13 ]
+	for p in "$SEED_SRCDIR"/examples/presets/r2d2-*.json; do
+		[ "$(seed-learn --config "$p" --get algorithm)" = r2d2 ]
+		[ "$(seed-learn --config "$p" --get optimizer.eps)" = 0.001 ]
+		[ "$(seed-learn --config "$p" --get max_grad_norm)" = 40.0 ] ||
+			[ "$(seed-learn --config "$p" --get max_grad_norm)" = 40 ]
+		[ "$(seed-learn --config "$p" --get model.head)" = dueling ]
+	done
+}
