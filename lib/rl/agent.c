@@ -359,23 +359,21 @@ static int step(seed_agent *a, int rows, const void *x, const seed_agent_core *c
 		                    "act with seed_agent_act_core, which carries the state",
 		                    S);
 	int rc;
+	/* One step of a core from the caller's state (unused without one). */
+	seed_model_seq sq = {.T = 1, .B = rows, .obs = x};
+	if (S > 0) {
+		sq.prev_reward = c->prev_reward;
+		sq.prev_action = c->prev_action;
+		sq.reset = c->reset;
+		sq.state0 = c->state;
+		sq.state_out = c->state_out;
+	}
 	if (a->q) {
 		/* Q values into logits (the caller's or the scratch), values
 		 * their greedy maximum. */
 		float *q = logits ? logits : a->logits;
-		if (S == 0) {
-			rc = seed_model_forward_q(a->model, rows, x, q);
-		} else {
-			seed_model_seq sq = {.T = 1,
-			                     .B = rows,
-			                     .obs = x,
-			                     .prev_reward = c->prev_reward,
-			                     .prev_action = c->prev_action,
-			                     .reset = c->reset,
-			                     .state0 = c->state,
-			                     .state_out = c->state_out};
-			rc = seed_model_forward_seq_q(a->model, &sq, q);
-		}
+		rc = S == 0 ? seed_model_forward_q(a->model, rows, x, q)
+		            : seed_model_forward_seq_q(a->model, &sq, q);
 		if (rc == 0 && values)
 			for (int r = 0; r < rows; r++) {
 				const float *row = q + (size_t)r * (size_t)a->A;
@@ -383,18 +381,9 @@ static int step(seed_agent *a, int rows, const void *x, const seed_agent_core *c
 				seed_policy_argmax(1, a->A, row, &best);
 				values[r] = row[best];
 			}
-	} else if (S == 0) {
-		rc = seed_model_forward(a->model, rows, x, logits, values);
 	} else {
-		seed_model_seq q = {.T = 1,
-		                    .B = rows,
-		                    .obs = x,
-		                    .prev_reward = c->prev_reward,
-		                    .prev_action = c->prev_action,
-		                    .reset = c->reset,
-		                    .state0 = c->state,
-		                    .state_out = c->state_out};
-		rc = seed_model_forward_seq(a->model, &q, logits, values);
+		rc = S == 0 ? seed_model_forward(a->model, rows, x, logits, values)
+		            : seed_model_forward_seq(a->model, &sq, logits, values);
 	}
 	if (rc < 0)
 		return seed_err_set(err, rc, "agent: the forward pass of %d rows failed", rows);
