@@ -10,6 +10,8 @@ setup() {
 	load helpers
 	load_helpers
 	D=$(mktemp -d)
+	# Presets from the source tree (a VPATH build has none beside it).
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
 	CLIENT="$SEED_BUILDDIR/tests/replay_client"
 	PIDS=()
 	cat >"$D/r2d2.json" <<-'EOF'
