@@ -140,7 +140,7 @@ start_replay() {
 	# LSTM's Q values and sends first priorities, seed-replay stores and
 	# samples, seed-learn trains and sends priorities back, and the final
 	# evaluation is epsilon-greedy at r2d2.eval_epsilon.
-	run seed-train r2d2-cartpole-masked --seed 2 --frames 40000 --dir "$D/run" --set eval_episodes=4 \
+	run timeout 120 seed-train r2d2-cartpole-masked --seed 2 --frames 40000 --dir "$D/run" --set eval_episodes=4 \
 		--set replay.min_size=50
 	assert_success
 	assert_output --partial "lstm(64) +action"

@@ -850,10 +850,11 @@ static int send_unroll(seed_serve *s, seed_session *h)
 	seed_frame f;
 	seed_err err;
 	int erc = send_episodes(s, h);
-	if (s->o.model && !s->agent) {
+	if (s->o.model && (!s->agent || h->layout.state_size != seed_agent_state_floats(s->agent))) {
 		/* A server that follows a model pushes only what a model
 		 * played.  Until parameters that fit arrive it plays at random
-		 * under no model (version 0, no recurrent state, no Q values):
+		 * under no model (version 0, no recurrent state, no Q values),
+		 * and so do halves made before the model, until they are remade:
 		 * a replay would take that layout for the model's and refuse
 		 * every later unroll, a recurrent learner every one of these. */
 		s->st.unrolls_unmodeled += h->layout.rows;
