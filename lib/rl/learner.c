@@ -607,6 +607,19 @@ bool seed_learner_full(const seed_learner *L)
 	return L->fill == L->B;
 }
 
+/* A recurrent core's inputs over the batch's T1 steps, as the server ran
+ * it (the reward that came with each observation is the reward column
+ * itself): the action before each step (row 0 is the one stored with the
+ * unroll) and a reset where an episode begins. */
+static void core_inputs(seed_learner *L)
+{
+	size_t B = (size_t)L->B, n = (size_t)L->T1 * B;
+	for (size_t i = B; i < n; i++)
+		L->prev_action[i] = L->action[i - B];
+	for (size_t i = 0; i < n; i++)
+		L->reset[i] = L->terminated[i] || L->truncated[i];
+}
+
 /* V-trace: the model's gradient for the full batch into its gradient slab. */
 static int vtrace_grad(seed_learner *L, seed_err *err)
 {
@@ -619,13 +632,8 @@ static int vtrace_grad(seed_learner *L, seed_err *err)
 	 * transition rows only, 1/(T+1) less work than the whole batch. */
 	if (L->S > 0) {
 		/* A recurrent core runs through the T + 1 steps from each
-		 * unroll's state, as the server ran it: the reward that came
-		 * with each observation, the action before it, a reset where an
-		 * episode begins. */
-		for (size_t i = (size_t)B; i < TB + (size_t)B; i++)
-			L->prev_action[i] = L->action[i - (size_t)B];
-		for (size_t i = 0; i < TB + (size_t)B; i++)
-			L->reset[i] = L->terminated[i] || L->truncated[i];
+		 * unroll's state, as the server ran it. */
+		core_inputs(L);
 		seed_model_seq q = {.T = T1,
 		                    .B = B,
 		                    .obs = L->obs,
@@ -678,15 +686,9 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 		L->done[i] = L->terminated[i] || L->truncated[i];
 	const uint8_t *obs = L->obs + off * L->obs_bytes;
 	if (L->S > 0) {
-		/* The core's inputs per step, as for V-trace (and as the server
-		 * ran them): the reward that came with each observation, the
-		 * action before it, a reset where an episode begins. */
-		for (size_t i = (size_t)B; i < n; i++)
-			L->prev_action[i] = L->action[i - (size_t)B];
-		memcpy(L->reset, L->done, n);
-		size_t sb = (size_t)B * (size_t)L->S * sizeof(float);
-		memcpy(L->state_on, L->state0, sb);
-		memcpy(L->state_tg, L->state0, sb);
+		/* The core's inputs per step, as for V-trace. */
+		core_inputs(L);
+		const float *s_on = L->state0, *s_tg = L->state0;
 		if (burn > 0) {
 			/* Burn-in: both networks run from the stored state through
 			 * the first burn_in steps, forward only (no backward reads
@@ -698,11 +700,13 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 			                    .prev_reward = L->reward,
 			                    .prev_action = L->prev_action,
 			                    .reset = L->reset,
-			                    .state0 = L->state_on,
+			                    .state0 = L->state0,
 			                    .state_out = L->state_on};
 			seed_model_forward_seq_q(L->model, &s, L->q);
-			s.state0 = s.state_out = L->state_tg;
+			s.state_out = L->state_tg;
 			seed_model_forward_seq_q(L->target, &s, L->qt);
+			s_on = L->state_on;
+			s_tg = L->state_tg;
 		}
 		seed_model_seq s = {.T = Tt,
 		                    .B = B,
@@ -710,9 +714,9 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 		                    .prev_reward = L->reward + off,
 		                    .prev_action = L->prev_action + off,
 		                    .reset = L->reset + off,
-		                    .state0 = L->state_tg};
+		                    .state0 = s_tg};
 		seed_model_forward_seq_q(L->target, &s, L->qt + off * (size_t)A);
-		s.state0 = L->state_on; /* the online forward last: backward reads its activations */
+		s.state0 = s_on; /* the online forward last: backward reads its activations */
 		seed_model_forward_seq_q(L->model, &s, L->q + off * (size_t)A);
 	} else {
 		/* Without a core the steps are independent rows: the burn-in
