@@ -720,9 +720,18 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 		seed_model_forward_seq_q(L->model, &s, L->q + off * (size_t)A);
 	} else {
 		/* Without a core the steps are independent rows: the burn-in
-		 * steps have nothing to rebuild and are skipped. */
-		seed_model_forward_q(L->target, Tt * B, obs, L->qt + off * (size_t)A);
-		seed_model_forward_q(L->model, Tt * B, obs, L->q + off * (size_t)A);
+		 * steps have nothing to rebuild and are skipped, and so are the
+		 * rows that feed nothing.  The first target is y_1, so the
+		 * target network's step 0 bootstraps nothing (the loss reads
+		 * it into a q_boot no target uses); the last step's online Q
+		 * values only choose its bootstrap action, with no delta of
+		 * their own, so they go forward alone, before the Tt - 1 steps
+		 * whose backward follows: 1/Tt less target forward and
+		 * backward work. */
+		size_t tb = (size_t)(Tt - 1) * (size_t)B, ob = L->obs_bytes;
+		seed_model_forward_q(L->target, (int)tb, obs + (size_t)B * ob, L->qt + (off + (size_t)B) * (size_t)A);
+		seed_model_forward_q(L->model, B, obs + tb * ob, L->q + (off + tb) * (size_t)A);
+		seed_model_forward_q(L->model, (int)tb, obs, L->q + off * (size_t)A);
 	}
 	int rc = seed_r2d2_loss(Tt, B, A, c->r2d2.n_step, c->discount, c->r2d2.value_rescale_eps, c->r2d2.eta,
 	                        L->q + off * (size_t)A, L->qt + off * (size_t)A, L->action + off,
@@ -759,8 +768,8 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 	seed_model_zero_grad(L->model);
 	if (L->S > 0)
 		seed_model_backward_seq_q(L->model, L->dq);
-	else
-		seed_model_backward_q(L->model, Tt * B, L->dq);
+	else /* the last step's rows have no gradient (above) */
+		seed_model_backward_q(L->model, (Tt - 1) * B, L->dq);
 	memcpy(L->last_keys, L->keys, (size_t)B * sizeof(int64_t));
 	L->nprio = B;
 	return 0;
