@@ -7,9 +7,11 @@
  * frames seed-replay relays.  Either way it trains with a seed_learner
  * (seed/learner.h: batching, the update, checkpoints, version
  * reservations), and publishes the new parameters with their version after
- * each update.  Metrics go to JSON lines; checkpoints
- * to the run directory every checkpoint_interval seconds, at the end and on
- * SIGINT/SIGTERM.  --resume continues a run where it stopped.
+ * each update.  Metrics go to JSON lines and, with a run directory, to a
+ * TensorBoard event file there (a new one per process: TensorBoard reads
+ * them all as one run); checkpoints to the run directory every
+ * checkpoint_interval seconds, at the end and on SIGINT/SIGTERM.
+ * --resume continues a run where it stopped.
  *
  * This file is option parsing and wiring only.  A checkpoint that cannot be
  * written is said at once, counted in the metrics, named in the final
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -37,6 +40,7 @@
 #include "seed/limits.h"
 #include "seed/metrics.h"
 #include "seed/opts.h"
+#include "seed/tfevents.h"
 
 /* The options: main's variables, filled by the table below.  Those that
  * set a configuration value apply after every --set, when given (seen). */
@@ -158,8 +162,21 @@ static void request_samples(seed_chan *replay, int64_t *inflight, int64_t want)
 		++*inflight;
 }
 
-static void write_metrics(seed_metrics *mx, bool progress)
+/* Seconds since the Unix epoch: TensorBoard's wall_time (the metrics'
+ * "time" counts seconds of training instead). */
+static double unix_time(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A metrics line to the metrics file and, as scalars at step "frames" (the
+ * one counter that every algorithm has and a resume restores), to the
+ * event file. */
+static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
+{
+	double wall = unix_time();
 	json_t *o = seed_learner_metrics(L);
 	if (!o)
 		return;
@@ -169,6 +186,8 @@ static void write_metrics(seed_metrics *mx, bool progress)
 	json_object_set_new(o, "checkpoint_failures", json_integer(ckpt_failures));
 	seed_err err;
 	if (mx && seed_metrics_write(mx, o, &err))
+		cli_warn("metrics: %s", err.msg);
+	if (tb && seed_tfevents_write_json(tb, o, "frames", wall, &err))
 		cli_warn("metrics: %s", err.msg);
 	if (progress) {
 		char line[256];
@@ -248,6 +267,9 @@ int main(int argc, char **argv)
 		metrics = path;
 	}
 	if (metrics && seed_metrics_open(metrics, &mx, &err))
+		cli_die("%s", err.msg);
+	seed_tfevents *tb = NULL;
+	if (dir && seed_tfevents_open(dir, unix_time(), &tb, &err))
 		cli_die("%s", err.msg);
 
 	void *ctx = seed_chan_context();
@@ -376,7 +398,7 @@ int main(int argc, char **argv)
 		}
 		now = cli_now();
 		if (cfg.metrics_interval > 0 && now - t_metrics >= cfg.metrics_interval)
-			write_metrics(mx, progress), t_metrics = now;
+			write_metrics(mx, tb, progress), t_metrics = now;
 		if (dir && cfg.checkpoint_interval > 0 && now - t_ckpt >= cfg.checkpoint_interval) {
 			t_ckpt = now;
 			if (checkpoint(false) && cfg.checkpoint_failure == SEED_CONFIG_CKPT_STOP) {
@@ -390,7 +412,7 @@ int main(int argc, char **argv)
 	seed_frame_decoder_free(&dec);
 	if (dir && checkpoint(true))
 		rc = 1;
-	write_metrics(mx, progress);
+	write_metrics(mx, tb, progress);
 	if (progress)
 		fputc('\n', stderr);
 	if (!opt.quiet || rc) {
@@ -400,6 +422,7 @@ int main(int argc, char **argv)
 	}
 	cli_curve_report((seed_chan *[]){uch, pch}, 2, opt.quiet && !rc);
 	seed_metrics_close(&mx);
+	seed_tfevents_close(&tb);
 	seed_chan_close(&uch);
 	seed_chan_close(&pch);
 	cli_curve_stop();
