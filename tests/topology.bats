@@ -178,10 +178,12 @@ steps_in_one_second() {
 	echo "steps in one second: $fresh on a fresh server, $after right after an actor was killed"
 	# A batch held by the dead halves would take the whole 0.2 s window:
 	# some 20 steps in a second instead of tens of thousands.  On an idle
-	# machine the two figures agree within 10%; the bound below leaves room
-	# for a machine busy with other work.
+	# machine the two figures agree within 10%; on one busy with other tests
+	# (make -j2 check) "after" has come out at 40% of "fresh" (21,414 against
+	# 53,566), so the bound is a tenth: far above the bug's 20 all the same.
 	[ "$fresh" -gt 100 ]
-	[ "$after" -ge $((fresh / 2)) ]
+	[ "$after" -gt 200 ]
+	[ "$after" -ge $((fresh / 10)) ]
 }
 
 @test "the halves of a finished actor expire, whatever the order the halves came in" {
