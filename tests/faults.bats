@@ -25,7 +25,12 @@
 # (10 s and more here), the kills make it longer, so the run sees at least
 # four (the first 1.5 s after the first checkpoint, which comes a second
 # into the run).  The wait before a restart is capped at 1 s, as the kills
-# come faster than --restart-reset.  About 30 s in all.
+# come faster than --restart-reset.  About 30 s in all.  For the same
+# reason each kind's count of restarts in a row only grows (one kill every
+# 4.5 s, under the 10 s of uptime that resets it), so --max-restarts is out
+# of reach of any run: at 20, a sanitizer build slowed further by other
+# work gave up on seed-infer after 21 kills, a failure of the bound, not of
+# the programs.  Giving up has tests of its own below.
 #
 # Then: a crash loop (a program killed at every start) ends the run after
 # --max-restarts with a message naming the program and its log; a learner
@@ -137,7 +142,7 @@ snapshots() {
 
 @test "SIGKILLs of random programs of a CartPole run: it trains on, no checkpoint lost or corrupt" {
 	seed-train cartpole --seed 5 --dir "$RUN" --set checkpoint_interval=1 --set target_return=null \
-		--max-restarts 20 --restart-max-delay 1 --quiet >"$D/out" 2>"$D/err" &
+		--max-restarts 1000 --restart-max-delay 1 --quiet >"$D/out" 2>"$D/err" &
 	TRAIN=$!
 	PIDS=$TRAIN
 	killer 7 1.5 &
