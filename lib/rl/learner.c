@@ -729,7 +729,8 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 		 * whose backward follows: 1/Tt less target forward and
 		 * backward work. */
 		size_t tb = (size_t)(Tt - 1) * (size_t)B, ob = L->obs_bytes;
-		seed_model_forward_q(L->target, (int)tb, obs + (size_t)B * ob, L->qt + (off + (size_t)B) * (size_t)A);
+		seed_model_forward_q(L->target, (int)tb, obs + (size_t)B * ob,
+		                     L->qt + (off + (size_t)B) * (size_t)A);
 		seed_model_forward_q(L->model, B, obs + tb * ob, L->q + (off + tb) * (size_t)A);
 		seed_model_forward_q(L->model, (int)tb, obs, L->q + off * (size_t)A);
 	}
