@@ -42,6 +42,18 @@ wait_for_handler() {
 	return 1
 }
 
+# start_topology: seed-infer (unrolls of 16 steps) and one seed-actor of 32
+# CartPole envs in the background, their pids in PIDS (the test's teardown
+# kills them); learners connect to ipc://$D/unrolls and publish on
+# ipc://$D/params.
+start_topology() {
+	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
+		--unroll-length 16 --stats-interval 0 --quiet &
+	PIDS="$!"
+	seed-actor --env cartpole --envs 32 --connect "ipc://$D/infer" --quiet &
+	PIDS="$PIDS $!"
+}
+
 # Wrappers named after the programs, first on PATH, that run the real ones
 # (through libtool, which finds the binaries behind its wrapper scripts)
 # under valgrind.

@@ -261,16 +261,6 @@ record_unrolls() {
 	assert_output --partial "Not a directory"
 }
 
-# Start seed-infer and one seed-actor on live CartPole; learners connect to
-# ipc://$D/unrolls and publish on ipc://$D/params.
-start_topology() {
-	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
-		--unroll-length 16 --stats-interval 0 --quiet &
-	PIDS="$!"
-	seed-actor --env cartpole --envs 32 --connect "ipc://$D/infer" --quiet &
-	PIDS="$PIDS $!"
-}
-
 # wait_until SECONDS COMMAND...: poll every 0.1 s.
 wait_until() {
 	local n=$(($1 * 10)) i

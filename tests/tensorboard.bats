@@ -24,15 +24,6 @@ need_tensorboard() {
 		skip "the tensorboard Python package is missing (pip install tensorboard; scripts/install-deps)"
 }
 
-# A server and an actor playing CartPole for the learners of a test.
-start_topology() {
-	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
-		--unroll-length 16 --stats-interval 0 --quiet &
-	PIDS="$!"
-	seed-actor --env cartpole --envs 32 --connect "ipc://$D/infer" --quiet &
-	PIDS="$PIDS $!"
-}
-
 # learn ARGS...: seed-learn on that topology, a metrics line every 0.1 s.
 learn() {
 	run seed-learn --set target_return=null --set metrics_interval=0.1 --unrolls "ipc://$D/unrolls" \
