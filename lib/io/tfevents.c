@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
 #include "seed/buf.h"
 
 struct seed_tfevents {
@@ -80,12 +81,18 @@ static void put_byte(seed_buf *b, uint8_t c)
 	seed_buf_append(b, &c, 1);
 }
 
-static void put_le(seed_buf *b, uint64_t v, int bytes)
+static void put_le32(seed_buf *b, uint32_t v)
 {
-	uint8_t tmp[8];
-	for (int i = 0; i < bytes; i++)
-		tmp[i] = (uint8_t)(v >> (8 * i));
-	seed_buf_append(b, tmp, (size_t)bytes);
+	unsigned char tmp[4];
+	seed_le_put32(tmp, v);
+	seed_buf_append(b, tmp, sizeof tmp);
+}
+
+static void put_le64(seed_buf *b, uint64_t v)
+{
+	unsigned char tmp[8];
+	seed_le_put64(tmp, v);
+	seed_buf_append(b, tmp, sizeof tmp);
 }
 
 static void put_bytes_field(seed_buf *b, uint8_t key, const void *s, size_t n)
@@ -106,10 +113,8 @@ static size_t value_size(size_t taglen)
 static void put_event_head(seed_buf *b, double wall_time, int64_t step)
 {
 	if (wall_time != 0) {
-		uint64_t bits;
-		memcpy(&bits, &wall_time, sizeof bits);
 		put_byte(b, KEY(1, 1));
-		put_le(b, bits, 8);
+		put_le64(b, seed_f64_bits(wall_time));
 	}
 	if (step != 0) {
 		put_byte(b, KEY(2, 0));
@@ -132,13 +137,9 @@ static void start_record(seed_buf *b)
 static void finish_record(seed_buf *b)
 {
 	uint64_t len = b->len - 12;
-	for (int i = 0; i < 8; i++)
-		b->data[i] = (uint8_t)(len >> (8 * i));
-	uint32_t hcrc = seed_tfevents_mask(seed_tfevents_crc32c(b->data, 8));
-	uint32_t dcrc = seed_tfevents_mask(seed_tfevents_crc32c(b->data + 12, len));
-	for (int i = 0; i < 4; i++)
-		b->data[8 + i] = (uint8_t)(hcrc >> (8 * i));
-	put_le(b, dcrc, 4);
+	seed_le_put64(b->data, len);
+	seed_le_put32(b->data + 8, seed_tfevents_mask(seed_tfevents_crc32c(b->data, 8)));
+	put_le32(b, seed_tfevents_mask(seed_tfevents_crc32c(b->data + 12, len)));
 }
 
 static int write_all(seed_tfevents *t, seed_err *err)
@@ -239,7 +240,7 @@ int seed_tfevents_write(seed_tfevents *t, int64_t step, double wall_time, const 
 		uint32_t bits;
 		memcpy(&bits, &v[i].value, sizeof bits);
 		put_byte(b, KEY(2, 5));
-		put_le(b, bits, 4);
+		put_le32(b, bits);
 	}
 	finish_record(b);
 	return write_all(t, err);
