@@ -15,8 +15,9 @@
  *            training (bottom): one line per run, or with --mean the mean
  *            of the runs and their min-max band, resampled onto a grid
  *   losses   the loss terms (seed_curves_loss_keys), a panel each, two a
- *            row, against frames; the second PNG (NAME-loss.png), or the
- *            text plot with --losses
+ *            row, against frames; the second PNG (NAME-loss.png, taller
+ *            by half for each row past the second), or the text plot with
+ *            --losses
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +180,7 @@ static int64_t run_points(const run *r, const panel *p, double **x, double **y)
 static void write_band(panel *p, int index)
 {
 	seed_curves_xy *xy = seed_xcalloc((size_t)nruns, sizeof *xy);
+	int *which = seed_xcalloc((size_t)nruns, sizeof *which); /* xy[j] is runs[which[j]] */
 	int m = 0;
 	for (int i = 0; i < nruns; i++) {
 		double *x, *y;
@@ -188,6 +190,7 @@ static void write_band(panel *p, int index)
 			free(y);
 			continue;
 		}
+		which[m] = i;
 		xy[m++] = (seed_curves_xy){x, y, n};
 	}
 	p->banded = m;
@@ -196,8 +199,18 @@ static void write_band(panel *p, int index)
 		size_t k = (size_t)opt.points;
 		double *g = seed_xmalloc(4 * k * sizeof *g), *mean = g + k, *lo = g + 2 * k, *hi = g + 3 * k;
 		seed_err err;
-		if (seed_curves_band(xy, m, (int)k, g, mean, lo, hi, &err))
-			cli_die("--mean: %s: %s", p->title, err.msg);
+		if (seed_curves_band(xy, m, (int)k, g, mean, lo, hi, &err)) {
+			/* The error counts the runs of the band: say which is which. */
+			seed_buf names = {0};
+			for (int j = 0; j < m; j++) {
+				char s[64];
+				snprintf(s, sizeof s, "%srun %d: ", j ? ", " : " (", j);
+				seed_buf_append(&names, s, strlen(s));
+				seed_buf_append(&names, runs[which[j]].dir, strlen(runs[which[j]].dir));
+			}
+			seed_buf_append(&names, ")", 2);
+			cli_die("--mean: %s: %s%s", p->title, err.msg, (char *)names.data);
+		}
 		char name[64];
 		snprintf(name, sizeof name, "band-%d.dat", index);
 		FILE *f = tmp_open(name, p->band, sizeof p->band);
@@ -220,6 +233,7 @@ static void write_band(panel *p, int index)
 		free((void *)xy[i].y);
 	}
 	free(xy);
+	free(which);
 }
 
 /* The plot command of a panel. */
@@ -268,7 +282,9 @@ static void plot_panel(FILE *f, const panel *p)
 			continue;
 		fputs(sep, f);
 		gp_str(f, runs[i].data);
-		fprintf(f, " using %d:%d with lines linewidth 1.5 title ", p->xcol, p->ycol);
+		/* A run keeps its colour (its character in text) on every panel. */
+		fprintf(f, " using %d:%d with lines linetype %d linewidth 1.5 title ", p->xcol, p->ycol,
+		        i + 1);
 		gp_str(f, runs[i].label);
 		sep = ", \\\n     ";
 	}
@@ -577,13 +593,6 @@ int main(int argc, char **argv)
 		png_tmp[0] = png_temp(targets[0]);
 		if (targets[1])
 			png_tmp[1] = png_temp(targets[1]);
-		fprintf(f,
-		        "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-		        "  set terminal pngcairo size %" PRId64 ",%" PRId64 " noenhanced font ',10'\n"
-		        "} else {\n"
-		        "  set terminal png size %" PRId64 ",%" PRId64 " noenhanced\n"
-		        "}\n",
-		        w, h, w, h);
 	} else {
 		fprintf(f, "set terminal dumb size %" PRId64 ",%" PRId64 " noenhanced\n", w, h);
 	}
@@ -597,6 +606,16 @@ int main(int argc, char **argv)
 		if (page == 1 && nlp == 0)
 			continue;
 		if (opt.out) {
+			/* The loss page: a returns panel's height for each row of
+			 * its panels past the second (runs of both algorithms). */
+			int64_t ph = page == 0 || nlp <= 4 ? h : h * ((nlp + 1) / 2) / 2;
+			fprintf(f,
+			        "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+			        "  set terminal pngcairo size %" PRId64 ",%" PRId64 " noenhanced font ',10'\n"
+			        "} else {\n"
+			        "  set terminal png size %" PRId64 ",%" PRId64 " noenhanced\n"
+			        "}\n",
+			        w, ph, w, ph);
 			fputs("set output ", f);
 			gp_str(f, png_tmp[page]);
 			fputc('\n', f);

@@ -96,6 +96,12 @@ nothing_left() {
 	[ "$status" -eq 0 ]
 	is_png out 1000 700
 	is_png out-loss.png 1000 700
+	# Runs of both algorithms: seven terms, four rows, the loss page
+	# taller by half for each of the two rows past the second.
+	run seed-plot -O mix.png --size 400x300 a r2
+	[ "$status" -eq 0 ]
+	is_png mix.png 400 300
+	is_png mix-loss.png 400 600
 	nothing_left
 }
 
@@ -153,7 +159,7 @@ nothing_left() {
 	[[ "$output" == *"min-max of 2 runs"* && "$output" == *"mean of 2 runs"* ]]
 	run seed-plot --mean a disjoint
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"--mean: mean return against frames: curves: the runs share no stretch of x: run 0 ends at 4000, before run 1 starts at 90000"* ]]
+	[[ "$output" == *"--mean: mean return against frames: curves: the runs share no stretch of x: run 0 ends at 4000, before run 1 starts at 90000 (run 0: a, run 1: disjoint)" ]]
 	nothing_left
 }
 
