@@ -384,12 +384,42 @@ static void png_commit(char **tmp, const char *target)
 	free(dir);
 }
 
+/* The program name as execvp would find it (a name with a slash as it
+ * is), in a new string, or NULL.  Looked up here rather than left to
+ * posix_spawnp, which cannot always say that the exec failed (under
+ * valgrind the child just exits 127). */
+static char *find_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? strcpy(seed_xmalloc(strlen(name) + 1), name) : NULL;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *full = seed_xmalloc(n + strlen(name) + 3);
+		snprintf(full, n + strlen(name) + 3, "%.*s/%s", (int)n, n ? p : ".", name);
+		struct stat st;
+		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+			return full;
+		free(full);
+		if (!end)
+			return NULL;
+		p = end;
+	}
+}
+
 /* Run gnuplot on script; its standard error goes to errpath and, when it
  * fails, into the message. */
 static void run_gnuplot(const char *script, const char *errpath)
 {
 	const char *env = getenv("SEED_GNUPLOT");
 	const char *gp = env && *env ? env : "gnuplot";
+	char *exe = find_program(gp);
+	if (!exe)
+		cli_die("%s: not found%s: install gnuplot (Debian: apt-get install gnuplot-nox)", gp,
+		        env && *env ? " (SEED_GNUPLOT)" : " on PATH");
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -397,11 +427,9 @@ static void run_gnuplot(const char *script, const char *errpath)
 	char *argv[] = {(char *)gp, (char *)script, NULL};
 	pid_t pid;
 	fflush(stdout);
-	int rc = posix_spawnp(&pid, gp, &fa, NULL, argv, environ);
+	int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	if (rc == ENOENT)
-		cli_die("%s: not found%s: install gnuplot (Debian: apt-get install gnuplot-nox)", gp,
-		        env && *env ? " (SEED_GNUPLOT)" : " on PATH");
+	free(exe);
 	if (rc)
 		cli_die("%s: cannot run: %s", gp, strerror(rc));
 	int status;
