@@ -171,11 +171,12 @@ static void t_judge(void)
 	 * learner waits 0.3 (r2d2's rate limiter holds inserts back) */
 	inf.frac[SEED_PHASE_BLOCKED] = 0.4;
 	lrn.frac[SEED_PHASE_WAIT] = 0.3;
-	JUDGE(SEED_BOTTLENECK_LEARNER,
-	      "the server was blocked 40% of the time on the learner's full queue (backpressure) and the "
-	      "learner was busy 70% of its time (backward 45%): the learner is the bottleneck: a larger "
-	      "batch_size (fewer, larger updates), a smaller model or a core of its own for seed-learn would "
-	      "help; more actors would not");
+	JUDGE(
+	    SEED_BOTTLENECK_LEARNER,
+	    "the server was blocked 40% of the time on the full queue towards the learner (backpressure) and "
+	    "the learner was busy 70% of its time (backward 45%): the learner is the bottleneck: a larger "
+	    "batch_size (fewer, larger updates), a smaller model or a core of its own for seed-learn would "
+	    "help; more actors would not");
 
 	/* inference: the server waits 0.1, blocks 0.05: busy 0.85; actors
 	 * wait 0.7; the learner waits 0.6 (it starves too, but because of the

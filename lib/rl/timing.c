@@ -203,11 +203,12 @@ seed_bottleneck seed_bottleneck_judge(const seed_timing_split *actors, const see
 		const char *more = "a larger batch_size (fewer, larger updates), a smaller model or a core "
 		                   "of its own for seed-learn would help; more actors would not";
 		if (ib >= SEED_BOTTLENECK_BLOCKED)
-			snprintf(buf, n,
-			         "the server was blocked %.0f%% of the time on the learner's full queue "
-			         "(backpressure) and the learner was busy %.0f%% of its time (%s %.0f%%): "
-			         "the learner is the bottleneck: %s",
-			         pc(ib), pc(lbusy), phase_names[lp], pc(learner->frac[lp]), more);
+			snprintf(
+			    buf, n,
+			    "the server was blocked %.0f%% of the time on the full queue towards the learner "
+			    "(backpressure) and the learner was busy %.0f%% of its time (%s %.0f%%): "
+			    "the learner is the bottleneck: %s",
+			    pc(ib), pc(lbusy), phase_names[lp], pc(learner->frac[lp]), more);
 		else
 			snprintf(buf, n,
 			         "the learner was busy %.0f%% of the time (%s %.0f%%): the learner is "
