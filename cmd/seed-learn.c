@@ -289,7 +289,8 @@ int main(int argc, char **argv)
 	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
 	if (opt.bottleneck) {
 		if (opt.config || resume || opt.unrolls || opt.params)
-			cli_usage_error("--bottleneck DIR reads a finished run: it takes no other option");
+			cli_usage_error("--bottleneck DIR reads a finished run: it goes with none of "
+			                "--config, --resume, --unrolls and --params");
 		return bottleneck(opt.bottleneck);
 	}
 	if (!opt.config == !resume)
