@@ -60,8 +60,9 @@ static void t_format_json(void)
 	CHECK(seed_timing_format(f, mask, buf, sizeof buf) == 44);
 	CHECK_MSG(strcmp(buf, "wait 62%, forward 20%, encode 3%, blocked 0%") == 0, "%s", buf);
 	char small[12];
-	seed_timing_format(f, mask, small, sizeof small);
+	CHECK(seed_timing_format(f, mask, small, sizeof small) == 44);
 	CHECK(strcmp(small, "wait 62%, f") == 0);
+	CHECK(seed_timing_format(f, mask, NULL, 0) == 44); /* counting only */
 	json_t *o = json_object();
 	seed_timing_json(o, f, mask, 2.5);
 	CHECK(json_object_size(o) == 5);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +58,10 @@ int seed_timing_format(const double *frac, unsigned mask, char *buf, size_t n)
 	for (int p = 0; p < SEED_PHASE_N; p++) {
 		if (!(mask & SEED_PHASE_BIT(p)))
 			continue;
-		int k = snprintf(buf + at, (size_t)at < n ? n - (size_t)at : 0, "%s%s %.0f%%", at ? ", " : "",
-		                 phase_names[p], 100 * frac[p]);
+		/* Past the end, only counting (no pointer beyond the buffer). */
+		bool room = (size_t)at < n;
+		int k = snprintf(room ? buf + at : NULL, room ? n - (size_t)at : 0, "%s%s %.0f%%",
+		                 at ? ", " : "", phase_names[p], 100 * frac[p]);
 		if (k < 0)
 			return k;
 		at += k;

@@ -67,7 +67,8 @@ double seed_timing_now(void);
 void seed_timing_fractions(const double *from, const double *to, double dt, double *frac);
 
 /* The phases of mask as "wait 62%, forward 20%, encode 3%" into buf (n
- * bytes, always terminated).  Returns what snprintf returns. */
+ * bytes, always terminated; NULL when n is 0).  Returns what snprintf
+ * returns: the length of the whole line, whatever fitted. */
 int seed_timing_format(const double *frac, unsigned mask, char *buf, size_t n);
 
 /* Set "frac_NAME" (the fraction, in [0, 1]) for every phase of mask and
