@@ -20,9 +20,14 @@
  * every ten seconds), and so is the answer that ends a half's wait after
  * resends; --stats-interval adds a line of counters every SEC seconds while
  * the actor runs, so that an outage shows while it lasts, not only at exit.
+ * In server mode the actor also times where its time goes (seed_timing(3):
+ * step, encode, send, and wait, blocked receiving actions), said after
+ * each statistics line and at exit, and written with the counters as JSON
+ * lines with --metrics.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +41,17 @@
 #include "seed/env.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
+#include "seed/metrics.h"
+#include "seed/timing.h"
 
 /* The options: main's variables, filled by the table below. */
 static struct {
-	const char *env, *env_options, *endpoint, *actions, *out;
+	const char *env, *env_options, *endpoint, *actions, *out, *metrics;
 	int64_t envs, steps, actor, retry_ms;
 	uint64_t seed;
-	double stats_interval;
+	double stats_interval, metrics_interval;
 	bool quiet;
-} opt = {.envs = 1, .steps = -1, .retry_ms = 2000};
+} opt = {.envs = 1, .steps = -1, .retry_ms = 2000, .metrics_interval = 10};
 
 static const seed_opt options[] = {
     {"env", 'e', SEED_OPT_STR, &opt.env, "NAME", .help = "environment (seed-eval --list-envs lists them)"},
@@ -63,6 +70,10 @@ static const seed_opt options[] = {
      .help = "resend a request unanswered for MS milliseconds (default 2000)"},
     {"stats-interval", 0, SEED_OPT_NUM, &opt.stats_interval, "SEC", .lo = 0, .hi = 1e9,
      .help = "print steps, episodes and resends on stderr every SEC seconds (default 0: never)"},
+    {"metrics", 'M', SEED_OPT_STR, &opt.metrics, "FILE",
+     .help = "append counters and where the time went as JSON lines to FILE (- for stdout)"},
+    {"metrics-interval", 0, SEED_OPT_NUM, &opt.metrics_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "... a line every SEC seconds and one at exit (default 10; 0: only at exit)"},
     {"actions", 0, SEED_OPT_STR, &opt.actions, "FILE|-",
      .help = "offline: one line of K integer actions per step"},
     {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
@@ -113,7 +124,15 @@ typedef struct actor {
 	int64_t resends;
 	const char *endpoint;
 	double last_resend_warn, last_answer_warn; /* < 0: never said */
+	/* where the time goes (server mode): seconds per phase */
+	double time[SEED_PHASE_N];
 } actor;
+
+/* The phases an actor times. */
+#define ACTOR_PHASES                                                                                         \
+	(SEED_PHASE_BIT(SEED_PHASE_WAIT) | SEED_PHASE_BIT(SEED_PHASE_TAKE) |                                 \
+	 SEED_PHASE_BIT(SEED_PHASE_STEP) | SEED_PHASE_BIT(SEED_PHASE_ENCODE) |                               \
+	 SEED_PHASE_BIT(SEED_PHASE_SEND))
 
 static void half_alloc(half *h, const actor *a, int env0, int count)
 {
@@ -307,7 +326,9 @@ static void resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 		half *h = &a->halves[j];
 		if (h->inflight && now - h->sent_at >= retry_ms * 1e-3) {
 			/* Same bytes, same seq: the server answers it once. */
+			double t = seed_timing_now();
 			seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
+			a->time[SEED_PHASE_SEND] += seed_timing_now() - t;
 			h->sent_at = now;
 			h->tries++;
 			a->resends++;
@@ -321,12 +342,14 @@ static void resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 }
 
 /* Milliseconds until the nearest resend deadline (at most retry_ms) or the
- * next statistics line (at next_stats; 0: none). */
-static int until_due(const actor *a, int retry_ms, double next_stats, double now)
+ * next statistics or metrics line (at next_stats, next_metrics; 0: none). */
+static int until_due(const actor *a, int retry_ms, double next_stats, double next_metrics, double now)
 {
 	double wait = retry_ms * 1e-3;
 	if (next_stats > 0 && next_stats - now < wait)
 		wait = next_stats - now;
+	if (next_metrics > 0 && next_metrics - now < wait)
+		wait = next_metrics - now;
 	for (int j = 0; j < a->nhalves; j++) {
 		const half *h = &a->halves[j];
 		if (h->inflight && h->sent_at + retry_ms * 1e-3 - now < wait)
@@ -358,9 +381,59 @@ static void stats_line(const actor *a, int64_t *last, double dt)
 	*last = n;
 }
 
+/* The line of where the time went since the totals were last[] (dt
+ * seconds), and those totals moved to now. */
+static void time_line(const actor *a, double *last, double dt, bool final)
+{
+	double frac[SEED_PHASE_N];
+	char split[200];
+	seed_timing_fractions(last, a->time, dt, frac);
+	seed_timing_format(frac, ACTOR_PHASES, split, sizeof split);
+	fprintf(stderr, "%s: %stime: %s (of %.1f s)\n", cli_prog, final ? "done: " : "", split, dt);
+	memcpy(last, a->time, sizeof a->time);
+}
+
+/* Where a metrics line's window started: when, and the counts then. */
+typedef struct mark {
+	double t;
+	int64_t steps, episodes;
+	double return_sum;
+	double time[SEED_PHASE_N];
+} mark;
+
+/* A metrics line of the window since m (its rates, the return of the
+ * episodes it ended, where the time went), the counts so far and the
+ * seconds since start; m moves to now. */
+static void metrics_line(const actor *a, seed_metrics *mx, mark *m, double now, double start)
+{
+	double dt = now - m->t;
+	if (dt <= 0)
+		return;
+	int64_t n = env_steps(a), waiting = 0, eps = a->episodes - m->episodes;
+	for (int j = 0; j < a->nhalves; j++)
+		waiting += a->halves[j].inflight && a->halves[j].tries > 0;
+	json_t *o = SEED_METRICS_OBJ({"time", now - start}, {"env_steps", n},
+	                             {"steps_per_s", (double)(n - m->steps) / dt}, {"episodes", a->episodes},
+	                             {"resends", a->resends}, {"halves_unanswered", waiting});
+	json_object_set_new(o, "episode_return",
+	                    eps ? json_real((a->return_sum - m->return_sum) / (double)eps) : json_null());
+	double frac[SEED_PHASE_N];
+	seed_timing_fractions(m->time, a->time, dt, frac);
+	seed_timing_json(o, frac, ACTOR_PHASES, dt);
+	seed_err err;
+	if (seed_metrics_write(mx, o, &err))
+		cli_warn("--metrics: %s", err.msg);
+	json_decref(o);
+	*m = (mark){.t = now, .steps = n, .episodes = a->episodes, .return_sum = a->return_sum};
+	memcpy(m->time, a->time, sizeof a->time);
+}
+
 /* Server mode: keep one request in flight per half; a statistics line
- * every stats_interval seconds (0: none). */
-static int run_server(actor *a, const char *endpoint, int64_t max_steps, int retry_ms, double stats_interval)
+ * every stats_interval seconds (0: none), a metrics line to
+ * mx (NULL: none) every metrics_interval seconds (0: none) and at the end;
+ * where the time went at the end unless quiet. */
+static int run_server(actor *a, const char *endpoint, int64_t max_steps, int retry_ms, double stats_interval,
+                      seed_metrics *mx, double metrics_interval, bool quiet)
 {
 	void *ctx = seed_chan_context();
 	seed_err err;
@@ -384,8 +457,12 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	}
 	a->endpoint = endpoint;
 	a->last_resend_warn = a->last_answer_warn = -1;
-	double last_stats = cli_now(), next_stats = stats_interval > 0 ? last_stats + stats_interval : 0;
+	double start = cli_now(), last_stats = start;
+	double next_stats = stats_interval > 0 ? start + stats_interval : 0;
+	double next_metrics = mx && metrics_interval > 0 ? start + metrics_interval : 0;
 	int64_t stats_steps = 0;
+	double stats_time[SEED_PHASE_N] = {0};
+	mark mk = {.t = start};
 	seed_frame f = {0};
 	/* Decoding keeps its zone: nothing is allocated per step. */
 	seed_frame_decoder *dec;
@@ -395,13 +472,22 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 		double now = cli_now();
 		resend_due(a, c, retry_ms, now);
 		if (next_stats > 0 && now >= next_stats) {
+			time_line(a, stats_time, now - last_stats, false);
 			stats_line(a, &stats_steps, now - last_stats);
 			last_stats = now;
 			while (next_stats <= now)
 				next_stats += stats_interval;
 		}
+		if (next_metrics > 0 && now >= next_metrics) {
+			metrics_line(a, mx, &mk, now, start);
+			while (next_metrics <= now)
+				next_metrics += metrics_interval;
+		}
 		seed_chan_msg m;
-		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, next_stats, now), &err);
+		double t0 = seed_timing_now();
+		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, next_stats, next_metrics, now), &err);
+		double t1 = seed_timing_now();
+		a->time[SEED_PHASE_WAIT] += t1 - t0;
 		if (r == -EAGAIN || r == -EINTR)
 			continue;
 		if (r) {
@@ -446,7 +532,12 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 				         endpoint, h->env0, h->env0 + h->count - 1, h->seq, t - h->asked_at,
 				         h->tries);
 		}
-		if (step_half(a, h, &err)) {
+		double t2 = seed_timing_now();
+		a->time[SEED_PHASE_TAKE] += t2 - t1;
+		int sr = step_half(a, h, &err);
+		double t3 = seed_timing_now();
+		a->time[SEED_PHASE_STEP] += t3 - t2;
+		if (sr) {
 			cli_warn("%s", err.msg);
 			rc = 1;
 			break;
@@ -456,8 +547,19 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			continue;
 		}
 		encode_step(a, h);
-		if (send_half(c, h))
+		double t4 = seed_timing_now();
+		a->time[SEED_PHASE_ENCODE] += t4 - t3;
+		sr = send_half(c, h);
+		a->time[SEED_PHASE_SEND] += seed_timing_now() - t4;
+		if (sr)
 			break;
+	}
+	double end = cli_now();
+	if (mx)
+		metrics_line(a, mx, &mk, end, start);
+	if (!quiet) {
+		double zero[SEED_PHASE_N] = {0};
+		time_line(a, zero, end - start, true);
 	}
 	seed_frame_clear(&f);
 	seed_frame_decoder_free(&dec);
@@ -506,9 +608,16 @@ int main(int argc, char **argv)
 	}
 	reset_all(&a);
 
+	seed_metrics *mx = NULL;
+	if (opt.metrics && !endpoint)
+		cli_usage_error("--metrics goes with --connect (server mode)");
+	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
+		cli_die("--metrics: %s", err.msg);
 	double t0 = cli_now();
-	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms, opt.stats_interval)
+	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms, opt.stats_interval, mx,
+	                           opt.metrics_interval, opt.quiet)
 	              : run_offline(&a, opt.actions, opt.out, max_steps);
+	seed_metrics_close(&mx);
 	double dt = cli_now() - t0;
 
 	int64_t steps = env_steps(&a);

@@ -30,17 +30,19 @@
 #include "seed/checkpoint.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
+#include "seed/metrics.h"
 #include "seed/opts.h"
 #include "seed/serve.h"
+#include "seed/timing.h"
 
 /* The options: main's variables, filled by the table below. */
 static struct {
-	const char *bind, *policy, *model, *unrolls;
+	const char *bind, *policy, *model, *unrolls, *metrics;
 	bool greedy, quiet;
 	int64_t max_batch, timeout_us, T, overlap, hwm, max_halves, max_memory, max_envs, max_actions,
 	    max_obs, max_params;
 	uint64_t seed;
-	double stats_interval, idle_expiry;
+	double stats_interval, metrics_interval, idle_expiry;
 	/* a Q model's */
 	double epsilon, epsilon_base, epsilon_alpha, discount, rescale_eps, eta;
 	int64_t epsilon_envs, actor_envs, burn_in, n_step;
@@ -57,6 +59,7 @@ static struct {
          .max_obs = 4 << 20,
          .max_params = 1 << 26,
          .stats_interval = 10,
+         .metrics_interval = 10,
          .idle_expiry = 60,
          .epsilon = SEED_AGENT_EPSILON,
          .epsilon_base = 0.4,
@@ -116,6 +119,10 @@ static const seed_opt options[] = {
     {"seed", 's', SEED_OPT_U64, &opt.seed, "S", .help = "seed for the policy's sampling (default 0)"},
     {"stats-interval", 0, SEED_OPT_NUM, &opt.stats_interval, "SEC", .lo = 0, .hi = 1e9,
      .help = "print statistics on stderr every SEC seconds (default 10; 0: never)"},
+    {"metrics", 'M', SEED_OPT_STR, &opt.metrics, "FILE",
+     .help = "append statistics and where the time went as JSON lines to FILE (- for stdout)"},
+    {"metrics-interval", 0, SEED_OPT_NUM, &opt.metrics_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "... a line every SEC seconds and one at exit (default 10; 0: only at exit)"},
     {"idle-expiry", 0, SEED_OPT_NUM, &opt.idle_expiry, "SEC", .lo = 0.001, .hi = 1e9,
      .help = "forget an actor half silent for SEC seconds (default 60)"},
     {"max-halves", 0, SEED_OPT_INT, &opt.max_halves, "N", 1, 1 << 30,
@@ -157,10 +164,16 @@ static int load_cb(void *ctx, seed_model *m, int64_t *version, seed_err *err)
 	return seed_checkpoint_load_model(ck, m, err);
 }
 
-static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt, bool final)
+static void report(const seed_serve_stats *st, const seed_serve_stats *last, double dt, bool final)
 {
 	if (dt <= 0)
 		return;
+	/* Where the time went first: the counters stay the last line. */
+	double frac[SEED_PHASE_N];
+	char split[256];
+	seed_timing_fractions(last->time, st->time, dt, frac);
+	seed_timing_format(frac, SEED_SERVE_PHASES, split, sizeof split);
+	fprintf(stderr, "%s: %stime: %s (of %.1f s)\n", cli_prog, final ? "done: " : "", split, dt);
 	int64_t db = st->batches - last->batches;
 	fprintf(stderr,
 	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
@@ -175,7 +188,31 @@ static void report(const seed_serve_stats *st, seed_serve_stats *last, double dt
 		        "%s: %" PRId64
 		        " unrolls played at random before the first parameters were not pushed\n",
 		        cli_prog, st->unrolls_unmodeled);
-	*last = *st;
+}
+
+/* A metrics line: the counts so far, the rates and where the time went
+ * since the last line (dt seconds, its counts in last), seconds since the
+ * start. */
+static void metrics_line(seed_metrics *mx, const seed_serve_stats *st, const seed_serve_stats *last,
+                         double dt, double elapsed)
+{
+	if (dt <= 0)
+		return;
+	int64_t db = st->batches - last->batches;
+	json_t *o = SEED_METRICS_OBJ(
+	    {"time", elapsed}, {"steps", st->steps}, {"steps_per_s", (double)(st->steps - last->steps) / dt},
+	    {"rows_per_batch", db ? (double)(st->rows - last->rows) / (double)db : 0.0},
+	    {"requests", st->requests}, {"batches", st->batches}, {"unrolls", st->unrolls},
+	    {"unroll_frames", st->unroll_frames}, {"unroll_bytes", st->unroll_bytes},
+	    {"episodes", st->episodes}, {"bad_frames", st->bad}, {"resends", st->resends}, {"gaps", st->gaps},
+	    {"halves", st->halves}, {"evicted", st->evicted}, {"expired", st->expired});
+	double frac[SEED_PHASE_N];
+	seed_timing_fractions(last->time, st->time, dt, frac);
+	seed_timing_json(o, frac, SEED_SERVE_PHASES, dt);
+	seed_err err;
+	if (seed_metrics_write(mx, o, &err))
+		cli_warn("--metrics: %s", err.msg);
+	json_decref(o);
 }
 
 int main(int argc, char **argv)
@@ -293,19 +330,32 @@ int main(int argc, char **argv)
 	if (json)
 		seed_serve_policy(sv, json, strlen(json), NULL, 0, 0);
 
-	double start = cli_now(), last_report = start;
-	seed_serve_stats last = {0};
+	seed_metrics *mx = NULL;
+	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
+		cli_die("--metrics: %s", err.msg);
+	double start = cli_now(), last_report = start, last_metrics = start;
+	seed_serve_stats last = {0}, mlast = {0};
 	while (!cli_stop) {
 		seed_serve_turn(sv, 100);
 		double now = cli_now();
 		if (!quiet && stats_interval > 0 && now - last_report >= stats_interval) {
 			report(seed_serve_get_stats(sv), &last, now - last_report, false);
+			last = *seed_serve_get_stats(sv);
 			last_report = now;
 		}
+		if (mx && opt.metrics_interval > 0 && now - last_metrics >= opt.metrics_interval) {
+			metrics_line(mx, seed_serve_get_stats(sv), &mlast, now - last_metrics, now - start);
+			mlast = *seed_serve_get_stats(sv);
+			last_metrics = now;
+		}
 	}
+	double end = cli_now();
+	if (mx)
+		metrics_line(mx, seed_serve_get_stats(sv), &mlast, end - last_metrics, end - start);
+	seed_metrics_close(&mx);
 	if (!quiet) {
 		seed_serve_stats zero = {0};
-		report(seed_serve_get_stats(sv), &zero, cli_now() - start, true);
+		report(seed_serve_get_stats(sv), &zero, end - start, true);
 	}
 	/* The episodes that ended after each half's last unroll. */
 	seed_serve_flush(sv);

@@ -13,12 +13,20 @@
  * checkpoint_interval seconds, at the end and on SIGINT/SIGTERM.
  * --resume continues a run where it stopped.
  *
+ * Where the time goes (seed_timing(3)): waiting for frames, taking them in,
+ * the updates' forward, backward and optimizer phases (timed by the
+ * learner), publishing, checkpoints and metrics; every metrics line carries
+ * the fractions of its interval, and the end of a run says them over the
+ * whole run.  --bottleneck DIR reads a seed-train run directory's metrics
+ * files and says which program held the run back.
+ *
  * This file is option parsing and wiring only.  A checkpoint that cannot be
  * written is said at once, counted in the metrics, named in the final
  * report and in the exit status; checkpoint_failure (seed-config(5)) says
  * whether training stops or goes on.
  */
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -41,11 +49,12 @@
 #include "seed/metrics.h"
 #include "seed/opts.h"
 #include "seed/tfevents.h"
+#include "seed/timing.h"
 
 /* The options: main's variables, filled by the table below.  Those that
  * set a configuration value apply after every --set, when given (seen). */
 static struct {
-	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get;
+	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get, *bottleneck;
 	seed_opt_strs sets;
 	int64_t frames, batch_size, prefetch;
 	uint64_t seed;
@@ -87,6 +96,8 @@ static const seed_opt options[] = {
     {"print-config", 0, SEED_OPT_FLAG, &opt.print_config,
      .help = "print the resolved configuration as JSON and exit"},
     {"get", 0, SEED_OPT_STR, &opt.get, "KEY", .help = "print one resolved value (dotted key) and exit"},
+    {"bottleneck", 0, SEED_OPT_STR, &opt.bottleneck, "DIR",
+     .help = "print which program held the run in DIR back (from its metrics files) and exit"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no progress on stderr"},
     CLI_CURVE_OPTIONS,
     {0},
@@ -108,6 +119,67 @@ static seed_learner *L;
 static seed_buf out, req;
 static int64_t bad_frames, ckpt_failures, priority_drops;
 
+/* Where the time goes: seconds per phase (the updates' phases copied from
+ * the learner's status), and where the metrics' interval began. */
+#define LEARN_PHASES                                                                                         \
+	(SEED_PHASE_BIT(SEED_PHASE_WAIT) | SEED_PHASE_BIT(SEED_PHASE_TAKE) |                                 \
+	 SEED_PHASE_BIT(SEED_PHASE_FORWARD) | SEED_PHASE_BIT(SEED_PHASE_BACKWARD) |                          \
+	 SEED_PHASE_BIT(SEED_PHASE_OPTIM) | SEED_PHASE_BIT(SEED_PHASE_PUBLISH) |                             \
+	 SEED_PHASE_BIT(SEED_PHASE_CHECKPOINT))
+static double tm[SEED_PHASE_N], tm_mark[SEED_PHASE_N], tm_mark_at;
+
+/* The learner's seconds in its updates so far. */
+static double update_time(void)
+{
+	const seed_learner_status *st = seed_learner_get_status(L);
+	return st->time_forward + st->time_backward + st->time_optim;
+}
+
+/* The fractions of the seconds since the totals were at from (at time
+ * then) into frac; returns the seconds. */
+static double time_split(const double *from, double then, double *frac)
+{
+	const seed_learner_status *st = seed_learner_get_status(L);
+	tm[SEED_PHASE_FORWARD] = st->time_forward;
+	tm[SEED_PHASE_BACKWARD] = st->time_backward;
+	tm[SEED_PHASE_OPTIM] = st->time_optim;
+	double dt = seed_timing_now() - then;
+	seed_timing_fractions(from, tm, dt, frac);
+	return dt;
+}
+
+/* --bottleneck DIR: the judgement over DIR's metrics files (seed-train's
+ * names: metrics.jsonl, infer.metrics.jsonl, actor-N.metrics.jsonl), as
+ * "NAME<TAB>sentence" on stdout.  A file missing is no figures; one that
+ * cannot be read is an error. */
+static int bottleneck(const char *dir)
+{
+	seed_timing_split sp[3] = {{0}};
+	char path[4096];
+	seed_err err;
+	snprintf(path, sizeof path, "%s/actor-*.metrics.jsonl", dir);
+	glob_t g;
+	int grc = glob(path, 0, NULL, &g);
+	if (grc != 0 && grc != GLOB_NOMATCH)
+		cli_die("--bottleneck: cannot list %s", path);
+	for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++)
+		if (seed_timing_read(g.gl_pathv[i], &sp[0], &err))
+			cli_die("--bottleneck: %s", err.msg);
+	if (grc == 0)
+		globfree(&g);
+	const char *names[2] = {"infer.metrics.jsonl", "metrics.jsonl"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		int rc = seed_timing_read(path, &sp[1 + i], &err);
+		if (rc && rc != -ENOENT)
+			cli_die("--bottleneck: %s", err.msg);
+	}
+	char line[1024];
+	seed_bottleneck b = seed_bottleneck_judge(&sp[0], &sp[1], &sp[2], line, sizeof line);
+	printf("%s\t%s\n", seed_bottleneck_name(b), line);
+	return 0;
+}
+
 /* Count a dropped frame and say why: the first few, then every thousandth,
  * so that a misconfigured peer cannot drown stderr. */
 static void report_bad(const char *msg)
@@ -118,12 +190,14 @@ static void report_bad(const char *msg)
 
 static void publish(seed_chan *params)
 {
+	double t0 = seed_timing_now();
 	seed_err err;
 	if (seed_learner_params_frame(L, &out, &err))
 		cli_die("encoding parameters: %s", err.msg);
 	/* PUB never blocks: a slow subscriber only misses old versions, and only
 	 * the newest matters.  A failed send is retried with the next version. */
 	seed_chan_send(params, NULL, 0, out.data, out.len, true);
+	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
 }
 
 /* Save; on failure say so at once (the message says what the run
@@ -131,7 +205,10 @@ static void publish(seed_chan *params)
 static int checkpoint(bool last)
 {
 	seed_err err;
-	if (seed_learner_save(L, last, &err) == 0)
+	double t0 = seed_timing_now();
+	int rc = seed_learner_save(L, last, &err);
+	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	if (rc == 0)
 		return 0;
 	ckpt_failures++;
 	cli_warn("checkpoint failed: %s", err.msg);
@@ -143,11 +220,13 @@ static int checkpoint(bool last)
  * keep their old priorities). */
 static void send_priorities(seed_chan *replay)
 {
+	double t0 = seed_timing_now();
 	seed_err err;
 	if (seed_learner_priority_frame(L, &out, &err))
 		cli_die("encoding priorities: %s", err.msg);
 	if (seed_chan_send(replay, NULL, 0, out.data, out.len, true) != 0 && ++priority_drops <= 10)
 		cli_warn("priority frame #%" PRId64 " not sent: seed-replay's queue is full", priority_drops);
+	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
 }
 
 /* r2d2: seconds without a frame from seed-replay after which the sample
@@ -176,10 +255,15 @@ static double unix_time(void)
  * event file. */
 static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 {
-	double wall = unix_time();
+	double wall = unix_time(), t0 = seed_timing_now();
 	json_t *o = seed_learner_metrics(L);
 	if (!o)
 		return;
+	double frac[SEED_PHASE_N];
+	double dt = time_split(tm_mark, tm_mark_at, frac);
+	seed_timing_json(o, frac, LEARN_PHASES, dt);
+	memcpy(tm_mark, tm, sizeof tm);
+	tm_mark_at += dt;
 	json_object_set_new(o, "bad_frames", json_integer(bad_frames));
 	if (cfg.algorithm == SEED_CONFIG_R2D2)
 		json_object_set_new(o, "priority_drops", json_integer(priority_drops));
@@ -192,9 +276,10 @@ static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 	if (progress) {
 		char line[256];
 		seed_learner_progress(L, o, line, sizeof line);
-		fprintf(stderr, "\r%s: %s   ", cli_prog, line);
+		fprintf(stderr, "\r%s: %s, wait %.0f%%   ", cli_prog, line, 100 * frac[SEED_PHASE_WAIT]);
 	}
 	json_decref(o);
+	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -202,6 +287,12 @@ int main(int argc, char **argv)
 	cli_parse(&usage_spec, argc, argv);
 	cli_curve_load();
 	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
+	if (opt.bottleneck) {
+		if (opt.config || resume || opt.unrolls || opt.params)
+			cli_usage_error("--bottleneck DIR reads a finished run: it goes with none of "
+			                "--config, --resume, --unrolls and --params");
+		return bottleneck(opt.bottleneck);
+	}
 	if (!opt.config == !resume)
 		cli_usage_error("give one of --config and --resume");
 	if (!opt.print_config && !get_key && (!opt.unrolls || !opt.params))
@@ -335,6 +426,8 @@ int main(int argc, char **argv)
 	seed_frame_decoder *dec; /* keeps its zone: decoding a frame allocates nothing */
 	if (seed_frame_decoder_new(&dec))
 		cli_die("out of memory");
+	double t_start = seed_timing_now();
+	tm_mark_at = t_start;
 	while (!cli_stop) {
 		double now = cli_now();
 		/* Until updates flow, republish so late subscribers get parameters. */
@@ -358,7 +451,10 @@ int main(int argc, char **argv)
 		if (r2d2)
 			request_samples(uch, &inflight, opt.prefetch);
 		seed_chan_msg m;
+		double t0 = seed_timing_now();
 		int r = seed_chan_recv(uch, &m, 100, &err);
+		double t1 = seed_timing_now(), u0 = update_time();
+		tm[SEED_PHASE_WAIT] += t1 - t0;
 		if (r == -SEED_EEOF) {
 			why = "end of the unroll stream";
 			break;
@@ -382,7 +478,11 @@ int main(int argc, char **argv)
 		}
 		if (decoded && r2d2 && f.type == SEED_FRAME_SEQUENCES)
 			inflight--; /* answered: the next request goes out at the top of the loop */
-		if (r == 0 && (!decoded || (k = seed_learner_feed(L, &f, &err)) == -SEED_EFRAME)) {
+		if (r == 0 && decoded)
+			k = seed_learner_feed(L, &f, &err);
+		/* Decoding and taking the frame in, less the updates it ran. */
+		tm[SEED_PHASE_TAKE] += seed_timing_now() - t1 - (update_time() - u0);
+		if (r == 0 && (!decoded || k == -SEED_EFRAME)) {
 			report_bad(err.msg);
 		} else if (k > 0) {
 			if (r2d2)
@@ -415,6 +515,13 @@ int main(int argc, char **argv)
 	write_metrics(mx, tb, progress);
 	if (progress)
 		fputc('\n', stderr);
+	if (!opt.quiet) {
+		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
+		char split[256];
+		double dt = time_split(zero, t_start, frac);
+		seed_timing_format(frac, LEARN_PHASES, split, sizeof split);
+		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, dt);
+	}
 	if (!opt.quiet || rc) {
 		char line[4400];
 		seed_learner_summary(L, why, line, sizeof line);

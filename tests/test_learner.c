@@ -21,6 +21,7 @@
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
+#include "seed/timing.h"
 #include "seed/loss.h"
 #include "seed/nn.h"
 #include "alloc_count.h"
@@ -1344,6 +1345,49 @@ static void t_r2d2_update_allocates_only_the_loss_scratch(void)
 	seed_config_free(&c);
 }
 
+/* Where an update's time goes: forward, backward and the optimizer each
+ * take some, and together no more than the updates' wall time (V-trace,
+ * then R2D2). */
+static void check_phases(const seed_learner *L, double wall)
+{
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK_MSG(st->time_forward > 0 && st->time_backward > 0 && st->time_optim > 0,
+	          "forward %g, backward %g, optim %g", st->time_forward, st->time_backward, st->time_optim);
+	CHECK_MSG(st->time_forward + st->time_backward + st->time_optim <= wall, "%g s of %g",
+	          st->time_forward + st->time_backward + st->time_optim, wall);
+}
+
+static void t_update_phases(void)
+{
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK(st->time_forward == 0 && st->time_backward == 0 && st->time_optim == 0);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	seed_err err = {""};
+	double t0 = seed_timing_now();
+	for (int i = 0; i < 3; i++) {
+		CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
+		CHECK(seed_learner_update(L, &err) == 0);
+	}
+	check_phases(L, seed_timing_now() - t0);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+
+	r2config(&c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, 3, NULL);
+	L = learner(&c);
+	struct seqs s;
+	seqs_golden(&s);
+	t0 = seed_timing_now();
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
+	check_phases(L, seed_timing_now() - t0);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 int main(void)
 {
 	TAP_RUN(t_layout_time_major);
@@ -1369,6 +1413,7 @@ int main(void)
 	TAP_RUN(t_r2d2_target_copied_every_period);
 	TAP_RUN(t_r2d2_checkpoint_round_trips_target);
 	TAP_RUN(t_r2d2_refuses_bad_frames);
+	TAP_RUN(t_update_phases);
 	TAP_RUN(t_r2d2_update_allocates_only_the_loss_scratch);
 	return tap_done();
 }

@@ -6,14 +6,19 @@
  * Last, that a step request allocates nothing once the buffers have grown:
  * the test counts this thread's malloc/calloc/realloc calls (glibc: its
  * own definitions forward to __libc_*), as tests/test_frame_decoder.c
- * does, but per thread, so that ZeroMQ's I/O threads do not count. */
+ * does, but per thread, so that ZeroMQ's I/O threads do not count.
+ * The phases' seconds (seed_serve_stats.time): each within the wall time
+ * the test took, and a push that waits for room counted as blocked, for at
+ * least the time a slow consumer made it wait. */
 #include "seed/serve.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "seed/buf.h"
 #include "seed/frame.h"
@@ -668,6 +673,107 @@ static void t_no_allocation_per_request(void)
 #endif
 }
 
+/* Where the time went, over a rig's requests: every phase within the wall
+ * time, their sum too; waiting, answering and encoding took some. */
+static void t_timing(void)
+{
+	struct rig r;
+	double t0 = seed_serve_now();
+	rig_open(&r, "timing", true, 2);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	for (int i = 0; i < 6; i++) {
+		step(&out, 2, i, 0, 2, 3, (float)i, -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	double wall = seed_serve_now() - t0, sum = 0;
+	for (int p = 0; p < SEED_PHASE_N; p++) {
+		CHECK_MSG(st->time[p] >= 0 && st->time[p] <= wall, "%s %g s of %g", seed_phase_name(p),
+		          st->time[p], wall);
+		sum += st->time[p];
+		if (!(SEED_SERVE_PHASES & SEED_PHASE_BIT(p)))
+			CHECK_MSG(st->time[p] == 0, "%s: not a phase of the service", seed_phase_name(p));
+	}
+	CHECK_MSG(sum <= wall, "the phases sum to %g s of %g", sum, wall);
+	CHECK(st->time[SEED_PHASE_WAIT] > 0 && st->time[SEED_PHASE_TAKE] > 0 &&
+	      st->time[SEED_PHASE_SEND] > 0 && st->time[SEED_PHASE_ENCODE] > 0);
+	CHECK(st->time[SEED_PHASE_BLOCKED] == 0); /* the queue had room */
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* A consumer that starts reading after `delay` seconds, then reads for a
+ * second. */
+struct slow_pull {
+	seed_chan *pull;
+	double delay;
+	int got;
+};
+
+static void *slow_pull(void *arg)
+{
+	struct slow_pull *sp = arg;
+	nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)(sp->delay * 1e9)}, NULL);
+	seed_chan_msg m;
+	seed_err err;
+	while (seed_chan_recv(sp->pull, &m, 1000, &err) == 0)
+		sp->got++;
+	return NULL;
+}
+
+/* Backpressure: unroll frames into queues of 1 message on each side, and
+ * a consumer that reads nothing for 0.3 s: the push that found no room
+ * waited until it read, and that wait counts as blocked, not send. */
+static void t_timing_blocked(void)
+{
+	void *ctx = seed_chan_context();
+	seed_err err;
+	seed_chan *router, *dealer, *push, *pull;
+	seed_chan_opts bind = {.bind = true}, conn = {.bind = false};
+	seed_chan_opts pbind = {.bind = true, .hwm = 1}, pconn = {.bind = false, .hwm = 1};
+	CHECK(seed_chan_open(&router, ctx, SEED_CHAN_ROUTER, "inproc://blocked", &bind, &err) == 0);
+	CHECK(seed_chan_open(&dealer, ctx, SEED_CHAN_DEALER, "inproc://blocked", &conn, &err) == 0);
+	CHECK(seed_chan_open(&push, ctx, SEED_CHAN_PUSH, "inproc://blocked-u", &pbind, &err) == 0);
+	CHECK(seed_chan_open(&pull, ctx, SEED_CHAN_PULL, "inproc://blocked-u", &pconn, &err) == 0);
+	seed_serve_opts o = {.max_batch = 64,
+	                     .timeout = 0.05,
+	                     .T = 1,
+	                     .idle_expiry = 60,
+	                     .max_halves = 16,
+	                     .max_bytes = 1 << 20,
+	                     .max_envs = 8,
+	                     .max_actions = 16,
+	                     .max_row_bytes = 64};
+	struct rig r = {.ctx = ctx, .router = router, .dealer = dealer, .push = push, .pull = pull};
+	CHECK_MSG(seed_serve_new(&r.s, &o, router, push, NULL, &err) == 0, "%s", err.msg);
+	struct slow_pull sp = {.pull = pull, .delay = 0.3};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, slow_pull, &sp) == 0);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	/* Each step after the first completes an unroll of T 1: eight of
+	 * them cannot all fit in two queues of 1. */
+	double t0 = seed_serve_now();
+	for (int i = 0; i < 9; i++) {
+		step(&out, 3, i, 0, 2, 3, (float)i, -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	double wall = seed_serve_now() - t0;
+	pthread_join(th, NULL);
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	CHECK_MSG(st->time[SEED_PHASE_BLOCKED] >= 0.2 && st->time[SEED_PHASE_BLOCKED] <= wall,
+	          "blocked %g s of %g", st->time[SEED_PHASE_BLOCKED], wall);
+	CHECK_MSG(st->time[SEED_PHASE_SEND] < 0.1, "send %g s", st->time[SEED_PHASE_SEND]);
+	CHECK_MSG(sp.got == 8, "%d unrolls read, want 8", sp.got);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_requests);
@@ -677,5 +783,7 @@ int main(void)
 	TAP_RUN(t_q_epsilon_schedule);
 	TAP_RUN(t_q_bad_settings);
 	TAP_RUN(t_no_allocation_per_request);
+	TAP_RUN(t_timing);
+	TAP_RUN(t_timing_blocked);
 	return tap_done();
 }

@@ -76,6 +76,7 @@ struct seed_learner {
 	double *returns; /* ring of the last return_window returns */
 	int ret_at;
 	double wall0, wall_before; /* wall_before: seconds trained before a restore */
+	double t_backward;         /* when the update's backward pass began (0: none yet) */
 	/* Where the current metrics interval started. */
 	struct {
 		double t, lag_sum;
@@ -666,6 +667,7 @@ static int vtrace_grad(seed_learner *L, seed_err *err)
 	int rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
 	if (rc)
 		return rc;
+	L->t_backward = now_s();
 	seed_model_zero_grad(L->model);
 	if (L->S > 0) /* the bootstrap step's rows, after the T*B the loss wrote, stay zero */
 		seed_model_backward_seq(L->model, L->dlogits, L->dvalues);
@@ -766,6 +768,7 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 	for (size_t i = off; i < n - (size_t)B; i++)
 		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
 	L->st.lag_count += (int64_t)(Tt - 1) * B;
+	L->t_backward = now_s();
 	seed_model_zero_grad(L->model);
 	if (L->S > 0)
 		seed_model_backward_seq_q(L->model, L->dq);
@@ -787,9 +790,16 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 		return rc;
 	const seed_config *c = L->cfg;
 	int T = L->T1 - 1, B = L->B;
+	double t0 = now_s();
+	L->t_backward = 0;
 	rc = L->r2d2 ? r2d2_grad(L, err) : vtrace_grad(L, err);
 	if (rc)
 		return rc;
+	/* Forward until the gradient function began its backward pass (all of
+	 * it, should one not say when). */
+	double t1 = now_s(), tb = L->t_backward >= t0 ? L->t_backward : t1;
+	L->st.time_forward += tb - t0;
+	L->st.time_backward += t1 - tb;
 	size_t np = seed_model_num_params(L->model);
 	float *g = seed_model_grads(L->model);
 	L->st.grad_norm =
@@ -802,6 +812,7 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 		L->st.skipped++;
 	else
 		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->st.lr);
+	L->st.time_optim += now_s() - t1;
 	L->st.updates++;
 	L->st.frames += (int64_t)T * B;
 	L->st.policy_version = next;

@@ -314,6 +314,32 @@ void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const ch
 	send_error(s, m, NULL, 0, code, msg, NULL);
 }
 
+/* Push a frame on the unrolls channel: at once when its queue has room
+ * (time counted as send), else waiting for room (blocked: the consumer
+ * falls behind). */
+static int push(seed_serve *s, const void *data, size_t len)
+{
+	double t0 = seed_timing_now();
+	int rc = seed_chan_send(s->unrolls, NULL, 0, data, len, true);
+	double t1 = seed_timing_now();
+	s->st.time[SEED_PHASE_SEND] += t1 - t0;
+	if (rc != -EAGAIN)
+		return rc;
+	rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
+	s->st.time[SEED_PHASE_BLOCKED] += seed_timing_now() - t1;
+	return rc;
+}
+
+/* Seconds counted in every phase so far: a phase timed around code that
+ * times phases of its own (pushes, a batch run early) subtracts them. */
+static double counted(const seed_serve *s)
+{
+	double t = 0;
+	for (int p = 0; p < SEED_PHASE_N; p++)
+		t += s->st.time[p];
+	return t;
+}
+
 /* Send the episodes gathered in h as one episode frame, and forget them. */
 static int send_episodes(seed_serve *s, seed_session *h)
 {
@@ -331,7 +357,7 @@ static int send_episodes(seed_serve *s, seed_session *h)
 	seed_buf_reset(&s->out);
 	int rc = seed_frame_encode(&e, &s->out, NULL);
 	if (rc == 0)
-		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
+		rc = push(s, s->out.data, s->out.len);
 	s->st.episodes += (int64_t)h->ep_n;
 	h->ep_n = 0;
 	return rc;
@@ -869,7 +895,7 @@ static int send_unroll(seed_serve *s, seed_session *h)
 	if (rc == 0)
 		rc = seed_frame_encode(&f, &s->out, &err);
 	if (rc == 0)
-		rc = seed_chan_send(s->unrolls, NULL, 0, s->out.data, s->out.len, false);
+		rc = push(s, s->out.data, s->out.len);
 	if (rc == 0) {
 		s->st.unroll_frames++;
 		s->st.unrolls += h->layout.rows;
@@ -887,6 +913,7 @@ int seed_serve_run(seed_serve *s, double now)
 		return 0;
 	s->st.batches++;
 	s->st.rows += b->rows;
+	double t0 = seed_timing_now();
 	if (s->o.model && !s->agent && s->json && !s->build_failed) {
 		const seed_session *h0 = b->req[0].owner;
 		build_agent(s, &h0->layout, h0->actor);
@@ -907,6 +934,9 @@ int seed_serve_run(seed_serve *s, double now)
 	int S = modeled ? seed_agent_state_floats(s->agent) : 0;
 	if (modeled)
 		act(s);
+	double t1 = seed_timing_now();
+	s->st.time[SEED_PHASE_FORWARD] += t1 - t0;
+	double c0 = counted(s);
 	int32_t version = modeled ? (int32_t)seed_agent_policy_version(s->agent) : 0;
 	int rc = 0;
 	for (int i = 0; i < b->n; i++) {
@@ -926,8 +956,11 @@ int seed_serve_run(seed_serve *s, double now)
 		/* Straight into the half's kept answer, no seed_frame built. */
 		seed_buf_reset(&h->reply);
 		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
-		                             h->actions, K, NULL) == 0)
+		                             h->actions, K, NULL) == 0) {
+			double ts = seed_timing_now();
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
+			s->st.time[SEED_PHASE_SEND] += seed_timing_now() - ts;
+		}
 		s->st.steps += K;
 		if (!h->unroll)
 			continue;
@@ -942,6 +975,9 @@ int seed_serve_run(seed_serve *s, double now)
 		}
 	}
 	seed_batcher_clear(b);
+	/* The rest of the loop: choosing random actions, encoding answers and
+	 * unrolls. */
+	s->st.time[SEED_PHASE_ENCODE] += seed_timing_now() - t1 - (counted(s) - c0);
 	return rc;
 }
 
@@ -979,11 +1015,17 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 {
 	seed_chan_msg m;
 	seed_err err;
+	double t0 = seed_timing_now();
 	int rc = seed_chan_recv(s->actors, &m, seed_serve_pending(s) ? 0 : wait_ms, &err);
 	double now = seed_serve_now();
-	if (rc == 0)
+	s->st.time[SEED_PHASE_WAIT] += now - t0;
+	if (rc == 0) {
+		double c0 = counted(s);
 		seed_serve_take(s, &m, now);
-	else if (rc == -SEED_EFRAME && m.idlen)
+		/* (taking a request may push a half's episodes, or run the
+		 * batch before a request of another dtype: timed apart) */
+		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - now - (counted(s) - c0);
+	} else if (rc == -SEED_EFRAME && m.idlen)
 		seed_serve_refuse(s, &m, rc, err.msg);
 	else if (rc != -EAGAIN && rc != -EINTR)
 		warn(s, "%s", err.msg);
@@ -991,13 +1033,18 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 	 * for while more may arrive. */
 	if (!seed_serve_pending(s) || (rc == 0 && now < s->b->deadline && !seed_serve_full(s)))
 		return 0;
-	if (s->params)
+	if (s->params) {
+		double tp = seed_timing_now();
 		poll_params(s);
+		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+	}
 	if (seed_serve_ready(s, now))
 		return seed_serve_run(s, now);
 	if (rc == -EAGAIN) {
 		zmq_pollitem_t it = {.socket = seed_chan_socket(s->actors), .events = ZMQ_POLLIN};
+		double tw = seed_timing_now();
 		zmq_poll(&it, 1, 1);
+		s->st.time[SEED_PHASE_WAIT] += seed_timing_now() - tw;
 	}
 	return 0;
 }

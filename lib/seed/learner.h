@@ -110,6 +110,11 @@ typedef struct seed_learner_status {
 	 * reported (their lengths summed): what the actors played, where
 	 * frames counts what was trained on.  Not kept by checkpoints. */
 	int64_t env_frames;
+	/* Seconds the updates of this process spent in their forward passes
+	 * (with the loss), backward passes, and clipping and optimizer steps
+	 * (seed_timing(3)'s forward, backward, optim).  Not kept by
+	 * checkpoints. */
+	double time_forward, time_backward, time_optim;
 } seed_learner_status;
 
 /* The batch, time-major.  Valid until the next add or update. */

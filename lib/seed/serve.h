@@ -50,6 +50,7 @@
 #include "seed/chan.h"
 #include "seed/error.h"
 #include "seed/nn.h"
+#include "seed/timing.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,7 +108,21 @@ typedef struct seed_serve_stats {
 	/* Unrolls (rows) not pushed: played at random before the model that
 	 * opts.model names was built. */
 	int64_t unrolls_unmodeled;
+	/* Seconds spent in each phase so far (seed_timing(3)): wait
+	 * (receiving, and waiting for requests while a batch fills), take
+	 * (decoding requests into the batch, taking parameters), forward
+	 * (building the agent, the forward pass and the action choice),
+	 * encode (answers, unroll and episode frames, first priorities), send
+	 * (sending them) and blocked (an unroll or episode push that waited
+	 * for room: backpressure).  SEED_SERVE_PHASES names them. */
+	double time[SEED_PHASE_N];
 } seed_serve_stats;
+
+/* The phases seed_serve_stats.time fills (a seed_timing(3) mask). */
+#define SEED_SERVE_PHASES                                                                                    \
+	(SEED_PHASE_BIT(SEED_PHASE_WAIT) | SEED_PHASE_BIT(SEED_PHASE_TAKE) |                                 \
+	 SEED_PHASE_BIT(SEED_PHASE_FORWARD) | SEED_PHASE_BIT(SEED_PHASE_ENCODE) |                            \
+	 SEED_PHASE_BIT(SEED_PHASE_SEND) | SEED_PHASE_BIT(SEED_PHASE_BLOCKED))
 
 typedef struct seed_serve seed_serve;
 
