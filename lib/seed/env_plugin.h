@@ -68,7 +68,9 @@ extern const seed_env_plugin seed_env_plugin_table;
 #endif
 
 /* Defines the exported table, listing the plugin's classes (pointers to
- * seed_env_class objects of static duration), in a C file of the plugin. */
+ * seed_env_class objects of static duration), in a C file of the plugin.
+ * C only (the list is a compound literal): a C++ plugin defines
+ * seed_env_plugin_table itself, extern "C", with the same three fields. */
 #define SEED_ENV_PLUGIN(...)                                                                                 \
 	SEED_ENV_PLUGIN_VISIBLE const seed_env_plugin seed_env_plugin_table = {                              \
 	    SEED_ENV_ABI_VERSION, (uint32_t)sizeof(seed_env_class),                                          \
