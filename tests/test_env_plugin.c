@@ -204,6 +204,7 @@ static void t_bad_specs(void)
 	    {"rank", "observation rank 5", -EINVAL},
 	    {"dtype", "dtype must be f32 or u8", -EINVAL},
 	    {"silent", "configure failed (returned -22)", -EINVAL},
+	    {"positive", "configure failed (returned 1)", -EINVAL},
 	};
 	char name[PATH_MAX + 32], who[PATH_MAX + 32];
 	snprintf(name, sizeof name, "%s:probe-faulty", so("probe"));

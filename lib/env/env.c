@@ -272,7 +272,10 @@ int seed_envs_new(seed_envs **out, const char *name, const char *options, int nu
 			err->msg[0] = '\0';
 		rc = cls->configure(opts, &config, &spec, err);
 		/* A class that fails without saying why (or returns a positive
-		 * code) still gets a message, and a negative code. */
+		 * code, not in the contract: what it made is freed) still gets
+		 * a message, and a negative code. */
+		if (rc > 0 && config && cls->free_config)
+			cls->free_config(config);
 		if (rc != 0 && (!err || !err->msg[0] || rc > 0))
 			rc = seed_err_set(err, rc < 0 ? rc : -EINVAL, "%s: configure failed (returned %d)",
 			                  who, rc);
