@@ -54,7 +54,9 @@ static struct {
 } opt = {.envs = 1, .steps = -1, .retry_ms = 2000, .metrics_interval = 10};
 
 static const seed_opt options[] = {
-    {"env", 'e', SEED_OPT_STR, &opt.env, "NAME", .help = "environment (seed-eval --list-envs lists them)"},
+    {"env", 'e', SEED_OPT_STR, &opt.env, "NAME",
+     .help = "environment: built in (seed-eval --list-envs), PATH.so:CLASS of a plugin, or NAME.so in "
+             "SEED_ENV_PATH"},
     {"env-options", 'o', SEED_OPT_STR, &opt.env_options, "JSON",
      .help = "environment options, a JSON object (default {})"},
     {"envs", 'k', SEED_OPT_INT, &opt.envs, "K", 1, 1 << 20, .help = "number of environments (default 1)"},

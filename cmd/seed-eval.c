@@ -381,7 +381,9 @@ int main(int argc, char **argv)
 	bool greedy = false, list = false, epsilon_seen = false;
 	double epsilon = 0;
 	const seed_opt options[] = {
-	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME", .help = "environment to play (see --list-envs)"},
+	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME",
+	     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, or a "
+	             "plugin NAME.so found in SEED_ENV_PATH"},
 	    {"env-options", 'o', SEED_OPT_STR, &o.env_options, "JSON",
 	     .help = "environment options as a JSON object, e.g. '{\"max_steps\": 200}' (default {})"},
 	    {"policy", 'p', SEED_OPT_STR, &o.policy, "NAME",

@@ -11,14 +11,17 @@
  */
 #include "seed/env.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../envs/builtin.h"
 #include "seed/buf.h"
+#include "seed/env_plugin.h"
 
 /* ---- registry ------------------------------------------------------------ */
 
@@ -142,6 +145,27 @@ int seed_env_option_bool(const json_t *options, const char *env, const char *key
 	return 0;
 }
 
+int seed_env_option_doubles(const json_t *options, const char *env, const char *key, int n, double *out,
+                            seed_err *err)
+{
+	json_t *v = json_object_get(options, key);
+	if (!v)
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) != (size_t)n)
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be an array of %d numbers",
+		                    env, key, n);
+	for (int i = 0; i < n; i++) {
+		json_t *x = json_array_get(v, (size_t)i);
+		if (!json_is_number(x) || !isfinite(json_number_value(x)))
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "%s: option \"%s\": element %d is not a finite number", env, key,
+			                    i);
+	}
+	for (int i = 0; i < n; i++)
+		out[i] = json_number_value(json_array_get(v, (size_t)i));
+	return 0;
+}
+
 /* ---- spec ----------------------------------------------------------------- */
 
 int64_t seed_env_spec_obs_numel(const seed_env_spec *s)
@@ -177,41 +201,50 @@ struct seed_envs {
 };
 
 /* Check the spec a class filled in, so that a faulty plugin fails at
- * creation instead of corrupting memory while stepping. */
-static int check_spec(const seed_env_class *cls, const seed_env_spec *s, seed_err *err)
+ * creation instead of corrupting memory while stepping.  who names the
+ * class in messages (with its plugin's file, for a plugin's class). */
+static int check_spec(const seed_env_class *cls, const char *who, const seed_env_spec *s, seed_err *err)
 {
 	if (s->obs_dtype != SEED_DTYPE_F32 && s->obs_dtype != SEED_DTYPE_U8)
-		return seed_err_set(err, -EINVAL, "%s: observation dtype must be f32 or u8", cls->name);
+		return seed_err_set(err, -EINVAL, "%s: observation dtype must be f32 or u8", who);
 	if (s->obs_rank < 1 || s->obs_rank > SEED_ENV_MAX_OBS_RANK)
-		return seed_err_set(err, -EINVAL, "%s: observation rank %d not in [1, %d]", cls->name,
-		                    s->obs_rank, SEED_ENV_MAX_OBS_RANK);
+		return seed_err_set(err, -EINVAL, "%s: observation rank %d not in [1, %d]", who, s->obs_rank,
+		                    SEED_ENV_MAX_OBS_RANK);
 	int64_t n = 1;
 	for (int i = 0; i < s->obs_rank; i++) {
 		if (s->obs_shape[i] < 1 || s->obs_shape[i] > (INT64_C(1) << 31) / n)
-			return seed_err_set(err, -EINVAL, "%s: bad observation shape", cls->name);
+			return seed_err_set(err, -EINVAL,
+			                    "%s: bad observation shape: dimension %d is %" PRId64
+			                    " (each at least 1, 2^31 elements in all at most)",
+			                    who, i, s->obs_shape[i]);
 		n *= s->obs_shape[i];
 	}
 	if (s->num_actions < 1)
-		return seed_err_set(err, -EINVAL, "%s: %d actions", cls->name, s->num_actions);
+		return seed_err_set(err, -EINVAL, "%s: %d actions (at least 1 needed)", who, s->num_actions);
 	if (s->max_steps < 0)
-		return seed_err_set(err, -EINVAL, "%s: negative default max_steps", cls->name);
+		return seed_err_set(err, -EINVAL, "%s: negative default max_steps", who);
 	if (cls->render_rgb && (s->rgb_width < 1 || s->rgb_width > SEED_ENV_MAX_RGB || s->rgb_height < 1 ||
 	                        s->rgb_height > SEED_ENV_MAX_RGB))
 		return seed_err_set(err, -EINVAL,
-		                    "%s: draws pictures but its natural size %d x %d is not in [1, %d]",
-		                    cls->name, s->rgb_width, s->rgb_height, SEED_ENV_MAX_RGB);
+		                    "%s: draws pictures but its natural size %d x %d is not in [1, %d]", who,
+		                    s->rgb_width, s->rgb_height, SEED_ENV_MAX_RGB);
 	return 0;
 }
 
 int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed,
                   seed_err *err)
 {
-	const seed_env_class *cls = seed_env_find(name);
-	if (!cls)
-		return seed_err_set(err, -ENOENT, "no environment called \"%s\"", name ? name : "(null)");
+	const seed_env_class *cls;
+	int rc = seed_env_lookup(name, &cls, err);
+	if (rc < 0)
+		return rc;
+	/* Messages about a plugin's class name its file. */
+	const char *file = seed_env_class_file(cls);
+	char who[PATH_MAX + 64];
+	snprintf(who, sizeof who, "%s%s%s", file ? file : "", file ? ":" : "", cls->name);
 	if (num < 1)
-		return seed_err_set(err, -EINVAL, "%s: number of environments must be >= 1, not %d",
-		                    cls->name, num);
+		return seed_err_set(err, -EINVAL, "%s: number of environments must be >= 1, not %d", who,
+		                    num);
 
 	json_t *opts;
 	if (!options || !options[0]) {
@@ -230,16 +263,27 @@ int seed_envs_new(seed_envs **out, const char *name, const char *options, int nu
 		}
 	}
 	long long max_steps = -1;
-	int rc = seed_env_option_int(opts, cls->name, "max_steps", 0, INT_MAX, &max_steps, err);
+	rc = seed_env_option_int(opts, cls->name, "max_steps", 0, INT_MAX, &max_steps, err);
 	seed_env_spec spec;
 	memset(&spec, 0, sizeof spec);
 	void *config = NULL;
-	if (rc == 0)
+	if (rc == 0) {
+		if (err)
+			err->msg[0] = '\0';
 		rc = cls->configure(opts, &config, &spec, err);
+		/* A class that fails without saying why (or returns a positive
+		 * code, not in the contract: what it made is freed) still gets
+		 * a message, and a negative code. */
+		if (rc > 0 && config && cls->free_config)
+			cls->free_config(config);
+		if (rc != 0 && (!err || !err->msg[0] || rc > 0))
+			rc = seed_err_set(err, rc < 0 ? rc : -EINVAL, "%s: configure failed (returned %d)",
+			                  who, rc);
+	}
 	json_decref(opts);
 	if (rc < 0)
 		return rc;
-	rc = check_spec(cls, &spec, err);
+	rc = check_spec(cls, who, &spec, err);
 	if (rc < 0) {
 		if (cls->free_config)
 			cls->free_config(config);

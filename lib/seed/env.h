@@ -8,8 +8,11 @@
  * automatically, and writes straight into caller-owned buffers.
  *
  * Built-in classes are in the registry from the start (cartpole, catch, ...;
- * seed_env_class_at lists them); later classes may come from plugins through
- * seed_env_register.  man seed_env(3) shows how to write a class.
+ * seed_env_class_at lists them); a program may add its own with
+ * seed_env_register, and shared libraries (plugins, seed/env_plugin.h)
+ * provide more to every program by name: `PATH.so:NAME`, or a bare NAME
+ * found in SEED_ENV_PATH (seed_env_lookup).  man seed_env(3) shows how to
+ * write a class and a plugin.
  *
  * Episodes follow Gymnasium's conventions: `terminated` is a real end of the
  * episode (no bootstrapping from the value), `truncated` is the time limit
@@ -115,6 +118,20 @@ const seed_env_class *seed_env_find(const char *name);
  * order), or NULL past the end (and for i < 0). */
 const seed_env_class *seed_env_class_at(int i);
 
+/* The class an environment name means, as every program resolves --env:
+ *   NAME          a registered class (built-ins first); else, when NAME has
+ *                 no '/', the class NAME of the plugin NAME.so in the first
+ *                 directory of SEED_ENV_PATH (colon-separated; empty entries
+ *                 are skipped) that has such a file;
+ *   PATH.so:NAME  the class NAME of the plugin in the file PATH.so;
+ *   PATH.so       that plugin's class, when it exports exactly one.
+ * A relative PATH is relative to the working directory, never searched for.
+ * Plugins load with seed_env_plugin_load (seed/env_plugin.h) on first use.
+ * Errors, with a message: -ENOENT (no such class or file: the message says
+ * where it looked), -ELIBBAD (a plugin that does not load or fails its
+ * checks: the message names the file and the problem).  Thread-safe. */
+int seed_env_lookup(const char *name, const seed_env_class **out, seed_err *err);
+
 /* Helpers for configure callbacks.  `env` is the class name, used in
  * messages ("cartpole: option \"x\": ...").
  *
@@ -132,17 +149,26 @@ int seed_env_option_int(const json_t *options, const char *env, const char *key,
 int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
                            double *out, seed_err *err);
 int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err);
+/* seed_env_option_doubles: if options has key, check that it is an array
+ * of exactly n finite numbers and store them in out[0..n); if it does not,
+ * leave out alone and return 0.  -SEED_EOPTION naming the key (and the
+ * element) otherwise.  For options such as an initial state. */
+int seed_env_option_doubles(const json_t *options, const char *env, const char *key, int n, double *out,
+                            seed_err *err);
 
 typedef struct seed_envs seed_envs;
 
-/* K instances of the class called name, seeded from seed.  options is a JSON
+/* K instances of the class called name (any name seed_env_lookup takes:
+ * built-in, PATH.so:NAME, or found in SEED_ENV_PATH), seeded from seed.  options is a JSON
  * object as text (NULL or "" means {}); besides the class's own options it
  * may hold "max_steps" (time limit, an integer >= 0; 0 disables it; the
  * class's default otherwise).  Instance i draws from seed_rng stream i of
  * seed.  All memory is allocated here, none while stepping.  Errors:
- * -ENOENT (no such environment), -SEED_EOPTION (bad options: not JSON, not
- * an object, unknown key, bad value), -EINVAL (num < 1, or the class filled
- * in an impossible spec); err says which. */
+ * -ENOENT (no such environment), -ELIBBAD (a plugin that does not load or
+ * fails its checks), -SEED_EOPTION (bad options: not JSON, not an object,
+ * unknown key, bad value), -EINVAL (num < 1, or the class filled in an
+ * impossible spec: for a plugin's class the message names its file); err
+ * says which. */
 int seed_envs_new(seed_envs **out, const char *name, const char *options, int num, uint64_t seed,
                   seed_err *err);
 /* Frees e (NULL is fine) and sets *e to NULL. */
