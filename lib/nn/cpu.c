@@ -520,18 +520,25 @@ static int relu_below(const seed_model *m, const nn_backend *be, int i)
 }
 
 /* Backward through layers top..0 from g, the gradient of layer top's
- * output (be->head, or gbuf[0] below a core). */
+ * output (be->head, or gbuf[0] below a core).  Only down to the first
+ * layer with parameters: the layers below it have no gradients to add, so
+ * its input gradient is not computed (the Nature DQN network's first
+ * convolution follows a scale layer; its input gradient would cost as
+ * much as its forward pass). */
 static void backward_layers(seed_model *m, int B, int top, float *g)
 {
 	nn_backend *be = m->be;
+	int first = 0;
+	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
+		first++;
 	int folded = -1; /* a relu whose backward the linear layer above did */
-	for (int i = top; i >= 0; i--) {
+	for (int i = top; i >= first; i--) {
 		const layer *L = &m->layers[i];
 		if (i == folded) /* in place: g stays */
 			continue;
 		const float *x = i > 0 ? be->out[i - 1] : be->input;
-		float *dx = NULL; /* the first layer's input needs no gradient */
-		if (i > 0) {
+		float *dx = NULL; /* the first parametric layer's input needs no gradient */
+		if (i > first) {
 			/* Element-wise layers work in place; the others write to
 			 * the gradient buffer that does not hold dy. */
 			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||

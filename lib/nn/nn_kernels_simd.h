@@ -212,12 +212,13 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
  * eight pixels along a row are computed together, so each weight vector
  * loaded feeds eight fused multiply-adds with broadcast inputs.  In HWC the
  * patch row ky of pixel ox is the k*C contiguous inputs at (oy*S-pt+ky,
- * ox*S-pl), and pixel ox+p's is S*C further on.  Patch rows in the padding
+ * ox*S-pl), and pixel ox+p's is S*C further on (then blocks of four).  Patch rows in the padding
  * (above or below the image) are skipped for the whole row of pixels; the
  * blocks of eight run on the columns whose patches are inside the image's
  * width (nnk_conv_inner_cols), and the columns at the edges one pixel at a
  * time, their patch rows clipped to the image. */
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define NNK_REP4(X) X(0) X(1) X(2) X(3)
 
 /* max(v, 0) lane by lane as relu_fwd computes it (NaN and -0 stay). */
 NNK_INLINE VF NNK_FN(relu_v)(VF v)
@@ -295,6 +296,22 @@ NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 	else                                                                                                 \
 		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
 					NNK_REP8(ACC_STORE)
+				}
+				/* Then four at a time (the Nature DQN network's
+				 * third layer is 7 wide, its first 20). */
+				for (; ox + 4 <= in_hi; ox += 4) {
+					NNK_REP4(ACC_INIT)
+					for (int ky = ky_lo; ky < ky_hi; ky++) {
+						const float *xr =
+						    xb +
+						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+							NNK_REP4(ACC_FMA)
+						}
+					}
+					NNK_REP4(ACC_STORE)
 				}
 				for (; ox < s->OW; ox++) {
 					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
@@ -622,6 +639,7 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 #undef NNK_LR
 
 #undef NNK_REP8
+#undef NNK_REP4
 #undef ACC_INIT
 #undef ACC_FMA
 #undef ACC_STORE
