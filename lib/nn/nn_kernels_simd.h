@@ -265,6 +265,51 @@ NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 		for (int oy = 0; oy < s->OH; oy++) {
 			const int iy0 = oy * s->S - s->pt;
 			const int ky_lo = iy0 < 0 ? -iy0 : 0, ky_hi = s->H - iy0 < k ? s->H - iy0 : k;
+#if NNK_W == 16
+			/* With 32 vector registers, the blocks of eight pixels
+			 * take two filter vectors at once where there are 32
+			 * filters or more: each input broadcast feeds two
+			 * multiply-adds (the loads, not the multiply-adds, bound
+			 * the one-vector blocks).  The same sums in the same
+			 * order as the one-vector blocks. */
+			for (int fb = 0; fb + 2 * NNK_W <= F; fb += 2 * NNK_W) {
+				const VF bv = NNK_FN(load)(bias + fb), bw = NNK_FN(load)(bias + fb + NNK_W);
+				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+				for (int ox = in_lo; ox + 8 <= in_hi; ox += 8) {
+#define ACC2_INIT(p) VF acc##p = bv, bcc##p = bw;
+					NNK_REP8(ACC2_INIT)
+					for (int ky = ky_lo; ky < ky_hi; ky++) {
+						const float *xr =
+						    xb +
+						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+							const VF w2 =
+							    NNK_FN(load)(wr + (size_t)j * Fp + NNK_W);
+#define ACC2_FMA(p)                                                                                          \
+	{                                                                                                    \
+		const VF xv_ = NNK_FN(splat)(xr[(p)*SC + j]);                                                \
+		acc##p = NNK_MADD(xv_, w, acc##p);                                                           \
+		bcc##p = NNK_MADD(xv_, w2, bcc##p);                                                          \
+	}
+							NNK_REP8(ACC2_FMA)
+						}
+					}
+#define ACC2_STORE(p)                                                                                        \
+	if (relu) {                                                                                          \
+		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
+		bcc##p = NNK_FN(relu_v)(bcc##p);                                                             \
+	}                                                                                                    \
+	NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                                   \
+	NNK_FN(store)(o + (size_t)(ox + (p)) * F + NNK_W, bcc##p);
+					NNK_REP8(ACC2_STORE)
+				}
+			}
+			const int paired = F / (2 * NNK_W) * (2 * NNK_W); /* filters done so */
+#else
+			const int paired = 0;
+#endif
 			for (int fb = 0; fb < F; fb += NNK_W) {
 				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
 				const VF bv =
@@ -274,6 +319,8 @@ NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 				for (; ox < in_lo; ox++) {
 					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
 				}
+				if (fb < paired) /* its blocks of eight are done */
+					ox = in_lo + (in_hi - in_lo) / 8 * 8;
 				for (; ox + 8 <= in_hi; ox += 8) {
 #define ACC_INIT(p) VF acc##p = bv;
 					NNK_REP8(ACC_INIT)
@@ -643,6 +690,9 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 #undef ACC_INIT
 #undef ACC_FMA
 #undef ACC_STORE
+#undef ACC2_INIT
+#undef ACC2_FMA
+#undef ACC2_STORE
 #undef DW_INIT
 #undef DW_FMA
 #undef DW_STORE
