@@ -1,6 +1,6 @@
 /* nn_bench.c: speed of the neural-network kernels (not a test).
  *
- *   bench/nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]
+ *   bench/nn_bench [--threads N] [--repeats R] [--models] [--nature] [--cpu-time]
  *
  * Prints, as markdown tables: sgemm GFLOP/s for the shapes the models use
  * (through seed_blas_sgemm, so with whatever BLAS kernel this process got),
@@ -12,8 +12,11 @@
  * sizes of the inference server (32: a few actor requests; up to 256) and
  * of the learner (176: the MinAtar presets' 16 unrolls of 10 steps plus the
  * bootstrap row; 640), on random bits (half set) and on real Breakout and
- * Seaquest observations (about a tenth set).  --models prints only the
- * model table; --cpu-time
+ * Seaquest observations (about a tenth set), and of the Nature DQN network
+ * (examples/models/nature-dqn.json: three strided convolutions on
+ * u8[84,84,4] Atari frames, 18 actions, random bits) at batches of 32
+ * (inference), 128 and 512 (a learner's).  --models prints only the
+ * model table, --nature only its Nature DQN rows; --cpu-time
  * times by the thread's CPU time instead of the wall clock (for a shared
  * machine; BLAS threads beyond the first are then not counted).  Each figure is the median
  * of R timed runs (default 7), each run long enough (>= 20 ms) to time.
@@ -406,7 +409,7 @@ static void bench_conv(seed_rng *r, int B, int C)
 	size_t kk = 9 * (size_t)C;
 	conv_ctx c = {B,
 	              C,
-	              {10, 10, C, 3, 16, 8, 8},
+	              {.H = 10, .W = 10, .C = C, .k = 3, .F = 16, .OH = 8, .OW = 8, .S = 1},
 	              randn(r, (size_t)B * 100 * C),
 	              randn(r, (size_t)B * 64 * kk),
 	              randn(r, 16 * kk),
@@ -434,10 +437,12 @@ static void bench_conv(seed_rng *r, int B, int C)
 
 int main(int argc, char **argv)
 {
-	int threads = 1, models_only = 0;
+	int threads = 1, models_only = 0, nature_only = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--models") == 0)
 			models_only = 1;
+		else if (strcmp(argv[i], "--nature") == 0)
+			models_only = nature_only = 1;
 		else if (strcmp(argv[i], "--cpu-time") == 0)
 			clock_id = CLOCK_THREAD_CPUTIME_ID;
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
@@ -445,13 +450,14 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
 		else {
-			fprintf(stderr,
-			        "usage: nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]\n");
+			fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R] [--models] [--nature] "
+			                "[--cpu-time]\n");
 			return 2;
 		}
 	}
 	if (threads < 1 || repeats < 1) {
-		fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R] [--models] [--cpu-time]\n");
+		fprintf(stderr,
+		        "usage: nn_bench [--threads N] [--repeats R] [--models] [--nature] [--cpu-time]\n");
 		return 2;
 	}
 	seed_err err;
@@ -484,9 +490,22 @@ int main(int argc, char **argv)
 	static const char minatar[] =
 	    "{\"torso\":[{\"type\":\"conv2d\",\"filters\":16,\"kernel\":3},{\"type\":\"relu\"},"
 	    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":128},{\"type\":\"relu\"}]}";
-	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10};
+	/* examples/models/nature-dqn.json, as one line. */
+	static const char nature[] =
+	    "{\"torso\":[{\"type\":\"scale\",\"by\":0.00392156862745098},"
+	    "{\"type\":\"conv2d\",\"filters\":32,\"kernel\":8,\"stride\":4},{\"type\":\"relu\"},"
+	    "{\"type\":\"conv2d\",\"filters\":64,\"kernel\":4,\"stride\":2},{\"type\":\"relu\"},"
+	    "{\"type\":\"conv2d\",\"filters\":64,\"kernel\":3,\"stride\":1},{\"type\":\"relu\"},"
+	    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":512},{\"type\":\"relu\"}]}";
+	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10}, atari[3] = {84, 84, 4};
 	printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
 	       "|---|---:|---:|---:|---:|\n");
+	if (nature_only) {
+		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 32);
+		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 128);
+		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 512);
+		return 0;
+	}
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 256);
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 640);
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 32);
@@ -499,5 +518,9 @@ int main(int argc, char **argv)
 	bench_model(&r, "MinAtar net, Breakout observations", minatar, SEED_DTYPE_U8, 3, br, 3, 176);
 	obs_env = "minatar-seaquest";
 	bench_model(&r, "MinAtar net, Seaquest observations", minatar, SEED_DTYPE_U8, 3, sq, 6, 176);
+	obs_env = NULL;
+	bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 32);
+	bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 128);
+	bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 512);
 	return 0;
 }

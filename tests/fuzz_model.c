@@ -5,8 +5,8 @@
  * twice, for the observations of CartPole (f32 [4], 2 actions) and of
  * MinAtar (u8 [10,10,4], 6 actions), and a model that builds is initialised
  * and run forward and backward on a batch of 3.  Sizes are bounded here,
- * not in the library: a description whose "out" or "filters" (or its
- * core's "units") ask for more than 64 (within the ranges the library
+ * not in the library: a description whose "out", "filters" or "kernel" (or
+ * its core's "units") ask for more than 64 (within the ranges the library
  * allows) is skipped, so that one input cannot allocate gigabytes, and one
  * of more than MAX_PARAMS parameters is built but not run.  Besides "no crash, no leak, no
  * undefined behaviour", it checks properties:
@@ -42,8 +42,8 @@
  * sanitizers, and timed out a loaded long run). */
 #define MAX_PARAMS 100000
 
-/* Whether every "out" and "filters" of the torso that the library would
- * take is at most LIMIT (values it refuses are kept: their errors are
+/* Whether every "out", "filters" and "kernel" of the torso that the
+ * library would take is at most LIMIT (values it refuses are kept: their errors are
  * worth reaching). */
 static bool small_enough(const char *json)
 {
@@ -53,6 +53,12 @@ static bool small_enough(const char *json)
 	for (size_t i = 0; ok && i < json_array_size(torso); i++) {
 		json_t *layer = json_array_get(torso, i);
 		json_t *out = json_object_get(layer, "out"), *filters = json_object_get(layer, "filters");
+		/* A padding lets a kernel be larger than the observation (up
+		 * to 4096): its weights and outputs grow with its square. */
+		json_t *kernel = json_object_get(layer, "kernel");
+		if (json_is_integer(kernel) && json_integer_value(kernel) > LIMIT &&
+		    json_integer_value(kernel) <= 4096)
+			ok = false;
 		if (json_is_integer(out) && json_integer_value(out) > LIMIT &&
 		    json_integer_value(out) <= 1 << 20)
 			ok = false;

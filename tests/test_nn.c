@@ -21,6 +21,7 @@
 #include "tap.h"
 #include "nn_golden.h"
 #include "dueling_golden.h"
+#include "conv_golden.h"
 
 /* ---- a double-precision reference network ------------------------------ */
 
@@ -30,7 +31,13 @@ typedef struct {
 	int kind;
 	int n; /* out (linear) or filters (conv); the number of factors (scale) */
 	int k; /* kernel (conv) */
+	int s; /* stride (conv; 0 is 1) */
+	int p; /* padding on every side (conv), or RPAD_SAME */
 } rlayer;
+
+/* rlayer.p for "same": TensorFlow's definition, ceil(H / S) outputs, the
+ * padding split with the odd one at the bottom or right. */
+#define RPAD_SAME (-1)
 
 /* The factors of scale layer i of the network being checked (n of them:
  * 1, or the size of the input's last dimension), set by the test. */
@@ -94,7 +101,14 @@ static void rnet_forward(const rnet *rn, int dueling, const seed_model *m, const
 			break;
 		case R_CONV: {
 			int H = (int)sh[0], W = (int)sh[1], C = (int)sh[2], k = L->k, F = L->n;
-			int OH = H - k + 1, OW = W - k + 1;
+			int S = L->s ? L->s : 1, pt = L->p, pl = L->p, OH, OW;
+			if (L->p == RPAD_SAME) {
+				OH = (H + S - 1) / S, OW = (W + S - 1) / S;
+				pt = ((OH - 1) * S + k - H) / 2, pl = ((OW - 1) * S + k - W) / 2;
+				pt = pt < 0 ? 0 : pt, pl = pl < 0 ? 0 : pl;
+			} else {
+				OH = (H + 2 * L->p - k) / S + 1, OW = (W + 2 * L->p - k) / S + 1;
+			}
 			nout = (size_t)OH * OW * F;
 			y = malloc((size_t)B * nout * sizeof *y);
 			for (int b = 0; b < B; b++)
@@ -103,18 +117,22 @@ static void rnet_forward(const rnet *rn, int dueling, const seed_model *m, const
 						for (int f = 0; f < F; f++) {
 							double s = bias[f];
 							for (int ky = 0; ky < k; ky++)
-								for (int kx = 0; kx < k; kx++)
+								for (int kx = 0; kx < k; kx++) {
+									int iy = oy * S - pt + ky,
+									    ix = ox * S - pl + kx;
+									if (iy < 0 || iy >= H || ix < 0 ||
+									    ix >= W)
+										continue; /* zeros */
 									for (int c = 0; c < C; c++)
-										s +=
-										    w[((f * k + ky) * k +
-										       kx) *
-										          C +
-										      c] *
-										    x[b * numel +
-										      ((size_t)(oy + ky) * W +
-										       ox + kx) *
-										          C +
-										      c];
+										s += w[((f * k + ky) * k +
+										        kx) *
+										           C +
+										       c] *
+										     x[b * numel +
+										       ((size_t)iy * W + ix) *
+										           C +
+										       c];
+								}
 							y[b * nout + ((size_t)oy * OW + ox) * F + f] = s;
 						}
 			sh[0] = OH;
@@ -343,21 +361,27 @@ static void t_grad_dueling(void)
 	              4,
 	              1};
 	grad_check_head(&bare, 21, 1);
-	gcase mlp = {"{\"torso\": [{\"type\": \"linear\", \"out\": 7}, {\"type\": \"tanh\"},"
-	             " {\"type\": \"linear\", \"out\": 6}, {\"type\": \"relu\"}],"
-	             " \"head\": \"dueling\", \"init\": \"pytorch\"}",
-	             {4, {{R_LINEAR, 7, 0}, {R_TANH, 0, 0}, {R_LINEAR, 6, 0}, {R_RELU, 0, 0}}, 1, {5}, 4},
-	             SEED_DTYPE_F32,
-	             5,
-	             1};
+	gcase mlp = {
+	    "{\"torso\": [{\"type\": \"linear\", \"out\": 7}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"linear\", \"out\": 6}, {\"type\": \"relu\"}],"
+	    " \"head\": \"dueling\", \"init\": \"pytorch\"}",
+	    {4,
+	     {{R_LINEAR, 7, 0, 0, 0}, {R_TANH, 0, 0, 0, 0}, {R_LINEAR, 6, 0, 0, 0}, {R_RELU, 0, 0, 0, 0}},
+	     1,
+	     {5},
+	     4},
+	    SEED_DTYPE_F32,
+	    5,
+	    1};
 	grad_check_head(&mlp, 22, 1);
 	/* A conv torso on u8, with the default (orthogonal) init. */
-	gcase conv = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2},"
-	              " {\"type\": \"relu\"}, {\"type\": \"flatten\"}], \"head\": \"dueling\"}",
-	              {3, {{R_CONV, 3, 2}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}}, 3, {4, 3, 2}, 3},
-	              SEED_DTYPE_U8,
-	              3,
-	              1};
+	gcase conv = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2},"
+	    " {\"type\": \"relu\"}, {\"type\": \"flatten\"}], \"head\": \"dueling\"}",
+	    {3, {{R_CONV, 3, 2, 0, 0}, {R_RELU, 0, 0, 0, 0}, {R_FLATTEN, 0, 0, 0, 0}}, 3, {4, 3, 2}, 3},
+	    SEED_DTYPE_U8,
+	    3,
+	    1};
 	grad_check_head(&conv, 23, 1);
 }
 
@@ -365,7 +389,7 @@ static void t_grad_linear(void)
 {
 	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 6}, {\"type\": \"linear\", \"out\": 5}],"
 	            " \"init\": \"pytorch\"}",
-	            {2, {{R_LINEAR, 6, 0}, {R_LINEAR, 5, 0}}, 1, {7}, 4},
+	            {2, {{R_LINEAR, 6, 0, 0, 0}, {R_LINEAR, 5, 0, 0, 0}}, 1, {7}, 4},
 	            SEED_DTYPE_F32,
 	            5,
 	            1};
@@ -374,23 +398,33 @@ static void t_grad_linear(void)
 
 static void t_grad_relu(void)
 {
-	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"relu\"},"
-	            " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
-	            {4, {{R_LINEAR, 9, 0}, {R_RELU, 0, 0}, {R_LINEAR, 5, 0}, {R_RELU, 0, 0}}, 1, {6}, 3},
-	            SEED_DTYPE_F32,
-	            6,
-	            1};
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"relu\"},"
+	    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
+	    {4,
+	     {{R_LINEAR, 9, 0, 0, 0}, {R_RELU, 0, 0, 0, 0}, {R_LINEAR, 5, 0, 0, 0}, {R_RELU, 0, 0, 0, 0}},
+	     1,
+	     {6},
+	     3},
+	    SEED_DTYPE_F32,
+	    6,
+	    1};
 	grad_check(&gc, 3);
 }
 
 static void t_grad_tanh(void)
 {
-	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"tanh\"},"
-	            " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
-	            {4, {{R_LINEAR, 9, 0}, {R_TANH, 0, 0}, {R_LINEAR, 5, 0}, {R_TANH, 0, 0}}, 1, {6}, 3},
-	            SEED_DTYPE_F32,
-	            6,
-	            1};
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}], \"init\": \"pytorch\"}",
+	    {4,
+	     {{R_LINEAR, 9, 0, 0, 0}, {R_TANH, 0, 0, 0, 0}, {R_LINEAR, 5, 0, 0, 0}, {R_TANH, 0, 0, 0, 0}},
+	     1,
+	     {6},
+	     3},
+	    SEED_DTYPE_F32,
+	    6,
+	    1};
 	grad_check(&gc, 4);
 }
 
@@ -404,7 +438,11 @@ static void t_grad_scale(void)
 	             " {\"type\": \"scale\", \"by\": 2.5}, {\"type\": \"linear\", \"out\": 4}],"
 	             " \"init\": \"pytorch\"}",
 	             {5,
-	              {{R_SCALE, 5, 0}, {R_LINEAR, 6, 0}, {R_TANH, 0, 0}, {R_SCALE, 1, 0}, {R_LINEAR, 4, 0}},
+	              {{R_SCALE, 5, 0, 0, 0},
+	               {R_LINEAR, 6, 0, 0, 0},
+	               {R_TANH, 0, 0, 0, 0},
+	               {R_SCALE, 1, 0, 0, 0},
+	               {R_LINEAR, 4, 0, 0, 0}},
 	              1,
 	              {5},
 	              3},
@@ -422,7 +460,11 @@ static void t_grad_scale(void)
 	    " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 2},"
 	    " {\"type\": \"scale\", \"by\": [0.75]}, {\"type\": \"flatten\"}],"
 	    " \"init\": \"pytorch\"}",
-	    {4, {{R_SCALE, 2, 0}, {R_CONV, 3, 2}, {R_SCALE, 1, 0}, {R_FLATTEN, 0, 0}}, 3, {4, 3, 2}, 3},
+	    {4,
+	     {{R_SCALE, 2, 0, 0, 0}, {R_CONV, 3, 2, 0, 0}, {R_SCALE, 1, 0, 0, 0}, {R_FLATTEN, 0, 0, 0, 0}},
+	     3,
+	     {4, 3, 2},
+	     3},
 	    SEED_DTYPE_U8,
 	    3,
 	    1};
@@ -436,14 +478,109 @@ static void t_grad_conv2d(void)
 {
 	/* Two convolutions (the second one's input gradient reaches the
 	 * first's parameters), non-square input, C > 1. */
-	gcase gc = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
-	            " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"flatten\"}],"
-	            " \"init\": \"pytorch\"}",
-	            {3, {{R_CONV, 4, 2}, {R_CONV, 3, 3}, {R_FLATTEN, 0, 0}}, 3, {5, 6, 3}, 3},
-	            SEED_DTYPE_F32,
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
+	    " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"flatten\"}],"
+	    " \"init\": \"pytorch\"}",
+	    {3, {{R_CONV, 4, 2, 0, 0}, {R_CONV, 3, 3, 0, 0}, {R_FLATTEN, 0, 0, 0, 0}}, 3, {5, 6, 3}, 3},
+	    SEED_DTYPE_F32,
+	    3,
+	    1};
+	grad_check(&gc, 5);
+}
+
+/* Strides and padding: a strided convolution with a ring of zeros whose
+ * input gradient reaches the first layer through an uneven "same" padding
+ * (one row above, two below); u8 pixels through strided "valid" layers and
+ * a padding of 2 (more output than input); a row wide enough for the
+ * kernels' blocks of eight pixels with padded edges on both sides; a 1x1
+ * kernel with a stride larger than it (inputs skipped). */
+static void t_grad_conv2d_strided(void)
+{
+	gcase pad_same = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3, \"stride\": 2,"
+	                  " \"padding\": 1},"
+	                  " {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 4, \"stride\": 3,"
+	                  " \"padding\": \"same\"}, {\"type\": \"flatten\"}], \"init\": \"pytorch\"}",
+	                  {3,
+	                   {{R_CONV, 4, 3, 2, 1}, {R_CONV, 3, 4, 3, RPAD_SAME}, {R_FLATTEN, 0, 0, 0, 0}},
+	                   3,
+	                   {13, 11, 3},
+	                   3},
+	                  SEED_DTYPE_F32,
+	                  3,
+	                  1};
+	grad_check(&pad_same, 31);
+	gcase u8 = {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 4, \"stride\": 2},"
+	            " {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3,"
+	            " \"padding\": 2}, {\"type\": \"relu\"}, {\"type\": \"flatten\"},"
+	            " {\"type\": \"linear\", \"out\": 4}]}",
+	            {6,
+	             {{R_CONV, 5, 4, 2, 0},
+	              {R_RELU, 0, 0, 0, 0},
+	              {R_CONV, 3, 3, 1, 2},
+	              {R_RELU, 0, 0, 0, 0},
+	              {R_FLATTEN, 0, 0, 0, 0},
+	              {R_LINEAR, 4, 0, 0, 0}},
+	             3,
+	             {12, 11, 2},
+	             3},
+	            SEED_DTYPE_U8,
 	            3,
 	            1};
-	grad_check(&gc, 5);
+	grad_check(&u8, 32);
+	gcase wide = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3, \"padding\": \"same\"},"
+	    " {\"type\": \"tanh\"}, {\"type\": \"conv2d\", \"filters\": 17, \"kernel\": 2,"
+	    " \"stride\": 1, \"padding\": 1}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"conv2d\", \"filters\": 2, \"kernel\": 1, \"stride\": 3},"
+	    " {\"type\": \"flatten\"}], \"init\": \"pytorch\"}",
+	    {6,
+	     {{R_CONV, 3, 3, 1, RPAD_SAME},
+	      {R_TANH, 0, 0, 0, 0},
+	      {R_CONV, 17, 2, 1, 1},
+	      {R_TANH, 0, 0, 0, 0},
+	      {R_CONV, 2, 1, 3, 0},
+	      {R_FLATTEN, 0, 0, 0, 0}},
+	     3,
+	     {3, 21, 2},
+	     2},
+	    SEED_DTYPE_F32,
+	    2,
+	    1};
+	grad_check(&wide, 33);
+}
+
+/* The Nature DQN network's shape, made small enough for finite
+ * differences: u8 pixels scaled by 1/255, kernels 8, 4, 3 with strides 4,
+ * 2, 1 down to one pixel, flatten, linear, relu. */
+static void t_grad_nature_small(void)
+{
+	gcase gc = {"{\"torso\": [{\"type\": \"scale\", \"by\": 0.00392156862745098},"
+	            " {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 8, \"stride\": 4},"
+	            " {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 4,"
+	            " \"stride\": 2}, {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 6,"
+	            " \"kernel\": 3, \"stride\": 1}, {\"type\": \"relu\"}, {\"type\": \"flatten\"},"
+	            " {\"type\": \"linear\", \"out\": 16}, {\"type\": \"relu\"}], \"init\": \"pytorch\"}",
+	            {10,
+	             {{R_SCALE, 1, 0, 0, 0},
+	              {R_CONV, 4, 8, 4, 0},
+	              {R_RELU, 0, 0, 0, 0},
+	              {R_CONV, 5, 4, 2, 0},
+	              {R_RELU, 0, 0, 0, 0},
+	              {R_CONV, 6, 3, 1, 0},
+	              {R_RELU, 0, 0, 0, 0},
+	              {R_FLATTEN, 0, 0, 0, 0},
+	              {R_LINEAR, 16, 0, 0, 0},
+	              {R_RELU, 0, 0, 0, 0}},
+	             3,
+	             {36, 36, 2},
+	             4},
+	            SEED_DTYPE_U8,
+	            3,
+	            3};
+	memset(rscale, 0, sizeof rscale);
+	rscale[0][0] = (float)(1.0 / 255);
+	grad_check(&gc, 34);
 }
 
 static void t_grad_flatten(void)
@@ -453,14 +590,18 @@ static void t_grad_flatten(void)
 	gcase gc = {
 	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 3, \"kernel\": 3}, {\"type\": \"tanh\"},"
 	    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 5}], \"init\": \"pytorch\"}",
-	    {4, {{R_CONV, 3, 3}, {R_TANH, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 5, 0}}, 3, {4, 5, 2}, 2},
+	    {4,
+	     {{R_CONV, 3, 3, 0, 0}, {R_TANH, 0, 0, 0, 0}, {R_FLATTEN, 0, 0, 0, 0}, {R_LINEAR, 5, 0, 0, 0}},
+	     3,
+	     {4, 5, 2},
+	     2},
 	    SEED_DTYPE_F32,
 	    3,
 	    1};
 	grad_check(&gc, 6);
 	gcase first = {"{\"torso\": [{\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 4}],"
 	               " \"init\": \"pytorch\"}",
-	               {2, {{R_FLATTEN, 0, 0}, {R_LINEAR, 4, 0}}, 3, {2, 3, 2}, 2},
+	               {2, {{R_FLATTEN, 0, 0, 0, 0}, {R_LINEAR, 4, 0, 0, 0}}, 3, {2, 3, 2}, 2},
 	               SEED_DTYPE_F32,
 	               3,
 	               1};
@@ -470,12 +611,17 @@ static void t_grad_flatten(void)
 static void t_grad_mlp64(void)
 {
 	/* The CartPole preset, whole, with its default orthogonal init. */
-	gcase gc = {"{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
-	            " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
-	            {4, {{R_LINEAR, 64, 0}, {R_TANH, 0, 0}, {R_LINEAR, 64, 0}, {R_TANH, 0, 0}}, 1, {4}, 2},
-	            SEED_DTYPE_F32,
-	            8,
-	            7};
+	gcase gc = {
+	    "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"},"
+	    " {\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}",
+	    {4,
+	     {{R_LINEAR, 64, 0, 0, 0}, {R_TANH, 0, 0, 0, 0}, {R_LINEAR, 64, 0, 0, 0}, {R_TANH, 0, 0, 0, 0}},
+	     1,
+	     {4},
+	     2},
+	    SEED_DTYPE_F32,
+	    8,
+	    7};
 	grad_check(&gc, 8);
 }
 
@@ -487,7 +633,11 @@ static void t_grad_minatar(void)
 	    " {\"type\": \"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}],"
 	    " \"init\": \"pytorch\"}",
 	    {5,
-	     {{R_CONV, 16, 3}, {R_RELU, 0, 0}, {R_FLATTEN, 0, 0}, {R_LINEAR, 128, 0}, {R_RELU, 0, 0}},
+	     {{R_CONV, 16, 3, 0, 0},
+	      {R_RELU, 0, 0, 0, 0},
+	      {R_FLATTEN, 0, 0, 0, 0},
+	      {R_LINEAR, 128, 0, 0, 0},
+	      {R_RELU, 0, 0, 0, 0}},
 	     3,
 	     {10, 10, 4},
 	     6},
@@ -604,6 +754,128 @@ static void t_golden_conv(void)
 	for (int b = 0; b < GOLDEN_CONV_B; b++)
 		CHECK_NEAR(v[b], golden_conv_values[b], 1e-5 * (1 + fabs(golden_conv_values[b])));
 	seed_model_free(&m);
+}
+
+/* Strided and padded convolutions against numpy
+ * (tests/ref/conv_golden.py): logits, values, and the gradient of
+ * sum(cl * logits) + sum(cv * values) for every parameter. */
+static void t_golden_conv_strided(void)
+{
+	const int64_t shape[3] = {GOLDEN_SCONV_H, GOLDEN_SCONV_W, GOLDEN_SCONV_C};
+	enum { B = GOLDEN_SCONV_B, A = GOLDEN_SCONV_A };
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, GOLDEN_SCONV_JSON, SEED_DTYPE_U8, 3, shape, A, B, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	char sum[256];
+	seed_model_summary(m, sum, sizeof sum);
+	CHECK_MSG(strcmp(sum, "u8[13,11,3] scale conv2d(4,k3,s2,p1) relu conv2d(3,k4,s3,same) tanh "
+	                      "conv2d(2,k1,s2) flatten linear(5) tanh | heads 4+1 | 370 params") == 0,
+	          "%s", sum);
+	int n = 0;
+	for (; golden_sconv_params[n].name; n++) {
+		const seed_model_param *p = seed_model_param_find(m, golden_sconv_params[n].name);
+		CHECK_MSG(p && p->numel == (size_t)golden_sconv_params[n].numel, "tensor %s",
+		          golden_sconv_params[n].name);
+		if (p && p->numel == (size_t)golden_sconv_params[n].numel)
+			memcpy(seed_model_params(m) + p->offset, golden_sconv_params[n].data,
+			       p->numel * sizeof(float));
+	}
+	CHECK(n == seed_model_num_tensors(m));
+	float lg[B * A], v[B];
+	CHECK(seed_model_forward(m, B, golden_sconv_obs, lg, v) == 0);
+	for (int i = 0; i < B * A; i++)
+		CHECK_NEAR(lg[i], golden_sconv_logits[i], 1e-5 * (1 + fabs(golden_sconv_logits[i])));
+	for (int b = 0; b < B; b++)
+		CHECK_NEAR(v[b], golden_sconv_values[b], 1e-5 * (1 + fabs(golden_sconv_values[b])));
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, B, golden_sconv_cl, golden_sconv_cv) == 0);
+	const float *g = seed_model_grads(m);
+	int off = 0, checked = 0;
+	for (int t = 0; golden_sconv_params[t].name; t++) {
+		const seed_model_param *p = seed_model_param_find(m, golden_sconv_params[t].name);
+		if (!p)
+			continue;
+		for (size_t e = 0; e < p->numel; e++, checked++) {
+			double want = golden_sconv_params[t].grad[e];
+			if (fabs(g[p->offset + e] - want) > 1e-5 * (1 + fabs(want)) && off++ < 5)
+				printf("# %s[%zu]: %.9g, numpy %.9g\n", p->name, e, (double)g[p->offset + e],
+				       want);
+		}
+	}
+	CHECK_MSG(off == 0, "%d of %d gradients off", off, checked);
+	CHECK(checked == (int)seed_model_num_params(m));
+	seed_model_free(&m);
+}
+
+/* The keys at their defaults ("stride": 1, "padding": 0 or "valid") are
+ * the layer as it was before them: the same tensors, outputs and
+ * gradients, bit for bit, and the same summary; and "same" at stride 1
+ * with an odd kernel is padding (k - 1) / 2. */
+static void t_conv_defaults(void)
+{
+	static const char *const jsons[] = {
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 3}, {\"type\": \"relu\"},"
+	    " {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2}, {\"type\": \"flatten\"}]}",
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 3, \"stride\": 1,"
+	    " \"padding\": \"valid\"}, {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 4,"
+	    " \"kernel\": 2, \"padding\": 0}, {\"type\": \"flatten\"}]}",
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 3, \"padding\": \"same\"},"
+	    " {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
+	    " {\"type\": \"flatten\"}]}",
+	    "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 3, \"padding\": 1},"
+	    " {\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 2},"
+	    " {\"type\": \"flatten\"}]}",
+	};
+	enum { B = 5, A = 3, N = 9 * 10 * 2 };
+	const int64_t shape[3] = {9, 10, 2};
+	seed_model *m[4] = {NULL};
+	seed_err err;
+	float obs[B * N], dl[B * A], dv[B], lg[4][B * A], v[4][B];
+	seed_rng rng;
+	seed_rng_init(&rng, 35, 0);
+	for (int i = 0; i < B * N; i++)
+		obs[i] = (float)seed_rng_normal(&rng);
+	for (int i = 0; i < B * A; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int b = 0; b < B; b++)
+		dv[b] = (float)seed_rng_normal(&rng);
+	for (int j = 0; j < 4; j++) {
+		int rc = seed_model_new(&m[j], jsons[j], SEED_DTYPE_F32, 3, shape, A, B, &err);
+		CHECK_MSG(rc == 0, "%s", err.msg);
+		if (rc)
+			goto out;
+		seed_rng_init(&rng, 36, 0);
+		seed_model_init(m[j], &rng);
+		CHECK(seed_model_forward(m[j], B, obs, lg[j], v[j]) == 0);
+		seed_model_zero_grad(m[j]);
+		CHECK(seed_model_backward(m[j], B, dl, dv) == 0);
+	}
+	char s0[256], s1[256], s2[256];
+	seed_model_summary(m[0], s0, sizeof s0);
+	seed_model_summary(m[1], s1, sizeof s1);
+	CHECK_MSG(strcmp(s0, "f32[9,10,2] conv2d(5,k3) relu conv2d(4,k2) flatten | heads 3+1 | 855 params") ==
+	              0,
+	          "%s", s0);
+	CHECK(strcmp(s0, s1) == 0);
+	CHECK(seed_model_num_params(m[0]) == seed_model_num_params(m[1]));
+	CHECK(memcmp(lg[0], lg[1], sizeof lg[0]) == 0 && memcmp(v[0], v[1], sizeof v[0]) == 0);
+	CHECK(memcmp(seed_model_grads(m[0]), seed_model_grads(m[1]),
+	             seed_model_num_params(m[0]) * sizeof(float)) == 0);
+	/* "same" (9x10 -> 9x10 -> 8x9) and padding 1: the same network. */
+	seed_model_summary(m[2], s2, sizeof s2);
+	CHECK_MSG(strstr(s2, "conv2d(5,k3,same)") != NULL, "%s", s2);
+	CHECK(seed_model_num_params(m[2]) == seed_model_num_params(m[3]));
+	CHECK_MSG(seed_model_num_params(m[2]) == 90 + 5 + 80 + 4 + 4 * (8 * 9 * 4) + 3 + 1, "%zu",
+	          seed_model_num_params(m[2]));
+	CHECK(memcmp(lg[2], lg[3], sizeof lg[2]) == 0 && memcmp(v[2], v[3], sizeof v[2]) == 0);
+	CHECK(memcmp(seed_model_grads(m[2]), seed_model_grads(m[3]),
+	             seed_model_num_params(m[2]) * sizeof(float)) == 0);
+out:
+	for (int j = 0; j < 4; j++)
+		seed_model_free(&m[j]);
 }
 
 /* Q values of a dueling MLP against numpy (tests/ref/dueling_golden.py). */
@@ -844,6 +1116,37 @@ static void t_json_errors(void)
 	    {"{\"torso\": [{\"type\": \"conv2d\", \"kernel\": 3}, {\"type\": \"flatten\"}]}",
 	     3,
 	     {"torso[0]", "\"filters\""}},
+	    /* Strides and padding: stride 0, a padding the kernel does not
+	     * need, kernels larger than the padded input. */
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3, \"stride\": 0},"
+	     " {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (conv2d)", "\"stride\" must be an integer in 1.."}},
+	    {"{\"torso\": [{\"type\": \"relu\"}, {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3,"
+	     " \"stride\": \"2\"}, {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[1] (conv2d)", "\"stride\""}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3, \"padding\": 3},"
+	     " {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (conv2d)", "\"padding\" must be \"valid\", \"same\" or an integer in 0..2"}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3, \"padding\": \"full\"},"
+	     " {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (conv2d)", "\"padding\""}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 13, \"padding\": 1},"
+	     " {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (conv2d)", "\"kernel\" is 13, larger than the padded input 12x12 (input [10,10,4], "
+	                           "padding 1)"}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 8, \"stride\": 4},"
+	     " {\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}, {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[1] (conv2d)", "larger than the padded input 1x1 (input [1,1,4], padding 0)"}},
+	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3, \"dilation\": 2},"
+	     " {\"type\": \"flatten\"}]}",
+	     3,
+	     {"torso[0] (conv2d)", "unknown key \"dilation\""}},
 	    {"{\"torso\": [{\"type\": \"linear\", \"out\": 8}]}", 3, {"torso[0]", "flatten"}},
 	    {"{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}]}", 3, {"torso", "flatten"}},
 	    {"{\"torso\": [3]}", 1, {"torso[0]", "object"}},
@@ -1260,6 +1563,89 @@ static void t_presets(void)
 	free(minatar);
 }
 
+/* The Nature DQN preset (Mnih et al. 2015) on Atari's u8[84,84,4] with the
+ * 18 actions of the full set: shapes and parameter count worked by hand,
+ * the forward against the double-precision reference, a backward. */
+static void t_nature_dqn(void)
+{
+	char *json = slurp("examples/models/nature-dqn.json");
+	CHECK(json != NULL);
+	if (!json)
+		return;
+	enum { B = 2, A = 18, N = 84 * 84 * 4 };
+	const int64_t shape[3] = {84, 84, 4};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, json, SEED_DTYPE_U8, 3, shape, A, B, &err);
+	free(json);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	/* 84 -> (84-8)/4+1 = 20 -> (20-4)/2+1 = 9 -> 9-3+1 = 7: 7*7*64 = 3136
+	 * into the dense layer.  Weights and biases: 32*8*8*4 + 32,
+	 * 64*4*4*32 + 64, 64*3*3*64 + 64, 512*3136 + 512, then the heads
+	 * 18*512 + 18 and 512 + 1. */
+	CHECK(seed_model_num_params(m) ==
+	      (8192 + 32) + (32768 + 64) + (36864 + 64) + (1605632 + 512) + (9216 + 18) + (512 + 1));
+	const seed_model_param *p = seed_model_param_find(m, "torso.8.weight");
+	CHECK(p && p->shape[0] == 512 && p->shape[1] == 3136);
+	char sum[256];
+	seed_model_summary(m, sum, sizeof sum);
+	CHECK_MSG(strcmp(sum, "u8[84,84,4] scale conv2d(32,k8,s4) relu conv2d(64,k4,s2) relu conv2d(64,k3) "
+	                      "relu flatten linear(512) relu | heads 18+1 | 1693875 params") == 0,
+	          "%s", sum);
+	seed_rng rng;
+	seed_rng_init(&rng, 37, 0);
+	seed_model_init(m, &rng);
+	static unsigned char obs[B * N];
+	static double dobs[B * N];
+	for (int i = 0; i < B * N; i++)
+		dobs[i] = obs[i] = (unsigned char)seed_rng_below(&rng, 256);
+	rnet rn = {10,
+	           {{R_SCALE, 1, 0, 0, 0},
+	            {R_CONV, 32, 8, 4, 0},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_CONV, 64, 4, 2, 0},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_CONV, 64, 3, 1, 0},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_FLATTEN, 0, 0, 0, 0},
+	            {R_LINEAR, 512, 0, 0, 0},
+	            {R_RELU, 0, 0, 0, 0}},
+	           3,
+	           {84, 84, 4},
+	           A};
+	memset(rscale, 0, sizeof rscale);
+	rscale[0][0] = (float)(1.0 / 255);
+	size_t np = seed_model_num_params(m);
+	double *theta = malloc(np * sizeof *theta);
+	for (size_t j = 0; j < np; j++)
+		theta[j] = seed_model_params(m)[j];
+	float lg[B * A], v[B], dl[B * A], dv[B];
+	double rl[B * A], rv[B];
+	CHECK(seed_model_forward(m, B, obs, lg, v) == 0);
+	rnet_forward(&rn, 0, m, theta, B, dobs, rl, rv);
+	for (int i = 0; i < B * A; i++)
+		CHECK_NEAR(lg[i], rl[i], 1e-5 * (1 + fabs(rl[i])));
+	for (int b = 0; b < B; b++)
+		CHECK_NEAR(v[b], rv[b], 1e-5 * (1 + fabs(rv[b])));
+	/* The values are not degenerate: pixels reach the heads. */
+	CHECK(fabs(v[0] - v[1]) > 1e-3);
+	for (int i = 0; i < B * A; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int b = 0; b < B; b++)
+		dv[b] = (float)seed_rng_normal(&rng);
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, B, dl, dv) == 0);
+	double g2 = 0;
+	p = seed_model_param_find(m, "torso.1.weight");
+	for (size_t e = 0; p && e < p->numel; e++)
+		g2 += (double)seed_model_grads(m)[p->offset + e] * seed_model_grads(m)[p->offset + e];
+	CHECK(g2 > 0 && isfinite(g2)); /* the first layer learns */
+	free(theta);
+	seed_model_free(&m);
+}
+
 int main(void)
 {
 	seed_err err;
@@ -1273,12 +1659,16 @@ int main(void)
 	TAP_RUN(t_grad_tanh);
 	TAP_RUN(t_grad_scale);
 	TAP_RUN(t_grad_conv2d);
+	TAP_RUN(t_grad_conv2d_strided);
+	TAP_RUN(t_grad_nature_small);
 	TAP_RUN(t_grad_flatten);
 	TAP_RUN(t_grad_mlp64);
 	TAP_RUN(t_grad_minatar);
 	TAP_RUN(t_grad_float_central);
 	TAP_RUN(t_golden_mlp);
 	TAP_RUN(t_golden_conv);
+	TAP_RUN(t_golden_conv_strided);
+	TAP_RUN(t_conv_defaults);
 	TAP_RUN(t_golden_dueling);
 	TAP_RUN(t_dueling_head);
 	TAP_RUN(t_param_table);
@@ -1290,6 +1680,7 @@ int main(void)
 	TAP_RUN(t_u8_matches_f32);
 	TAP_RUN(t_copy_and_load);
 	TAP_RUN(t_presets);
+	TAP_RUN(t_nature_dqn);
 	TAP_RUN(t_reserve);
 	return tap_done();
 }

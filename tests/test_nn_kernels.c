@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "nn/nn_kernels.h"
+#include "seed/blas.h"
 #include "seed/rng.h"
 #include "tap.h"
 
@@ -196,11 +197,152 @@ static void absf(float *p, size_t n)
 		p[i] = fabsf(p[i]);
 }
 
+/* A convolution's shape from its input, kernel, stride and padding: pad
+ * rows and columns of zeros on every side, or with pad < 0 TensorFlow's
+ * "same" (ceil(H / S) outputs, the odd row or column of padding at the
+ * bottom or right).  Worked here from the definitions, not taken from
+ * model.c. */
+static nnk_conv conv_shape(int H, int W, int C, int k, int F, int S, int pad)
+{
+	nnk_conv s = {.H = H, .W = W, .C = C, .k = k, .F = F, .S = S};
+	if (pad < 0) {
+		s.OH = (H + S - 1) / S;
+		s.OW = (W + S - 1) / S;
+		int ph = (s.OH - 1) * S + k - H, pw = (s.OW - 1) * S + k - W;
+		s.pt = ph > 0 ? ph / 2 : 0;
+		s.pl = pw > 0 ? pw / 2 : 0;
+	} else {
+		s.OH = (H + 2 * pad - k) / S + 1;
+		s.OW = (W + 2 * pad - k) / S + 1;
+		s.pt = s.pl = pad;
+	}
+	return s;
+}
+
+static int nconv_checked;
+
+/* One shape: the forward, fused relu and weight gradient of every variant
+ * against the reference, and the model's input gradient (sgemm + col2im)
+ * against the reference's definition, within 1e-5 of the sum of |terms|. */
+static void conv_case(const nnk_conv *sp, int B, seed_rng *rng)
+{
+	nnk_conv s = *sp;
+	char what[96];
+	snprintf(what, sizeof what, "%dx%dx%d k%d F%d S%d pad %d,%d -> %dx%d", s.H, s.W, s.C, s.k, s.F, s.S,
+	         s.pt, s.pl, s.OH, s.OW);
+	int kk = s.k * s.k * s.C;
+	size_t nx = (size_t)B * s.H * s.W * s.C, ny = (size_t)B * s.OH * s.OW * s.F;
+	size_t nw = (size_t)kk * s.F;
+	float *x = rnd(rng, nx, 1.0), *w = rnd(rng, nw, 1.0 / sqrt(kk));
+	float *bias = rnd(rng, (size_t)s.F, 0.5), *dy = rnd(rng, ny, 1.0);
+	float *dw0 = rnd(rng, nw, 1.0);
+	/* wt (kk, F) is w (F, kk) transposed: the kernels' layout. */
+	float *wtr = malloc(nw * sizeof *wtr), *awtr = malloc(nw * sizeof *awtr);
+	for (int f = 0; f < s.F; f++)
+		for (int j = 0; j < kk; j++)
+			wtr[(size_t)j * s.F + f] = w[(size_t)f * kk + j];
+	/* The reference, and |terms| for the tolerances. */
+	float *ref = malloc(ny * sizeof *ref), *mag = malloc(ny * sizeof *mag);
+	float *rdw = malloc(nw * sizeof *rdw), *mdw = calloc(nw, sizeof *mdw);
+	float *rdx = malloc(nx * sizeof *rdx), *mdx = malloc(nx * sizeof *mdx);
+	nnk_ref.conv_fwd(&s, B, x, wtr, bias, ref);
+	memcpy(rdw, dw0, nw * sizeof *rdw);
+	nnk_ref.conv_dw(&s, B, x, dy, rdw);
+	nnk_conv_dx_ref(&s, B, dy, w, rdx);
+	{
+		float *ax = malloc(nx * sizeof *ax), *aw = malloc(nw * sizeof *aw);
+		float *ab = malloc((size_t)s.F * sizeof *ab), *ady = malloc(ny * sizeof *ady);
+		memcpy(ax, x, nx * sizeof *ax);
+		memcpy(aw, w, nw * sizeof *aw);
+		memcpy(awtr, wtr, nw * sizeof *awtr);
+		memcpy(ab, bias, (size_t)s.F * sizeof *ab);
+		memcpy(ady, dy, ny * sizeof *ady);
+		absf(ax, nx);
+		absf(aw, nw);
+		absf(awtr, nw);
+		absf(ab, (size_t)s.F);
+		absf(ady, ny);
+		nnk_ref.conv_fwd(&s, B, ax, awtr, ab, mag);
+		nnk_ref.conv_dw(&s, B, ax, ady, mdw);
+		nnk_conv_dx_ref(&s, B, ady, aw, mdx);
+		free(ax);
+		free(aw);
+		free(ab);
+		free(ady);
+	}
+	for (int v = 0; nnk_variants[v]; v++) {
+		const nnk_ops *k = nnk_variants[v];
+		if (!nnk_usable(k) || k == &nnk_ref)
+			continue;
+		int Fp = nnk_fpad(k, s.F);
+		float *wt = pad_cols(wtr, kk, s.F, Fp, 0.0f), *out = malloc(ny * sizeof *out);
+		k->conv_fwd(&s, B, x, wt, bias, out);
+		int bad = 0;
+		for (size_t i = 0; i < ny; i++)
+			bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
+		CHECK_MSG(bad == 0, "%s conv_fwd %s: %d outputs off", k->name, what, bad);
+		/* Fused with the relu: exactly the two in turn. */
+		float *fused = malloc(ny * sizeof *fused);
+		k->conv_fwd_relu(&s, B, x, wt, bias, fused);
+		k->relu_fwd(ny, out, out);
+		CHECK_MSG(memcmp(fused, out, ny * sizeof *out) == 0, "%s conv_fwd_relu %s", k->name, what);
+		free(fused);
+		/* dwt accumulates onto what is there; padding untouched. */
+		float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f); /* dw0 is (kk, F) */
+		k->conv_dw(&s, B, x, dy, dwt);
+		bad = 0;
+		for (int j = 0; j < kk; j++)
+			for (int f = 0; f < Fp; f++) {
+				float got = dwt[(size_t)j * Fp + f];
+				if (f >= s.F)
+					bad += got != 7.0f;
+				else
+					bad += !(fabsf(got - rdw[(size_t)j * s.F + f]) <=
+					         1e-5f * (mdw[(size_t)j * s.F + f] +
+					                  fabsf(dw0[(size_t)j * s.F + f])));
+			}
+		CHECK_MSG(bad == 0, "%s conv_dw %s: %d weights off", k->name, what, bad);
+		free(wt);
+		free(out);
+		free(dwt);
+	}
+	/* The input gradient as the model computes it (cpu.c): dcol = dy w by
+	 * BLAS, then col2im onto a cleared dx, in two calls of one and B - 1
+	 * images, as the model steps through a batch. */
+	float *dcol = malloc((size_t)B * s.OH * s.OW * kk * sizeof *dcol), *dx = malloc(nx * sizeof *dx);
+	int per = s.OH * s.OW;
+	seed_blas_sgemm(false, false, B * per, kk, s.F, 1.0f, dy, s.F, w, kk, 0.0f, dcol, kk);
+	for (size_t i = 0; i < nx; i++)
+		dx[i] = 0.0f;
+	nnk_col2im(&s, 1, dcol, dx);
+	nnk_col2im(&s, B - 1, dcol + (size_t)per * kk, dx + nx / B);
+	int bad = 0;
+	for (size_t i = 0; i < nx; i++)
+		bad += !(fabsf(dx[i] - rdx[i]) <= 1e-5f * (mdx[i] + 1e-30f));
+	CHECK_MSG(bad == 0, "col2im %s: %d input gradients off", what, bad);
+	nconv_checked++;
+	free(dcol);
+	free(dx);
+	free(x);
+	free(w);
+	free(wtr);
+	free(awtr);
+	free(bias);
+	free(dy);
+	free(dw0);
+	free(ref);
+	free(mag);
+	free(rdw);
+	free(mdw);
+	free(rdx);
+	free(mdx);
+}
+
 static void t_conv_variants(void)
 {
-	/* H, W, C, k, F: MinAtar's, filter tails (F = 5, 20, 33), rows of
-	 * fewer than 8 pixels and rows with 8-pixel blocks plus leftovers,
-	 * C = 1, k = 1. */
+	/* H, W, C, k, F (stride 1, no padding, as before the keys): MinAtar's,
+	 * filter tails (F = 5, 20, 33), rows of fewer than 8 pixels and rows
+	 * with 8-pixel blocks plus leftovers, C = 1, k = 1. */
 	static const int shapes[][5] = {
 	    {10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
 	    {4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},
@@ -209,89 +351,37 @@ static void t_conv_variants(void)
 	seed_rng rng;
 	seed_rng_init(&rng, 7, 0);
 	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-		nnk_conv s = {
-		    shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], shapes[si][4], 0, 0};
-		s.OH = s.H - s.k + 1;
-		s.OW = s.W - s.k + 1;
-		int kk = s.k * s.k * s.C;
-		size_t nx = (size_t)B * s.H * s.W * s.C, ny = (size_t)B * s.OH * s.OW * s.F;
-		float *x = rnd(&rng, nx, 1.0), *w = rnd(&rng, (size_t)kk * s.F, 1.0 / sqrt(kk));
-		float *bias = rnd(&rng, (size_t)s.F, 0.5), *dy = rnd(&rng, ny, 1.0);
-		float *dw0 = rnd(&rng, (size_t)kk * s.F, 1.0);
-		/* The reference, and |terms| for the tolerances. */
-		float *ref = malloc(ny * sizeof *ref), *mag = malloc(ny * sizeof *mag);
-		float *rdw = malloc((size_t)kk * s.F * sizeof *rdw),
-		      *mdw = calloc((size_t)kk * s.F, sizeof *mdw);
-		nnk_ref.conv_fwd(&s, B, x, w, bias, ref);
-		memcpy(rdw, dw0, (size_t)kk * s.F * sizeof *rdw);
-		nnk_ref.conv_dw(&s, B, x, dy, rdw);
-		{
-			float *ax = malloc(nx * sizeof *ax), *aw = malloc((size_t)kk * s.F * sizeof *aw);
-			float *ab = malloc((size_t)s.F * sizeof *ab), *ady = malloc(ny * sizeof *ady);
-			memcpy(ax, x, nx * sizeof *ax);
-			memcpy(aw, w, (size_t)kk * s.F * sizeof *aw);
-			memcpy(ab, bias, (size_t)s.F * sizeof *ab);
-			memcpy(ady, dy, ny * sizeof *ady);
-			absf(ax, nx);
-			absf(aw, (size_t)kk * s.F);
-			absf(ab, (size_t)s.F);
-			absf(ady, ny);
-			nnk_ref.conv_fwd(&s, B, ax, aw, ab, mag);
-			nnk_ref.conv_dw(&s, B, ax, ady, mdw);
-			free(ax);
-			free(aw);
-			free(ab);
-			free(ady);
-		}
-		for (int v = 0; nnk_variants[v]; v++) {
-			const nnk_ops *k = nnk_variants[v];
-			if (!nnk_usable(k) || k == &nnk_ref)
-				continue;
-			int Fp = nnk_fpad(k, s.F);
-			float *wt = pad_cols(w, kk, s.F, Fp, 0.0f), *out = malloc(ny * sizeof *out);
-			k->conv_fwd(&s, B, x, wt, bias, out);
-			int bad = 0;
-			for (size_t i = 0; i < ny; i++)
-				bad += !(fabsf(out[i] - ref[i]) <= 1e-5f * (mag[i] + 1e-30f));
-			CHECK_MSG(bad == 0, "%s conv_fwd %dx%dx%d k%d F%d: %d outputs off", k->name, s.H, s.W,
-			          s.C, s.k, s.F, bad);
-			/* Fused with the relu: exactly the two in turn. */
-			float *fused = malloc(ny * sizeof *fused);
-			k->conv_fwd_relu(&s, B, x, wt, bias, fused);
-			k->relu_fwd(ny, out, out);
-			CHECK_MSG(memcmp(fused, out, ny * sizeof *out) == 0,
-			          "%s conv_fwd_relu %dx%dx%d k%d F%d", k->name, s.H, s.W, s.C, s.k, s.F);
-			free(fused);
-			/* dwt accumulates onto what is there; padding untouched. */
-			float *dwt = pad_cols(dw0, kk, s.F, Fp, 7.0f);
-			k->conv_dw(&s, B, x, dy, dwt);
-			bad = 0;
-			for (int j = 0; j < kk; j++)
-				for (int f = 0; f < Fp; f++) {
-					float got = dwt[(size_t)j * Fp + f];
-					if (f >= s.F)
-						bad += got != 7.0f;
-					else
-						bad += !(fabsf(got - rdw[(size_t)j * s.F + f]) <=
-						         1e-5f * (mdw[(size_t)j * s.F + f] +
-						                  fabsf(dw0[(size_t)j * s.F + f])));
-				}
-			CHECK_MSG(bad == 0, "%s conv_dw %dx%dx%d k%d F%d: %d weights off", k->name, s.H, s.W,
-			          s.C, s.k, s.F, bad);
-			free(wt);
-			free(out);
-			free(dwt);
-		}
-		free(x);
-		free(w);
-		free(bias);
-		free(dy);
-		free(dw0);
-		free(ref);
-		free(mag);
-		free(rdw);
-		free(mdw);
+		nnk_conv s = conv_shape(shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3],
+		                        shapes[si][4], 1, 0);
+		conv_case(&s, B, &rng);
 	}
+	/* Every kernel 1..8 with every stride 1..4 and paddings none, k/2,
+	 * k-1 and "same": inputs from k - 2 * pad (the smallest that fits)
+	 * up, wide enough for blocks of eight pixels and edges on both sides
+	 * in some, channels 1..9, filters 1..40 (vector tails). */
+	static const int Cs[] = {1, 2, 3, 4, 5, 8, 9}, Fs[] = {1, 3, 8, 16, 17, 32, 33, 40};
+	int n = 0;
+	for (int k = 1; k <= 8; k++)
+		for (int S = 1; S <= 4; S++)
+			for (int pm = 0; pm < 4; pm++, n++) {
+				int pad = pm == 0 ? 0 : pm == 1 ? k / 2 : pm == 2 ? k - 1 : -1;
+				if (pm > 0 && pm < 3 && pad == 0)
+					continue;
+				int lo = pad < 0 ? 1 : k - 2 * pad > 1 ? k - 2 * pad : 1;
+				int H = lo + (int)seed_rng_below(&rng, 8);
+				int W = lo + (int)seed_rng_below(&rng, n % 3 == 0 ? 40 : 10);
+				int C = Cs[n % 7], F = Fs[(n / 2) % 8];
+				nnk_conv s = conv_shape(H, W, C, k, F, S, pad);
+				conv_case(&s, 1 + n % 3, &rng);
+			}
+	/* The Nature DQN network's three layers. */
+	nnk_conv nature[3] = {conv_shape(84, 84, 4, 8, 32, 4, 0), conv_shape(20, 20, 32, 4, 64, 2, 0),
+	                      conv_shape(9, 9, 64, 3, 64, 1, 0)};
+	CHECK(nature[0].OH == 20 && nature[1].OH == 9 && nature[2].OH == 7);
+	for (int i = 0; i < 3; i++)
+		conv_case(&nature[i], 2, &rng);
+	printf("# %d convolution shapes checked\n", nconv_checked);
+	CHECK(nconv_checked > 100);
 }
 
 /* The linear layers' products, every variant against the reference, over
@@ -416,7 +506,7 @@ static void t_linear_reference_by_hand(void)
  * channel, 2x2 kernel, one filter. */
 static void t_conv_reference_by_hand(void)
 {
-	nnk_conv s = {3, 3, 1, 2, 1, 2, 2};
+	nnk_conv s = conv_shape(3, 3, 1, 2, 1, 1, 0);
 	float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 0, 0, -1}, b = 0.5f, out[4];
 	nnk_ref.conv_fwd(&s, 1, x, w, &b, out);
 	/* out[y][x] = x[y][x] - x[y+1][x+1] + 0.5 = -4 + 0.5 everywhere */
@@ -429,6 +519,35 @@ static void t_conv_reference_by_hand(void)
 	CHECK(dw[1] == 2 * 1 + 3 * 2 + 5 * 3 + 6 * 4);
 	CHECK(dw[2] == 4 * 1 + 5 * 2 + 7 * 3 + 8 * 4);
 	CHECK(dw[3] == 5 * 1 + 6 * 2 + 8 * 3 + 9 * 4);
+	/* Its input gradient: dx[y][x] = the dy of the outputs whose patch
+	 * holds it times the weight there, w[0][0] = 1 and w[1][1] = -1:
+	 * dy[y][x] - dy[y-1][x-1] where those exist. */
+	float dx[9];
+	static const float want_dx[9] = {1, 2, 0, 3, 4 - 1, -2, 0, -3, -4};
+	nnk_conv_dx_ref(&s, 1, dy, w, dx);
+	for (int i = 0; i < 9; i++)
+		CHECK_MSG(dx[i] == want_dx[i], "dx[%d] = %g, not %g", i, (double)dx[i], (double)want_dx[i]);
+
+	/* Stride 2, one row and column of zeros around: output (oy, ox)
+	 * reads the patch at (2 oy - 1, 2 ox - 1). */
+	nnk_conv sp = conv_shape(3, 3, 1, 2, 1, 2, 1);
+	CHECK(sp.OH == 2 && sp.OW == 2 && sp.pt == 1 && sp.pl == 1);
+	nnk_ref.conv_fwd(&sp, 1, x, w, &b, out);
+	/* (0,0): -x[0][0]; (0,1): -x[0][2]; (1,0): -x[2][0];
+	 * (1,1): x[1][1] - x[2][2]; each + 0.5 */
+	CHECK(out[0] == -0.5f && out[1] == -2.5f && out[2] == -6.5f && out[3] == -3.5f);
+	float dwp[4] = {0};
+	nnk_ref.conv_dw(&sp, 1, x, dy, dwp);
+	/* dw[ky][kx] = sum x[2 oy - 1 + ky][2 ox - 1 + kx] dy[oy][ox] */
+	CHECK(dwp[0] == 5 * 4);
+	CHECK(dwp[1] == 4 * 3 + 6 * 4);
+	CHECK(dwp[2] == 2 * 2 + 8 * 4);
+	CHECK(dwp[3] == 1 * 1 + 3 * 2 + 7 * 3 + 9 * 4);
+	static const float want_dxp[9] = {-1, 0, -2, 0, 4, 0, -3, 0, -4};
+	nnk_conv_dx_ref(&sp, 1, dy, w, dx);
+	for (int i = 0; i < 9; i++)
+		CHECK_MSG(dx[i] == want_dxp[i], "padded dx[%d] = %g, not %g", i, (double)dx[i],
+		          (double)want_dxp[i]);
 }
 
 int main(void)
@@ -437,6 +556,11 @@ int main(void)
 		lengths[nlengths++] = n;
 	lengths[nlengths++] = NMAX;
 	printf("# best variant on this CPU: %s\n", nnk_best()->name);
+	seed_err err;
+	if (seed_blas_init(&err) < 0) { /* the convolutions' input gradient */
+		printf("Bail out! %s\n", err.msg);
+		return 1;
+	}
 	TAP_RUN(t_variants_exact);
 	TAP_RUN(t_relu_values);
 	TAP_RUN(t_tanh_accuracy);

@@ -24,8 +24,9 @@
  * which go to nn_kernels where those beat BLAS (see linear_direct);
  * element-wise work and the convolution's forward and weight gradient go to
  * nn_kernels (direct, SIMD: faster than im2col + sgemm for these narrow
- * shapes); the convolution's input gradient (needed only when it is not
- * the first layer) is sgemm + col2im.
+ * shapes; strides and zero padding are the kernels' too); the
+ * convolution's input gradient (needed only when it is not the first
+ * layer) is sgemm + col2im, a few images at a time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,8 @@ struct nn_backend {
 	float **out;    /* [nlayers] (B, numel_out); flatten: its input */
 	nnk_conv *conv; /* [nlayers] conv2d shapes, for the kernels */
 	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
-	float *dcol;    /* (B * OH * OW, k * k * C) for conv2d input gradients */
+	float *dcol;    /* (n * OH * OW, k * k * C) for conv2d input gradients,
+	                 * n images at a time (dcol_images) */
 	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
 	float *head;    /* (B, A + 1) gradient of the fused head's output */
 	/* A core's, NULL without one (rows are T * B, time-major): */
@@ -99,6 +101,25 @@ void nn_backend_free(nn_backend **bp)
 	*bp = NULL;
 }
 
+/* The most floats of patch gradients (dcol) that a conv2d's input
+ * gradient computes at once: the rows go through sgemm and col2im a few
+ * images at a time, so that the patch matrix (k*k*C floats per output
+ * pixel: 41,472 per image for the Nature DQN network's second layer) stays
+ * in the caches between the two and its buffer does not grow with the
+ * batch. */
+#define DCOL_FLOATS ((size_t)1 << 18)
+
+/* The images per step of a conv2d's input gradient (at least one, at most
+ * B). */
+static int dcol_images(const layer *L, int B)
+{
+	size_t per = (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
+	size_t n = DCOL_FLOATS / per;
+	if (n < 1)
+		n = 1;
+	return n < (size_t)B ? (int)n : B;
+}
+
 int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
 {
 	int rc = seed_blas_init(err);
@@ -117,8 +138,18 @@ int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
 		const layer *L = &m->layers[i];
 		be->out[i] = L->kind == L_FLATTEN ? prev : falloc(B * L->numel_out);
 		if (L->kind == L_CONV2D) {
-			be->conv[i] = (nnk_conv){L->H, L->W, L->C, L->k, L->F, L->OH, L->OW};
-			size_t cols = B * (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
+			be->conv[i] = (nnk_conv){.H = L->H,
+			                         .W = L->W,
+			                         .C = L->C,
+			                         .k = L->k,
+			                         .F = L->F,
+			                         .OH = L->OH,
+			                         .OW = L->OW,
+			                         .S = L->S,
+			                         .pt = L->pt,
+			                         .pl = L->pl};
+			size_t cols = (size_t)dcol_images(L, m->max_batch) * L->OH * L->OW *
+			              (size_t)(L->k * L->k * L->C);
 			if (i > 0 && cols > dcol)
 				dcol = cols;
 			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(be->k, L->F);
@@ -185,25 +216,6 @@ static void transpose_weights(const nn_backend *be, const layer *L, float *wt)
 	for (int f = 0; f < L->F; f++)
 		for (int j = 0; j < kk; j++)
 			wt[(size_t)j * Fp + f] = L->w[(size_t)f * kk + j];
-}
-
-/* dx (B, H, W, C) = the sum of the patch gradients dcol (B*OH*OW, k*k*C)
- * over the patches each input is in (the adjoint of gathering patches). */
-static void col2im(const layer *L, int B, const float *dcol, float *dx)
-{
-	size_t run = (size_t)L->k * L->C;
-	memset(dx, 0, (size_t)B * L->numel_in * sizeof *dx);
-	for (int b = 0; b < B; b++)
-		for (int oy = 0; oy < L->OH; oy++)
-			for (int ox = 0; ox < L->OW; ox++) {
-				for (int ky = 0; ky < L->k; ky++) {
-					float *dst = dx + (((size_t)b * L->H + oy + ky) * L->W + ox) * L->C;
-					const float *src = dcol + ky * run;
-					for (size_t e = 0; e < run; e++)
-						dst[e] += src[e];
-				}
-				dcol += run * L->k;
-			}
 }
 
 /* Whether layer i computes the relu after it too (relu_fwd's result in
@@ -458,10 +470,17 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 				L->dw[(size_t)f * kk + j] += be->wt[(size_t)j * Fp + f];
 		be->k->col_sum((size_t)rows, (size_t)L->F, dy, L->db);
 		if (dx) {
-			/* dcol (rows, kk) = dy (rows, F) W (F, kk), then scatter. */
-			seed_blas_sgemm(false, false, rows, kk, L->F, 1.0f, dy, L->F, L->w, kk, 0.0f,
-			                be->dcol, kk);
-			col2im(L, B, be->dcol, dx);
+			/* dcol (pixels, kk) = dy (pixels, F) W (F, kk), then
+			 * scattered onto dx, a few images at a time. */
+			int step = dcol_images(L, B), per = L->OH * L->OW;
+			memset(dx, 0, (size_t)B * L->numel_in * sizeof *dx);
+			for (int b0 = 0; b0 < B; b0 += step) {
+				int nb = B - b0 < step ? B - b0 : step;
+				seed_blas_sgemm(false, false, nb * per, kk, L->F, 1.0f,
+				                dy + (size_t)b0 * per * L->F, L->F, L->w, kk, 0.0f, be->dcol,
+				                kk);
+				nnk_col2im(&be->conv[i], nb, be->dcol, dx + (size_t)b0 * L->numel_in);
+			}
 		}
 		break;
 	}
@@ -501,18 +520,25 @@ static int relu_below(const seed_model *m, const nn_backend *be, int i)
 }
 
 /* Backward through layers top..0 from g, the gradient of layer top's
- * output (be->head, or gbuf[0] below a core). */
+ * output (be->head, or gbuf[0] below a core).  Only down to the first
+ * layer with parameters: the layers below it have no gradients to add, so
+ * its input gradient is not computed (the Nature DQN network's first
+ * convolution follows a scale layer; its input gradient would cost as
+ * much as its forward pass). */
 static void backward_layers(seed_model *m, int B, int top, float *g)
 {
 	nn_backend *be = m->be;
+	int first = 0;
+	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
+		first++;
 	int folded = -1; /* a relu whose backward the linear layer above did */
-	for (int i = top; i >= 0; i--) {
+	for (int i = top; i >= first; i--) {
 		const layer *L = &m->layers[i];
 		if (i == folded) /* in place: g stays */
 			continue;
 		const float *x = i > 0 ? be->out[i - 1] : be->input;
-		float *dx = NULL; /* the first layer's input needs no gradient */
-		if (i > 0) {
+		float *dx = NULL; /* the first parametric layer's input needs no gradient */
+		if (i > first) {
 			/* Element-wise layers work in place; the others write to
 			 * the gradient buffer that does not hold dy. */
 			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||

@@ -27,6 +27,9 @@ static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "fl
 /* The most values a scale layer's "by" may hold. */
 #define SCALE_MAX 65536
 
+/* The largest conv2d kernel and stride. */
+#define CONV_MAX 4096
+
 /* The most units a core may have (its recurrent kernel is H x 4H). */
 #define CORE_MAX_UNITS 4096
 
@@ -66,6 +69,30 @@ static int get_count(const json_t *obj, int i, const char *type, const char *key
 		return bad(err, "torso[%d] (%s): key \"%s\" must be an integer in 1..%lld", i, type, key,
 		           max);
 	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+/* A conv2d's "padding": absent or "valid" (none), "same", or the rows and
+ * columns of zeros on every side, 0..k-1 (with k or more, some outputs
+ * would see only zeros).  Sets L->pad and L->same; L->k is known. */
+static int parse_padding(const json_t *obj, int i, layer *L, seed_err *err)
+{
+	const json_t *v = json_object_get(obj, "padding");
+	const char *s = json_string_value(v);
+	L->pad = 0;
+	L->same = false;
+	if (!v || (s && strcmp(s, "valid") == 0))
+		return 0;
+	if (s && strcmp(s, "same") == 0) {
+		L->same = true;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= L->k)
+		return bad(err,
+		           "torso[%d] (conv2d): key \"padding\" must be \"valid\", \"same\" or an integer "
+		           "in 0..%d (less than the kernel, %d)",
+		           i, L->k - 1, L->k);
+	L->pad = (int)json_integer_value(v);
 	return 0;
 }
 
@@ -124,7 +151,7 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		break;
 	}
 	case L_CONV2D: {
-		static const char *const keys[] = {"filters", "kernel", NULL};
+		static const char *const keys[] = {"filters", "kernel", "stride", "padding", NULL};
 		if ((rc = check_keys(obj, i, type, keys, err)) < 0)
 			return rc;
 		if (L->rank_in != 3)
@@ -134,10 +161,34 @@ static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
 		L->C = (int)L->shape_in[2];
 		if ((rc = get_count(obj, i, type, "filters", 1 << 16, &L->F, err)) < 0)
 			return rc;
-		if ((rc = get_count(obj, i, type, "kernel", L->H < L->W ? L->H : L->W, &L->k, err)) < 0)
+		if ((rc = get_count(obj, i, type, "kernel", CONV_MAX, &L->k, err)) < 0)
 			return rc;
-		L->OH = L->H - L->k + 1;
-		L->OW = L->W - L->k + 1;
+		L->S = 1; /* the keys' defaults: the layer as it was before them */
+		if (json_object_get(obj, "stride") &&
+		    (rc = get_count(obj, i, type, "stride", CONV_MAX, &L->S, err)) < 0)
+			return rc;
+		if ((rc = parse_padding(obj, i, L, err)) < 0)
+			return rc;
+		if (L->same) {
+			/* TensorFlow's and PyTorch's "same": ceil(H / S) outputs,
+			 * the padding they need split with the odd row or column
+			 * at the bottom or right. */
+			L->OH = (L->H + L->S - 1) / L->S;
+			L->OW = (L->W + L->S - 1) / L->S;
+			int ph = (L->OH - 1) * L->S + L->k - L->H, pw = (L->OW - 1) * L->S + L->k - L->W;
+			L->pt = ph > 0 ? ph / 2 : 0;
+			L->pl = pw > 0 ? pw / 2 : 0;
+		} else {
+			long long hp = (long long)L->H + 2LL * L->pad, wp = (long long)L->W + 2LL * L->pad;
+			if (L->k > hp || L->k > wp)
+				return bad(err,
+				           "torso[%d] (conv2d): key \"kernel\" is %d, larger than the padded "
+				           "input %lldx%lld (input %s, padding %d)",
+				           i, L->k, hp, wp, shp, L->pad);
+			L->pt = L->pl = L->pad;
+			L->OH = (int)((hp - L->k) / L->S + 1);
+			L->OW = (int)((wp - L->k) / L->S + 1);
+		}
 		L->rank_out = 3;
 		L->shape_out[0] = L->OH;
 		L->shape_out[1] = L->OW;
@@ -749,9 +800,17 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 		const layer *L = &m->layers[i];
 		if (L->kind == L_LINEAR)
 			PUT(" linear(%d)", L->n_out);
-		else if (L->kind == L_CONV2D)
-			PUT(" conv2d(%d,k%d)", L->F, L->k);
-		else
+		else if (L->kind == L_CONV2D) {
+			/* The keys at their defaults print as before them. */
+			PUT(" conv2d(%d,k%d", L->F, L->k);
+			if (L->S != 1)
+				PUT(",s%d", L->S);
+			if (L->same)
+				PUT(",same");
+			else if (L->pad)
+				PUT(",p%d", L->pad);
+			PUT(")");
+		} else
 			PUT(" %s", kind_names[L->kind]);
 	}
 	if (m->core.H)

@@ -34,9 +34,13 @@ typedef struct layer {
 	int rank_in, rank_out; /* per-row shapes */
 	int64_t shape_in[4], shape_out[4];
 	size_t numel_in, numel_out;
-	/* linear: n_in -> n_out; conv2d: (H, W, C) -> (OH, OW, F) with k x k */
+	/* linear: n_in -> n_out; conv2d: (H, W, C) -> (OH, OW, F) with k x k
+	 * kernels, stride S, pt rows of zeros above and pl columns on the left
+	 * (nnk_conv); pad is the "padding" key's number, same its "same" */
 	int n_in, n_out;
 	int H, W, C, F, k, OH, OW;
+	int S, pt, pl, pad;
+	bool same;
 	float gain;     /* orthogonal init gain of the weight */
 	float *w, *b;   /* linear (n_out, n_in), (n_out); conv2d (F, k, k, C), (F) */
 	float *dw, *db; /* gradients, same shapes */

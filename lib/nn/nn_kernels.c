@@ -53,7 +53,14 @@ static void ref_u8_to_f32(size_t n, const uint8_t *x, float *y)
 		y[i] = (float)x[i];
 }
 
-/* The convolution as its definition says, one output at a time. */
+/* x at row iy, column ix, channel c of image b (inside the image). */
+static float conv_in(const nnk_conv *s, const float *x, int b, int iy, int ix, int c)
+{
+	return x[(((size_t)b * s->H + iy) * s->W + ix) * s->C + c];
+}
+
+/* The convolution as its definition says, one output at a time: the sum
+ * over the patch at (oy * S - pt, ox * S - pl), in the order ky, kx, c. */
 static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
                          float *out)
 {
@@ -64,14 +71,18 @@ static void ref_conv_fwd(const nnk_conv *s, int B, const float *x, const float *
 				for (int f = 0; f < s->F; f++) {
 					float acc = bias[f];
 					for (int ky = 0; ky < s->k; ky++)
-						for (int j = 0; j < s->k * s->C; j++) {
-							float xv =
-							    x[(((size_t)b * s->H + oy + ky) * s->W + ox) *
-							          s->C +
-							      j];
-							acc +=
-							    xv * wt[((size_t)ky * s->k * s->C + j) * Fp + f];
-						}
+						for (int kx = 0; kx < s->k; kx++)
+							for (int c = 0; c < s->C; c++) {
+								int iy = oy * s->S - s->pt + ky,
+								    ix = ox * s->S - s->pl + kx;
+								if (iy < 0 || iy >= s->H || ix < 0 ||
+								    ix >= s->W)
+									continue; /* padding: adds 0 */
+								size_t j =
+								    ((size_t)ky * s->k + kx) * s->C + c;
+								acc += conv_in(s, x, b, iy, ix, c) *
+								       wt[j * Fp + f];
+							}
 					out[(((size_t)b * s->OH + oy) * s->OW + ox) * s->F + f] = acc;
 				}
 }
@@ -84,13 +95,73 @@ static void ref_conv_dw(const nnk_conv *s, int B, const float *x, const float *d
 			for (int ox = 0; ox < s->OW; ox++) {
 				const float *g = dy + (((size_t)b * s->OH + oy) * s->OW + ox) * s->F;
 				for (int ky = 0; ky < s->k; ky++)
-					for (int j = 0; j < s->k * s->C; j++) {
-						float xv =
-						    x[(((size_t)b * s->H + oy + ky) * s->W + ox) * s->C + j];
-						float *d = dwt + ((size_t)ky * s->k * s->C + j) * Fp;
-						for (int f = 0; f < s->F; f++)
-							d[f] += xv * g[f];
-					}
+					for (int kx = 0; kx < s->k; kx++)
+						for (int c = 0; c < s->C; c++) {
+							int iy = oy * s->S - s->pt + ky,
+							    ix = ox * s->S - s->pl + kx;
+							if (iy < 0 || iy >= s->H || ix < 0 || ix >= s->W)
+								continue;
+							float xv = conv_in(s, x, b, iy, ix, c);
+							float *d =
+							    dwt + (((size_t)ky * s->k + kx) * s->C + c) * Fp;
+							for (int f = 0; f < s->F; f++)
+								d[f] += xv * g[f];
+						}
+			}
+}
+
+void nnk_conv_dx_ref(const nnk_conv *s, int B, const float *dy, const float *w, float *dx)
+{
+	size_t kk = (size_t)s->k * s->k * s->C;
+	for (size_t i = 0; i < (size_t)B * s->H * s->W * s->C; i++)
+		dx[i] = 0.0f;
+	for (int b = 0; b < B; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int ox = 0; ox < s->OW; ox++) {
+				const float *g = dy + (((size_t)b * s->OH + oy) * s->OW + ox) * s->F;
+				for (int ky = 0; ky < s->k; ky++)
+					for (int kx = 0; kx < s->k; kx++)
+						for (int c = 0; c < s->C; c++) {
+							int iy = oy * s->S - s->pt + ky,
+							    ix = ox * s->S - s->pl + kx;
+							if (iy < 0 || iy >= s->H || ix < 0 || ix >= s->W)
+								continue; /* a padding input: no gradient kept
+								           */
+							size_t j = ((size_t)ky * s->k + kx) * s->C + c;
+							float acc = 0.0f;
+							for (int f = 0; f < s->F; f++)
+								acc += g[f] * w[(size_t)f * kk + j];
+							dx[(((size_t)b * s->H + iy) * s->W + ix) * s->C +
+							   c] += acc;
+						}
+			}
+}
+
+/* Patch row ky of output pixel (oy, ox) is k * C contiguous values of
+ * dcol, for the inputs of row oy * S - pt + ky from column ox * S - pl:
+ * those inside the image (columns kx_lo..kx_hi-1 of the patch) are added
+ * as one run, the rest (padding) dropped. */
+void nnk_col2im(const nnk_conv *s, int n, const float *dcol, float *dx)
+{
+	size_t run = (size_t)s->k * s->C;
+	for (int b = 0; b < n; b++)
+		for (int oy = 0; oy < s->OH; oy++)
+			for (int ox = 0; ox < s->OW; ox++, dcol += run * s->k) {
+				int ix0 = ox * s->S - s->pl;
+				int kx_lo = ix0 < 0 ? -ix0 : 0, kx_hi = s->W - ix0 < s->k ? s->W - ix0 : s->k;
+				if (kx_hi <= kx_lo)
+					continue;
+				size_t len = (size_t)(kx_hi - kx_lo) * s->C;
+				for (int ky = 0; ky < s->k; ky++) {
+					int iy = oy * s->S - s->pt + ky;
+					if (iy < 0 || iy >= s->H)
+						continue;
+					float *dst =
+					    dx + (((size_t)b * s->H + iy) * s->W + ix0 + kx_lo) * s->C;
+					const float *src = dcol + ky * run + (size_t)kx_lo * s->C;
+					for (size_t e = 0; e < len; e++)
+						dst[e] += src[e];
+				}
 			}
 }
 

@@ -25,11 +25,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A stride-1, unpadded convolution of (H, W, C) inputs (HWC) with k x k
- * kernels and F filters into (OH, OW, F) = (H-k+1, W-k+1, F). */
+/* A convolution of (H, W, C) inputs (HWC) with k x k kernels, F filters,
+ * stride S and zero padding into (OH, OW, F): output pixel (oy, ox) reads
+ * the k x k patch whose top left corner is input pixel (oy * S - pt,
+ * ox * S - pl), inputs outside the image being zeros.  The padding at the
+ * bottom and right is whatever OH and OW imply: the patches of the last
+ * row and column may reach past the image (zeros) or stop short of it
+ * (inputs never read).  S >= 1; 0 <= pt, pl < k; every patch overlaps the
+ * image (model.c ensures it).  S = 1, pt = pl = 0, OH = H - k + 1 and
+ * OW = W - k + 1 is the plain "valid" convolution. */
 typedef struct nnk_conv {
 	int H, W, C, k, F, OH, OW;
+	int S, pt, pl;
 } nnk_conv;
+
+/* The output columns [*lo, *hi) whose patches lie inside the image's width
+ * (no padding read): the kernels' fast blocks run on them, the columns at
+ * the edges one at a time with their patches clipped.  *lo <= *hi. */
+static inline void nnk_conv_inner_cols(const nnk_conv *s, int *lo, int *hi)
+{
+	int l = (s->pl + s->S - 1) / s->S; /* ox * S - pl >= 0 */
+	int last = s->W - s->k + s->pl;    /* ox * S <= last: ox * S - pl + k <= W */
+	int h = last < 0 ? 0 : last / s->S + 1;
+	if (h > s->OW)
+		h = s->OW;
+	*lo = l < h ? l : h;
+	*hi = h;
+}
 
 typedef struct nnk_ops {
 	const char *name; /* "avx512", "avx2", "sse2"/"vector", "reference" */
@@ -53,7 +75,7 @@ typedef struct nnk_ops {
 	/* y = (float)x. */
 	void (*u8_to_f32)(size_t n, const uint8_t *x, float *y);
 	/* out (B, OH, OW, F) = bias + sum over the k x k x C patch of x
-	 * (B, H, W, C) times wt (k*k*C, Fp). */
+	 * (B, H, W, C) times wt (k*k*C, Fp) (padding contributes nothing). */
 	void (*conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
 	                 float *out);
 	/* dwt (k*k*C, Fp) += sum over output positions of the patch of x
@@ -104,5 +126,20 @@ extern const nnk_ops *const nnk_variants[];
 int nnk_usable(const nnk_ops *ops);
 /* The widest usable variant. */
 const nnk_ops *nnk_best(void);
+
+/* The input gradient of a convolution, the model's way and by definition.
+ * The model computes it as dcol (rows, k*k*C) = dy (rows, F) w (F, k*k*C)
+ * by BLAS, rows being output pixels, then scatters the patch gradients
+ * back onto the input with nnk_col2im; nnk_conv_dx_ref is the definition
+ * (dx[input] = the sum over the outputs whose patches hold it of dy times
+ * the weight that joins them), written to be read, for the tests.
+ *
+ * nnk_col2im: dx (n, H, W, C) += dcol (n * OH * OW, k*k*C), each patch
+ * gradient added onto the inputs of its patch; the rows of padding are
+ * dropped.  dx is added to, not overwritten: clear it first.
+ * nnk_conv_dx_ref: dx (B, H, W, C) = the input gradient from dy (B, OH,
+ * OW, F) and w (F, k, k, C) (overwritten). */
+void nnk_col2im(const nnk_conv *s, int n, const float *dcol, float *dx);
+void nnk_conv_dx_ref(const nnk_conv *s, int B, const float *dy, const float *w, float *dx);
 
 #endif

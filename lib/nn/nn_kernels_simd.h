@@ -211,13 +211,44 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
 /* Direct convolution.  One vector holds NNK_W filters of one output pixel;
  * eight pixels along a row are computed together, so each weight vector
  * loaded feeds eight fused multiply-adds with broadcast inputs.  In HWC the
- * patch row ky of pixel ox is the k*C contiguous inputs at (oy+ky, ox). */
+ * patch row ky of pixel ox is the k*C contiguous inputs at (oy*S-pt+ky,
+ * ox*S-pl), and pixel ox+p's is S*C further on (then blocks of four).  Patch rows in the padding
+ * (above or below the image) are skipped for the whole row of pixels; the
+ * blocks of eight run on the columns whose patches are inside the image's
+ * width (nnk_conv_inner_cols), and the columns at the edges one pixel at a
+ * time, their patch rows clipped to the image. */
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define NNK_REP4(X) X(0) X(1) X(2) X(3)
 
 /* max(v, 0) lane by lane as relu_fwd computes it (NaN and -0 stay). */
 NNK_INLINE VF NNK_FN(relu_v)(VF v)
 {
 	return NNK_FN(select)(v < 0.0f, (VF){0}, v);
+}
+
+/* One output pixel's nf filters from fb: the patch at image row iy0 (< 0
+ * above the image), clipped to the image's rows and columns. */
+NNK_INLINE void NNK_FN(conv_pixel)(const nnk_conv *s, const float *xb, const float *wt, int iy0, int ox,
+                                   int fb, int nf, VF bv, float *o, const bool relu)
+{
+	const int k = s->k, C = s->C, Fp = (s->F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
+	const int ky_lo = iy0 < 0 ? -iy0 : 0, ky_hi = s->H - iy0 < k ? s->H - iy0 : k;
+	const int ix0 = ox * s->S - s->pl;
+	const int kx_lo = ix0 < 0 ? -ix0 : 0, kx_hi = s->W - ix0 < k ? s->W - ix0 : k;
+	const int len = (kx_hi - kx_lo) * C;
+	VF acc = bv;
+	for (int ky = ky_lo; ky < ky_hi; ky++) {
+		const float *xr = xb + ((size_t)(iy0 + ky) * s->W + (ix0 + kx_lo)) * C;
+		const float *wr = wt + ((size_t)ky * run + (size_t)kx_lo * C) * Fp + fb;
+		for (int j = 0; j < len; j++)
+			acc = NNK_MADD(NNK_FN(splat)(xr[j]), NNK_FN(load)(wr + (size_t)j * Fp), acc);
+	}
+	if (relu)
+		acc = NNK_FN(relu_v)(acc);
+	if (nf == NNK_W)
+		NNK_FN(store)(o + (size_t)ox * s->F, acc);
+	else
+		NNK_FN(store_part)(o + (size_t)ox * s->F, acc, nf);
 }
 
 /* The body of conv_fwd and conv_fwd_relu (relu: max(0, .) before the
@@ -226,24 +257,81 @@ NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
                                       const float *bias, float *out, const bool relu)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
-	for (int b = 0; b < B; b++)
-		for (int oy = 0; oy < s->OH; oy++)
+	const size_t SC = (size_t)s->S * C;
+	int in_lo, in_hi;
+	nnk_conv_inner_cols(s, &in_lo, &in_hi);
+	for (int b = 0; b < B; b++) {
+		const float *xb = x + (size_t)b * s->H * s->W * C;
+		for (int oy = 0; oy < s->OH; oy++) {
+			const int iy0 = oy * s->S - s->pt;
+			const int ky_lo = iy0 < 0 ? -iy0 : 0, ky_hi = s->H - iy0 < k ? s->H - iy0 : k;
+#if NNK_W == 16
+			/* With 32 vector registers, the blocks of eight pixels
+			 * take two filter vectors at once where there are 32
+			 * filters or more: each input broadcast feeds two
+			 * multiply-adds (the loads, not the multiply-adds, bound
+			 * the one-vector blocks).  The same sums in the same
+			 * order as the one-vector blocks. */
+			for (int fb = 0; fb + 2 * NNK_W <= F; fb += 2 * NNK_W) {
+				const VF bv = NNK_FN(load)(bias + fb), bw = NNK_FN(load)(bias + fb + NNK_W);
+				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+				for (int ox = in_lo; ox + 8 <= in_hi; ox += 8) {
+#define ACC2_INIT(p) VF acc##p = bv, bcc##p = bw;
+					NNK_REP8(ACC2_INIT)
+					for (int ky = ky_lo; ky < ky_hi; ky++) {
+						const float *xr =
+						    xb +
+						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
+						const float *wr = wt + (size_t)ky * run * Fp + fb;
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+							const VF w2 =
+							    NNK_FN(load)(wr + (size_t)j * Fp + NNK_W);
+#define ACC2_FMA(p)                                                                                          \
+	{                                                                                                    \
+		const VF xv_ = NNK_FN(splat)(xr[(p)*SC + j]);                                                \
+		acc##p = NNK_MADD(xv_, w, acc##p);                                                           \
+		bcc##p = NNK_MADD(xv_, w2, bcc##p);                                                          \
+	}
+							NNK_REP8(ACC2_FMA)
+						}
+					}
+#define ACC2_STORE(p)                                                                                        \
+	if (relu) {                                                                                          \
+		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
+		bcc##p = NNK_FN(relu_v)(bcc##p);                                                             \
+	}                                                                                                    \
+	NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                                   \
+	NNK_FN(store)(o + (size_t)(ox + (p)) * F + NNK_W, bcc##p);
+					NNK_REP8(ACC2_STORE)
+				}
+			}
+			const int paired = F / (2 * NNK_W) * (2 * NNK_W); /* filters done so */
+#else
+			const int paired = 0;
+#endif
 			for (int fb = 0; fb < F; fb += NNK_W) {
 				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
 				const VF bv =
 				    nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
 				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
 				int ox = 0;
-				for (; ox + 8 <= s->OW; ox += 8) {
+				for (; ox < in_lo; ox++) {
+					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
+				}
+				if (fb < paired) /* its blocks of eight are done */
+					ox = in_lo + (in_hi - in_lo) / 8 * 8;
+				for (; ox + 8 <= in_hi; ox += 8) {
 #define ACC_INIT(p) VF acc##p = bv;
 					NNK_REP8(ACC_INIT)
-					for (int ky = 0; ky < k; ky++) {
+					for (int ky = ky_lo; ky < ky_hi; ky++) {
 						const float *xr =
-						    x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						    xb +
+						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
 						const float *wr = wt + (size_t)ky * run * Fp + fb;
 						for (int j = 0; j < run; j++) {
 							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
-#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p)*C + j]), w, acc##p);
+#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p)*SC + j]), w, acc##p);
 							NNK_REP8(ACC_FMA)
 						}
 					}
@@ -256,25 +344,28 @@ NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
 					NNK_REP8(ACC_STORE)
 				}
-				for (; ox < s->OW; ox++) {
-					VF acc = bv;
-					for (int ky = 0; ky < k; ky++) {
+				/* Then four at a time (the Nature DQN network's
+				 * third layer is 7 wide, its first 20). */
+				for (; ox + 4 <= in_hi; ox += 4) {
+					NNK_REP4(ACC_INIT)
+					for (int ky = ky_lo; ky < ky_hi; ky++) {
 						const float *xr =
-						    x + (((size_t)b * s->H + oy + ky) * s->W + ox) * C;
+						    xb +
+						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
 						const float *wr = wt + (size_t)ky * run * Fp + fb;
-						for (int j = 0; j < run; j++)
-							acc =
-							    NNK_MADD(NNK_FN(splat)(xr[j]),
-							             NNK_FN(load)(wr + (size_t)j * Fp), acc);
+						for (int j = 0; j < run; j++) {
+							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
+							NNK_REP4(ACC_FMA)
+						}
 					}
-					if (relu)
-						acc = NNK_FN(relu_v)(acc);
-					if (nf == NNK_W)
-						NNK_FN(store)(o + (size_t)ox * F, acc);
-					else
-						NNK_FN(store_part)(o + (size_t)ox * F, acc, nf);
+					NNK_REP4(ACC_STORE)
+				}
+				for (; ox < s->OW; ox++) {
+					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
 				}
 			}
+		}
+	}
 }
 
 NNK_STATIC void NNK_FN(conv_fwd)(const nnk_conv *s, int B, const float *x, const float *wt, const float *bias,
@@ -293,26 +384,71 @@ NNK_STATIC void NNK_FN(conv_fwd_relu)(const nnk_conv *s, int B, const float *x, 
  * row ky) stay in registers while the output pixels of one image go by,
  * each adding its input at j times its dy vector; one image's x and dy
  * stay in the L1 cache across the passes.  The last block of a patch row
- * may have fewer than eight positions (rem): the others are skipped. */
+ * may have fewer than eight positions (rem): the others are skipped.
+ * Output rows whose patch row ky is in the padding add nothing and are
+ * skipped; so are, one position at a time, the padding inputs of the
+ * columns at the edges (those outside [ox_lo, ox_hi), where all eight
+ * positions are inside the image). */
 NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
-	for (int b = 0; b < B; b++)
+	const int S = s->S, W = s->W;
+	for (int b = 0; b < B; b++) {
+		const float *xb = x + (size_t)b * s->H * W * C;
 		for (int fb = 0; fb < F; fb += NNK_W) {
 			const int nf = F - fb < NNK_W ? F - fb : NNK_W;
 			for (int ky = 0; ky < k; ky++) {
 				float *dr = dwt + (size_t)ky * run * Fp + fb;
 				for (int j0 = 0; j0 < run; j0 += 8) {
 					const int rem = run - j0 < 8 ? run - j0 : 8;
+					/* The block's patch columns kx_min..kx_max: the
+					 * output columns that read no padding. */
+					const int kx_min = j0 / C, kx_max = (j0 + rem - 1) / C;
+					const int need_lo = s->pl - kx_min, last = W - 1 + s->pl - kx_max;
+					int ox_lo = need_lo > 0 ? (need_lo + S - 1) / S : 0;
+					int ox_hi = last < 0 ? 0 : last / S + 1;
+					if (ox_hi > s->OW)
+						ox_hi = s->OW;
+					if (ox_lo > ox_hi)
+						ox_lo = ox_hi;
 #define DW_INIT(p) VF acc##p = (p) < rem ? NNK_FN(load)(dr + (size_t)(j0 + (p)) * Fp) : (VF){0};
 					NNK_REP8(DW_INIT)
 					for (int oy = 0; oy < s->OH; oy++) {
-						const float *g =
+						const int iy = oy * S - s->pt + ky;
+						if (iy < 0 || iy >= s->H)
+							continue;
+						const float *grow =
 						    dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
+						const float *xrow = xb + (size_t)iy * W * C;
+						/* The edges, each input checked. */
+#define DW_FMA_EDGE(p)                                                                                       \
+	if ((p) < rem) {                                                                                     \
+		const int col_ = ox * S - s->pl + (j0 + (p)) / C;                                            \
+		if (col_ >= 0 && col_ < W)                                                                   \
+			acc##p =                                                                             \
+			    NNK_MADD(NNK_FN(splat)(xrow[(size_t)col_ * C + (j0 + (p)) % C]), gv, acc##p);    \
+	}
+						for (int side = 0; side < 2; side++)
+							for (int ox = side ? ox_hi : 0;
+							     ox < (side ? s->OW : ox_lo); ox++) {
+								const float *g = grow + (size_t)ox * F;
+								const VF gv = nf == NNK_W
+								                  ? NNK_FN(load)(g)
+								                  : NNK_FN(load_part)(g, nf);
+								NNK_REP8(DW_FMA_EDGE)
+							}
+						/* The inside: all eight inputs in the image
+						 * (the patch may start in the padding, left of
+						 * the block's first column). */
+						if (ox_lo == ox_hi)
+							continue;
+						const float *g = grow + (size_t)ox_lo * F;
 						const float *xr =
-						    x + (((size_t)b * s->H + oy + ky) * s->W) * C + j0;
+						    xrow + ((ptrdiff_t)(ox_lo * S - s->pl) * C + j0);
+						const size_t SC = (size_t)S * C;
 						if (rem == 8) {
-							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+							for (int ox = ox_lo; ox < ox_hi;
+							     ox++, g += F, xr += SC) {
 								const VF gv = nf == NNK_W
 								                  ? NNK_FN(load)(g)
 								                  : NNK_FN(load_part)(g, nf);
@@ -320,7 +456,8 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 								NNK_REP8(DW_FMA)
 							}
 						} else {
-							for (int ox = 0; ox < s->OW; ox++, g += F, xr += C) {
+							for (int ox = ox_lo; ox < ox_hi;
+							     ox++, g += F, xr += SC) {
 								const VF gv = nf == NNK_W
 								                  ? NNK_FN(load)(g)
 								                  : NNK_FN(load_part)(g, nf);
@@ -338,6 +475,7 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 				}
 			}
 		}
+	}
 }
 /* ---- linear layers ------------------------------------------------------
  *
@@ -548,13 +686,18 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 #undef NNK_LR
 
 #undef NNK_REP8
+#undef NNK_REP4
 #undef ACC_INIT
 #undef ACC_FMA
 #undef ACC_STORE
+#undef ACC2_INIT
+#undef ACC2_FMA
+#undef ACC2_STORE
 #undef DW_INIT
 #undef DW_FMA
 #undef DW_STORE
 #undef DW_FMA_PART
+#undef DW_FMA_EDGE
 
 static const nnk_ops NNK_FN(nnk_ops) = {
     .name = NNK_NAME,

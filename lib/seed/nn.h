@@ -12,12 +12,19 @@
  *
  * Layers ("type" and its keys; unknown keys are errors):
  *   linear  "out": n       y = x W^T + b, W [out, in], b [out]; input rank 1
- *   conv2d  "filters": f, "kernel": k
- *                          stride 1, no padding; input [H, W, C] (HWC, as
- *                          MinAtar observations come), output
- *                          [H-k+1, W-k+1, f]; weight [f, k, k, C] (filter,
- *                          row, column, channel: PyTorch's [f, C, k, k]
- *                          permuted (0, 2, 3, 1)), bias [f]
+ *   conv2d  "filters": f, "kernel": k, "stride": s, "padding": p
+ *                          input [H, W, C] (HWC, as MinAtar observations
+ *                          come); stride s (default 1); p rows and columns
+ *                          of zeros on every side (0..k-1, default 0, or
+ *                          "valid" for 0), output [(H+2p-k)/s+1,
+ *                          (W+2p-k)/s+1, f] (rounded down), or "same":
+ *                          output [ceil(H/s), ceil(W/s), f], padded as
+ *                          TensorFlow's "SAME" (the odd row or column at
+ *                          the bottom or right); weight [f, k, k, C]
+ *                          (filter, row, column, channel: PyTorch's
+ *                          [f, C, k, k] permuted (0, 2, 3, 1)), bias [f];
+ *                          without "stride" and "padding", the layer of
+ *                          before those keys (stride 1, no padding)
  *   relu, tanh             element-wise
  *   flatten                any rank -> rank 1, row-major (HWC order)
  *   scale   "by": x or [x1, ..., xn]
