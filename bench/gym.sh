@@ -5,7 +5,7 @@
 # RUNS times each: bench/gym_raw.py (K envs stepped in a Python loop with
 # random actions, no frames), seed-gym offline (the same K envs, actions
 # from a file, frames encoded and written to /dev/null), and seed-gym in
-# server mode against seed-infer --policy random (two halves in flight over
+# server mode against seed-infer --policy random --timeout-us 0 (two halves in flight over
 # ipc; the rate seed-gym's summary gives).  Prints each run's steps/s and
 # the medians; the ratio of seed-gym's to the raw rate is what the bridge
 # (frames, msgpack, ZeroMQ) costs.
@@ -38,7 +38,7 @@ while [ $i -lt "$runs" ]; do
 	i=$((i + 1))
 	raw=$(python3 "$src/bench/gym_raw.py" "$env" "$k" "$steps" | awk '{print $5}')
 	off=$("$bin/seed-gym" --env "$env" --envs "$k" --actions "$d/actions" --out /dev/null 2>&1 | rate)
-	"$bin/seed-infer" --bind "ipc://$d/infer" --policy random --quiet &
+	"$bin/seed-infer" --bind "ipc://$d/infer" --policy random --max-batch "$k" --timeout-us 0 --quiet &
 	infer=$!
 	srv=$("$bin/seed-gym" --env "$env" --envs "$k" --steps "$steps" --connect "ipc://$d/infer" 2>&1 | rate)
 	kill -TERM $infer
