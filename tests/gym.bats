@@ -182,3 +182,13 @@ need_gym() {
 	[[ "$stderr" == *"gymnasium.make failed"* ]]
 	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 1; its message is above)'* ]]
 }
+
+@test "an r2d2 configuration on a gym: env trains through seed-replay and is evaluated epsilon-greedily" {
+	need_gym
+	run --separate-stderr seed-train r2d2-cartpole-masked --set env=gym:CartPole-v1 --set 'env_options={}' \
+		--frames 30000 --set eval_episodes=5 --dir "$D/run" --quiet
+	echo "$stderr"
+	assert_success
+	echo "$output" | jq -e '.restarts.replay == 0 and .eval.env == "gym:CartPole-v1" and .eval.episodes == 5'
+	[ -s "$D/run/checkpoint.json" ]
+}
