@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,6 +283,83 @@ static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
 }
 
+/* The spec of a Gymnasium environment (a config env "gym:ID"), which no
+ * seed_envs can make: asked of seed-gym(1), run as `seed-gym --env ID
+ * --env-options JSON --spec` (the program named by $SEED_GYM, else
+ * seed-gym on PATH; seed-train sets SEED_GYM to the one beside it), which
+ * prints one JSON object {"obs_dtype", "obs_shape", "num_actions",
+ * "max_steps"}.  Errors name the command and what was wrong. */
+static int gym_spec(const seed_config *c, seed_env_spec *spec, seed_err *err)
+{
+	const char *prog = getenv("SEED_GYM");
+	if (!prog || !*prog)
+		prog = "seed-gym";
+	int fd[2];
+	if (pipe(fd))
+		return seed_err_set(err, -errno, "%s --spec: %s", prog, strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(fd[0]);
+		close(fd[1]);
+		return seed_err_set(err, -e, "%s --spec: %s", prog, strerror(e));
+	}
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execlp(prog, prog, "--env", c->env, "--env-options", c->env_options, "--spec", (char *)NULL);
+		fprintf(stderr, "%s: cannot run %s: %s\n", cli_prog, prog, strerror(errno));
+		_exit(127);
+	}
+	close(fd[1]);
+	char buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0 || (n < 0 && errno == EINTR))
+		len += n > 0 ? (size_t)n : 0;
+	close(fd[0]);
+	buf[len] = '\0';
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return seed_err_set(
+		    err, -SEED_EOPTION, "env \"%s\": `%s --spec` failed (status %d; its message is above)",
+		    c->env, prog, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	json_error_t je;
+	json_t *o = json_loads(buf, 0, &je);
+	const char *dt = json_string_value(json_object_get(o, "obs_dtype"));
+	json_t *shape = json_object_get(o, "obs_shape");
+	json_t *na = json_object_get(o, "num_actions"), *ms = json_object_get(o, "max_steps");
+	seed_env_spec s = {0};
+	s.obs_dtype = dt ? seed_dtype_parse(dt, strlen(dt)) : SEED_DTYPE_INVALID;
+	s.obs_rank = json_is_array(shape) ? (int)json_array_size(shape) : 0;
+	bool ok = o && s.obs_dtype != SEED_DTYPE_INVALID && s.obs_rank >= 1 &&
+	          s.obs_rank <= SEED_ENV_MAX_OBS_RANK && json_is_integer(na) && json_integer_value(na) >= 1 &&
+	          json_integer_value(na) <= INT32_MAX && json_is_integer(ms) && json_integer_value(ms) >= 0 &&
+	          json_integer_value(ms) <= INT32_MAX;
+	for (int i = 0; ok && i < s.obs_rank; i++) {
+		json_t *d = json_array_get(shape, (size_t)i);
+		ok = json_is_integer(d) && json_integer_value(d) >= 1 && json_integer_value(d) <= INT32_MAX;
+		if (ok)
+			s.obs_shape[i] = json_integer_value(d);
+	}
+	if (ok) {
+		s.num_actions = (int)json_integer_value(na);
+		s.max_steps = (int)json_integer_value(ms);
+	}
+	json_decref(o);
+	if (!ok)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "env \"%s\": `%s --spec` printed no valid spec (obs_dtype, obs_shape of "
+		                    "rank 1..%d, num_actions, max_steps): %.200s",
+		                    c->env, prog, SEED_ENV_MAX_OBS_RANK, buf);
+	*spec = s;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
@@ -343,7 +421,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	if (seed_learner_new(&L, &cfg, NULL, &err))
+	/* A gym:ID environment lives in seed-gym(1): its spec comes from there. */
+	seed_env_spec gym;
+	bool is_gym = strncmp(cfg.env, "gym:", 4) == 0;
+	if (is_gym && gym_spec(&cfg, &gym, &err))
+		cli_die("config: %s", err.msg);
+	if (seed_learner_new(&L, &cfg, is_gym ? &gym : NULL, &err))
 		cli_die("config: %s", err.msg);
 	if (ck && seed_learner_restore(L, ck, &err))
 		cli_die("--resume: %s", err.msg);
