@@ -239,9 +239,9 @@ static void t_loss_finite_differences(void)
 
 /* Worked by hand: the learner's logits equal the behaviour's, so every
  * ratio is 1 and no clip is active: the loss is the plain policy gradient
- * -mean(Â) = 0 (normalised advantages have mean 0), and with two rows of
+ * -mean(An) = 0 (normalised advantages have mean 0), and with two rows of
  * advantages 1 and 3 (mean 2, sample std sqrt(2)) the normalised ones are
- * -+1/sqrt(2), so d pg / d log pi(a_i) = -Â_i / 2 = +-1/(2 sqrt 2).  With
+ * -+1/sqrt(2), so d pg / d log pi(a_i) = -An_i / 2 = +-1/(2 sqrt 2).  With
  * equal logits over two actions p = 1/2, so d/dz_a = that times 1/2 and
  * d/dz_other the negative.  No entropy cost.  Values: v = R exactly, so
  * the value loss and its gradient are 0. */
@@ -260,10 +260,10 @@ static void t_loss_by_hand(void)
 	CHECK_NEAR(st.pg_loss, 0.0, 1e-7);
 	CHECK_NEAR(st.mean_ratio, 1.0, 1e-12);
 	CHECK(st.clip_fraction == 0 && st.value_loss == 0 && st.approx_kl == 0);
-	/* Row 0: Â = -1/sqrt2, g = +1/(2 sqrt2): dz_0 = g (1 - 1/2), dz_1 = -g/2. */
+	/* Row 0: An = -1/sqrt2, g = +1/(2 sqrt2): dz_0 = g (1 - 1/2), dz_1 = -g/2. */
 	CHECK_NEAR(dz[0], k, 1e-7);
 	CHECK_NEAR(dz[1], -k, 1e-7);
-	/* Row 1 took action 1 with Â = +1/sqrt2: the signs turn. */
+	/* Row 1 took action 1 with An = +1/sqrt2: the signs turn. */
 	CHECK_NEAR(dz[2], k, 1e-7);
 	CHECK_NEAR(dz[3], -k, 1e-7);
 	CHECK(dv[0] == 0 && dv[1] == 0);

@@ -7,7 +7,7 @@
  * gradient element rather than kept: A is small, and it keeps the module
  * free of scratch), its terms and its gradients.  Per row, with scale
  * s = 1/N, p = softmax(z), H = -sum_j p_j log p_j, a the action taken,
- * g = d pg_i / d log pi(a) (-Â r, or 0 where the clipped branch is
+ * g = d pg_i / d log pi(a) (-An r, or 0 where the clipped branch is
  * strictly larger):
  *   d pg / d z_j      = s g (1[j=a] - p_j)
  *   d ent / d z_j     = s entropy_cost p_j (log p_j + H)

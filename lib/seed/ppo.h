@@ -22,9 +22,9 @@
  * value v_old_i from the network at the start of the update):
  *
  *   r_i   = pi(a_i|x_i) / mu(a_i|x_i)                  (the ratio)
- *   Â_i   = (A_i - mean A) / (std A + 1e-8)            (normalize_advantages;
+ *   An_i   = (A_i - mean A) / (std A + 1e-8)            (normalize_advantages;
  *                                                       std with N - 1, as torch)
- *   pg    = mean_i max(-Â_i r_i, -Â_i clip(r_i, 1 - clip, 1 + clip))
+ *   pg    = mean_i max(-An_i r_i, -An_i clip(r_i, 1 - clip, 1 + clip))
  *   u_i   = (v_i - R_i)^2
  *   w_i   = (v_old_i + clip(v_i - v_old_i, -value_clip, value_clip) - R_i)^2
  *   value = value_cost * 0.5 * mean_i max(u_i, w_i)    (clip_value; else u_i)
@@ -35,7 +35,7 @@
  * of the normalisation.  The gradient of max() goes to the larger branch;
  * where the branches are equal (the ratio inside the clip range, the value
  * inside its range) it is the unclipped branch's, which is also what
- * autograd gives there.  So d pg / d log pi(a_i) = -Â_i r_i / N unless the
+ * autograd gives there.  So d pg / d log pi(a_i) = -An_i r_i / N unless the
  * clipped branch is strictly larger (then 0), and d value / d v_i =
  * value_cost (v_i - R_i) / N unless w_i > u_i (then 0).
  *
