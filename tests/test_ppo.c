@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/checkpoint.h"
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
@@ -26,6 +27,7 @@
 #include "alloc_count.h"
 #include "ppo_golden.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 #define NGOLDEN ((int)(sizeof ppo_golden / sizeof ppo_golden[0]))
 
@@ -592,6 +594,47 @@ static void t_learner_update_allocates_nothing(void)
 	seed_config_free(&c);
 }
 
+/* A PPO run saved and restored goes on as if never stopped: the
+ * parameters, Adam's state, the optimizer steps and the generator that
+ * shuffles the minibatches all come back, so the next update of both
+ * learners is the same update, to the bit. */
+static void t_learner_resumes_exactly(void)
+{
+	enum { T = 4, B = 4 };
+	const char *tmp = tmpdir_new();
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/run", tmp);
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(config(&c, T, B, MLP, NULL, &err) == 0, "%s", err.msg);
+	seed_learner *L = NULL, *R = NULL;
+	CHECK_MSG(seed_learner_new(&L, &c, &SPEC, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_learner_new(&R, &c, &SPEC, &err) == 0, "%s", err.msg);
+	if (!L || !R)
+		return;
+	CHECK_MSG(seed_learner_open_dir(L, dir, &err) == 0, "%s", err.msg);
+	struct unrolls u;
+	for (int k = 0; k < 3; k++)
+		CHECK(seed_learner_feed(L, unrolls_make(&u, B, T + 1, 20 + (uint64_t)k), &err) == 1);
+	CHECK_MSG(seed_learner_save(L, true, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK_MSG(ck && seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	const seed_learner_status *ls = seed_learner_get_status(L), *rs = seed_learner_get_status(R);
+	CHECK(rs->optim_steps == 3 * 16 && rs->optim_steps == ls->optim_steps && rs->updates == 3);
+	CHECK(seed_learner_feed(L, unrolls_make(&u, B, T + 1, 30), &err) == 1);
+	CHECK(seed_learner_feed(R, unrolls_make(&u, B, T + 1, 30), &err) == 1);
+	size_t np = seed_model_num_params(seed_learner_model(L));
+	CHECK(memcmp(seed_model_params(seed_learner_model(L)), seed_model_params(seed_learner_model(R)),
+	             np * sizeof(float)) == 0);
+	CHECK(rs->loss.total == ls->loss.total && rs->optim_steps == 4 * 16);
+	seed_checkpoint_free(&ck);
+	seed_learner_free(&L);
+	seed_learner_free(&R);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
 static void t_learner_refuses(void)
 {
 	seed_config c;
@@ -623,6 +666,7 @@ int main(void)
 	TAP_RUN(t_learner_update);
 	TAP_RUN(t_learner_loss_is_the_module_loss);
 	TAP_RUN(t_learner_update_allocates_nothing);
+	TAP_RUN(t_learner_resumes_exactly);
 	TAP_RUN(t_learner_refuses);
 	return tap_done();
 }
