@@ -69,7 +69,7 @@ teardown() {
 	[ "$(jq -s 'last | .optim_steps == 16 * .updates and .version == .updates' "$D/run/metrics.jsonl")" = true ]
 	[ "$(jq -s 'last | (.approx_kl | type) == "number" and (.clip_fraction | type) == "number"' \
 		"$D/run/metrics.jsonl")" = true ]
-	[ "$(jq -s 'last | .episode_return >= 475 or .frames >= 1000000' "$D/run/metrics.jsonl")" = true ]
+	[ "$(jq -s 'last | .episode_return >= 490 or .frames >= 500000' "$D/run/metrics.jsonl")" = true ]
 	[ "$(jq -r .config.algorithm "$D/run/checkpoint.json")" = ppo ]
 	# Every process it started is gone.
 	run pgrep -f "ipc://$D/tmp"
