@@ -6,16 +6,18 @@
 # frames it took, and the evaluation's mean return.  Prints the median time.
 #
 # Usage: bench/cartpole-train.sh [SEEDS...]     (from the build dir; default 1 2 3 4 5)
+# PRESET=ppo-cartpole in the environment times that preset instead.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 train=${SEED_BIN:-$top/cmd}/seed-train
 seeds=${*:-1 2 3 4 5}
+preset=${PRESET:-cartpole}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 : >"$d/times"
 for s in $seeds; do
 	t0=$(date +%s.%N)
-	out=$("$train" cartpole --seed "$s" --dir "$d/run-$s" --quiet)
+	out=$("$train" "$preset" --seed "$s" --dir "$d/run-$s" --quiet)
 	t1=$(date +%s.%N)
 	t=$(awk "BEGIN { print $t1 - $t0 }")
 	frames=$(sed -n 's/.*"frames": *\([0-9]*\).*/\1/p' "$d/run-$s/checkpoint.json" | head -1)

@@ -180,6 +180,56 @@ static void t_r2d2_and_replay_defaults(void)
 	seed_config_free(&c);
 }
 
+/* PPO's defaults (seed-config(5), CleanRL's), written back only for a ppo
+ * run; a V-trace run does not check that minibatches divide its batch. */
+static void t_ppo_defaults(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK(seed_config_set(root, "unroll_length=5", &err) == 0);
+	CHECK(seed_config_set(root, "batch_size=3", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(!seed_config_get(c.root, "ppo"));
+	seed_config_free(&c);
+
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=ppo", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_PPO);
+	CHECK(strcmp(seed_config_algorithm_name(SEED_CONFIG_PPO), "ppo") == 0);
+	CHECK(c.ppo.epochs == 4 && c.ppo.minibatches == 4);
+	CHECK_NEAR(c.ppo.clip, 0.2, 1e-7);
+	CHECK(c.ppo.clip_value && c.ppo.normalize_advantages);
+	CHECK_NEAR(c.ppo.value_clip, 0.2, 1e-7);
+	CHECK_NEAR(c.ppo.value_cost, 0.5, 0);
+	CHECK_NEAR(c.ppo.entropy_cost, 0.01, 1e-9);
+	CHECK_NEAR(c.ppo.lambda, 0.95, 1e-7);
+	CHECK(json_integer_value(seed_config_get(c.root, "ppo.minibatches")) == 4);
+	CHECK(json_is_true(seed_config_get(c.root, "ppo.clip_value")));
+	CHECK_NEAR(json_number_value(seed_config_get(c.root, "ppo.lambda")), 0.95, 0);
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "algorithm")), "ppo") == 0);
+	seed_config_free(&c);
+
+	/* Values given are taken. */
+	root = parse_json(MINIMAL);
+	const char *sets[] = {"algorithm=ppo",        "unroll_length=8",   "batch_size=3",
+	                      "ppo.epochs=10",        "ppo.minibatches=6", "ppo.clip=0.1",
+	                      "ppo.clip_value=false", "ppo.value_clip=10", "ppo.value_cost=1",
+	                      "ppo.entropy_cost=0",   "ppo.lambda=1",      "ppo.normalize_advantages=false"};
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+		CHECK(seed_config_set(root, sets[i], &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.ppo.epochs == 10 && c.ppo.minibatches == 6 && !c.ppo.clip_value &&
+	      !c.ppo.normalize_advantages);
+	CHECK_NEAR(c.ppo.clip, 0.1, 1e-7);
+	CHECK_NEAR(c.ppo.value_clip, 10, 0);
+	CHECK_NEAR(c.ppo.value_cost, 1, 0);
+	CHECK_NEAR(c.ppo.entropy_cost, 0, 0);
+	CHECK_NEAR(c.ppo.lambda, 1, 0);
+	seed_config_free(&c);
+}
+
 /* ---- refused configurations: one named case each ------------------------ */
 
 static const struct bad_case {
@@ -212,7 +262,21 @@ static const struct bad_case {
     {"style_unknown", "optimizer.style=jax", NULL, "'optimizer.style'", "\"tf\" or \"torch\""},
     {"checkpoint_failure_unknown", "checkpoint_failure=retry", NULL, "'checkpoint_failure'",
      "\"stop\" or \"continue\""},
-    {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'", "\"vtrace\" or \"r2d2\""},
+    {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'", "\"vtrace\", \"r2d2\" or \"ppo\""},
+    {"ppo_not_object", "ppo=1", NULL, "'ppo'", "object"},
+    {"ppo_unknown_key", "ppo.clip_coef=0.2", NULL, "unknown key 'ppo.clip_coef'", NULL},
+    {"ppo_epochs_zero", "ppo.epochs=0", NULL, "'ppo.epochs' = 0", "out of range"},
+    {"ppo_minibatches_fractional", "ppo.minibatches=1.5", NULL, "'ppo.minibatches'", "integer"},
+    {"ppo_clip_negative", "ppo.clip=-0.2", NULL, "'ppo.clip' = -0.2", "out of range"},
+    {"ppo_lambda_above_1", "ppo.lambda=1.01", NULL, "'ppo.lambda'", "out of range"},
+    {"ppo_value_cost_string", "ppo.value_cost=half", NULL, "'ppo.value_cost'", "number"},
+    {"ppo_clip_value_not_bool", "ppo.clip_value=1", NULL, "'ppo.clip_value'", "true or false"},
+    {"ppo_normalize_not_bool", "ppo.normalize_advantages=\"yes\"", NULL, "'ppo.normalize_advantages'",
+     "true or false"},
+    {"ppo_minibatches_not_dividing", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"ppo\", \"unroll_length\": 5, "
+     "\"batch_size\": 3, \"ppo\": {\"minibatches\": 4}}",
+     "'ppo.minibatches' = 4 does not divide the 15 transitions", "'unroll_length' 5 x 'batch_size' 3"},
     {"r2d2_not_object", "r2d2=3", NULL, "'r2d2'", "object"},
     {"r2d2_unknown_key", "r2d2.burnin=1", NULL, "unknown key 'r2d2.burnin'", NULL},
     {"burn_in_whole_unroll", "r2d2.burn_in=20", NULL, "'r2d2.burn_in' = 20",
@@ -427,6 +491,7 @@ int main(void)
 	TAP_RUN(t_rmsprop_defaults);
 	TAP_RUN(t_values_are_taken);
 	TAP_RUN(t_r2d2_and_replay_defaults);
+	TAP_RUN(t_ppo_defaults);
 	t_bad_configs();
 	TAP_RUN(t_set_dotted_keys);
 	TAP_RUN(t_set_refuses_bad_keys);

@@ -164,6 +164,7 @@ static const char *top_keys[] = {"env",
                                  "algorithm",
                                  "r2d2",
                                  "replay",
+                                 "ppo",
                                  NULL};
 static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1", "beta2",
                                    "eps",  "decay", "momentum", "style",  NULL};
@@ -173,6 +174,9 @@ static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
 static const char *r2d2_keys[] = {
     "burn_in",      "n_step",        "target_update_period", "eta", "value_rescale_eps",
     "epsilon_base", "epsilon_alpha", "eval_epsilon",         NULL};
+static const char *ppo_keys[] = {"epochs",       "minibatches", "clip",   "clip_value",
+                                 "value_clip",   "value_cost",  "lambda", "normalize_advantages",
+                                 "entropy_cost", NULL};
 static const char *replay_keys[] = {"capacity",           "min_size",  "alpha", "beta",
                                     "samples_per_insert", "tolerance", NULL};
 
@@ -335,10 +339,42 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 			c->algorithm = SEED_CONFIG_VTRACE;
 		else if (s && strcmp(s, "r2d2") == 0)
 			c->algorithm = SEED_CONFIG_R2D2;
+		else if (s && strcmp(s, "ppo") == 0)
+			c->algorithm = SEED_CONFIG_PPO;
 		else
 			return seed_err_set(err, -SEED_EOPTION,
-			                    "config: 'algorithm' must be \"vtrace\" or \"r2d2\"");
+			                    "config: 'algorithm' must be \"vtrace\", \"r2d2\" or \"ppo\"");
 	}
+	json_t *pp = json_object_get(root, "ppo");
+	if (pp && !json_is_object(pp))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'ppo' must be an object");
+	if (pp)
+		TRY(check_keys(pp, ppo_keys, "ppo", err));
+	seed_ppo_config_default(&c->ppo);
+	TRY(get_int(pp, "ppo", "epochs", c->ppo.epochs, 1, 10000, &i64, err));
+	c->ppo.epochs = (int)i64;
+	TRY(get_int(pp, "ppo", "minibatches", c->ppo.minibatches, 1, 1 << 24, &i64, err));
+	c->ppo.minibatches = (int)i64;
+	if (c->algorithm == SEED_CONFIG_PPO &&
+	    (int64_t)c->unroll_length * c->batch_size % c->ppo.minibatches != 0)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'ppo.minibatches' = %d does not divide the %lld transitions "
+		                    "of a batch ('unroll_length' %d x 'batch_size' %d)",
+		                    c->ppo.minibatches, (long long)c->unroll_length * c->batch_size,
+		                    c->unroll_length, c->batch_size);
+	TRY(get_num(pp, "ppo", "clip", c->ppo.clip, 0, 1e6, &d, err));
+	c->ppo.clip = (float)d;
+	TRY(get_bool(pp, "ppo", "clip_value", c->ppo.clip_value, &c->ppo.clip_value, err));
+	TRY(get_num(pp, "ppo", "value_clip", c->ppo.value_clip, 0, 1e30, &d, err));
+	c->ppo.value_clip = (float)d;
+	TRY(get_num(pp, "ppo", "value_cost", c->ppo.value_cost, 0, 1e6, &d, err));
+	c->ppo.value_cost = (float)d;
+	TRY(get_num(pp, "ppo", "entropy_cost", c->ppo.entropy_cost, 0, 1e6, &d, err));
+	c->ppo.entropy_cost = (float)d;
+	TRY(get_num(pp, "ppo", "lambda", c->ppo.lambda, 0, 1, &d, err));
+	c->ppo.lambda = (float)d;
+	TRY(get_bool(pp, "ppo", "normalize_advantages", c->ppo.normalize_advantages,
+	             &c->ppo.normalize_advantages, err));
 	json_t *r2 = json_object_get(root, "r2d2");
 	if (r2 && !json_is_object(r2))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'r2d2' must be an object");
@@ -536,6 +572,23 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 		json_object_set_new(o3, "samples_per_insert", jf(c->replay.samples_per_insert));
 		json_object_set_new(o3, "tolerance", jf(c->replay.tolerance));
 	}
+	if (c->algorithm == SEED_CONFIG_PPO) {
+		/* Only a PPO run records PPO's settings, as for R2D2's. */
+		json_t *o4 = json_object_get(root, "ppo");
+		if (!o4) {
+			o4 = json_object();
+			json_object_set_new(root, "ppo", o4);
+		}
+		json_object_set_new(o4, "epochs", json_integer(c->ppo.epochs));
+		json_object_set_new(o4, "minibatches", json_integer(c->ppo.minibatches));
+		json_object_set_new(o4, "clip", jf(c->ppo.clip));
+		json_object_set_new(o4, "clip_value", json_boolean(c->ppo.clip_value));
+		json_object_set_new(o4, "value_clip", jf(c->ppo.value_clip));
+		json_object_set_new(o4, "value_cost", jf(c->ppo.value_cost));
+		json_object_set_new(o4, "entropy_cost", jf(c->ppo.entropy_cost));
+		json_object_set_new(o4, "lambda", jf(c->ppo.lambda));
+		json_object_set_new(o4, "normalize_advantages", json_boolean(c->ppo.normalize_advantages));
+	}
 	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(root, "discount", jf(c->discount));
 	json_object_set_new(root, "unroll_length", json_integer(c->unroll_length));
@@ -559,7 +612,7 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 
 const char *seed_config_algorithm_name(seed_config_algorithm a)
 {
-	return a == SEED_CONFIG_R2D2 ? "r2d2" : "vtrace";
+	return a == SEED_CONFIG_R2D2 ? "r2d2" : a == SEED_CONFIG_PPO ? "ppo" : "vtrace";
 }
 
 int seed_config_parse(json_t *root, seed_config *c, seed_err *err)

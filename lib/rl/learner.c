@@ -22,6 +22,7 @@
 #include "seed/fsutil.h"
 #include "seed/metrics.h"
 #include "seed/optim.h"
+#include "seed/ppo.h"
 #include "seed/r2d2.h"
 #include "seed/rng.h"
 
@@ -71,6 +72,19 @@ struct seed_learner {
 	float *priorities, *seq_loss; /* (B) */
 	int nprio;                    /* priorities held: 0 before the first update, else B */
 	void *loss_ws;                /* seed_loss_workspace_size(T, B, A) bytes */
+	/* PPO (ppo): GAE's advantages and value targets over the T*B
+	 * transitions (the values at the start of the update stay in values),
+	 * the order of the current epoch, and one minibatch of M rows gathered
+	 * from it with the model's outputs and gradients. */
+	bool ppo;
+	int M;
+	float *adv, *ret;                            /* (T, B) */
+	uint32_t *perm;                              /* (T*B) */
+	uint8_t *mb_obs;                             /* (M, obs_bytes) */
+	int32_t *mb_action;                          /* (M) */
+	float *mb_logits, *mb_blogits, *mb_dlogits;  /* (M, A) */
+	float *mb_adv, *mb_ret, *mb_old, *mb_values; /* (M) */
+	float *mb_dvalues;                           /* (M) */
 	seed_learner_status st;
 	seed_learner_batch view;
 	double *returns; /* ring of the last return_window returns */
@@ -119,6 +133,7 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	int rc = seed_model_new(&L->model, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape, L->A,
 	                        L->T1 * L->B, err);
 	L->r2d2 = cfg->algorithm == SEED_CONFIG_R2D2;
+	L->ppo = cfg->algorithm == SEED_CONFIG_PPO;
 	if (rc == 0 && L->r2d2 && seed_model_head_kind(L->model) != SEED_HEAD_DUELING)
 		/* R2D2 learns Q values. */
 		rc = seed_err_set(err, -EINVAL,
@@ -128,10 +143,17 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	else if (rc == 0 && !L->r2d2 && seed_model_head_kind(L->model) != SEED_HEAD_ACTOR_CRITIC)
 		/* V-trace learns a policy and a value, from logits. */
 		rc = seed_err_set(err, -EINVAL,
-		                  "learner: the model has a \"%s\" head, which outputs Q values: V-trace "
+		                  "learner: the model has a \"%s\" head, which outputs Q values: %s "
 		                  "needs an actor-critic head; a Q-value head needs a Q-learning algorithm "
 		                  "(r2d2)",
-		                  seed_model_head_name(seed_model_head_kind(L->model)));
+		                  seed_model_head_name(seed_model_head_kind(L->model)),
+		                  L->ppo ? "PPO" : "V-trace");
+	else if (rc == 0 && L->ppo && seed_model_state_floats(L->model) > 0)
+		/* Its minibatches are shuffled transitions, which a core's
+		 * sequences cannot be cut into. */
+		rc = seed_err_set(err, -EINVAL,
+		                  "learner: algorithm ppo takes a model without a core (its minibatches "
+		                  "are shuffled transitions); the model has an LSTM core");
 	if (rc == 0 && L->r2d2)
 		rc = seed_model_new(&L->target, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape,
 		                    L->A, L->T1 * L->B, err);
@@ -194,6 +216,23 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 		L->seq_loss = seed_xcalloc(B, sizeof(float));
 		L->st.mean_q = L->st.mean_abs_td = L->st.mean_priority = NAN;
 	}
+	if (L->ppo) {
+		size_t M = nt / (size_t)cfg->ppo.minibatches;
+		L->M = (int)M;
+		L->adv = seed_xcalloc(nt, sizeof(float));
+		L->ret = seed_xcalloc(nt, sizeof(float));
+		L->perm = seed_xcalloc(nt, sizeof(uint32_t));
+		L->mb_obs = seed_xaligned(M * L->obs_bytes);
+		L->mb_action = seed_xcalloc(M, sizeof(int32_t));
+		L->mb_logits = seed_xcalloc(M * A, sizeof(float));
+		L->mb_blogits = seed_xcalloc(M * A, sizeof(float));
+		L->mb_dlogits = seed_xcalloc(M * A, sizeof(float));
+		L->mb_adv = seed_xcalloc(M, sizeof(float));
+		L->mb_ret = seed_xcalloc(M, sizeof(float));
+		L->mb_old = seed_xcalloc(M, sizeof(float));
+		L->mb_values = seed_xcalloc(M, sizeof(float));
+		L->mb_dvalues = seed_xcalloc(M, sizeof(float));
+	}
 	L->loss_ws = seed_xaligned(seed_loss_workspace_size(L->T1 - 1, L->B, L->A));
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
 	L->st.mean_return = NAN;
@@ -253,6 +292,19 @@ void seed_learner_free(seed_learner **Lp)
 	free(L->state0);
 	free(L->prev_action);
 	free(L->reset);
+	free(L->adv);
+	free(L->ret);
+	free(L->perm);
+	free(L->mb_obs);
+	free(L->mb_action);
+	free(L->mb_logits);
+	free(L->mb_blogits);
+	free(L->mb_dlogits);
+	free(L->mb_adv);
+	free(L->mb_ret);
+	free(L->mb_old);
+	free(L->mb_values);
+	free(L->mb_dvalues);
 	free(L->loss_ws);
 	free(L->returns);
 	free(L->dir);
@@ -342,6 +394,7 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 			return rc;
 	}
 	L->st.updates = ck->step;
+	L->st.optim_steps = ck->optim_step;
 	L->st.frames = ck->frames;
 	L->rng = ck->rng;
 	L->wall_before = ck->wall_time;
@@ -779,6 +832,136 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 	return 0;
 }
 
+/* Clip the gradient in the model's slab to max_grad_norm, set the
+ * learning rate of the schedule, and take one optimizer step, unless the
+ * gradient is not finite: that would poison every parameter, so the step
+ * is skipped (and counted). */
+static void optim_step(seed_learner *L)
+{
+	const seed_config *c = L->cfg;
+	size_t np = seed_model_num_params(L->model);
+	float *g = seed_model_grads(L->model);
+	L->st.grad_norm =
+	    seed_optim_clip_global_norm(g, np, c->max_grad_norm > 0 ? c->max_grad_norm : INFINITY);
+	L->st.lr =
+	    c->lr_decay ? seed_optim_lr_linear(c->lr, L->st.frames, c->total_frames, c->lr_min) : c->lr;
+	if (!isfinite(L->st.grad_norm))
+		L->st.skipped++;
+	else
+		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->st.lr);
+}
+
+/* PPO: GAE over the batch with the values of the parameters as they are
+ * now, then epochs passes over the T*B transitions in a new random order
+ * each, cut into minibatches of M rows; each minibatch is gathered, goes
+ * forward, through seed_ppo_loss and backward, and takes one optimizer
+ * step (optim_step).  The statistics of the update are the means over its
+ * minibatches: the loss terms into st.loss (value loss as baseline_loss,
+ * the mean ratio as mean_rho, approx_kl as kl, the clip fraction as
+ * clipped_rho_fraction, the mean value target as mean_vs), the gradient
+ * norm into st.grad_norm. */
+static int ppo_update(seed_learner *L, seed_err *err)
+{
+	const seed_config *c = L->cfg;
+	const seed_ppo_config *pc = &c->ppo;
+	int T = L->T1 - 1, B = L->B, A = L->A, M = L->M;
+	size_t TB = (size_t)T * (size_t)B, ob = L->obs_bytes, Az = (size_t)A;
+	double t_start = now_s();
+	/* The values of all T+1 rows, bootstrap row included: the old values
+	 * of the value clip, and GAE's. */
+	seed_model_forward(L->model, B, L->obs + TB * ob, NULL, L->values + TB);
+	seed_model_forward(L->model, (int)TB, L->obs, NULL, L->values);
+	seed_unroll_transitions(T, B, c->discount, L->reward, L->terminated, L->truncated, L->final_value,
+	                        L->rewards_t, L->discounts_t);
+	int rc = seed_ppo_gae(T, B, L->rewards_t, L->discounts_t, L->values, L->values + TB, pc->lambda,
+	                      L->adv, L->ret);
+	if (rc)
+		return seed_err_set(err, rc, "learner: GAE refused its inputs (lambda %g)",
+		                    (double)pc->lambda);
+	for (size_t i = 0; i < TB; i++)
+		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
+	L->st.lag_count += (int64_t)TB;
+	for (size_t i = 0; i < TB; i++)
+		L->perm[i] = (uint32_t)i;
+	seed_ppo_stats sum = {0}, one;
+	double norm_sum = 0, t_mark = t_start; /* the end of the last phase timed */
+	int steps = 0;
+	for (int e = 0; e < pc->epochs; e++) {
+		for (size_t i = TB - 1; i > 0; i--) { /* Fisher-Yates */
+			size_t j = seed_rng_below(&L->rng, (uint32_t)(i + 1));
+			uint32_t t = L->perm[i];
+			L->perm[i] = L->perm[j];
+			L->perm[j] = t;
+		}
+		for (int k = 0; k < pc->minibatches; k++) {
+			const uint32_t *rows = L->perm + (size_t)k * (size_t)M;
+			for (int m = 0; m < M; m++) {
+				size_t i = rows[m];
+				memcpy(L->mb_obs + (size_t)m * ob, L->obs + i * ob, ob);
+				memcpy(L->mb_blogits + (size_t)m * Az, L->blogits + i * Az,
+				       Az * sizeof(float));
+				L->mb_action[m] = L->action[i];
+				L->mb_adv[m] = L->adv[i];
+				L->mb_ret[m] = L->ret[i];
+				L->mb_old[m] = L->values[i];
+			}
+			seed_model_forward(L->model, M, L->mb_obs, L->mb_logits, L->mb_values);
+			seed_ppo_batch mb = {.N = M,
+			                     .A = A,
+			                     .logits = L->mb_logits,
+			                     .behaviour_logits = L->mb_blogits,
+			                     .actions = L->mb_action,
+			                     .advantages = L->mb_adv,
+			                     .returns = L->mb_ret,
+			                     .old_values = L->mb_old,
+			                     .values = L->mb_values};
+			rc = seed_ppo_loss(pc, &mb, &one, L->mb_dlogits, L->mb_dvalues, err);
+			if (rc)
+				return rc;
+			/* Forward: the values and GAE, the gathering, the
+			 * forward pass and the loss; then backward; then the
+			 * optimizer step. */
+			double tb = now_s();
+			seed_model_zero_grad(L->model);
+			seed_model_backward(L->model, M, L->mb_dlogits, L->mb_dvalues);
+			double to = now_s();
+			optim_step(L);
+			double te = now_s();
+			L->st.time_forward += tb - t_mark;
+			L->st.time_backward += to - tb;
+			L->st.time_optim += te - to;
+			t_mark = te;
+			norm_sum += L->st.grad_norm;
+			steps++;
+			sum.total += one.total;
+			sum.pg_loss += one.pg_loss;
+			sum.value_loss += one.value_loss;
+			sum.entropy_loss += one.entropy_loss;
+			sum.entropy += one.entropy;
+			sum.approx_kl += one.approx_kl;
+			sum.clip_fraction += one.clip_fraction;
+			sum.mean_ratio += one.mean_ratio;
+			sum.mean_value += one.mean_value;
+			sum.mean_return += one.mean_return;
+			sum.mean_advantage += one.mean_advantage;
+		}
+	}
+	const double s = 1.0 / steps;
+	L->st.loss = (seed_loss_stats){.total = sum.total * s,
+	                               .pg_loss = sum.pg_loss * s,
+	                               .baseline_loss = sum.value_loss * s,
+	                               .entropy_loss = sum.entropy_loss * s,
+	                               .entropy = sum.entropy * s,
+	                               .kl = sum.approx_kl * s,
+	                               .mean_rho = sum.mean_ratio * s,
+	                               .clipped_rho_fraction = sum.clip_fraction * s,
+	                               .mean_vs = sum.mean_return * s,
+	                               .mean_value = sum.mean_value * s,
+	                               .mean_pg_advantage = sum.mean_advantage * s};
+	L->st.grad_norm = norm_sum * s;
+	return 0;
+}
+
 int seed_learner_update(seed_learner *L, seed_err *err)
 {
 	if (L->fill != L->B)
@@ -792,27 +975,21 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	int T = L->T1 - 1, B = L->B;
 	double t0 = now_s();
 	L->t_backward = 0;
-	rc = L->r2d2 ? r2d2_grad(L, err) : vtrace_grad(L, err);
+	/* PPO takes its optimizer steps itself, one per minibatch, and times
+	 * its phases as it goes. */
+	rc = L->ppo ? ppo_update(L, err) : L->r2d2 ? r2d2_grad(L, err) : vtrace_grad(L, err);
 	if (rc)
 		return rc;
-	/* Forward until the gradient function began its backward pass (all of
-	 * it, should one not say when). */
-	double t1 = now_s(), tb = L->t_backward >= t0 ? L->t_backward : t1;
-	L->st.time_forward += tb - t0;
-	L->st.time_backward += t1 - tb;
-	size_t np = seed_model_num_params(L->model);
-	float *g = seed_model_grads(L->model);
-	L->st.grad_norm =
-	    seed_optim_clip_global_norm(g, np, c->max_grad_norm > 0 ? c->max_grad_norm : INFINITY);
-	L->st.lr =
-	    c->lr_decay ? seed_optim_lr_linear(c->lr, L->st.frames, c->total_frames, c->lr_min) : c->lr;
-	/* A NaN or infinite gradient would poison every parameter: skip the
-	 * step (the frames still count). */
-	if (!isfinite(L->st.grad_norm))
-		L->st.skipped++;
-	else
-		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->st.lr);
-	L->st.time_optim += now_s() - t1;
+	if (!L->ppo) {
+		/* Forward until the gradient function began its backward pass
+		 * (all of it, should one not say when). */
+		double t1 = now_s(), tb = L->t_backward >= t0 ? L->t_backward : t1;
+		L->st.time_forward += tb - t0;
+		L->st.time_backward += t1 - tb;
+		optim_step(L); /* a skipped step still counts its frames */
+		L->st.time_optim += now_s() - t1;
+	}
+	L->st.optim_steps = seed_optim_steps(L->optim);
 	L->st.updates++;
 	L->st.frames += (int64_t)T * B;
 	L->st.policy_version = next;
@@ -1000,6 +1177,13 @@ json_t *seed_learner_metrics(seed_learner *L)
 		json_object_set_new(o, "target_updates", json_integer(st->target_updates));
 		json_object_set_new(o, "env_frames", json_integer(st->env_frames));
 		json_object_set_new(o, "burn_in", json_integer(L->cfg->r2d2.burn_in));
+	}
+	if (L->ppo) {
+		/* PPO's own diagnostics; its value loss is baseline_loss and its
+		 * mean ratio pi/mu mean_rho, as for V-trace. */
+		json_object_set_new(o, "approx_kl", json_real(l->kl));
+		json_object_set_new(o, "clip_fraction", json_real(l->clipped_rho_fraction));
+		json_object_set_new(o, "optim_steps", json_integer(st->optim_steps));
 	}
 	L->mark.t = now;
 	L->mark.frames = st->frames;

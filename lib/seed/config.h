@@ -21,6 +21,7 @@
 #include "seed/error.h"
 #include "seed/loss.h"
 #include "seed/optim.h"
+#include "seed/ppo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,7 @@ typedef enum seed_config_ckpt_policy {
 typedef enum seed_config_algorithm {
 	SEED_CONFIG_VTRACE = 0, /* "vtrace": actor-critic on unrolls from seed-infer (IMPALA) */
 	SEED_CONFIG_R2D2,       /* "r2d2": Q-learning on sequences sampled from seed-replay */
+	SEED_CONFIG_PPO,        /* "ppo": PPO's clipped surrogate on unrolls from seed-infer */
 } seed_config_algorithm;
 
 /* R2D2's settings (config object "r2d2"; SEED RL's agents/r2d2 defaults).
@@ -90,9 +92,12 @@ typedef struct seed_config {
 	seed_config_algorithm algorithm;
 	seed_config_r2d2 r2d2;
 	seed_config_replay replay;
+	/* PPO's settings (config object "ppo"; seed/ppo.h, CleanRL's
+	 * defaults); minibatches divides unroll_length * batch_size. */
+	seed_ppo_config ppo;
 } seed_config;
 
-/* "vtrace" or "r2d2". */
+/* "vtrace", "r2d2" or "ppo". */
 const char *seed_config_algorithm_name(seed_config_algorithm a);
 
 /* Load a configuration into *root (a new reference).  name_or_path is a

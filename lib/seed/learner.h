@@ -54,6 +54,20 @@
  * (seed_learner_priority_frame).  Checkpoints also hold the target network
  * as "target.NAME".
  *
+ * PPO (cfg->algorithm SEED_CONFIG_PPO): unroll frames as for V-trace, an
+ * actor-critic model without a core.  An update runs forward over the
+ * batch's (T+1)*B rows for the values, seed_ppo_gae (seed/ppo.h) over the
+ * transitions of the transition rule (as V-trace's, truncation folded into
+ * the reward), then cfg->ppo.epochs passes over the T*B transitions, each
+ * in a new order drawn from the learner's generator (saved in checkpoints),
+ * cut into cfg->ppo.minibatches minibatches; each minibatch goes forward,
+ * through seed_ppo_loss against the behaviour logits of the frames and the
+ * values from the start of the update, backward, and takes one optimizer
+ * step with clipping as above (a non-finite gradient skips that step and
+ * counts it in skipped).  The update is still one update and one version:
+ * the parameters are published after it, so that actors never play
+ * parameters halfway through an epoch; frames count T * B.
+ *
  * Threads: a learner belongs to one thread at a time.
  */
 #ifndef SEED_LEARNER_H
@@ -83,6 +97,7 @@ typedef struct seed_learner seed_learner;
 /* Where training stands.  Counters survive a save and a restore. */
 typedef struct seed_learner_status {
 	int64_t updates;        /* updates run (skipped ones included) */
+	int64_t optim_steps;    /* optimizer steps taken (ppo: up to epochs * minibatches an update) */
 	int64_t frames;         /* frames trained on: T * B per update (r2d2: replayed steps) */
 	int64_t policy_version; /* the version of the current parameters */
 	int64_t skipped;        /* updates skipped for a non-finite gradient */
