@@ -1,0 +1,101 @@
+#!/bin/sh
+# bench/ppo-peers.sh: Seed's PPO side by side with its peers, in one sitting.
+#
+#   bench/ppo-peers.sh setup VENV
+#       makes a Python virtual environment VENV with the peers' packages:
+#       torch, gymnasium, tyro and tensorboard for CleanRL; jax, flax, optax,
+#       distrax, brax, navix and gymnax 0.0.9 for PureJaxRL (its wrappers
+#       import brax and navix; gymnax 1.x changed step's results, which
+#       PureJaxRL's wrappers do not unpack).
+#   bench/ppo-peers.sh cartpole VENV CLEANRL [SEEDS]
+#       per seed (default 1 2 3 4 5), one after the other: CleanRL's ppo.py
+#       (CLEANRL: a checkout of github.com/vwxyzjn/cleanrl) until its last
+#       20 episodes average 475 (bench/peers/cleanrl_cartpole.py), then
+#       `seed-train ppo-cartpole --seed S` (time of the whole command, its
+#       100-episode greedy evaluation); then the medians.
+#   bench/ppo-peers.sh minatar VENV PUREJAXRL [SEEDS [FRAMES [GAMES]]]
+#       per game (default all five) and seed (default 1 2 3): PureJaxRL's
+#       PPO (PUREJAXRL: a checkout of github.com/luchris429/purejaxrl) on
+#       gymnax's GAME-MinAtar for FRAMES steps (default 5000000)
+#       (bench/peers/purejaxrl_minatar.py), then seed-train
+#       ppo-minatar-GAME at the same frames on gymnax's settings: no sticky
+#       actions, the minimal action set, an episode cap of 1000 steps (2500 on
+#       Freeway); PRESETS=minatar- compares the V-trace presets instead.
+#
+# Run from the build directory; every figure is a wall time from a cold start.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=${SEED_BIN:-$top/cmd}
+SEED_PRESETS=${SEED_PRESETS:-$top/examples/presets}
+export SEED_PRESETS
+usage() { sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || usage
+what=$1 venv=$2
+shift 2
+py=$venv/bin/python3
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) printf "%.2f", (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+field() { sed -n "s/.*\"$1\": *\\([-0-9.eE+]*\\).*/\\1/p" | head -1; }
+retmean() { sed -n 's/.*"return": *{ *"mean": *\([-0-9.eE+]*\).*/\1/p'; }
+now() { date +%s.%N; }
+
+d=$(mktemp -d "${TMPDIR:-/tmp}/ppo-peers.XXXXXX")
+trap 'rm -rf "$d"' EXIT
+
+case $what in
+setup)
+	python3 -m venv "$venv"
+	"$py" -m pip install -q torch gymnasium tyro tensorboard jax flax optax distrax brax navix 'gymnax==0.0.9'
+	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gymnasium|tyro|jax|jaxlib|flax|optax|distrax|gymnax) '
+	;;
+cartpole)
+	[ $# -ge 1 ] || usage
+	cleanrl=$1
+	shift
+	seeds=${*:-1 2 3 4 5}
+	for s in $seeds; do
+		c=$("$py" "$top/bench/peers/cleanrl_cartpole.py" "$cleanrl" "$s")
+		echo "$c"
+		echo "$c" | field wall_s >>"$d/peer"
+		t0=$(now)
+		out=$("$bin/seed-train" ppo-cartpole --seed "$s" --dir "$d/run-$s" --quiet)
+		t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
+		frames=$(field frames <"$d/run-$s/checkpoint.json")
+		printf '{"seed-train": "ppo-cartpole", "seed": %s, "wall_s": %s, "frames": %s, "eval": %s}\n' \
+			"$s" "$t" "$frames" "$(echo "$out" | retmean)"
+		echo "$t" >>"$d/seed"
+	done
+	echo "median wall time to solved: CleanRL $(median <"$d/peer") s, Seed $(median <"$d/seed") s"
+	;;
+minatar)
+	[ $# -ge 1 ] || usage
+	pjr=$1
+	seeds=${2:-1 2 3}
+	frames=${3:-5000000}
+	games=${4:-breakout asterix freeway seaquest space-invaders}
+	prefix=${PRESETS:-ppo-minatar-}
+	for g in $games; do
+		case $g in
+		breakout) gx=Breakout cap=1000 ;;
+		asterix) gx=Asterix cap=1000 ;;
+		freeway) gx=Freeway cap=2500 ;;
+		seaquest) gx=Seaquest cap=1000 ;;
+		space-invaders) gx=SpaceInvaders cap=1000 ;;
+		*) echo "ppo-peers: unknown game $g" >&2; exit 2 ;;
+		esac
+		for s in $seeds; do
+			p=$("$py" "$top/bench/peers/purejaxrl_minatar.py" "$pjr" "$gx" "$s" "$frames" 2>/dev/null)
+			echo "$p"
+			r="$d/$g-$s"
+			t0=$(now)
+			out=$("$bin/seed-train" "$prefix$g" --seed "$s" --frames "$frames" --dir "$r" --quiet \
+				--set "env_options={\"sticky_action_prob\": 0, \"minimal_action_set\": true, \"max_steps\": $cap}")
+			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
+			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return)
+			printf '{"seed-train": "%s", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s}\n' \
+				"$prefix$g" "$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$(echo "$out" | retmean)"
+		done
+	done
+	;;
+*) usage ;;
+esac
