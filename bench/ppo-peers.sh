@@ -1,12 +1,14 @@
 #!/bin/sh
 # bench/ppo-peers.sh: Seed's PPO side by side with its peers, in one sitting.
 #
-#   bench/ppo-peers.sh setup VENV
-#       makes a Python virtual environment VENV with the peers' packages:
-#       torch, gymnasium, tyro and tensorboard for CleanRL; jax, flax, optax,
-#       distrax, brax, navix and gymnax 0.0.9 for PureJaxRL (its wrappers
-#       import brax and navix; gymnax 1.x changed step's results, which
-#       PureJaxRL's wrappers do not unpack).
+#   bench/ppo-peers.sh setup-cleanrl VENV
+#       makes a Python virtual environment VENV for CleanRL: torch, tyro,
+#       tensorboard and gymnasium 0.29.1 (CleanRL's pin: its ppo.py reads the
+#       episodes from the "final_info" that gymnasium 1.x no longer gives).
+#   bench/ppo-peers.sh setup-purejaxrl VENV
+#       the same for PureJaxRL: jax, flax, optax, distrax, brax, navix and
+#       gymnax 0.0.9 (its wrappers import brax and navix; gymnax 1.x changed
+#       step's results, which PureJaxRL's wrappers do not unpack).
 #   bench/ppo-peers.sh cartpole VENV CLEANRL [SEEDS]
 #       per seed (default 1 2 3 4 5), one after the other: CleanRL's ppo.py
 #       (CLEANRL: a checkout of github.com/vwxyzjn/cleanrl) until its last
@@ -28,7 +30,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEED_BIN:-$top/cmd}
 SEED_PRESETS=${SEED_PRESETS:-$top/examples/presets}
 export SEED_PRESETS
-usage() { sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 what=$1 venv=$2
 shift 2
@@ -43,10 +45,15 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/ppo-peers.XXXXXX")
 trap 'rm -rf "$d"' EXIT
 
 case $what in
-setup)
+setup-cleanrl)
 	python3 -m venv "$venv"
-	"$py" -m pip install -q torch gymnasium tyro tensorboard jax flax optax distrax brax navix 'gymnax==0.0.9'
-	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gymnasium|tyro|jax|jaxlib|flax|optax|distrax|gymnax) '
+	"$py" -m pip install -q torch tyro tensorboard 'gymnasium==0.29.1' 'numpy<2'
+	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gymnasium|tyro|numpy) '
+	;;
+setup-purejaxrl)
+	python3 -m venv "$venv"
+	"$py" -m pip install -q jax flax optax distrax brax navix 'gymnax==0.0.9'
+	"$py" -m pip list 2>/dev/null | grep -iE '^(jax|jaxlib|flax|optax|distrax|gymnax) '
 	;;
 cartpole)
 	[ $# -ge 1 ] || usage
@@ -54,7 +61,7 @@ cartpole)
 	shift
 	seeds=${*:-1 2 3 4 5}
 	for s in $seeds; do
-		c=$("$py" "$top/bench/peers/cleanrl_cartpole.py" "$cleanrl" "$s")
+		c=$("$py" "$top/bench/peers/cleanrl_cartpole.py" "$cleanrl" "$s" | tail -n 1)
 		echo "$c"
 		echo "$c" | field wall_s >>"$d/peer"
 		t0=$(now)
@@ -84,14 +91,15 @@ minatar)
 		*) echo "ppo-peers: unknown game $g" >&2; exit 2 ;;
 		esac
 		for s in $seeds; do
-			p=$("$py" "$top/bench/peers/purejaxrl_minatar.py" "$pjr" "$gx" "$s" "$frames" 2>/dev/null)
+			# (the JSON line is the last: brax's import prints notes on stdout)
+			p=$("$py" "$top/bench/peers/purejaxrl_minatar.py" "$pjr" "$gx" "$s" "$frames" 2>/dev/null | tail -n 1)
 			echo "$p"
 			r="$d/$g-$s"
 			t0=$(now)
 			out=$("$bin/seed-train" "$prefix$g" --seed "$s" --frames "$frames" --dir "$r" --quiet \
 				--set "env_options={\"sticky_action_prob\": 0, \"minimal_action_set\": true, \"max_steps\": $cap}")
 			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
-			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return)
+			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return | awk '{ printf "%.2f", $1 }')
 			printf '{"seed-train": "%s", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s}\n' \
 				"$prefix$g" "$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$(echo "$out" | retmean)"
 		done
