@@ -23,6 +23,9 @@
 #       ppo-minatar-GAME at the same frames on gymnax's settings: no sticky
 #       actions, the minimal action set, an episode cap of 1000 steps (2500 on
 #       Freeway); PRESETS=minatar- compares the V-trace presets instead.
+#       Each Seed line says when its training return first reached the
+#       peer's final return (reached_peer_s, from the cold start); KEEP=DIR
+#       keeps the run directories there.
 #
 # Run from the build directory; every figure is a wall time from a cold start.
 set -eu
@@ -100,8 +103,22 @@ minatar)
 				--set "env_options={\"sticky_action_prob\": 0, \"minimal_action_set\": true, \"max_steps\": $cap}")
 			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
 			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return | awk '{ printf "%.2f", $1 }')
-			printf '{"seed-train": "%s", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s}\n' \
-				"$prefix$g" "$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$(echo "$out" | retmean)"
+			# When Seed's training return first reached the peer's final
+			# return: the learner's clock at that metrics line, plus the
+			# start-up (the wall time less the learner's last clock).
+			goal=$(echo "$p" | field final_return)
+			reach=null
+			if [ -n "$goal" ]; then
+				reach=$(while read -r l; do
+					printf '%s %s\n' "$(echo "$l" | field time)" "$(echo "$l" | field episode_return)"
+				done <"$r/metrics.jsonl" | awk -v goal="$goal" -v wall="$t" '
+					$2 != "" && !hit && $2 + 0 >= goal + 0 { hit = $1 }
+					{ last = $1 }
+					END { if (hit != "") printf "%.2f", hit + wall - last; else printf "null" }')
+			fi
+			printf '{"seed-train": "%s", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s, "reached_peer_s": %s}\n' \
+				"$prefix$g" "$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$(echo "$out" | retmean)" "$reach"
+			[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && cp -r "$r" "$KEEP/"; }
 		done
 	done
 	;;
