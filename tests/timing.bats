@@ -9,6 +9,8 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers
 	load_helpers
+	# seed-train finds the presets of this tree, built in it or beside it.
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
 	D=$(mktemp -d)
 	PIDS=""
 }
