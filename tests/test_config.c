@@ -230,6 +230,91 @@ static void t_ppo_defaults(void)
 	seed_config_free(&c);
 }
 
+/* Neuroevolution's defaults (seed-config(5)), written back only for an
+ * es, ga or rs run; sigma's default follows the algorithm. */
+static void t_evolution_defaults(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(!seed_config_get(c.root, "evolution"));
+	seed_config_free(&c);
+
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=es", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_ES && SEED_CONFIG_IS_EVO(c.algorithm));
+	CHECK(!SEED_CONFIG_IS_EVO(SEED_CONFIG_PPO) && !SEED_CONFIG_IS_EVO(SEED_CONFIG_VTRACE));
+	CHECK(strcmp(seed_config_algorithm_name(SEED_CONFIG_ES), "es") == 0);
+	CHECK(strcmp(seed_config_algorithm_name(SEED_CONFIG_GA), "ga") == 0);
+	CHECK(strcmp(seed_config_algorithm_name(SEED_CONFIG_RS), "rs") == 0);
+	const seed_config_evolution *e = &c.evolution;
+	CHECK(e->population == 256 && e->episodes == 1 && e->rank == 0);
+	CHECK_NEAR(e->sigma, 0.02, 1e-12);
+	CHECK(e->noise_seed == 0 && e->noise_size == 16777216);
+	CHECK_NEAR(e->lr, 0.01, 1e-9);
+	CHECK_NEAR(e->l2, 0.005, 1e-9);
+	CHECK(e->truncation == 20 && e->elite_candidates == 10 && e->elite_episodes == 30);
+	CHECK(e->episode_cap == 0 && e->greedy);
+	CHECK_NEAR(e->generation_deadline, 60, 0);
+	CHECK(json_integer_value(seed_config_get(c.root, "evolution.population")) == 256);
+	CHECK_NEAR(json_number_value(seed_config_get(c.root, "evolution.sigma")), 0.02, 0);
+	CHECK(json_is_true(seed_config_get(c.root, "evolution.greedy")));
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "algorithm")), "es") == 0);
+	seed_config_free(&c);
+
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=ga", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_GA);
+	CHECK_NEAR(c.evolution.sigma, 0.002, 1e-12);
+	seed_config_free(&c);
+
+	/* A population smaller than the default truncation and candidates
+	 * takes them down with it. */
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=rs", &err) == 0);
+	CHECK(seed_config_set(root, "evolution.population=5", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_RS);
+	CHECK(c.evolution.truncation == 5 && c.evolution.elite_candidates == 5);
+	seed_config_free(&c);
+
+	/* Values given are taken, a noise seed past 2^53 exactly. */
+	root = parse_json(MINIMAL);
+	const char *sets[] = {"algorithm=ga",
+	                      "evolution.population=64",
+	                      "evolution.episodes=3",
+	                      "evolution.sigma=0.5",
+	                      "evolution.rank=4",
+	                      "evolution.noise_seed=9007199254740993",
+	                      "evolution.noise_size=1000",
+	                      "evolution.lr=0.1",
+	                      "evolution.l2=0",
+	                      "evolution.truncation=7",
+	                      "evolution.elite_candidates=3",
+	                      "evolution.elite_episodes=5",
+	                      "evolution.episode_cap=200",
+	                      "evolution.generation_deadline=2.5",
+	                      "evolution.greedy=false"};
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+		CHECK(seed_config_set(root, sets[i], &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	e = &c.evolution;
+	CHECK(e->population == 64 && e->episodes == 3 && e->rank == 4);
+	CHECK_NEAR(e->sigma, 0.5, 0);
+	CHECK(e->noise_seed == UINT64_C(9007199254740993) && e->noise_size == 1000);
+	CHECK_NEAR(e->lr, 0.1, 1e-8);
+	CHECK_NEAR(e->l2, 0, 0);
+	CHECK(e->truncation == 7 && e->elite_candidates == 3 && e->elite_episodes == 5);
+	CHECK(e->episode_cap == 200 && !e->greedy);
+	CHECK_NEAR(e->generation_deadline, 2.5, 0);
+	CHECK(json_integer_value(seed_config_get(c.root, "evolution.noise_seed")) == 9007199254740993LL);
+	CHECK(json_is_false(seed_config_get(c.root, "evolution.greedy")));
+	seed_config_free(&c);
+}
+
 /* ---- refused configurations: one named case each ------------------------ */
 
 static const struct bad_case {
@@ -262,7 +347,41 @@ static const struct bad_case {
     {"style_unknown", "optimizer.style=jax", NULL, "'optimizer.style'", "\"tf\" or \"torch\""},
     {"checkpoint_failure_unknown", "checkpoint_failure=retry", NULL, "'checkpoint_failure'",
      "\"stop\" or \"continue\""},
-    {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'", "\"vtrace\", \"r2d2\" or \"ppo\""},
+    {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'",
+     "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\" or \"rs\""},
+    {"evolution_not_object", "evolution=[]", NULL, "'evolution'", "object"},
+    {"evolution_unknown_key", "evolution.popsize=10", NULL, "unknown key 'evolution.popsize'", NULL},
+    {"population_zero", "evolution.population=0", NULL, "'evolution.population' = 0", "out of range"},
+    {"population_odd_es", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"es\", "
+     "\"evolution\": {\"population\": 7}}",
+     "'evolution.population' = 7 must be even", "antithetic"},
+    {"episodes_zero", "evolution.episodes=0", NULL, "'evolution.episodes' = 0", "out of range"},
+    {"sigma_negative", "evolution.sigma=-0.1", NULL, "'evolution.sigma' = -0.1", "out of range"},
+    {"sigma_zero_es", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"es\", "
+     "\"evolution\": {\"sigma\": 0}}",
+     "'evolution.sigma' = 0", "more than 0"},
+    {"sigma_string", "evolution.sigma=small", NULL, "'evolution.sigma'", "number"},
+    {"rank_negative", "evolution.rank=-1", NULL, "'evolution.rank' = -1", "out of range"},
+    {"noise_seed_negative", "evolution.noise_seed=-1", NULL, "'evolution.noise_seed' = -1", "out of range"},
+    {"noise_size_zero", "evolution.noise_size=0", NULL, "'evolution.noise_size' = 0", "out of range"},
+    {"noise_size_past_int32", "evolution.noise_size=2147483648", NULL, "'evolution.noise_size'",
+     "out of range"},
+    {"noise_size_fractional", "evolution.noise_size=1.5", NULL, "'evolution.noise_size'", "integer"},
+    {"evo_lr_negative", "evolution.lr=-1", NULL, "'evolution.lr' = -1", "out of range"},
+    {"l2_negative", "evolution.l2=-0.5", NULL, "'evolution.l2' = -0.5", "out of range"},
+    {"truncation_past_population", "evolution.truncation=300", NULL, "'evolution.truncation' = 300",
+     "more than 'evolution.population' = 256"},
+    {"elite_candidates_past_population", "evolution.elite_candidates=257", NULL,
+     "'evolution.elite_candidates' = 257", "more than 'evolution.population' = 256"},
+    {"elite_episodes_zero", "evolution.elite_episodes=0", NULL, "'evolution.elite_episodes' = 0",
+     "out of range"},
+    {"episode_cap_negative", "evolution.episode_cap=-5", NULL, "'evolution.episode_cap' = -5",
+     "out of range"},
+    {"deadline_negative", "evolution.generation_deadline=-1", NULL, "'evolution.generation_deadline' = -1",
+     "out of range"},
+    {"greedy_not_bool", "evolution.greedy=1", NULL, "'evolution.greedy'", "true or false"},
     {"ppo_not_object", "ppo=1", NULL, "'ppo'", "object"},
     {"ppo_unknown_key", "ppo.clip_coef=0.2", NULL, "unknown key 'ppo.clip_coef'", NULL},
     {"ppo_epochs_zero", "ppo.epochs=0", NULL, "'ppo.epochs' = 0", "out of range"},
@@ -492,6 +611,7 @@ int main(void)
 	TAP_RUN(t_values_are_taken);
 	TAP_RUN(t_r2d2_and_replay_defaults);
 	TAP_RUN(t_ppo_defaults);
+	TAP_RUN(t_evolution_defaults);
 	t_bad_configs();
 	TAP_RUN(t_set_dotted_keys);
 	TAP_RUN(t_set_refuses_bad_keys);

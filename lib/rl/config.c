@@ -165,6 +165,7 @@ static const char *top_keys[] = {"env",
                                  "r2d2",
                                  "replay",
                                  "ppo",
+                                 "evolution",
                                  NULL};
 static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1", "beta2",
                                    "eps",  "decay", "momentum", "style",  NULL};
@@ -177,6 +178,21 @@ static const char *r2d2_keys[] = {
 static const char *ppo_keys[] = {"epochs",       "minibatches", "clip",   "clip_value",
                                  "value_clip",   "value_cost",  "lambda", "normalize_advantages",
                                  "entropy_cost", NULL};
+static const char *evolution_keys[] = {"population",
+                                       "episodes",
+                                       "sigma",
+                                       "rank",
+                                       "noise_seed",
+                                       "noise_size",
+                                       "lr",
+                                       "l2",
+                                       "truncation",
+                                       "elite_candidates",
+                                       "elite_episodes",
+                                       "episode_cap",
+                                       "generation_deadline",
+                                       "greedy",
+                                       NULL};
 static const char *replay_keys[] = {"capacity",           "min_size",  "alpha", "beta",
                                     "samples_per_insert", "tolerance", NULL};
 
@@ -273,6 +289,92 @@ static json_t *jf(double x)
 			return rc_;                                                                          \
 	} while (0)
 
+/* The "evolution" object (seed-config(5)): its defaults, ranges and the
+ * checks across keys, for any algorithm (an es/ga/rs run writes it back). */
+static int parse_evolution(json_t *root, seed_config *c, seed_err *err)
+{
+	seed_config_evolution *e = &c->evolution;
+	json_t *ev = json_object_get(root, "evolution");
+	if (ev && !json_is_object(ev))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'evolution' must be an object");
+	if (ev)
+		TRY(check_keys(ev, evolution_keys, "evolution", err));
+	int64_t i64;
+	double d;
+	bool es = c->algorithm == SEED_CONFIG_ES, ga = c->algorithm == SEED_CONFIG_GA;
+	TRY(get_int(ev, "evolution", "population", 256, 1, 1 << 20, &i64, err));
+	e->population = (int)i64;
+	if (es && e->population % 2)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.population' = %d must be even for algorithm es "
+		                    "(its members are antithetic pairs)",
+		                    e->population);
+	TRY(get_int(ev, "evolution", "episodes", 1, 1, 1 << 20, &i64, err));
+	e->episodes = (int)i64;
+	TRY(get_num(ev, "evolution", "sigma", ga ? 0.002 : 0.02, 0, 1e6, &e->sigma, err));
+	if (es && !(e->sigma > 0))
+		return seed_err_set(
+		    err, -SEED_EOPTION,
+		    "config: 'evolution.sigma' = 0 leaves algorithm es nothing to explore: it "
+		    "must be more than 0");
+	TRY(get_int(ev, "evolution", "rank", 0, 0, 1 << 16, &i64, err));
+	e->rank = (int)i64;
+	TRY(get_int(ev, "evolution", "noise_seed", 0, 0, INT64_MAX, &i64, err));
+	e->noise_seed = (uint64_t)i64;
+	TRY(get_int(ev, "evolution", "noise_size", 1 << 24, 1, INT32_MAX, &e->noise_size, err));
+	TRY(get_num(ev, "evolution", "lr", 0.01, 0, 10, &d, err));
+	e->lr = (float)d;
+	TRY(get_num(ev, "evolution", "l2", 0.005, 0, 1e6, &d, err));
+	e->l2 = (float)d;
+	TRY(get_int(ev, "evolution", "truncation", e->population < 20 ? e->population : 20, 1, 1 << 20, &i64,
+	            err));
+	e->truncation = (int)i64;
+	if (e->truncation > e->population)
+		return seed_err_set(
+		    err, -SEED_EOPTION,
+		    "config: 'evolution.truncation' = %d is more than 'evolution.population' = %d",
+		    e->truncation, e->population);
+	TRY(get_int(ev, "evolution", "elite_candidates", e->population < 10 ? e->population : 10, 1, 1 << 20,
+	            &i64, err));
+	e->elite_candidates = (int)i64;
+	if (e->elite_candidates > e->population)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.elite_candidates' = %d is more than "
+		                    "'evolution.population' = %d",
+		                    e->elite_candidates, e->population);
+	TRY(get_int(ev, "evolution", "elite_episodes", 30, 1, 1 << 20, &i64, err));
+	e->elite_episodes = (int)i64;
+	TRY(get_int(ev, "evolution", "episode_cap", 0, 0, INT32_MAX, &i64, err));
+	e->episode_cap = (int)i64;
+	TRY(get_num(ev, "evolution", "generation_deadline", 60, 0, 1e9, &e->generation_deadline, err));
+	TRY(get_bool(ev, "evolution", "greedy", true, &e->greedy, err));
+	return 0;
+}
+
+/* Write the evolution settings back into root (an es/ga/rs run). */
+static void write_evolution(json_t *root, const seed_config_evolution *e)
+{
+	json_t *o = json_object_get(root, "evolution");
+	if (!o) {
+		o = json_object();
+		json_object_set_new(root, "evolution", o);
+	}
+	json_object_set_new(o, "population", json_integer(e->population));
+	json_object_set_new(o, "episodes", json_integer(e->episodes));
+	json_object_set_new(o, "sigma", jf(e->sigma));
+	json_object_set_new(o, "rank", json_integer(e->rank));
+	json_object_set_new(o, "noise_seed", json_integer((json_int_t)e->noise_seed));
+	json_object_set_new(o, "noise_size", json_integer(e->noise_size));
+	json_object_set_new(o, "lr", jf(e->lr));
+	json_object_set_new(o, "l2", jf(e->l2));
+	json_object_set_new(o, "truncation", json_integer(e->truncation));
+	json_object_set_new(o, "elite_candidates", json_integer(e->elite_candidates));
+	json_object_set_new(o, "elite_episodes", json_integer(e->elite_episodes));
+	json_object_set_new(o, "episode_cap", json_integer(e->episode_cap));
+	json_object_set_new(o, "generation_deadline", jf(e->generation_deadline));
+	json_object_set_new(o, "greedy", json_boolean(e->greedy));
+}
+
 static int parse(json_t *root, seed_config *c, seed_err *err)
 {
 	memset(c, 0, sizeof *c);
@@ -341,10 +443,19 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 			c->algorithm = SEED_CONFIG_R2D2;
 		else if (s && strcmp(s, "ppo") == 0)
 			c->algorithm = SEED_CONFIG_PPO;
+		else if (s && strcmp(s, "es") == 0)
+			c->algorithm = SEED_CONFIG_ES;
+		else if (s && strcmp(s, "ga") == 0)
+			c->algorithm = SEED_CONFIG_GA;
+		else if (s && strcmp(s, "rs") == 0)
+			c->algorithm = SEED_CONFIG_RS;
 		else
-			return seed_err_set(err, -SEED_EOPTION,
-			                    "config: 'algorithm' must be \"vtrace\", \"r2d2\" or \"ppo\"");
+			return seed_err_set(
+			    err, -SEED_EOPTION,
+			    "config: 'algorithm' must be \"vtrace\", \"r2d2\", \"ppo\", \"es\", "
+			    "\"ga\" or \"rs\"");
 	}
+	TRY(parse_evolution(root, c, err));
 	json_t *pp = json_object_get(root, "ppo");
 	if (pp && !json_is_object(pp))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'ppo' must be an object");
@@ -589,6 +700,8 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 		json_object_set_new(o4, "lambda", jf(c->ppo.lambda));
 		json_object_set_new(o4, "normalize_advantages", json_boolean(c->ppo.normalize_advantages));
 	}
+	if (SEED_CONFIG_IS_EVO(c->algorithm))
+		write_evolution(root, &c->evolution);
 	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(root, "discount", jf(c->discount));
 	json_object_set_new(root, "unroll_length", json_integer(c->unroll_length));
@@ -612,7 +725,20 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 
 const char *seed_config_algorithm_name(seed_config_algorithm a)
 {
-	return a == SEED_CONFIG_R2D2 ? "r2d2" : a == SEED_CONFIG_PPO ? "ppo" : "vtrace";
+	switch (a) {
+	case SEED_CONFIG_R2D2:
+		return "r2d2";
+	case SEED_CONFIG_PPO:
+		return "ppo";
+	case SEED_CONFIG_ES:
+		return "es";
+	case SEED_CONFIG_GA:
+		return "ga";
+	case SEED_CONFIG_RS:
+		return "rs";
+	default:
+		return "vtrace";
+	}
 }
 
 int seed_config_parse(json_t *root, seed_config *c, seed_err *err)

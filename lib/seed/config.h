@@ -41,7 +41,32 @@ typedef enum seed_config_algorithm {
 	SEED_CONFIG_VTRACE = 0, /* "vtrace": actor-critic on unrolls from seed-infer (IMPALA) */
 	SEED_CONFIG_R2D2,       /* "r2d2": Q-learning on sequences sampled from seed-replay */
 	SEED_CONFIG_PPO,        /* "ppo": PPO's clipped surrogate on unrolls from seed-infer */
+	SEED_CONFIG_ES,         /* "es": evolution strategies (OpenAI's) on episodes from seed-infer */
+	SEED_CONFIG_GA,         /* "ga": a genetic algorithm (Uber's deep GA) on episodes */
+	SEED_CONFIG_RS,         /* "rs": random search, every member fresh from the initialisation */
 } seed_config_algorithm;
+
+/* Whether a is one of the neuroevolution algorithms (es, ga, rs). */
+#define SEED_CONFIG_IS_EVO(a) ((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS)
+
+/* Neuroevolution's settings (config object "evolution", for algorithms es,
+ * ga and rs; seed/evo.h and doc/evolution.md).  The defaults are those of
+ * seed-config(5); sigma's depends on the algorithm (ES 0.02, GA 0.002). */
+typedef struct seed_config_evolution {
+	int population;             /* members of an evaluation round; ES: even (256) */
+	int episodes;               /* episodes per member per round (1) */
+	double sigma;               /* ES: perturbation std; GA: mutation power */
+	int rank;                   /* 0: full-rank noise; r > 0: rank-r noise of 2-D weights (0) */
+	uint64_t noise_seed;        /* the noise table's seed (0) */
+	int64_t noise_size;         /* its floats (2^24: 64 MiB in every process that plays) */
+	float lr, l2;               /* ES: Adam's learning rate (0.01), L2 coefficient (0.005) */
+	int truncation;             /* GA: parents kept (20) */
+	int elite_candidates;       /* GA, RS: top candidates re-evaluated (10) */
+	int elite_episodes;         /* GA, RS: episodes of each re-evaluation (30) */
+	int episode_cap;            /* steps after which an episode is reported as truncated; 0 none (0) */
+	double generation_deadline; /* seconds after which a round ends incomplete; 0 none (60) */
+	bool greedy;                /* members act greedily, else sample their softmax (true) */
+} seed_config_evolution;
 
 /* R2D2's settings (config object "r2d2"; SEED RL's agents/r2d2 defaults).
  * A stored sequence is unroll_length + 1 steps: the first burn_in only
@@ -95,9 +120,10 @@ typedef struct seed_config {
 	/* PPO's settings (config object "ppo"; seed/ppo.h, CleanRL's
 	 * defaults); minibatches divides unroll_length * batch_size. */
 	seed_ppo_config ppo;
+	seed_config_evolution evolution;
 } seed_config;
 
-/* "vtrace", "r2d2" or "ppo". */
+/* "vtrace", "r2d2", "ppo", "es", "ga" or "rs". */
 const char *seed_config_algorithm_name(seed_config_algorithm a);
 
 /* Load a configuration into *root (a new reference).  name_or_path is a
