@@ -269,6 +269,7 @@ static void t_evolution_defaults(void)
 	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
 	CHECK(c.algorithm == SEED_CONFIG_GA);
 	CHECK_NEAR(c.evolution.sigma, 0.002, 1e-12);
+	CHECK(c.evolution.population == 1000 && c.evolution.truncation == 20);
 	seed_config_free(&c);
 
 	/* A population smaller than the default truncation and candidates
@@ -293,7 +294,7 @@ static void t_evolution_defaults(void)
 	                      "evolution.lr=0.1",
 	                      "evolution.l2=0",
 	                      "evolution.truncation=7",
-	                      "evolution.elite_candidates=3",
+	                      "evolution.elite_candidates=0",
 	                      "evolution.elite_episodes=5",
 	                      "evolution.episode_cap=200",
 	                      "evolution.generation_deadline=2.5",
@@ -307,7 +308,7 @@ static void t_evolution_defaults(void)
 	CHECK(e->noise_seed == UINT64_C(9007199254740993) && e->noise_size == 1000);
 	CHECK_NEAR(e->lr, 0.1, 1e-8);
 	CHECK_NEAR(e->l2, 0, 0);
-	CHECK(e->truncation == 7 && e->elite_candidates == 3 && e->elite_episodes == 5);
+	CHECK(e->truncation == 7 && e->elite_candidates == 0 && e->elite_episodes == 5);
 	CHECK(e->episode_cap == 200 && !e->greedy);
 	CHECK_NEAR(e->generation_deadline, 2.5, 0);
 	CHECK(json_integer_value(seed_config_get(c.root, "evolution.noise_seed")) == 9007199254740993LL);

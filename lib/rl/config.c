@@ -302,7 +302,7 @@ static int parse_evolution(json_t *root, seed_config *c, seed_err *err)
 	int64_t i64;
 	double d;
 	bool es = c->algorithm == SEED_CONFIG_ES, ga = c->algorithm == SEED_CONFIG_GA;
-	TRY(get_int(ev, "evolution", "population", 256, 1, 1 << 20, &i64, err));
+	TRY(get_int(ev, "evolution", "population", ga ? 1000 : 256, 1, 1 << 20, &i64, err));
 	e->population = (int)i64;
 	if (es && e->population % 2)
 		return seed_err_set(err, -SEED_EOPTION,
@@ -334,7 +334,7 @@ static int parse_evolution(json_t *root, seed_config *c, seed_err *err)
 		    err, -SEED_EOPTION,
 		    "config: 'evolution.truncation' = %d is more than 'evolution.population' = %d",
 		    e->truncation, e->population);
-	TRY(get_int(ev, "evolution", "elite_candidates", e->population < 10 ? e->population : 10, 1, 1 << 20,
+	TRY(get_int(ev, "evolution", "elite_candidates", e->population < 10 ? e->population : 10, 0, 1 << 20,
 	            &i64, err));
 	e->elite_candidates = (int)i64;
 	if (e->elite_candidates > e->population)

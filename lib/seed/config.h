@@ -53,7 +53,7 @@ typedef enum seed_config_algorithm {
  * ga and rs; seed/evo.h and doc/evolution.md).  The defaults are those of
  * seed-config(5); sigma's depends on the algorithm (ES 0.02, GA 0.002). */
 typedef struct seed_config_evolution {
-	int population;             /* members of an evaluation round; ES: even (256) */
+	int population;             /* members of an evaluation round; ES: even (ES, RS 256; GA 1000) */
 	int episodes;               /* episodes per member per round (1) */
 	double sigma;               /* ES: perturbation std; GA: mutation power */
 	int rank;                   /* 0: full-rank noise; r > 0: rank-r noise of 2-D weights (0) */
@@ -61,7 +61,7 @@ typedef struct seed_config_evolution {
 	int64_t noise_size;         /* its floats (2^24: 64 MiB in every process that plays) */
 	float lr, l2;               /* ES: Adam's learning rate (0.01), L2 coefficient (0.005) */
 	int truncation;             /* GA: parents kept (20) */
-	int elite_candidates;       /* GA, RS: top candidates re-evaluated (10) */
+	int elite_candidates;       /* GA, RS: top candidates re-evaluated; 0: none (10) */
 	int elite_episodes;         /* GA, RS: episodes of each re-evaluation (30) */
 	int episode_cap;            /* steps after which an episode is reported as truncated; 0 none (0) */
 	double generation_deadline; /* seconds after which a round ends incomplete; 0 none (60) */
