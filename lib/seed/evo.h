@@ -1,0 +1,239 @@
+/* seed/evo.h: neuroevolution: evolution strategies, a genetic algorithm and
+ * random search over a population of networks named by keys.
+ *
+ * Three algorithms share one machinery (seed_evo_config.algo):
+ *
+ *   es  OpenAI's evolution strategies (Salimans et al. 2017): a centre theta;
+ *       each round M members in antithetic pairs theta +- sigma eps(key) (the
+ *       pair shares a key); fitness = mean episode return, shaped by centred
+ *       ranks over the members that had an episode (seed_evo_centered_ranks),
+ *       the gradient estimate
+ *           g = 1 / (M' sigma) * sum_m shaped[m] sign[m] eps(key[m])
+ *       (M' the members in the update) fed to Adam (seed/optim.h) as the
+ *       descent direction -g, with L2 weight decay l2 * theta added to it as
+ *       OpenAI's es does (optimizer.update(-g + l2coeff * theta)).
+ *   ga  Uber's deep GA (Such et al. 2017): a member is a genome, a list of
+ *       keys: the first seeds the initialisation, each further one adds a
+ *       mutation sigma eps(key).  Each round (phase 0) the M members are
+ *       ranked; the top T (truncation) are the parents of the next round,
+ *       whose members are a random parent's genome plus one new mutation
+ *       key; elitism: the top elite_candidates of the round are re-evaluated
+ *       over elite_episodes episodes each in a round of their own (phase 1),
+ *       and the best of them by that mean is the elite, kept unchanged as
+ *       member 0 of every following round until a better one replaces it.
+ *       In the first round every member is a fresh genome of length 1.
+ *   rs  random search: every member a fresh genome of length 1 (a new
+ *       initialisation), with the same elitism as the GA (the elite member 0
+ *       of each round, phase 1 re-evaluations).
+ * With elite_candidates = 0 there is no phase 1: the elite is the best
+ * member of the last round by its own episodes.
+ *
+ * Keys and noise.  eps(key) comes from the shared noise table (seed/noise.h):
+ *   full rank (rank 0): the P floats of the table starting at
+ *     seed_noise_index(noise, key, P), in the model's slab order;
+ *   low rank r > 0: the model's tensors in slab order (seed_model_param_at)
+ *     each take their noise from one slice of Q floats starting at
+ *     seed_noise_index(noise, key, Q), consumed in that order: a 2-D tensor
+ *     of shape [d0, d1] (a linear layer's weight [out, in], a head's weight)
+ *     takes d0 * r floats as A [d0, r] then d1 * r floats as B [d1, r]
+ *     (row-major) and its noise is
+ *         eps[i][j] = (sum_k A[i][k] B[j][k]) * (1 / sqrt(r))
+ *     (the sum over k in order, in float, then the product by the float
+ *     1/sqrt(r)): the product of two thin matrices, each element of
+ *     variance 1 as a full-rank element's; every other tensor (biases,
+ *     convolution weights) takes its numel floats as they are.  Q is the
+ *     sum of those lengths.  The population's forward pass (seed/population.h)
+ *     then needs no weights per member for 2-D weights: x (W + c A B^T) =
+ *     x W + c (x B) A^T.
+ * init(s) is seed_model_init(model, rng) with rng = seed_rng_init(s,
+ * SEED_EVO_INIT_STREAM): the model's own initialisation scheme.
+ *
+ * Fitness: a member's fitness is the mean return of all its reported
+ * episodes of the round; members without one are left out of the update
+ * (ES: both members of their pair).
+ *
+ * Memory: ES keeps the centre and Adam's two slots (3 P floats) and a
+ * gradient (P); GA and RS keep genomes only (members x generations keys).
+ *
+ * Threads: a seed_evo belongs to one thread at a time;
+ * seed_evo_member_params may run in several threads at once on distinct
+ * scratch models (the table is read-only).
+ */
+#ifndef SEED_EVO_H
+#define SEED_EVO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed/checkpoint.h"
+#include "seed/error.h"
+#include "seed/nn.h"
+#include "seed/noise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The seed_rng stream of init(s). */
+#define SEED_EVO_INIT_STREAM UINT64_C(0x696e6974)
+
+typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS } seed_evo_algo;
+const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs" */
+int seed_evo_algo_parse(const char *s, seed_evo_algo *a); /* -EINVAL if unknown */
+
+/* A generation (one round of evaluation) as the learner publishes it and the
+ * server plays it.  Every pointer is borrowed. */
+typedef struct seed_evo_gen {
+	seed_evo_algo algo;
+	int64_t generation;  /* counts rounds from 0; a GA's elite re-evaluation is a round of its own */
+	int phase;           /* 0: evaluate the members; 1: re-evaluate elite candidates (GA, RS) */
+	uint64_t noise_seed; /* the noise table's identity */
+	int64_t noise_size;
+	double sigma;            /* ES: perturbation std; GA: mutation power */
+	int rank;                /* 0: full-rank noise; r > 0: low-rank noise of 2-D weights (above) */
+	int members;             /* M */
+	int genome_len;          /* L: columns of genome */
+	const int64_t *genome;   /* [M][L] non-negative keys, -1 pads a shorter genome; ES: L = 1,
+	                          * the member's noise key; GA, RS: [0] seeds the initialisation,
+	                          * [1..] the mutations in order */
+	const float *sign;       /* ES: [M], +1 or -1 (antithetic pairs share a key); NULL otherwise */
+	const int32_t *episodes; /* [M]: episodes wanted of each member (>= 1) */
+	const float *centre;     /* ES: [num_params], the centre; NULL otherwise */
+	size_t num_params;       /* P of the model */
+} seed_evo_gen;
+
+/* Check g's shape and values: algo, phase, noise_size >= 1, sigma finite
+ * and >= 0, rank >= 0, members >= 1, genome_len >= 1, genome non-NULL with
+ * every row starting with a key >= 0 and holding keys >= 0 then only -1,
+ * ES: L = 1, sign of +-1 and centre non-NULL; episodes >= 1.  Returns 0 or
+ * -EINVAL with err naming the field and the member.  For a generation that
+ * arrived from elsewhere, before it is played. */
+int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err);
+
+/* Floats of one eps(key) slice of the table for a model of this layout and
+ * rank: P for rank 0, Q (above) for rank > 0. */
+int64_t seed_evo_noise_len(const seed_model *model, int rank);
+
+/* Write member m's parameters (num_params floats) into out; model gives the layout and the
+ * initialisation (its own parameters are overwritten; use a scratch model).
+ *   ES: centre + sign[m] * sigma * eps(genome[m][0])
+ *   GA: init(genome[m][0]) + sum over k >= 1 (until -1) of sigma * eps(genome[m][k])
+ *   RS: init(genome[m][0])
+ * Errors: -EINVAL (member out of range, a table that does not match noise_seed/noise_size, P mismatch,
+ * a slice longer than the table, a bad generation as seed_evo_gen_check says). */
+int seed_evo_member_params(const seed_noise *noise, seed_model *model, const seed_evo_gen *g, int m,
+                           float *out, seed_err *err);
+
+/* out[i] += scale * eps(key)[i] for the P parameters of model's layout
+ * (model is only read), full or low rank.  Errors: -EINVAL (a slice longer
+ * than the table). */
+int seed_evo_add_noise(const seed_noise *noise, const seed_model *model, int rank, uint64_t key, float scale,
+                       float *out, seed_err *err);
+
+/* Centred ranks (OpenAI ES): fitness[n] -> shaped[n] = rank / (n - 1) - 0.5, ties averaged.
+ * rank is the 0-based position in ascending order; tied values share the
+ * mean of their positions.  n = 1 gives 0; n = 0 writes nothing. */
+void seed_evo_centered_ranks(const double *fitness, int n, float *shaped);
+
+/* The algorithm object (the learner's side). */
+typedef struct seed_evo_config {
+	seed_evo_algo algo;
+	int population;       /* M: members of an evaluation round (ES: even, antithetic pairs) */
+	int episodes;         /* episodes per member per round (1) */
+	double sigma;         /* ES 0.02, GA 0.002, RS unused (0) */
+	int rank;             /* 0 full rank */
+	uint64_t noise_seed;  /* 0 */
+	int64_t noise_size;   /* 2^24 floats (64 MiB) */
+	uint64_t seed;        /* the algorithm's own draws (keys, parents): 1 */
+	float lr, l2;         /* ES: Adam's learning rate (0.01), L2 weight decay coefficient (0.005) */
+	int truncation;       /* GA: parents kept (T): 20 */
+	int elite_candidates; /* GA, RS: top candidates re-evaluated (10) */
+	int elite_episodes;   /* GA, RS: episodes of each re-evaluation (30) */
+} seed_evo_config;
+/* Fill c with the defaults of algorithm a: population 256 (ES, RS) or 1000
+ * (GA, Uber's Atari population), the values in the comments above. */
+void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a);
+
+typedef struct seed_evo seed_evo;
+/* model: the layout (and for ES the initial centre: its current parameters), kept by the caller
+ * alive while evo lives.  noise: the table named by c (kept alive by the
+ * caller too).  The first round (generation 0, phase 0) is ready at once.
+ * Errors: -EINVAL (a bad configuration: err names the key: population < 1,
+ * or odd for ES; episodes, elite_episodes < 1; sigma not finite or < 0;
+ * rank < 0; truncation not in [1, population]; elite_candidates not in
+ * [0, population]; lr not finite or < 0; l2 not finite or < 0; a table
+ * that is not (noise_seed, noise_size); a noise slice longer than the
+ * table), -ENOMEM. */
+int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
+                 seed_err *err);
+/* Free *e (NULL is fine) and set *e to NULL. */
+void seed_evo_free(seed_evo **e);
+/* The round to play now (valid until the next seed_evo_advance). */
+const seed_evo_gen *seed_evo_current(const seed_evo *e);
+/* One episode of member m of round generation: return and length.
+ * Returns 0, or -ESTALE for another round (ignore it), -ERANGE for a bad member. */
+int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t length);
+/* Whether every member has its episodes. */
+bool seed_evo_complete(const seed_evo *e);
+/* Finish the round (complete or not: a deadline passed; members without an episode are left out
+ * of the update, both of an ES pair) and make the next one.  A round in
+ * which no member (ES: no pair) had an episode changes nothing but the
+ * round: the same members are played again under the next generation
+ * number.  Errors: -ENOMEM, e unchanged. */
+int seed_evo_advance(seed_evo *e, seed_err *err);
+/* The best network so far: ES its centre, GA and RS the elite (after its re-evaluation;
+ * before any, the best member of the last finished round; before any round
+ * finished, member 0 of the current round).  out: P floats.  Errors: those
+ * of seed_evo_member_params. */
+int seed_evo_best_params(seed_evo *e, float *out, seed_err *err);
+/* The elite's genome (GA, RS; ES: NULL, *len 0).  Before any elite, as
+ * seed_evo_best_params says.  Valid until the next seed_evo_advance. */
+const int64_t *seed_evo_best_genome(const seed_evo *e, int *len);
+typedef struct seed_evo_stats {
+	int64_t generation;        /* rounds finished */
+	double best, mean, median; /* of the last finished evaluation round's members (NAN before one) */
+	double elite;              /* the elite's re-evaluated mean return (GA/RS; NAN until one) */
+	int64_t episodes, frames;  /* of all rounds so far (lengths summed) */
+	int evaluated;             /* members of the last round that had an episode */
+} seed_evo_stats;
+const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
+
+/* Checkpoint and resume.
+ *
+ * seed_evo_state_tensors fills out[0 .. count) with views of the state
+ * (pointing into e, valid until the next seed_evo_advance or seed_evo_free)
+ * for seed_checkpoint_save, and returns count (at most
+ * SEED_EVO_STATE_TENSORS; max smaller than that is -ERANGE).  Names all
+ * start with "evo." and never clash with a model's tensors:
+ *   evo.state    i64 [16]  generation, phase, the four words of the
+ *                          algorithm's seed_rng, Adam's step count, the
+ *                          stats' generation, episodes and frames, the
+ *                          algorithm, population, rank, P, then 0s
+ *   evo.scores   f64 [6]   the stats' best, mean, median, elite; the
+ *                          elite's score
+ *   evo.genome   i64 [M, L] the current round's genomes
+ *   evo.episodes i32 [M]   its episodes wanted
+ *   evo.sign     f32 [M]   ES only
+ *   evo.centre   f32 [P]   ES only (also the model's parameters to save)
+ *   evo.adam_m, evo.adam_v f32 [P]  ES only
+ *   evo.parents  i64 [T', Lp] GA: the parents of the next phase-0 round
+ *   evo.elite    i64 [Le]  GA, RS: the elite's genome (absent before one)
+ * The noise table's identity is in the configuration (and in evo.state
+ * indirectly: save the configuration with the checkpoint).
+ *
+ * seed_evo_restore puts that state back into e, made by seed_evo_new with
+ * the same configuration and model layout (a fresh e, or one that ran):
+ * the round that was current when the state was taken is current again,
+ * with no episodes reported (a resumed learner replays it from the start).
+ * Errors: -ENOENT (a tensor missing), -EINVAL (a tensor of another dtype
+ * or shape, a state of another algorithm, population, rank or P: err says
+ * which), -ENOMEM; e is unchanged on error. */
+#define SEED_EVO_STATE_TENSORS 10
+int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max);
+int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
