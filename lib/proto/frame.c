@@ -15,6 +15,7 @@
  */
 #include "seed/frame.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,12 @@
 #include "frame_internal.h"
 
 static const char *const type_names[SEED_FRAME_NTYPES] = {
-    [SEED_FRAME_INVALID] = "invalid",     [SEED_FRAME_STEP] = "step",
-    [SEED_FRAME_ACTION] = "action",       [SEED_FRAME_UNROLL] = "unroll",
-    [SEED_FRAME_EPISODE] = "episode",     [SEED_FRAME_PARAMS] = "params",
-    [SEED_FRAME_ERROR] = "error",         [SEED_FRAME_SAMPLE] = "sample",
-    [SEED_FRAME_SEQUENCES] = "sequences", [SEED_FRAME_PRIORITY] = "priority",
+    [SEED_FRAME_INVALID] = "invalid",       [SEED_FRAME_STEP] = "step",
+    [SEED_FRAME_ACTION] = "action",         [SEED_FRAME_UNROLL] = "unroll",
+    [SEED_FRAME_EPISODE] = "episode",       [SEED_FRAME_PARAMS] = "params",
+    [SEED_FRAME_ERROR] = "error",           [SEED_FRAME_SAMPLE] = "sample",
+    [SEED_FRAME_SEQUENCES] = "sequences",   [SEED_FRAME_PRIORITY] = "priority",
+    [SEED_FRAME_GENERATION] = "generation",
 };
 
 const char *seed_frame_type_name(seed_frame_type t)
@@ -353,10 +355,10 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 
 /* ---- schema -------------------------------------------------------------- */
 
-enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_COUNT };
-static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S"};
+enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_M, D_L, D_COUNT };
+static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S", "M", "L"};
 
-enum fkind { FK_INT = 1, FK_STR, FK_TENSOR };
+enum fkind { FK_INT = 1, FK_STR, FK_TENSOR, FK_FLOAT, FK_BOOL };
 
 #define DT(x) (1u << SEED_DTYPE_##x)
 #define DT_ANY (DT(U8) | DT(I8) | DT(I32) | DT(I64) | DT(F32) | DT(F64))
@@ -368,6 +370,13 @@ struct fspec {
 	/* FK_INT: the allowed range, and the dimension the value fixes */
 	int64_t min, max;
 	uint8_t fixes;
+	/* FK_FLOAT: finite and at least fmin (an int is accepted too) */
+	double fmin;
+	/* FK_STR: the values allowed (NULL-terminated; NULL: any) */
+	const char *const *values;
+	/* optional fields that come together: the field that must be present
+	 * whenever this one is (and names this one back) */
+	const char *with;
 	/* FK_TENSOR: allowed dtypes, leading dimensions, whether more
 	 * dimensions may follow them, or the field whose dtype and shape this
 	 * one repeats */
@@ -455,6 +464,20 @@ static const struct fspec episode_spec[] = {
     TENSOR("return", DT(F32), D_N),
     TENSOR("length", DT(I32), D_N),
     TENSOR("truncated", DT(U8), D_N),
+    /* Neuroevolution: the generation and member that played each episode
+     * (member -1: none was assigned), both or neither. */
+    {.name = "generation",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(I64),
+     .dims = {D_N},
+     .with = "member"},
+    {.name = "member",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(I32),
+     .dims = {D_N},
+     .with = "generation"},
 };
 
 static const struct fspec params_spec[] = {
@@ -490,6 +513,29 @@ static const struct fspec priority_spec[] = {
     TENSOR("priority", DT(F32), D_N),
 };
 
+static const char *const evo_algorithms[] = {"es", "ga", "rs", NULL};
+
+/* A round of neuroevolution for the population server (seed_evo_gen in
+ * seed/evo.h; lib/rl/evo_frame.c checks what the schema cannot: the genome's
+ * keys, the episodes wanted, which optional fields an algorithm needs). */
+static const struct fspec generation_spec[] = {
+    INT("run", 0, U32),
+    INT("generation", 0, I64),
+    INT("phase", 0, 1),
+    {.name = "algorithm", .kind = FK_STR, .values = evo_algorithms},
+    INT("noise_seed", 0, I64),
+    INT("noise_size", 1, I32),
+    {.name = "sigma", .kind = FK_FLOAT, .fmin = 0},
+    INT("rank", 0, I32),
+    TENSOR("genome", DT(I64), D_M, D_L),
+    TENSOR("episodes", DT(I32), D_M),
+    {.name = "sign", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_M}},
+    {.name = "centre", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_P}},
+    OPT_STR("model"),
+    {.name = "episode_cap", .kind = FK_INT, .optional = true, .min = 0, .max = I64},
+    {.name = "greedy", .kind = FK_BOOL, .optional = true},
+};
+
 static const struct fspec error_spec[] = {
     INT("code", INT64_MIN, I64),
     STR("message"),
@@ -508,7 +554,7 @@ static const struct {
     [SEED_FRAME_UNROLL] = SPEC(unroll_spec),     [SEED_FRAME_EPISODE] = SPEC(episode_spec),
     [SEED_FRAME_PARAMS] = SPEC(params_spec),     [SEED_FRAME_ERROR] = SPEC(error_spec),
     [SEED_FRAME_SAMPLE] = SPEC(sample_spec),     [SEED_FRAME_SEQUENCES] = SPEC(sequences_spec),
-    [SEED_FRAME_PRIORITY] = SPEC(priority_spec),
+    [SEED_FRAME_PRIORITY] = SPEC(priority_spec), [SEED_FRAME_GENERATION] = SPEC(generation_spec),
 };
 
 struct dims {
@@ -530,6 +576,37 @@ static int check_int(const seed_frame *f, const struct fspec *s, const seed_valu
 		d->value[s->fixes] = v->u.i;
 		d->from[s->fixes] = s->name;
 	}
+	return 0;
+}
+
+/* A str field whose value must be one of s->values. */
+static int check_value(const seed_frame *f, const struct fspec *s, const seed_value *v, seed_err *err)
+{
+	char list[120] = "", q[FRAME_QUOTE_MAX];
+	size_t o = 0;
+	for (int i = 0; s->values[i]; i++) {
+		if (strlen(s->values[i]) == v->u.str.len &&
+		    memcmp(s->values[i], v->u.str.ptr, v->u.str.len) == 0)
+			return 0;
+		o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", i ? ", " : "", s->values[i]);
+		if (o >= sizeof list)
+			o = sizeof list - 1;
+	}
+	return frame_err(err, -SEED_EFRAME, f->type, s->name, strlen(s->name), "'%s', expected one of %s",
+	                 frame_quote(q, v->u.str.ptr, v->u.str.len), list);
+}
+
+/* A float field (an int is taken as its value): finite, at least s->fmin. */
+static int check_float(const seed_frame *f, const struct fspec *s, const seed_value *v, seed_err *err)
+{
+	size_t nl = strlen(s->name);
+	if (v->kind != SEED_VALUE_FLOAT && v->kind != SEED_VALUE_INT)
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected float",
+		                 kind_name(v->kind));
+	double x = v->kind == SEED_VALUE_FLOAT ? v->u.f : (double)v->u.i;
+	if (!isfinite(x) || x < s->fmin)
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%g, expected a finite value >= %g",
+		                 x, s->fmin);
 	return 0;
 }
 
@@ -636,6 +713,9 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 				continue;
 			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "missing");
 		}
+		if (s->with && !seed_frame_get(f, s->with))
+			return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
+			                 "present without '%s' (they come together or not at all)", s->with);
 		int rc = 0;
 		switch (s->kind) {
 		case FK_INT:
@@ -644,6 +724,16 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 		case FK_STR:
 			if (v->kind != SEED_VALUE_STR)
 				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected str",
+				               kind_name(v->kind));
+			else if (s->values)
+				rc = check_value(f, s, v, err);
+			break;
+		case FK_FLOAT:
+			rc = check_float(f, s, v, err);
+			break;
+		case FK_BOOL:
+			if (v->kind != SEED_VALUE_BOOL)
+				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected bool",
 				               kind_name(v->kind));
 			break;
 		case FK_TENSOR:

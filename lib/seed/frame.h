@@ -22,7 +22,9 @@
  *                            T+1 steps, the fields of
  *                            seed_frame_unroll_fields below
  *   episode  infer -> learn  run actor env i32[N] return f32[N]
- *                            length i32[N] truncated u8[N]
+ *                            length i32[N] truncated u8[N] (optional,
+ *                            both or neither: generation i64[N],
+ *                            member i32[N])
  *   params   learn -> infer  policy_version run params f32[P] (optional
  *                            model: str, the model's JSON description)
  *   error    anyone          code message (optional frame: the type of the
@@ -32,6 +34,11 @@
  *                            weight f32[B] (optional state f32[B,S]) and
  *                            the unroll's per-step fields over B rows
  *   priority learn -> replay key i64[N] priority f32[N]
+ *   generation learn -> infer run generation phase algorithm ("es", "ga"
+ *                            or "rs") noise_seed noise_size sigma (a
+ *                            float) rank genome i64[M,L] episodes i32[M]
+ *                            (optional sign f32[M], centre f32[P], model
+ *                            str, episode_cap int, greedy bool)
  *
  * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
@@ -82,6 +89,7 @@ typedef enum seed_frame_type {
 	SEED_FRAME_SAMPLE,
 	SEED_FRAME_SEQUENCES,
 	SEED_FRAME_PRIORITY,
+	SEED_FRAME_GENERATION,
 	SEED_FRAME_NTYPES
 } seed_frame_type;
 

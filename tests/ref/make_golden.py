@@ -11,7 +11,7 @@ Writes, relative to the top of the source tree:
   tests/data/golden.frames   the good frames as one recorded stream
   tests/data/golden.jsonl    their JSON, one line each
   tests/data/mixed.frames    good and bad frames interleaved
-  tests/fuzz/corpus/*        seed inputs for tests/fuzz_frame.c
+  tests/fuzz/corpus/frame/*  seed inputs for tests/fuzz_frame.c (good_*, bad_*)
 
 Run from the top of the source tree:  python3 tests/ref/make_golden.py
 Needs the msgpack and numpy packages; never run by the build.
@@ -162,6 +162,41 @@ error = Pairs([
     ("frame", "step"),
 ])
 
+# A round of evolution strategies: four members in antithetic pairs, the
+# centre of a 5-parameter model; and episodes played by its members.
+generation = Pairs([
+    ("type", "generation"),
+    ("version", 1),
+    ("run", 3),
+    ("generation", 12),
+    ("phase", 0),
+    ("algorithm", "es"),
+    ("noise_seed", 2**40 + 7),
+    ("noise_size", 1000003),
+    ("sigma", 0.02),
+    ("rank", 0),
+    ("genome", T("i64", [[17], [17], [2**62], [0]])),
+    ("episodes", T("i32", [1, 1, 2, 1])),
+    ("sign", T("f32", [1, -1, 1, -1])),
+    ("centre", T("f32", [0.5, -0.25, 0.0, 1e-3, 3.0])),
+    ("model", '{"layers":[{"linear":[4,2]}]}'),
+    ("episode_cap", 500),
+    ("greedy", False),
+])
+
+episode_evo = Pairs([
+    ("type", "episode"),
+    ("version", 1),
+    ("run", 5),
+    ("actor", 1),
+    ("env", T("i32", [0, 3, 3])),
+    ("return", T("f32", [9.0, 500.0, 12.0])),
+    ("length", T("i32", [9, 500, 12])),
+    ("truncated", T("u8", [0, 1, 0])),
+    ("generation", T("i64", [12, 12, 11])),
+    ("member", T("i32", [0, 3, -1])),
+])
+
 GOOD = [
     ("step", step, {}),
     ("unroll", unroll, {}),
@@ -169,6 +204,8 @@ GOOD = [
     ("action", action, {}),
     ("params", params, {"use_single_float": True}),
     ("error", error, {}),
+    ("generation", generation, {}),
+    ("episode_evo", episode_evo, {}),
 ]
 
 
@@ -256,6 +293,14 @@ def params_base():
 
 def error_base():
     return Pairs([("type", "error"), ("version", 1), ("code", -1), ("message", "boom")])
+
+
+def generation_base(M=2, L=3):
+    return Pairs([
+        ("type", "generation"), ("version", 1), ("run", 1), ("generation", 0), ("phase", 0),
+        ("algorithm", "ga"), ("noise_seed", 1), ("noise_size", 1000), ("sigma", 0.005), ("rank", 0),
+        ("genome", T("i64", np.zeros((M, L)))), ("episodes", T("i32", np.ones(M))),
+    ])
 
 
 def tensor_pairs(dtype="f32", shape=(K,), data=None):
@@ -428,6 +473,42 @@ bad("params_dtype", replace(p, "params", T("f64", np.zeros(5))), EF, "params fra
 bad("params_rank", replace(p, "params", T("f32", np.zeros((5, 1)))), EF, "params frame: field 'params': shape [5,1], expected [P]")
 bad("params_policy_version", drop(p, "policy_version"), EF, "params frame: field 'policy_version': missing")
 bad("params_model_int", add(p, "model", 3), EF, "params frame: field 'model': int, expected str")
+e = add(add(episode_base(), "generation", T("i64", [1, 1])), "member", T("i32", [0, 1]))
+bad("episode_generation_alone", drop(e, "member"), EF,
+    "episode frame: field 'generation': present without 'member' (they come together or not at all)")
+bad("episode_member_alone", drop(e, "generation"), EF,
+    "episode frame: field 'member': present without 'generation'")
+bad("episode_member_dtype", replace(e, "member", T("i64", [0, 1])), EF,
+    "episode frame: field 'member': dtype i64, expected i32")
+bad("episode_generation_N", replace(e, "generation", T("i64", [1, 1, 1])), EF,
+    "episode frame: field 'generation': shape [3], expected [N]: dimension 0 is 3, but N = 2 (from 'env')")
+g = generation_base()
+bad("generation_algorithm", replace(g, "algorithm", "cma"), EF,
+    "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs'")
+bad("generation_algorithm_int", replace(g, "algorithm", 1), EF,
+    "generation frame: field 'algorithm': int, expected str")
+bad("generation_genome_missing", drop(g, "genome"), EF, "generation frame: field 'genome': missing")
+bad("generation_genome_rank", replace(g, "genome", T("i64", np.zeros(2))), EF,
+    "generation frame: field 'genome': shape [2], expected [M,L]")
+bad("generation_genome_dtype", replace(g, "genome", T("i32", np.zeros((2, 3)))), EF,
+    "generation frame: field 'genome': dtype i32, expected i64")
+bad("generation_M_mismatch", replace(g, "episodes", T("i32", np.ones(3))), EF,
+    "generation frame: field 'episodes': shape [3], expected [M]: dimension 0 is 3, but M = 2 (from 'genome')")
+bad("generation_sign_M", add(g, "sign", T("f32", np.ones(4))), EF,
+    "generation frame: field 'sign': shape [4], expected [M]: dimension 0 is 4, but M = 2 (from 'genome')")
+bad("generation_centre_dtype", add(g, "centre", T("f64", np.ones(4))), EF,
+    "generation frame: field 'centre': dtype f64, expected f32")
+bad("generation_sigma_negative", replace(g, "sigma", -0.5), EF,
+    "generation frame: field 'sigma': -0.5, expected a finite value >= 0")
+bad("generation_sigma_nan", replace(g, "sigma", float("nan")), EF,
+    "generation frame: field 'sigma': nan, expected a finite value >= 0")
+bad("generation_sigma_str", replace(g, "sigma", "0.1"), EF, "generation frame: field 'sigma': str, expected float")
+bad("generation_phase", replace(g, "phase", 2), EF, "generation frame: field 'phase': 2 out of range [0, 1]")
+bad("generation_noise_size", replace(g, "noise_size", 0), EF,
+    "generation frame: field 'noise_size': 0 out of range [1, 2147483647]")
+bad("generation_negative", replace(g, "generation", -1), EF, "generation frame: field 'generation': -1 out of range")
+bad("generation_cap_negative", add(g, "episode_cap", -5), EF, "generation frame: field 'episode_cap': -5 out of range")
+bad("generation_greedy_int", add(g, "greedy", 1), EF, "generation frame: field 'greedy': int, expected bool")
 r = error_base()
 bad("error_message_int", replace(r, "message", 3), EF, "error frame: field 'message': int, expected str")
 bad("error_code_missing", drop(r, "code"), EF, "error frame: field 'code': missing")
@@ -574,14 +655,18 @@ def main():
     with open(os.path.join(top, "tests/data/mixed.frames"), "wb") as f:
         f.write(mixed)
 
-    cdir = os.path.join(top, "tests/fuzz/corpus")
+    # The frame fuzzer's corpus: ours are good_* and bad_*; the other files
+    # there are inputs libFuzzer found, kept.
+    cdir = os.path.join(top, "tests/fuzz/corpus/frame")
     os.makedirs(cdir, exist_ok=True)
     for old in os.listdir(cdir):
-        os.unlink(os.path.join(cdir, old))
+        if old.startswith(("good_", "bad_")):
+            os.unlink(os.path.join(cdir, old))
     keep = [n for n in corpus if n.startswith("good_")] + [
         "bad_" + n for n in ("truncated", "trailing_bytes", "dtype_wrong", "K_mismatch", "unroll_logits_A",
                              "final_obs_shape", "tensor_key_twice", "version_2", "type_unknown", "numel_overflow",
-                             "data_short", "huge_count")]
+                             "data_short", "huge_count", "generation_M_mismatch", "generation_algorithm",
+                             "episode_generation_alone")]
     for n in keep:
         with open(os.path.join(cdir, n), "wb") as f:
             f.write(corpus[n])
