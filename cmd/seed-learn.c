@@ -44,6 +44,7 @@
 #include "seed/checkpoint.h"
 #include "seed/config.h"
 #include "seed/env.h"
+#include "seed/evolve.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
 #include "seed/limits.h"
@@ -360,6 +361,227 @@ static int gym_spec(const seed_config *c, seed_env_spec *spec, seed_err *err)
 	return 0;
 }
 
+/* ---- algorithms es, ga, rs: the evolution loop (seed/evolve.h) ---------- */
+
+#define EVO_PHASES                                                                                           \
+	(SEED_PHASE_BIT(SEED_PHASE_WAIT) | SEED_PHASE_BIT(SEED_PHASE_TAKE) |                                 \
+	 SEED_PHASE_BIT(SEED_PHASE_OPTIM) | SEED_PHASE_BIT(SEED_PHASE_PUBLISH) |                             \
+	 SEED_PHASE_BIT(SEED_PHASE_CHECKPOINT))
+
+/* Seconds between publications of the same round: a seed-infer that
+ * restarted, or subscribed late, gets the round within this. */
+#define EVO_REPUBLISH_S 1.0
+
+static seed_evolver *E;
+
+static void evo_publish(seed_chan *params)
+{
+	double t0 = seed_timing_now();
+	seed_err err;
+	if (seed_evolver_generation_frame(E, &out, &err))
+		cli_die("encoding the generation: %s", err.msg);
+	seed_chan_send(params, NULL, 0, out.data, out.len, true);
+	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
+}
+
+static int evo_checkpoint(void)
+{
+	seed_err err;
+	double t0 = seed_timing_now();
+	int rc = seed_evolver_save(E, &err);
+	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	if (rc == 0)
+		return 0;
+	ckpt_failures++;
+	cli_warn("checkpoint failed: %s", err.msg);
+	return -1;
+}
+
+/* The metrics line of the round that just finished, to the metrics file
+ * and the event file (step: frames, as for the other algorithms). */
+static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
+{
+	double wall = unix_time(), t0 = seed_timing_now();
+	json_t *o = seed_evolver_metrics(E, cli_now());
+	tm[SEED_PHASE_OPTIM] = seed_evolver_get_status(E)->time_update;
+	double frac[SEED_PHASE_N], dt = seed_timing_now() - tm_mark_at;
+	seed_timing_fractions(tm_mark, tm, dt, frac);
+	seed_timing_json(o, frac, EVO_PHASES, dt);
+	memcpy(tm_mark, tm, sizeof tm);
+	tm_mark_at += dt;
+	json_object_set_new(o, "bad_frames", json_integer(bad_frames));
+	json_object_set_new(o, "checkpoint_failures", json_integer(ckpt_failures));
+	seed_err err;
+	if (mx && seed_metrics_write(mx, o, &err))
+		cli_warn("metrics: %s", err.msg);
+	if (tb && seed_tfevents_write_json(tb, o, "frames", wall, &err))
+		cli_warn("metrics: %s", err.msg);
+	if (progress) {
+		const seed_evo_stats *s = seed_evolver_stats(E);
+		fprintf(stderr,
+		        "\r%s: generation %" PRId64 ", best %.4g, mean %.4g, elite %.4g, %" PRId64
+		        " frames, %.0f fps, wait %.0f%%   ",
+		        cli_prog, s->generation, s->best, s->mean, s->elite,
+		        seed_evolver_get_status(E)->frames,
+		        json_number_value(json_object_get(o, "frames_per_s")), 100 * frac[SEED_PHASE_WAIT]);
+	}
+	json_decref(o);
+	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+}
+
+/* Evolve: publish the round as a generation frame on the params channel
+ * (again every EVO_REPUBLISH_S), take episode frames from the unroll
+ * channel, finish rounds when complete or at the deadline, stop at the
+ * frame budget or the target.  Returns the exit status. */
+static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, const seed_env_spec *gym)
+{
+	seed_err err;
+	if (seed_evolver_new(&E, &cfg, gym, cli_now(), &err))
+		cli_die("config: %s", err.msg);
+	if (ck && seed_evolver_restore(E, ck, cli_now(), &err))
+		cli_die("--resume: %s", err.msg);
+	bool resumed = ck != NULL;
+	seed_checkpoint_free(&ck);
+	if (dir && seed_evolver_open_dir(E, dir, &err))
+		cli_die("--dir: %s", err.msg);
+	seed_metrics *mx = NULL;
+	char path[4096];
+	if (!metrics && dir) {
+		snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+		metrics = path;
+	}
+	if (metrics && seed_metrics_open(metrics, &mx, &err))
+		cli_die("%s", err.msg);
+	seed_tfevents *tb = NULL;
+	if (dir && seed_tfevents_open(dir, unix_time(), &tb, &err))
+		cli_die("%s", err.msg);
+
+	void *ctx = seed_chan_context();
+	seed_chan *uch, *pch;
+	/* Episode frames of up to as many episodes as an unroll frame has
+	 * rows, each with its generation and member (12 bytes more a row). */
+	int64_t rows = cfg.envs_per_actor > 65536 ? cfg.envs_per_actor : 65536;
+	int64_t max_msg = seed_limit_unroll(rows, 1, 0, 0, 0) + 12 * rows;
+	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop, .max_msg = max_msg};
+	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
+	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
+	cli_curve_chan(ctx, &po, opt.params, "--params");
+	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, opt.unrolls, &uo, &err))
+		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
+	if (seed_chan_open(&pch, ctx, SEED_CHAN_PUB, opt.params, &po, &err))
+		cli_die("%s", err.msg);
+
+	const seed_evolver_status *st = seed_evolver_get_status(E);
+	bool progress = !opt.quiet && isatty(2);
+	if (!opt.quiet) {
+		char summary[512];
+		seed_model_summary(seed_evolver_model(E), summary, sizeof summary);
+		const seed_config_evolution *ev = &cfg.evolution;
+		fprintf(
+		    stderr, "%s: %s on %s, %s population %d, noise table %" PRId64 " floats (%.0f MiB); %s\n",
+		    cli_prog, summary, cfg.env, seed_config_algorithm_name(cfg.algorithm), ev->population,
+		    ev->noise_size, (double)ev->noise_size * 4 / (1 << 20), resumed ? "resumed" : "new run");
+	}
+	int rc = 0;
+	const char *why = NULL;
+	double t_ckpt = cli_now(), t_pub = -1e300;
+	int64_t published = -1;
+	seed_frame f = {0};
+	seed_frame_decoder *dec;
+	if (seed_frame_decoder_new(&dec))
+		cli_die("out of memory");
+	double t_start = seed_timing_now();
+	tm_mark_at = t_start;
+	while (!cli_stop) {
+		double now = cli_now();
+		if (st->generation != published || now - t_pub >= EVO_REPUBLISH_S) {
+			evo_publish(pch);
+			published = st->generation;
+			t_pub = now;
+		}
+		if ((why = seed_evolver_done(E)))
+			break;
+		/* Wake for the deadline and the next republication. */
+		double wake = seed_evolver_deadline_in(E, now);
+		if (t_pub + EVO_REPUBLISH_S - now < wake)
+			wake = t_pub + EVO_REPUBLISH_S - now;
+		int timeout = wake <= 0 ? 0 : wake < 0.1 ? (int)(wake * 1000) + 1 : 100;
+		seed_chan_msg m;
+		double t0 = seed_timing_now();
+		int r = seed_chan_recv(uch, &m, timeout, &err);
+		double t1 = seed_timing_now();
+		tm[SEED_PHASE_WAIT] += t1 - t0;
+		if (r == -SEED_EEOF) {
+			why = "end of the episode stream";
+			break;
+		}
+		if (r == 0) {
+			int k = seed_frame_decoder_decode(dec, &f, m.data, m.len, &err);
+			if (k == 0)
+				k = seed_evolver_feed(E, &f, &err);
+			if (k < 0)
+				report_bad(err.msg);
+		} else if (r != -EAGAIN && r != -EINTR) {
+			cli_warn("%s", err.msg);
+		}
+		tm[SEED_PHASE_TAKE] += seed_timing_now() - t1;
+		int k = seed_evolver_step(E, cli_now(), &err);
+		if (k < 0) {
+			cli_warn("advancing the round: %s", err.msg);
+			why = "the next round could not be made";
+			rc = 1;
+			break;
+		}
+		if (k > 0) {
+			evo_publish(pch);
+			published = st->generation;
+			t_pub = cli_now();
+			evo_metrics(mx, tb, progress);
+		}
+		now = cli_now();
+		if (dir && cfg.checkpoint_interval > 0 && now - t_ckpt >= cfg.checkpoint_interval) {
+			t_ckpt = now;
+			if (evo_checkpoint() && cfg.checkpoint_failure == SEED_CONFIG_CKPT_STOP) {
+				why = "a checkpoint could not be written (checkpoint_failure is \"stop\")";
+				rc = 1;
+				break;
+			}
+		}
+	}
+	seed_frame_clear(&f);
+	seed_frame_decoder_free(&dec);
+	if (dir && evo_checkpoint())
+		rc = 1;
+	if (progress)
+		fputc('\n', stderr);
+	if (!opt.quiet) {
+		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
+		char split[256];
+		tm[SEED_PHASE_OPTIM] = st->time_update;
+		double dt = seed_timing_now() - t_start;
+		seed_timing_fractions(zero, tm, dt, frac);
+		seed_timing_format(frac, EVO_PHASES, split, sizeof split);
+		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, dt);
+	}
+	if (!opt.quiet || rc) {
+		char line[4400];
+		seed_evolver_summary(E, why, cli_now(), line, sizeof line);
+		fprintf(stderr, "%s: %s\n", cli_prog, line);
+	}
+	cli_curve_report((seed_chan *[]){uch, pch}, 2, opt.quiet && !rc);
+	seed_metrics_close(&mx);
+	seed_tfevents_close(&tb);
+	seed_chan_close(&uch);
+	seed_chan_close(&pch);
+	cli_curve_stop();
+	seed_chan_context_free(&ctx);
+	seed_evolver_free(&E);
+	seed_buf_free(&out);
+	seed_buf_free(&req);
+	seed_config_free(&cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
@@ -426,6 +648,8 @@ int main(int argc, char **argv)
 	bool is_gym = strncmp(cfg.env, "gym:", 4) == 0;
 	if (is_gym && gym_spec(&cfg, &gym, &err))
 		cli_die("config: %s", err.msg);
+	if (SEED_CONFIG_IS_EVO(cfg.algorithm))
+		return evolve(ck, dir, metrics, is_gym ? &gym : NULL);
 	if (seed_learner_new(&L, &cfg, is_gym ? &gym : NULL, &err))
 		cli_die("config: %s", err.msg);
 	if (ck && seed_learner_restore(L, ck, &err))
