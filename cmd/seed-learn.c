@@ -13,6 +13,13 @@
  * checkpoint_interval seconds, at the end and on SIGINT/SIGTERM.
  * --resume continues a run where it stopped.
  *
+ * Neuroevolution (algorithms "es", "ga", "rs"): a seed_evolver
+ * (seed/evolve.h) instead of a learner: each round goes out as a
+ * generation frame on the params channel (and again every second, for a
+ * late subscriber), episode frames with generation and member fields come
+ * in on the unroll channel, and a round ends when complete or at the
+ * generation deadline, with one metrics line.
+ *
  * Where the time goes (seed_timing(3)): waiting for frames, taking them in,
  * the updates' forward, backward and optimizer phases (timed by the
  * learner), publishing, checkpoints and metrics; every metrics line carries
@@ -73,7 +80,8 @@ static const seed_opt options[] = {
     {"set", 0, SEED_OPT_STRS, &opt.sets, "KEY=VALUE",
      .help = "override a config value (dotted keys, JSON values), repeatable"},
     {"unrolls", 'u', SEED_OPT_STR, &opt.unrolls, "ENDPOINT",
-     .help = "where unrolls come from (connects; '@' binds; or a file); r2d2: seed-replay's --bind"},
+     .help = "where unrolls come from (connects; '@' binds; or a file); r2d2: seed-replay's --bind; es, ga, "
+             "rs: episodes"},
     {"prefetch", 0, SEED_OPT_INT, &opt.prefetch, "N", 1, 1024,
      .help = "r2d2: sample requests kept in flight to seed-replay (default 2)"},
     {"params", 'P', SEED_OPT_STR, &opt.params, "ENDPOINT",
@@ -107,8 +115,9 @@ static const seed_opt options[] = {
 
 static const seed_opts usage_spec = {
     .usage = "(--config PRESET|FILE | --resume DIR) --unrolls ENDPOINT --params ENDPOINT [OPTION]...",
-    .summary = "Train a policy with V-trace on unrolls from seed-infer, or Q values with R2D2 on\n"
-               "sequences from seed-replay; publish its parameters.",
+    .summary = "Train a policy with V-trace or PPO on unrolls from seed-infer, or Q values with R2D2\n"
+               "on sequences from seed-replay, and publish its parameters; or evolve a population\n"
+               "(algorithms es, ga, rs) on episodes from seed-infer, publishing its generations.",
     .epilogue = "Exit status: 0 when the target or the frame budget is reached or when stopped by a\n"
                 "signal, with the final checkpoint written; 1 on errors, among them a checkpoint that\n"
                 "could not be written; 2 on usage errors.  See seed-learn(1) and seed-config(5).\n",
