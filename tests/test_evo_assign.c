@@ -33,11 +33,11 @@ static int reference_member(int M, const int32_t *wanted, const int64_t *assigne
  * the other: each assigns the next member. */
 static int first_step(seed_evo_assign *a, seed_evo_row *r)
 {
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	return seed_evo_assign_step(a, r, false, false, 0, 0, &rep);
 }
 
-static int end_step(seed_evo_assign *a, seed_evo_row *r, float ret, int32_t len, seed_evo_report *rep)
+static int end_step(seed_evo_assign *a, seed_evo_row *r, float ret, int32_t len, seed_evo_episode *rep)
 {
 	return seed_evo_assign_step(a, r, true, false, ret, len, rep);
 }
@@ -70,7 +70,7 @@ static void t_fewest_first(void)
 		}
 		for (int step = 0; step < 400; step++) {
 			seed_evo_row *r = &rows[step % 3];
-			seed_evo_report rep;
+			seed_evo_episode rep;
 			int want = reference_member(M, wanted, ref);
 			int32_t had = r->member;
 			CHECK(end_step(a, r, (float)step, 1 + step % 7, &rep) == 1);
@@ -102,7 +102,7 @@ static void t_extras_by_hand(void)
 	first_step(a, &r);
 	CHECK(r.state == SEED_EVO_ROW_PLAYING && r.member == expect[0] && r.generation == 4);
 	for (int i = 1; i < 9; i++) {
-		seed_evo_report rep;
+		seed_evo_episode rep;
 		end_step(a, &r, 1, 2, &rep);
 		CHECK_MSG(r.member == expect[i], "assignment %d: member %d, expected %d", i, r.member,
 		          expect[i]);
@@ -130,7 +130,7 @@ static void t_previous_kept(void)
 	int32_t m;
 	seed_evo_assign_play(a, &r[1], &slot, &m);
 	CHECK(slot == 0 && m == 1);
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	/* A middle step: nothing to report. */
 	CHECK(seed_evo_assign_step(a, &r[1], false, false, 1, 1, &rep) == 0);
 	CHECK(end_step(a, &r[1], 7.5f, 2, &rep) == 1);
@@ -175,7 +175,7 @@ static void t_third_orphans(void)
 	int32_t m;
 	seed_evo_assign_play(a, &r, &slot, &m);
 	CHECK(slot == 0 && m == 0);
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 1, &rep) == 0 && r.state == SEED_EVO_ROW_CAPPED);
 	CHECK(end_step(a, &r, 5, 2, &rep) == 0);
 	CHECK(r.state == SEED_EVO_ROW_PLAYING && r.generation == 2);
@@ -194,7 +194,7 @@ static void t_cap(void)
 	seed_evo_assign_start(a, 3, 1, w, 5, NULL);
 	seed_evo_row r = {0};
 	first_step(a, &r);
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	for (int32_t t = 1; t < 5; t++)
 		CHECK(seed_evo_assign_step(a, &r, false, false, (float)t, t, &rep) == 0);
 	CHECK(seed_evo_assign_in_flight(a, 0) == 1);
@@ -217,7 +217,7 @@ static void t_loose(void)
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[2] = {1, 1};
 	seed_evo_row r = {0};
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	/* Before any generation: nothing assigned, nothing reported. */
 	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 3, &rep) == 0 && r.state == SEED_EVO_ROW_NEW);
 	int slot;
@@ -242,7 +242,7 @@ static void t_missed_end(void)
 	seed_evo_assign_start(a, 0, 2, w, 0, NULL);
 	seed_evo_row r = {0};
 	first_step(a, &r);
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 10, &rep) == 0); /* a gap: 10 after 0 is fine */
 	CHECK(r.state == SEED_EVO_ROW_PLAYING);
 	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 3, &rep) == 0);
@@ -271,7 +271,7 @@ static void t_forget_and_stop(void)
 	int32_t m;
 	seed_evo_assign_play(a, &q, &slot, &m);
 	CHECK(slot == -1);
-	seed_evo_report rep;
+	seed_evo_episode rep;
 	CHECK(end_step(a, &q, 1, 1, &rep) == 0 && q.state == SEED_EVO_ROW_NEW);
 	/* After a stop, a new start: q's next first step is assigned. */
 	seed_evo_assign_start(a, 5, 2, w, 0, NULL);

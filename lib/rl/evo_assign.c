@@ -191,7 +191,7 @@ static void go_loose(const seed_evo_assign *a, seed_evo_row *r)
 }
 
 int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, bool truncated,
-                         float ep_return, int32_t ep_length, seed_evo_report *rep)
+                         float ep_return, int32_t ep_length, seed_evo_episode *rep)
 {
 	bool ended = terminated || truncated;
 	if (a->current < 0) {
@@ -202,13 +202,13 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 	int out = 0;
 	if (ended) {
 		if (r->state == SEED_EVO_ROW_PLAYING && slot_of(a, r) >= 0) {
-			*rep = (seed_evo_report){r->generation, r->member, ep_return, ep_length,
-			                         truncated && !terminated};
+			*rep = (seed_evo_episode){r->generation, r->member, ep_return, ep_length,
+			                          truncated && !terminated};
 			out = 1;
 			release(a, r);
 		} else if (r->state == SEED_EVO_ROW_LOOSE) {
-			*rep = (seed_evo_report){r->generation, -1, ep_return, ep_length,
-			                         truncated && !terminated};
+			*rep = (seed_evo_episode){r->generation, -1, ep_return, ep_length,
+			                          truncated && !terminated};
 			out = 1;
 		}
 		assign(a, r); /* obs is the next episode's first */
@@ -230,7 +230,7 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 		if (i < 0) {
 			r->state = SEED_EVO_ROW_CAPPED; /* orphaned: plays on unreported */
 		} else if (a->s[i].cap > 0 && ep_length >= a->s[i].cap) {
-			*rep = (seed_evo_report){r->generation, r->member, ep_return, ep_length, 1};
+			*rep = (seed_evo_episode){r->generation, r->member, ep_return, ep_length, 1};
 			out = 1;
 			release(a, r);
 			r->state = SEED_EVO_ROW_CAPPED;

@@ -66,13 +66,13 @@ typedef struct seed_evo_row {
 } seed_evo_row;
 
 /* An episode to report: what an episode frame's row carries. */
-typedef struct seed_evo_report {
+typedef struct seed_evo_episode {
 	int64_t generation;
 	int32_t member; /* -1: LOOSE, no member was assigned */
 	float ret;
 	int32_t length;
 	uint8_t truncated; /* the time limit or the episode cap */
-} seed_evo_report;
+} seed_evo_episode;
 
 typedef struct seed_evo_assign seed_evo_assign;
 
@@ -106,7 +106,7 @@ void seed_evo_assign_stop(seed_evo_assign *a);
  * 1, else returns 0; then assigns a member when an episode starts.  At most
  * one report a step. */
 int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, bool truncated,
-                         float ep_return, int32_t ep_length, seed_evo_report *rep);
+                         float ep_return, int32_t ep_length, seed_evo_episode *rep);
 
 /* Who chooses row r's next action: *slot (0 or 1; -1: no generation) and
  * *member in it.  PLAYING rows their own; the others the current
