@@ -77,6 +77,11 @@ extern "C" {
 
 /* The seed_rng stream of init(s). */
 #define SEED_EVO_INIT_STREAM UINT64_C(0x696e6974)
+/* The stream of the algorithm's own draws (keys, parents), seeded with
+ * seed_evo_config.seed: per ES pair one key; per fresh GA or RS member one
+ * key; per GA child the parent (seed_rng_below over the parents, best
+ * first) then the key; a key is seed_rng_u64 >> 1. */
+#define SEED_EVO_ALGO_STREAM UINT64_C(0x65766f)
 
 typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS } seed_evo_algo;
 const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs" */
@@ -206,19 +211,24 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  * for seed_checkpoint_save, and returns count (at most
  * SEED_EVO_STATE_TENSORS; max smaller than that is -ERANGE).  Names all
  * start with "evo." and never clash with a model's tensors:
- *   evo.state    i64 [16]  generation, phase, the four words of the
- *                          algorithm's seed_rng, Adam's step count, the
- *                          stats' generation, episodes and frames, the
- *                          algorithm, population, rank, P, then 0s
+ *   evo.state    i64 [16]  the current round's generation and phase, the
+ *                          four words of the algorithm's seed_rng, Adam's
+ *                          step count, the stats' generation, episodes and
+ *                          frames, the algorithm, population, rank, P, the
+ *                          round's members M and genome length L
  *   evo.scores   f64 [6]   the stats' best, mean, median, elite; the
- *                          elite's score
+ *                          elite's score; the stats' evaluated
  *   evo.genome   i64 [M, L] the current round's genomes
  *   evo.episodes i32 [M]   its episodes wanted
  *   evo.sign     f32 [M]   ES only
- *   evo.centre   f32 [P]   ES only (also the model's parameters to save)
+ *   evo.centre   f32 [P]   ES only (save the model's parameters too, from
+ *                          seed_evo_best_params, for seed-eval)
  *   evo.adam_m, evo.adam_v f32 [P]  ES only
  *   evo.parents  i64 [T', Lp] GA: the parents of the next phase-0 round
+ *                          (absent before the first round finished)
  *   evo.elite    i64 [Le]  GA, RS: the elite's genome (absent before one)
+ *   evo.best     i64 [Lb]  GA, RS: the best member of the last finished
+ *                          evaluation round (absent before one)
  * The noise table's identity is in the configuration (and in evo.state
  * indirectly: save the configuration with the checkpoint).
  *
@@ -229,7 +239,7 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  * Errors: -ENOENT (a tensor missing), -EINVAL (a tensor of another dtype
  * or shape, a state of another algorithm, population, rank or P: err says
  * which), -ENOMEM; e is unchanged on error. */
-#define SEED_EVO_STATE_TENSORS 10
+#define SEED_EVO_STATE_TENSORS 12
 int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max);
 int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err);
 

@@ -1,0 +1,1020 @@
+/* evo.c: evolution strategies, a genetic algorithm and random search
+ * (seed/evo.h).
+ *
+ * A seed_evo holds the round being played (its genome table, signs and
+ * episodes wanted, exposed as a seed_evo_gen), the episodes reported for
+ * it, and what the algorithm carries from round to round: ES its centre and
+ * Adam; GA and RS the parents and the elite, as genomes.  Nothing here
+ * builds a member's weights but seed_evo_best_params (GA, RS): the update of
+ * ES adds the members' noise into a gradient, key by key.
+ *
+ * The algorithm's draws come from one seed_rng, seed_rng_init(seed,
+ * SEED_EVO_ALGO_STREAM), in this order: ES, per pair, one key; GA's first
+ * round and RS's rounds, per fresh member, one key; GA's later rounds, per
+ * child, the parent (seed_rng_below) then the key.  A key is
+ * seed_rng_u64 >> 1 (non-negative as an int64).
+ */
+#include "seed/evo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/optim.h"
+#include "seed/rng.h"
+
+/* ---- names, checks, members ------------------------------------------------ */
+
+const char *seed_evo_algo_name(seed_evo_algo a)
+{
+	switch (a) {
+	case SEED_EVO_ES:
+		return "es";
+	case SEED_EVO_GA:
+		return "ga";
+	case SEED_EVO_RS:
+		return "rs";
+	}
+	return "?";
+}
+
+int seed_evo_algo_parse(const char *s, seed_evo_algo *a)
+{
+	static const seed_evo_algo all[] = {SEED_EVO_ES, SEED_EVO_GA, SEED_EVO_RS};
+	for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+		if (strcmp(s, seed_evo_algo_name(all[i])) == 0) {
+			*a = all[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool algo_ok(seed_evo_algo a)
+{
+	return a == SEED_EVO_ES || a == SEED_EVO_GA || a == SEED_EVO_RS;
+}
+
+/* Row m of g's genome: keys >= 0 then only -1, the first a key. */
+static int check_row(const seed_evo_gen *g, int m, seed_err *err)
+{
+	const int64_t *row = g->genome + (size_t)m * (size_t)g->genome_len;
+	if (row[0] < 0)
+		return seed_err_set(err, -EINVAL,
+		                    "generation: member %d: genome[0] is %lld, not a key (>= 0)", m,
+		                    (long long)row[0]);
+	bool pad = false;
+	for (int k = 1; k < g->genome_len; k++) {
+		if (row[k] < -1 || (pad && row[k] != -1))
+			return seed_err_set(
+			    err, -EINVAL,
+			    "generation: member %d: genome[%d] is %lld (keys >= 0, then only -1)", m, k,
+			    (long long)row[k]);
+		pad = pad || row[k] == -1;
+	}
+	return 0;
+}
+
+/* The fields of g that do not depend on the members. */
+static int check_head(const seed_evo_gen *g, seed_err *err)
+{
+	if (!algo_ok(g->algo))
+		return seed_err_set(err, -EINVAL, "generation: unknown algorithm %d", (int)g->algo);
+	if (g->phase != 0 && g->phase != 1)
+		return seed_err_set(err, -EINVAL, "generation: phase %d is not 0 or 1", g->phase);
+	if (g->phase == 1 && g->algo == SEED_EVO_ES)
+		return seed_err_set(err, -EINVAL, "generation: es has no phase 1");
+	if (g->generation < 0)
+		return seed_err_set(err, -EINVAL, "generation: generation %lld is negative",
+		                    (long long)g->generation);
+	if (g->noise_size < 1 || g->noise_size > SEED_NOISE_MAX_SIZE)
+		return seed_err_set(err, -EINVAL, "generation: noise_size %lld is not in [1, %lld]",
+		                    (long long)g->noise_size, (long long)SEED_NOISE_MAX_SIZE);
+	if (!(isfinite(g->sigma) && g->sigma >= 0))
+		return seed_err_set(err, -EINVAL, "generation: sigma %g must be finite and >= 0", g->sigma);
+	if (g->rank < 0)
+		return seed_err_set(err, -EINVAL, "generation: rank %d is negative", g->rank);
+	if (g->members < 1)
+		return seed_err_set(err, -EINVAL, "generation: members %d must be at least 1", g->members);
+	if (g->genome_len < 1 || !g->genome)
+		return seed_err_set(err, -EINVAL, "generation: no genome (genome_len %d)", g->genome_len);
+	if (!g->episodes)
+		return seed_err_set(err, -EINVAL, "generation: no episodes");
+	if (g->algo == SEED_EVO_ES) {
+		if (g->genome_len != 1)
+			return seed_err_set(err, -EINVAL, "generation: es genome_len %d is not 1",
+			                    g->genome_len);
+		if (!g->sign || !g->centre)
+			return seed_err_set(err, -EINVAL, "generation: es needs sign and centre");
+	}
+	return 0;
+}
+
+int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err)
+{
+	int rc = check_head(g, err);
+	if (rc)
+		return rc;
+	for (int m = 0; m < g->members; m++) {
+		if ((rc = check_row(g, m, err)))
+			return rc;
+		if (g->episodes[m] < 1)
+			return seed_err_set(err, -EINVAL,
+			                    "generation: member %d: episodes %d must be at least 1", m,
+			                    (int)g->episodes[m]);
+		if (g->algo == SEED_EVO_ES && g->sign[m] != 1.0f && g->sign[m] != -1.0f)
+			return seed_err_set(err, -EINVAL, "generation: member %d: sign %g is not +1 or -1", m,
+			                    (double)g->sign[m]);
+	}
+	return 0;
+}
+
+int64_t seed_evo_noise_len(const seed_model *model, int rank)
+{
+	if (rank <= 0)
+		return (int64_t)seed_model_num_params(model);
+	int64_t q = 0;
+	for (int t = 0; t < seed_model_num_tensors(model); t++) {
+		const seed_model_param *p = seed_model_param_at(model, t);
+		if (p->rank == 2)
+			q += (p->shape[0] + p->shape[1]) * (int64_t)rank;
+		else
+			q += (int64_t)p->numel;
+	}
+	return q;
+}
+
+int seed_evo_add_noise(const seed_noise *noise, const seed_model *model, int rank, uint64_t key, float scale,
+                       float *out, seed_err *err)
+{
+	int64_t len = seed_evo_noise_len(model, rank);
+	int64_t at = seed_noise_index(noise, key, len);
+	if (at < 0)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: a noise slice of %lld floats is longer than the table (%lld)",
+		                    (long long)len, (long long)seed_noise_size(noise));
+	const float *src = seed_noise_data(noise) + at;
+	if (rank <= 0) {
+		size_t P = seed_model_num_params(model);
+		for (size_t i = 0; i < P; i++)
+			out[i] += scale * src[i];
+		return 0;
+	}
+	float inv = (float)(1.0 / sqrt((double)rank));
+	for (int t = 0; t < seed_model_num_tensors(model); t++) {
+		const seed_model_param *p = seed_model_param_at(model, t);
+		float *o = out + p->offset;
+		if (p->rank != 2) {
+			for (size_t i = 0; i < p->numel; i++)
+				o[i] += scale * src[i];
+			src += p->numel;
+			continue;
+		}
+		int64_t d0 = p->shape[0], d1 = p->shape[1];
+		const float *A = src, *B = src + d0 * rank;
+		for (int64_t i = 0; i < d0; i++)
+			for (int64_t j = 0; j < d1; j++) {
+				float s = 0.0f;
+				for (int k = 0; k < rank; k++)
+					s += A[i * rank + k] * B[j * rank + k];
+				o[i * d1 + j] += scale * (s * inv);
+			}
+		src += (d0 + d1) * rank;
+	}
+	return 0;
+}
+
+/* The parameters of a genome (GA, RS) into out: init(genome[0]) then, for
+ * GA, the mutations until -1. */
+static int build_genome(const seed_noise *noise, seed_model *model, seed_evo_algo algo, double sigma,
+                        int rank, const int64_t *genome, int len, float *out, seed_err *err)
+{
+	seed_rng r;
+	seed_rng_init(&r, (uint64_t)genome[0], SEED_EVO_INIT_STREAM);
+	seed_model_init(model, &r);
+	memcpy(out, seed_model_params(model), seed_model_num_params(model) * sizeof *out);
+	if (algo != SEED_EVO_GA)
+		return 0;
+	for (int k = 1; k < len && genome[k] >= 0; k++) {
+		int rc = seed_evo_add_noise(noise, model, rank, (uint64_t)genome[k], (float)sigma, out, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int check_table(const seed_noise *noise, uint64_t seed, int64_t size, seed_err *err)
+{
+	if (seed_noise_seed(noise) != seed || seed_noise_size(noise) != size)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "evolution: the noise table is (seed %llu, size %lld), the generation wants (seed %llu, "
+		    "size %lld)",
+		    (unsigned long long)seed_noise_seed(noise), (long long)seed_noise_size(noise),
+		    (unsigned long long)seed, (long long)size);
+	return 0;
+}
+
+int seed_evo_member_params(const seed_noise *noise, seed_model *model, const seed_evo_gen *g, int m,
+                           float *out, seed_err *err)
+{
+	int rc = check_head(g, err);
+	if (rc)
+		return rc;
+	if (m < 0 || m >= g->members)
+		return seed_err_set(err, -EINVAL, "evolution: member %d is not in [0, %d)", m, g->members);
+	if ((rc = check_table(noise, g->noise_seed, g->noise_size, err)))
+		return rc;
+	if (g->num_params != seed_model_num_params(model))
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: the generation has %zu parameters, the model %zu",
+		                    g->num_params, seed_model_num_params(model));
+	if ((rc = check_row(g, m, err)))
+		return rc;
+	const int64_t *row = g->genome + (size_t)m * (size_t)g->genome_len;
+	if (g->algo == SEED_EVO_ES) {
+		float sign = g->sign[m];
+		if (sign != 1.0f && sign != -1.0f)
+			return seed_err_set(err, -EINVAL, "generation: member %d: sign %g is not +1 or -1", m,
+			                    (double)sign);
+		memcpy(out, g->centre, g->num_params * sizeof *out);
+		return seed_evo_add_noise(noise, model, g->rank, (uint64_t)row[0], sign * (float)g->sigma,
+		                          out, err);
+	}
+	return build_genome(noise, model, g->algo, g->sigma, g->rank, row, g->genome_len, out, err);
+}
+
+void seed_evo_centered_ranks(const double *fitness, int n, float *shaped)
+{
+	if (n <= 0)
+		return;
+	if (n == 1) {
+		shaped[0] = 0.0f;
+		return;
+	}
+	/* Insertion of indices sorted by fitness would be O(n^2); n is a
+	 * population (thousands at most), so sort an index array. */
+	int *idx = malloc((size_t)n * sizeof *idx);
+	if (!idx) {
+		/* O(n^2) without memory: rank = below + (equal - 1) / 2. */
+		for (int i = 0; i < n; i++) {
+			double below = 0, equal = 0;
+			for (int j = 0; j < n; j++) {
+				below += fitness[j] < fitness[i];
+				equal += fitness[j] == fitness[i];
+			}
+			shaped[i] = (float)((below + (equal - 1) / 2.0) / (n - 1) - 0.5);
+		}
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		idx[i] = i;
+	/* Shell sort (no qsort context for the fitness array). */
+	for (int gap = n / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n; i++) {
+			int v = idx[i], j = i;
+			while (j >= gap && fitness[idx[j - gap]] > fitness[v]) {
+				idx[j] = idx[j - gap];
+				j -= gap;
+			}
+			idx[j] = v;
+		}
+	for (int i = 0; i < n;) {
+		int j = i;
+		while (j + 1 < n && fitness[idx[j + 1]] == fitness[idx[i]])
+			j++;
+		double rank = (i + j) / 2.0; /* the mean of positions i..j */
+		for (int k = i; k <= j; k++)
+			shaped[idx[k]] = (float)(rank / (n - 1) - 0.5);
+		i = j + 1;
+	}
+	free(idx);
+}
+
+/* ---- the algorithm ----------------------------------------------------------- */
+
+void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a)
+{
+	memset(c, 0, sizeof *c);
+	c->algo = a;
+	c->population = a == SEED_EVO_GA ? 1000 : 256;
+	c->episodes = 1;
+	c->sigma = a == SEED_EVO_ES ? 0.02 : a == SEED_EVO_GA ? 0.002 : 0.0;
+	c->rank = 0;
+	c->noise_seed = 0;
+	c->noise_size = INT64_C(1) << 24;
+	c->seed = 1;
+	c->lr = 0.01f;
+	c->l2 = 0.005f;
+	c->truncation = 20;
+	c->elite_candidates = 10;
+	c->elite_episodes = 30;
+}
+
+struct seed_evo {
+	seed_evo_config c;
+	const seed_noise *noise;
+	seed_model *model;
+	size_t P;
+	seed_rng rng;
+	/* The current round: gen points at the arrays below. */
+	seed_evo_gen gen;
+	int64_t *genome;   /* (M, L) */
+	float *sign;       /* (M) ES */
+	int32_t *episodes; /* (M) */
+	int cap_members;   /* rows the arrays hold */
+	size_t cap_genome; /* int64s genome holds */
+	double *sum;       /* (cap_members) returns reported this round */
+	int32_t *count;    /* (cap_members) episodes reported this round */
+	double *fit;       /* (cap_members) scratch: fitness of the evaluated */
+	int *order;        /* (cap_members) scratch: members by fitness */
+	float *shaped;     /* (cap_members) ES scratch */
+	/* ES */
+	float *centre, *grad; /* (P) */
+	seed_optim *adam;
+	/* GA: the parents of the next phase-0 round, (nparents, parents_len) */
+	int64_t *parents;
+	int nparents, parents_len;
+	/* GA, RS: the elite (elite_len keys; 0 before one) and its score */
+	int64_t *elite;
+	int elite_len;
+	double elite_score;
+	/* GA, RS: the best member of the last finished round, for
+	 * seed_evo_best_params before any elite */
+	int64_t *last_best;
+	int last_best_len;
+	seed_evo_stats stats;
+	int64_t state[16]; /* seed_evo_state_tensors' evo.state */
+	double scores[6];  /* and evo.scores */
+};
+
+static int config_check(const seed_evo_config *c, seed_err *err)
+{
+	if (!algo_ok(c->algo))
+		return seed_err_set(err, -EINVAL, "evolution: unknown algorithm %d", (int)c->algo);
+	if (c->population < 1 || (c->algo == SEED_EVO_ES && c->population % 2))
+		return seed_err_set(err, -EINVAL, "evolution: population %d must be %s", c->population,
+		                    c->algo == SEED_EVO_ES ? "even and at least 2 (antithetic pairs)"
+		                                           : "at least 1");
+	if (c->episodes < 1)
+		return seed_err_set(err, -EINVAL, "evolution: episodes %d must be at least 1", c->episodes);
+	if (!(isfinite(c->sigma) && c->sigma >= 0) || (c->algo == SEED_EVO_ES && !(c->sigma > 0)))
+		return seed_err_set(err, -EINVAL, "evolution: sigma %g must be finite and %s", c->sigma,
+		                    c->algo == SEED_EVO_ES ? "> 0" : ">= 0");
+	if (c->rank < 0)
+		return seed_err_set(err, -EINVAL, "evolution: rank %d is negative", c->rank);
+	if (c->noise_size < 1 || c->noise_size > SEED_NOISE_MAX_SIZE)
+		return seed_err_set(err, -EINVAL, "evolution: noise_size %lld is not in [1, %lld]",
+		                    (long long)c->noise_size, (long long)SEED_NOISE_MAX_SIZE);
+	if (c->algo == SEED_EVO_ES) {
+		if (!(isfinite(c->lr) && c->lr >= 0))
+			return seed_err_set(err, -EINVAL, "evolution: lr %g must be finite and >= 0",
+			                    (double)c->lr);
+		if (!(isfinite(c->l2) && c->l2 >= 0))
+			return seed_err_set(err, -EINVAL, "evolution: l2 %g must be finite and >= 0",
+			                    (double)c->l2);
+	}
+	if (c->algo == SEED_EVO_GA && (c->truncation < 1 || c->truncation > c->population))
+		return seed_err_set(err, -EINVAL, "evolution: truncation %d is not in [1, population %d]",
+		                    c->truncation, c->population);
+	if (c->algo != SEED_EVO_ES) {
+		if (c->elite_candidates < 0 || c->elite_candidates > c->population)
+			return seed_err_set(err, -EINVAL,
+			                    "evolution: elite_candidates %d is not in [0, population %d]",
+			                    c->elite_candidates, c->population);
+		if (c->elite_episodes < 1)
+			return seed_err_set(err, -EINVAL, "evolution: elite_episodes %d must be at least 1",
+			                    c->elite_episodes);
+	}
+	return 0;
+}
+
+/* Room for a round of M members and L columns; the arrays keep their
+ * contents (realloc). */
+static int reserve(seed_evo *e, int M, int L)
+{
+	size_t need = (size_t)M * (size_t)L;
+	if (need > e->cap_genome) {
+		int64_t *g = realloc(e->genome, need * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		e->genome = g;
+		e->cap_genome = need;
+	}
+	if (M > e->cap_members) {
+		size_t n = (size_t)M;
+		float *s = realloc(e->sign, n * sizeof *s);
+		if (s)
+			e->sign = s;
+		int32_t *ep = realloc(e->episodes, n * sizeof *ep);
+		if (ep)
+			e->episodes = ep;
+		double *sum = realloc(e->sum, n * sizeof *sum);
+		if (sum)
+			e->sum = sum;
+		int32_t *cnt = realloc(e->count, n * sizeof *cnt);
+		if (cnt)
+			e->count = cnt;
+		double *fit = realloc(e->fit, n * sizeof *fit);
+		if (fit)
+			e->fit = fit;
+		int *ord = realloc(e->order, n * sizeof *ord);
+		if (ord)
+			e->order = ord;
+		float *sh = realloc(e->shaped, n * sizeof *sh);
+		if (sh)
+			e->shaped = sh;
+		if (!s || !ep || !sum || !cnt || !fit || !ord || !sh)
+			return -ENOMEM;
+		e->cap_members = M;
+	}
+	return 0;
+}
+
+/* Point gen at the arrays for a round of M members, L columns. */
+static void publish(seed_evo *e, int64_t generation, int phase, int M, int L)
+{
+	seed_evo_gen *g = &e->gen;
+	g->algo = e->c.algo;
+	g->generation = generation;
+	g->phase = phase;
+	g->noise_seed = e->c.noise_seed;
+	g->noise_size = e->c.noise_size;
+	g->sigma = e->c.sigma;
+	g->rank = e->c.rank;
+	g->members = M;
+	g->genome_len = L;
+	g->genome = e->genome;
+	g->sign = e->c.algo == SEED_EVO_ES ? e->sign : NULL;
+	g->episodes = e->episodes;
+	g->centre = e->c.algo == SEED_EVO_ES ? e->centre : NULL;
+	g->num_params = e->P;
+	memset(e->sum, 0, (size_t)M * sizeof *e->sum);
+	memset(e->count, 0, (size_t)M * sizeof *e->count);
+}
+
+static int64_t draw_key(seed_evo *e)
+{
+	return (int64_t)(seed_rng_u64(&e->rng) >> 1);
+}
+
+/* ES: M / 2 pairs, each a fresh key, +1 then -1. */
+static int round_es(seed_evo *e, int64_t generation)
+{
+	int M = e->c.population;
+	if (reserve(e, M, 1))
+		return -ENOMEM;
+	for (int i = 0; i < M; i += 2) {
+		int64_t key = draw_key(e);
+		e->genome[i] = e->genome[i + 1] = key;
+		e->sign[i] = 1.0f;
+		e->sign[i + 1] = -1.0f;
+		e->episodes[i] = e->episodes[i + 1] = e->c.episodes;
+	}
+	publish(e, generation, 0, M, 1);
+	return 0;
+}
+
+/* GA, RS phase 0: member 0 the elite when there is one, the others fresh
+ * genomes (RS, and GA's first round) or children of the parents (GA). */
+static int round_evaluate(seed_evo *e, int64_t generation)
+{
+	int M = e->c.population;
+	bool children = e->c.algo == SEED_EVO_GA && e->nparents > 0;
+	int L = 1;
+	if (children)
+		L = e->parents_len + 1;
+	if (e->elite_len > L)
+		L = e->elite_len;
+	if (reserve(e, M, L))
+		return -ENOMEM;
+	int m = 0;
+	if (e->elite_len > 0) {
+		int64_t *row = e->genome;
+		for (int k = 0; k < L; k++)
+			row[k] = k < e->elite_len ? e->elite[k] : -1;
+		m = 1;
+	}
+	for (; m < M; m++) {
+		int64_t *row = e->genome + (size_t)m * (size_t)L;
+		for (int k = 0; k < L; k++)
+			row[k] = -1;
+		if (!children) {
+			row[0] = draw_key(e);
+		} else {
+			int p = (int)seed_rng_below(&e->rng, (uint32_t)e->nparents);
+			const int64_t *par = e->parents + (size_t)p * (size_t)e->parents_len;
+			int k = 0;
+			while (k < e->parents_len && par[k] >= 0) {
+				row[k] = par[k];
+				k++;
+			}
+			row[k] = draw_key(e);
+		}
+	}
+	for (int i = 0; i < M; i++)
+		e->episodes[i] = e->c.episodes;
+	publish(e, generation, 0, M, L);
+	return 0;
+}
+
+/* Length of a genome row (keys before the first -1). */
+static int row_len(const int64_t *row, int L)
+{
+	int n = 0;
+	while (n < L && row[n] >= 0)
+		n++;
+	return n;
+}
+
+static int set_genome(int64_t **dst, int *dst_len, const int64_t *row, int len)
+{
+	int64_t *g = realloc(*dst, (size_t)(len > 0 ? len : 1) * sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	memcpy(g, row, (size_t)len * sizeof *g);
+	*dst = g;
+	*dst_len = len;
+	return 0;
+}
+
+int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
+                 seed_err *err)
+{
+	int rc = config_check(c, err);
+	if (rc)
+		return rc;
+	if ((rc = check_table(noise, c->noise_seed, c->noise_size, err)))
+		return rc;
+	int64_t len = seed_evo_noise_len(model, c->rank);
+	if (len > c->noise_size)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "evolution: a member's noise takes %lld floats, more than the table's noise_size %lld",
+		    (long long)len, (long long)c->noise_size);
+	seed_evo *e = calloc(1, sizeof *e);
+	if (!e)
+		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	e->c = *c;
+	e->noise = noise;
+	e->model = model;
+	e->P = seed_model_num_params(model);
+	seed_rng_init(&e->rng, c->seed, SEED_EVO_ALGO_STREAM);
+	e->stats.best = e->stats.mean = e->stats.median = e->stats.elite = NAN;
+	e->elite_score = NAN;
+	if (c->algo == SEED_EVO_ES) {
+		e->centre = malloc(e->P * sizeof *e->centre);
+		e->grad = malloc(e->P * sizeof *e->grad);
+		seed_optim_config oc;
+		seed_optim_config_default(&oc, SEED_OPTIM_ADAM);
+		oc.weight_decay = c->l2;
+		if (!e->centre || !e->grad || seed_optim_new(&e->adam, &oc, e->P, err)) {
+			seed_evo_free(&e);
+			return seed_err_set(err, -ENOMEM, "evolution: out of memory for %zu parameters",
+			                    e ? e->P : 0);
+		}
+		memcpy(e->centre, seed_model_params(model), e->P * sizeof *e->centre);
+		rc = round_es(e, 0);
+	} else {
+		rc = round_evaluate(e, 0);
+	}
+	if (rc) {
+		seed_evo_free(&e);
+		return seed_err_set(err, rc, "evolution: out of memory");
+	}
+	*out = e;
+	return 0;
+}
+
+void seed_evo_free(seed_evo **ep)
+{
+	if (!ep || !*ep)
+		return;
+	seed_evo *e = *ep;
+	free(e->genome);
+	free(e->sign);
+	free(e->episodes);
+	free(e->sum);
+	free(e->count);
+	free(e->fit);
+	free(e->order);
+	free(e->shaped);
+	free(e->centre);
+	free(e->grad);
+	seed_optim_free(&e->adam);
+	free(e->parents);
+	free(e->elite);
+	free(e->last_best);
+	free(e);
+	*ep = NULL;
+}
+
+const seed_evo_gen *seed_evo_current(const seed_evo *e)
+{
+	return &e->gen;
+}
+
+int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t length)
+{
+	if (generation != e->gen.generation)
+		return -ESTALE;
+	if (m < 0 || m >= e->gen.members)
+		return -ERANGE;
+	e->sum[m] += ret;
+	e->count[m]++;
+	e->stats.episodes++;
+	e->stats.frames += length > 0 ? length : 0;
+	return 0;
+}
+
+bool seed_evo_complete(const seed_evo *e)
+{
+	for (int m = 0; m < e->gen.members; m++)
+		if (e->count[m] < e->episodes[m])
+			return false;
+	return true;
+}
+
+/* The evaluated members (an episode at least; ES: both of the pair) into
+ * e->order, best first (ties: lower index first), their fitness in e->fit
+ * indexed by member.  Returns how many. */
+static int rank_members(seed_evo *e)
+{
+	int M = e->gen.members, n = 0;
+	for (int m = 0; m < M; m++) {
+		bool ok = e->count[m] > 0;
+		if (e->c.algo == SEED_EVO_ES)
+			ok = e->count[m & ~1] > 0 && e->count[m | 1] > 0;
+		e->fit[m] = ok ? e->sum[m] / e->count[m] : NAN;
+		if (ok)
+			e->order[n++] = m;
+	}
+	/* Insertion sort, descending; stable. */
+	for (int i = 1; i < n; i++) {
+		int v = e->order[i], j = i;
+		while (j > 0 && e->fit[e->order[j - 1]] < e->fit[v]) {
+			e->order[j] = e->order[j - 1];
+			j--;
+		}
+		e->order[j] = v;
+	}
+	return n;
+}
+
+/* best, mean, median of the n evaluated (e->order, descending). */
+static void round_stats(seed_evo *e, int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		s += e->fit[e->order[i]];
+	e->stats.best = e->fit[e->order[0]];
+	e->stats.mean = s / n;
+	double a = e->fit[e->order[(n - 1) / 2]], b = e->fit[e->order[n / 2]];
+	e->stats.median = (a + b) / 2;
+}
+
+/* ES: the update from the n evaluated members, then a new round. */
+static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
+{
+	/* The evaluated members' fitness compacted in member order (pairs stay
+	 * adjacent: both or neither are evaluated), then shaped over them. */
+	int k = 0;
+	for (int m = 0; m < e->gen.members; m++)
+		if (e->count[m & ~1] > 0 && e->count[m | 1] > 0)
+			e->fit[k++] = e->fit[m];
+	seed_evo_centered_ranks(e->fit, n, e->shaped);
+	memset(e->grad, 0, e->P * sizeof *e->grad);
+	double denom = (double)n * e->c.sigma;
+	k = 0;
+	for (int m = 0; m < e->gen.members; m += 2) {
+		if (!(e->count[m] > 0 && e->count[m + 1] > 0))
+			continue;
+		/* Members m (+1) and m + 1 (-1) share the key: one pass of its
+		 * noise with (shaped[m] - shaped[m + 1]) / (n sigma).  The
+		 * descent direction is -g. */
+		float w =
+		    (float)(-((double)e->shaped[k] * e->sign[m] + (double)e->shaped[k + 1] * e->sign[m + 1]) /
+		            denom);
+		int rc = seed_evo_add_noise(e->noise, e->model, e->c.rank, (uint64_t)e->genome[m], w, e->grad,
+		                            err);
+		if (rc)
+			return rc;
+		k += 2;
+	}
+	int rc = seed_optim_step(e->adam, e->centre, e->grad, e->c.lr);
+	if (rc)
+		return seed_err_set(err, rc, "evolution: the Adam step failed");
+	return round_es(e, next);
+}
+
+int seed_evo_advance(seed_evo *e, seed_err *err)
+{
+	int64_t next = e->gen.generation + 1;
+	int n = rank_members(e);
+	e->stats.evaluated = n;
+	e->stats.generation++;
+	if (n == 0) {
+		/* Nothing to learn from: the same members again. */
+		publish(e, next, e->gen.phase, e->gen.members, e->gen.genome_len);
+		return 0;
+	}
+	int rc = 0;
+	if (e->c.algo == SEED_EVO_ES) {
+		round_stats(e, n);
+		rc = advance_es(e, n, next, err);
+		return rc == -ENOMEM ? seed_err_set(err, rc, "evolution: out of memory") : rc;
+	}
+	int L = e->gen.genome_len;
+	const int64_t *best = e->genome + (size_t)e->order[0] * (size_t)L;
+	if (e->gen.phase == 1) {
+		/* The elite: the best candidate by its re-evaluation. */
+		if (set_genome(&e->elite, &e->elite_len, best, row_len(best, L)))
+			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		e->elite_score = e->fit[e->order[0]];
+		e->stats.elite = e->elite_score;
+		rc = round_evaluate(e, next);
+		return rc ? seed_err_set(err, rc, "evolution: out of memory") : 0;
+	}
+	round_stats(e, n);
+	if (set_genome(&e->last_best, &e->last_best_len, best, row_len(best, L)))
+		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	if (e->c.algo == SEED_EVO_GA) {
+		/* The parents: the top T of the evaluated. */
+		int T = e->c.truncation < n ? e->c.truncation : n;
+		int64_t *par = malloc((size_t)T * (size_t)L * sizeof *par);
+		if (!par)
+			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		for (int i = 0; i < T; i++)
+			memcpy(par + (size_t)i * L, e->genome + (size_t)e->order[i] * L,
+			       (size_t)L * sizeof *par);
+		free(e->parents);
+		e->parents = par;
+		e->nparents = T;
+		e->parents_len = L;
+	}
+	int E = e->c.elite_candidates < n ? e->c.elite_candidates : n;
+	if (E == 0) {
+		/* No re-evaluation: the best of the round is the elite. */
+		if (set_genome(&e->elite, &e->elite_len, best, row_len(best, L)))
+			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		e->elite_score = e->fit[e->order[0]];
+		e->stats.elite = e->elite_score;
+		rc = round_evaluate(e, next);
+		return rc ? seed_err_set(err, rc, "evolution: out of memory") : 0;
+	}
+	/* Phase 1: the top E re-evaluated, best first (through a copy: their
+	 * rows may come from anywhere in the table). */
+	int64_t *cand = malloc((size_t)E * (size_t)L * sizeof *cand);
+	if (!cand)
+		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	for (int i = 0; i < E; i++)
+		memcpy(cand + (size_t)i * L, e->genome + (size_t)e->order[i] * L, (size_t)L * sizeof *cand);
+	memcpy(e->genome, cand, (size_t)E * (size_t)L * sizeof *cand);
+	free(cand);
+	for (int i = 0; i < E; i++)
+		e->episodes[i] = e->c.elite_episodes;
+	publish(e, next, 1, E, L);
+	return 0;
+}
+
+int seed_evo_best_params(seed_evo *e, float *out, seed_err *err)
+{
+	if (e->c.algo == SEED_EVO_ES) {
+		memcpy(out, e->centre, e->P * sizeof *out);
+		return 0;
+	}
+	int len;
+	const int64_t *g = seed_evo_best_genome(e, &len);
+	return build_genome(e->noise, e->model, e->c.algo, e->c.sigma, e->c.rank, g, len, out, err);
+}
+
+const int64_t *seed_evo_best_genome(const seed_evo *e, int *len)
+{
+	if (e->c.algo == SEED_EVO_ES) {
+		*len = 0;
+		return NULL;
+	}
+	if (e->elite_len > 0) {
+		*len = e->elite_len;
+		return e->elite;
+	}
+	if (e->last_best_len > 0) {
+		*len = e->last_best_len;
+		return e->last_best;
+	}
+	*len = row_len(e->genome, e->gen.genome_len);
+	return e->genome;
+}
+
+const seed_evo_stats *seed_evo_get_stats(const seed_evo *e)
+{
+	return &e->stats;
+}
+
+/* ---- checkpoint and resume ----------------------------------------------------- */
+
+enum {
+	ST_GENERATION,
+	ST_PHASE,
+	ST_RNG0, /* ..ST_RNG0 + 3 */
+	ST_ADAM_STEPS = ST_RNG0 + 4,
+	ST_ROUNDS,
+	ST_EPISODES,
+	ST_FRAMES,
+	ST_ALGO,
+	ST_POPULATION,
+	ST_RANK,
+	ST_PARAMS,
+	ST_MEMBERS,
+	ST_GENOME_LEN,
+	ST_COUNT
+};
+_Static_assert(ST_COUNT == 16, "evo.state has 16 entries");
+
+static seed_checkpoint_tensor view(const char *name, void *data, seed_dtype dt, int rank, int64_t d0,
+                                   int64_t d1)
+{
+	int64_t shape[2] = {d0, d1};
+	seed_checkpoint_tensor t = {name, seed_tensor_view(data, dt, rank, shape)};
+	return t;
+}
+
+int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max)
+{
+	if (max < SEED_EVO_STATE_TENSORS)
+		return -ERANGE;
+	int64_t *s = e->state;
+	memset(s, 0, sizeof e->state);
+	s[ST_GENERATION] = e->gen.generation;
+	s[ST_PHASE] = e->gen.phase;
+	for (int i = 0; i < 4; i++)
+		s[ST_RNG0 + i] = (int64_t)e->rng.s[i];
+	s[ST_ADAM_STEPS] = e->adam ? seed_optim_steps(e->adam) : 0;
+	s[ST_ROUNDS] = e->stats.generation;
+	s[ST_EPISODES] = e->stats.episodes;
+	s[ST_FRAMES] = e->stats.frames;
+	s[ST_ALGO] = e->c.algo;
+	s[ST_POPULATION] = e->c.population;
+	s[ST_RANK] = e->c.rank;
+	s[ST_PARAMS] = (int64_t)e->P;
+	s[ST_MEMBERS] = e->gen.members;
+	s[ST_GENOME_LEN] = e->gen.genome_len;
+	double *d = e->scores;
+	d[0] = e->stats.best;
+	d[1] = e->stats.mean;
+	d[2] = e->stats.median;
+	d[3] = e->stats.elite;
+	d[4] = e->elite_score;
+	d[5] = e->stats.evaluated;
+	int n = 0, M = e->gen.members, L = e->gen.genome_len;
+	out[n++] = view("evo.state", s, SEED_DTYPE_I64, 1, ST_COUNT, 0);
+	out[n++] = view("evo.scores", d, SEED_DTYPE_F64, 1, 6, 0);
+	out[n++] = view("evo.genome", e->genome, SEED_DTYPE_I64, 2, M, L);
+	out[n++] = view("evo.episodes", e->episodes, SEED_DTYPE_I32, 1, M, 0);
+	if (e->c.algo == SEED_EVO_ES) {
+		float *st = seed_optim_state(e->adam);
+		out[n++] = view("evo.sign", e->sign, SEED_DTYPE_F32, 1, M, 0);
+		out[n++] = view("evo.centre", e->centre, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
+		out[n++] = view("evo.adam_m", st, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
+		out[n++] = view("evo.adam_v", st + e->P, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
+	}
+	if (e->nparents > 0)
+		out[n++] = view("evo.parents", e->parents, SEED_DTYPE_I64, 2, e->nparents, e->parents_len);
+	if (e->elite_len > 0)
+		out[n++] = view("evo.elite", e->elite, SEED_DTYPE_I64, 1, e->elite_len, 0);
+	if (e->last_best_len > 0)
+		out[n++] = view("evo.best", e->last_best, SEED_DTYPE_I64, 1, e->last_best_len, 0);
+	return n;
+}
+
+/* The tensor name of ck as dt of the given rank (any shape), or an error. */
+static int get_tensor(const seed_checkpoint *ck, const char *name, seed_dtype dt, int rank, bool optional,
+                      const seed_tensor **out, seed_err *err)
+{
+	const seed_tensor *t = seed_checkpoint_get(ck, name);
+	*out = NULL;
+	if (!t)
+		return optional
+		           ? 0
+		           : seed_err_set(err, -ENOENT, "evolution: the checkpoint has no tensor '%s'", name);
+	if (t->dtype != dt || t->rank != rank)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: checkpoint tensor '%s' is %s of rank %d, not %s of rank %d",
+		                    name, seed_dtype_name(t->dtype), t->rank, seed_dtype_name(dt), rank);
+	*out = t;
+	return 0;
+}
+
+static int want_len(const seed_tensor *t, int64_t n, const char *name, seed_err *err)
+{
+	if (t && t->shape[0] != n)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: checkpoint tensor '%s' has %lld entries, not %lld", name,
+		                    (long long)t->shape[0], (long long)n);
+	return 0;
+}
+
+int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
+{
+	const seed_tensor *st, *sc, *ge, *ep, *sg = NULL, *ce = NULL, *am = NULL, *av = NULL, *pa, *el, *be;
+	int rc;
+	bool es = e->c.algo == SEED_EVO_ES;
+	if ((rc = get_tensor(ck, "evo.state", SEED_DTYPE_I64, 1, false, &st, err)) ||
+	    (rc = want_len(st, ST_COUNT, "evo.state", err)) ||
+	    (rc = get_tensor(ck, "evo.scores", SEED_DTYPE_F64, 1, false, &sc, err)) ||
+	    (rc = want_len(sc, 6, "evo.scores", err)))
+		return rc;
+	const int64_t *s = st->data;
+	if (s[ST_ALGO] != e->c.algo || s[ST_POPULATION] != e->c.population || s[ST_RANK] != e->c.rank ||
+	    s[ST_PARAMS] != (int64_t)e->P)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "evolution: the checkpoint is of %s, population %lld, rank %lld, %lld parameters; this "
+		    "run is %s, population %d, rank %d, %zu parameters",
+		    (uint64_t)s[ST_ALGO] <= SEED_EVO_RS ? seed_evo_algo_name((seed_evo_algo)s[ST_ALGO]) : "?",
+		    (long long)s[ST_POPULATION], (long long)s[ST_RANK], (long long)s[ST_PARAMS],
+		    seed_evo_algo_name(e->c.algo), e->c.population, e->c.rank, e->P);
+	int64_t M = s[ST_MEMBERS], L = s[ST_GENOME_LEN];
+	if (M < 1 || M > e->c.population || L < 1 || L > INT32_MAX || s[ST_GENERATION] < 0 ||
+	    (s[ST_PHASE] != 0 && s[ST_PHASE] != 1) || s[ST_ADAM_STEPS] < 0)
+		return seed_err_set(err, -EINVAL, "evolution: checkpoint tensor 'evo.state' is out of range");
+	if ((rc = get_tensor(ck, "evo.genome", SEED_DTYPE_I64, 2, false, &ge, err)) ||
+	    (rc = get_tensor(ck, "evo.episodes", SEED_DTYPE_I32, 1, false, &ep, err)) ||
+	    (rc = want_len(ep, M, "evo.episodes", err)) ||
+	    (rc = get_tensor(ck, "evo.parents", SEED_DTYPE_I64, 2, true, &pa, err)) ||
+	    (rc = get_tensor(ck, "evo.elite", SEED_DTYPE_I64, 1, true, &el, err)) ||
+	    (rc = get_tensor(ck, "evo.best", SEED_DTYPE_I64, 1, true, &be, err)))
+		return rc;
+	if (ge->shape[0] != M || ge->shape[1] != L)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "evolution: checkpoint tensor 'evo.genome' is [%lld, %lld], not [%lld, %lld]",
+		    (long long)ge->shape[0], (long long)ge->shape[1], (long long)M, (long long)L);
+	if (es && ((rc = get_tensor(ck, "evo.sign", SEED_DTYPE_F32, 1, false, &sg, err)) ||
+	           (rc = want_len(sg, M, "evo.sign", err)) ||
+	           (rc = get_tensor(ck, "evo.centre", SEED_DTYPE_F32, 1, false, &ce, err)) ||
+	           (rc = want_len(ce, (int64_t)e->P, "evo.centre", err)) ||
+	           (rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &am, err)) ||
+	           (rc = want_len(am, (int64_t)e->P, "evo.adam_m", err)) ||
+	           (rc = get_tensor(ck, "evo.adam_v", SEED_DTYPE_F32, 1, false, &av, err)) ||
+	           (rc = want_len(av, (int64_t)e->P, "evo.adam_v", err))))
+		return rc;
+	/* The round must be one this run could play. */
+	seed_evo_gen g = e->gen;
+	g.generation = s[ST_GENERATION];
+	g.phase = (int)s[ST_PHASE];
+	g.members = (int)M;
+	g.genome_len = (int)L;
+	g.genome = ge->data;
+	g.episodes = ep->data;
+	g.sign = sg ? sg->data : NULL;
+	g.centre = ce ? ce->data : NULL;
+	if ((rc = seed_evo_gen_check(&g, err)))
+		return rc;
+	/* Everything checked: allocate, then commit. */
+	int64_t *par = NULL, *eli = NULL, *bst = NULL;
+	int elen = el ? (int)el->shape[0] : 0, blen = be ? (int)be->shape[0] : 0;
+	if ((pa && !(par = malloc((size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par + 1))) ||
+	    (el && set_genome(&eli, &elen, el->data, elen)) ||
+	    (be && set_genome(&bst, &blen, be->data, blen)) || reserve(e, (int)M, (int)L)) {
+		free(par);
+		free(eli);
+		free(bst);
+		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	}
+	memcpy(e->genome, ge->data, (size_t)(M * L) * sizeof *e->genome);
+	memcpy(e->episodes, ep->data, (size_t)M * sizeof *e->episodes);
+	if (es) {
+		memcpy(e->sign, sg->data, (size_t)M * sizeof *e->sign);
+		memcpy(e->centre, ce->data, e->P * sizeof *e->centre);
+		float *os = seed_optim_state(e->adam);
+		memcpy(os, am->data, e->P * sizeof *os);
+		memcpy(os + e->P, av->data, e->P * sizeof *os);
+		seed_optim_set_steps(e->adam, s[ST_ADAM_STEPS]);
+	}
+	free(e->parents);
+	e->parents = par;
+	e->nparents = pa ? (int)pa->shape[0] : 0;
+	e->parents_len = pa ? (int)pa->shape[1] : 0;
+	if (par)
+		memcpy(par, pa->data, (size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par);
+	free(e->elite);
+	e->elite = eli;
+	e->elite_len = el ? elen : 0;
+	free(e->last_best);
+	e->last_best = bst;
+	e->last_best_len = be ? blen : 0;
+	for (int i = 0; i < 4; i++)
+		e->rng.s[i] = (uint64_t)s[ST_RNG0 + i];
+	const double *d = sc->data;
+	e->stats.generation = s[ST_ROUNDS];
+	e->stats.episodes = s[ST_EPISODES];
+	e->stats.frames = s[ST_FRAMES];
+	e->stats.best = d[0];
+	e->stats.mean = d[1];
+	e->stats.median = d[2];
+	e->stats.elite = d[3];
+	e->elite_score = d[4];
+	e->stats.evaluated = (int)d[5];
+	publish(e, g.generation, g.phase, (int)M, (int)L);
+	return 0;
+}
