@@ -576,6 +576,17 @@ static void apply_generation(seed_serve *s)
 	s->have_pending = false;
 	seed_evo_gen g = s->pending.gen;
 	seed_err err;
+	const char *algo = g.algo == SEED_EVO_ES ? "es" : g.algo == SEED_EVO_GA ? "ga" : "rs";
+	/* Checked before the slot is emptied: a frame that does not fit
+	 * leaves the previous generation's episodes playing. */
+	size_t P = seed_model_num_params(seed_agent_model(s->agent));
+	if (g.algo == SEED_EVO_ES && g.num_params != P) {
+		bad_generation(s,
+		               "generation %" PRId64
+		               " (es, %d members): a centre of %zu parameters for a model of %zu",
+		               g.generation, g.members, g.num_params, P);
+		return;
+	}
 	if (!s->assign)
 		s->assign = seed_evo_assign_new();
 	int t = seed_evo_assign_prepare(s->assign);
@@ -603,14 +614,11 @@ static void apply_generation(seed_serve *s)
 			g.num_params = seed_population_num_params(sl->pop);
 		rc = seed_population_set(sl->pop, sl->noise, &g, &err);
 	}
-	if (rc == 0)
+	if (rc == 0) /* the slot t, or an error */
 		rc = seed_evo_assign_start(s->assign, g.generation, g.members, g.episodes, s->pending_cap,
 		                           &err);
-	if (rc) {
-		bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation,
-		               g.algo == SEED_EVO_ES   ? "es"
-		               : g.algo == SEED_EVO_GA ? "ga"
-		                                       : "rs",
+	if (rc < 0) {
+		bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation, algo,
 		               g.members, err.msg);
 		return;
 	}
