@@ -11,6 +11,10 @@
  * consumer falls behind, sends block, the server stops answering, and the
  * actors wait (SEED's backpressure).  Nothing is dropped silently.
  *
+ * Neuroevolution: a learner's generation frames on the same parameter
+ * channel switch the service to population mode (seed_serve(3)); the
+ * statistics then say which generation it plays and its episodes/s.
+ *
  * A Q model (a dueling head, for R2D2) acts epsilon-greedily, one epsilon
  * for every environment or Ape-X's schedule over all of them, and its
  * unrolls carry first priorities: the --epsilon* and priority options fill
@@ -74,8 +78,8 @@ static const seed_opt options[] = {
      .help = "where actors connect (binds; tcp://, ipc://; '>' to connect)"},
     {"policy", 'p', SEED_OPT_STR, &opt.policy, "random", .help = "uniform random actions"},
     {"model", 'm', SEED_OPT_STR, &opt.model, "SOURCE",
-     .help = "a model: a learner's parameter endpoint (connects; the newest parameters are used as "
-             "they come), or a checkpoint (DIR or FILE)"},
+     .help = "a model: a learner's parameter endpoint (connects; the newest parameters, or the newest "
+             "generation of a population, are used as they come), or a checkpoint (DIR or FILE)"},
     {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy,
      .help = "take the most likely action instead of sampling (a Q model: epsilon 0)"},
     {"epsilon", 0, SEED_OPT_NUM, &opt.epsilon, "X", .lo = 0, .hi = 1,
@@ -174,6 +178,17 @@ static void report(const seed_serve_stats *st, const seed_serve_stats *last, dou
 	seed_timing_fractions(last->time, st->time, dt, frac);
 	seed_timing_format(frac, SEED_SERVE_PHASES, split, sizeof split);
 	fprintf(stderr, "%s: %stime: %s (of %.1f s)\n", cli_prog, final ? "done: " : "", split, dt);
+	if (st->generations_taken > 0) {
+		/* Population mode (a learner's generation frames). */
+		char gen[48] = "none";
+		if (st->generation >= 0)
+			snprintf(gen, sizeof gen, "%" PRId64 " (%d members)", st->generation, st->members);
+		fprintf(stderr,
+		        "%s: %sgeneration %s, %.0f episodes/s, %" PRId64 " generations played, %" PRId64
+		        " repeats, %" PRId64 " bad generation frames\n",
+		        cli_prog, final ? "done: " : "", gen, (double)(st->episodes - last->episodes) / dt,
+		        st->generations, st->generation_repeats, st->bad_generations);
+	}
 	int64_t db = st->batches - last->batches;
 	fprintf(stderr,
 	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
@@ -206,6 +221,14 @@ static void metrics_line(seed_metrics *mx, const seed_serve_stats *st, const see
 	    {"unroll_frames", st->unroll_frames}, {"unroll_bytes", st->unroll_bytes},
 	    {"episodes", st->episodes}, {"bad_frames", st->bad}, {"resends", st->resends}, {"gaps", st->gaps},
 	    {"halves", st->halves}, {"evicted", st->evicted}, {"expired", st->expired});
+	if (st->generations_taken > 0) {
+		json_object_set_new(o, "generation", json_integer(st->generation));
+		json_object_set_new(o, "members", json_integer(st->members));
+		json_object_set_new(o, "episodes_per_s",
+		                    json_real((double)(st->episodes - last->episodes) / dt));
+		json_object_set_new(o, "generations", json_integer(st->generations));
+		json_object_set_new(o, "bad_generations", json_integer(st->bad_generations));
+	}
 	double frac[SEED_PHASE_N];
 	seed_timing_fractions(last->time, st->time, dt, frac);
 	seed_timing_json(o, frac, SEED_SERVE_PHASES, dt);

@@ -133,8 +133,9 @@ static void t_bounds(void)
 	seed_sessions_free(&s);
 
 	/* Bytes: one half of K rows holds its unroll, an unroll's worth of
-	 * ended episodes (K T of 13 bytes: env, return, length, truncated)
-	 * plus its own part; a bound below what one needs refuses it; a bound
+	 * ended episodes (K T of 25 bytes: env, return, length, truncated,
+	 * generation, member) plus its own part (a population server's row
+	 * state among it); a bound below what one needs refuses it; a bound
 	 * of two halves' worth keeps two. */
 	seed_unroll_layout l = lay(8);
 	l.T = 3;
@@ -144,10 +145,12 @@ static void t_bounds(void)
 	s = make(100, ub);
 	CHECK(get(s, 1, 0, 0, 8, 0, -E2BIG) == NULL);
 	seed_sessions_free(&s);
-	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256));
+	s = make(100,
+	         2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
 	get(s, 1, 0, 0, 8, 0, 1);
 	get(s, 1, 1, 0, 8, 0, 1);
-	CHECK(seed_sessions_bytes(s) == 2 * ub + 2 * (sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256));
+	CHECK(seed_sessions_bytes(s) ==
+	      2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
 	get(s, 1, 2, 0, 8, 0, 1);
 	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
 	seed_sessions_free(&s);
@@ -164,8 +167,9 @@ static void t_bounds(void)
 	seed_err err;
 	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 0, &h, &err) == 1);
 	CHECK(h->layout.state_size == 6 && h->unroll && h->unroll->layout.state_size == 6);
-	CHECK(seed_sessions_bytes(s) ==
-	      seed_unroll_bytes(&r) + sizeof(seed_session) + 3 * 4 * 8 + 13 * 8 * 3 + 256 + 8 * (6 * 4 + 5));
+	CHECK(seed_sessions_bytes(s) == seed_unroll_bytes(&r) + sizeof(seed_session) +
+	                                    (3 * 4 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256 +
+	                                    8 * (6 * 4 + 5));
 	int zeros = 0;
 	for (int k = 0; k < 8 * 6; k++)
 		zeros += h->core[k] == 0;
@@ -268,6 +272,45 @@ static void t_options(void)
 	seed_sessions_free(&s);
 }
 
+/* The dropped callback: once for each session forgotten by expiry,
+ * eviction or a remake, with the session still whole; not at free.  Rows
+ * of a population server start NEW (zeroed). */
+static int ndropped;
+static uint32_t dropped_actor[8];
+static void on_dropped(void *ctx, seed_session *h)
+{
+	CHECK(ctx == &ndropped && h->evo != NULL);
+	if (ndropped < 8)
+		dropped_actor[ndropped] = h->actor;
+	ndropped++;
+}
+
+static void t_dropped(void)
+{
+	seed_sessions_opts o = {.unrolls = true,
+	                        .T = 3,
+	                        .overlap = 1,
+	                        .idle_expiry = 1.0,
+	                        .max_sessions = 2,
+	                        .max_bytes = 1 << 20,
+	                        .dropped = on_dropped,
+	                        .ctx = &ndropped};
+	seed_sessions *s = NULL;
+	seed_err err;
+	CHECK(seed_sessions_new(&s, &o, &err) == 0);
+	seed_session *h = get(s, 1, 0, 0, 4, 0, 1);
+	CHECK(h && h->evo[3].state == SEED_EVO_ROW_NEW && h->ep_gen && h->ep_member && !h->ep_evo);
+	get(s, 1, 1, 0, 4, 0.1, 1);
+	get(s, 1, 2, 0, 4, 0.2, 1); /* evicts actor 0, the longest idle */
+	CHECK(ndropped == 1 && dropped_actor[0] == 0);
+	get(s, 1, 2, 0, 5, 0.3, 1); /* another layout: remade */
+	CHECK(ndropped == 2 && dropped_actor[1] == 2);
+	CHECK(seed_sessions_expire(s, 1.25) == 1); /* actor 1, silent since 0.1 */
+	CHECK(ndropped == 3 && dropped_actor[2] == 1);
+	seed_sessions_free(&s);
+	CHECK(ndropped == 3);
+}
+
 int main(void)
 {
 	TAP_RUN(t_lookup);
@@ -278,5 +321,6 @@ int main(void)
 	TAP_RUN(t_expire);
 	TAP_RUN(t_expected);
 	TAP_RUN(t_options);
+	TAP_RUN(t_dropped);
 	return tap_done();
 }

@@ -25,8 +25,12 @@
 #include "seed/agent.h"
 #include "seed/batcher.h"
 #include "seed/buf.h"
+#include "seed/evo_assign.h"
+#include "seed/evo_frame.h"
 #include "seed/frame.h"
+#include "seed/noise.h"
 #include "seed/policy.h"
+#include "seed/population.h"
 #include "seed/r2d2.h"
 #include "seed/rng.h"
 #include "seed/sessions.h"
@@ -72,6 +76,34 @@ struct seed_serve {
 	int64_t prio_warns;
 	bool q_warned;
 	size_t cap_rows, cap_logits, cap_final, cap_req;
+	/* population mode (a generation frame came): the assigner, and per
+	 * slot of it the population playing that generation, built for the
+	 * agent's model and observations, and its noise table (shared by the
+	 * slots when they name the same one) */
+	seed_evo_assign *assign; /* NULL until the first generation */
+	bool population;         /* a generation is current */
+	struct evo_slot {
+		seed_population *pop;
+		char *json;                /* the model pop was built for */
+		seed_unroll_layout layout; /* ... and the observations (the agent's dtype) */
+		seed_noise *noise;
+		int64_t generation;
+		bool greedy;
+	} slot[2];
+	/* the newest generation frame, until an agent gives its layout */
+	seed_evo_gen_copy pending;
+	bool have_pending, pending_greedy;
+	int64_t pending_cap;
+	/* the (run, generation, phase) taken last: a repeat is ignored */
+	int64_t last_gen[3];
+	bool have_last_gen;
+	int64_t gen_warns;
+	/* scratch of a population batch: each row's slot and member, and the
+	 * rows of one slot gathered (obs, members, actions, their rows) */
+	int8_t *row_slot;
+	int32_t *row_member, *pop_member, *pop_actions, *pop_index;
+	unsigned char *pop_obs;
+	size_t cap_row_slot, cap_row_member, cap_pop_member, cap_pop_actions, cap_pop_index, cap_pop_obs;
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
@@ -92,6 +124,17 @@ static void warn(seed_serve *s, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	s->o.warn(s->o.ctx, msg);
+}
+
+/* A half is forgotten: its environments' episodes in flight no longer
+ * hold their generation. */
+static void session_dropped(void *ctx, seed_session *h)
+{
+	seed_serve *s = ctx;
+	if (!s->assign)
+		return;
+	for (int b = 0; b < h->layout.rows; b++)
+		seed_evo_assign_forget(s->assign, &h->evo[b]);
 }
 
 int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors, seed_chan *unrolls,
@@ -121,12 +164,15 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 		                    "serve: discount %g and eta %g must be in [0, 1], the value rescaling's "
 		                    "epsilon %g finite and >= 0",
 		                    o->discount, o->eta, o->rescale_eps);
+	seed_serve *s = seed_xcalloc(1, sizeof *s);
 	seed_sessions_opts so = {.unrolls = unrolls != NULL,
 	                         .T = o->T,
 	                         .overlap = o->overlap > 0 ? o->overlap : 1,
 	                         .idle_expiry = o->idle_expiry,
 	                         .max_sessions = o->max_halves,
-	                         .max_bytes = o->max_bytes};
+	                         .max_bytes = o->max_bytes,
+	                         .dropped = session_dropped,
+	                         .ctx = s};
 	seed_sessions *ss = NULL;
 	seed_batcher *b = NULL;
 	int rc = seed_sessions_new(&ss, &so, err);
@@ -138,9 +184,9 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	if (rc) {
 		seed_sessions_free(&ss);
 		seed_batcher_free(&b);
+		free(s);
 		return rc;
 	}
-	seed_serve *s = seed_xcalloc(1, sizeof *s);
 	s->o = *o;
 	s->actors = actors;
 	s->unrolls = unrolls;
@@ -150,6 +196,7 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 	s->dec = dec;
 	seed_rng_init(&s->rng, o->seed, 0x1f3);
 	seed_buf_init(&s->out);
+	s->st.generation = -1;
 	*out = s;
 	return 0;
 }
@@ -163,6 +210,21 @@ void seed_serve_free(seed_serve **sp)
 	seed_batcher_free(&s->b);
 	seed_frame_decoder_free(&s->dec);
 	seed_agent_free(&s->agent);
+	seed_evo_assign_free(&s->assign);
+	if (s->slot[0].noise == s->slot[1].noise) /* shared */
+		s->slot[1].noise = NULL;
+	for (int i = 0; i < 2; i++) {
+		seed_population_free(&s->slot[i].pop);
+		free(s->slot[i].json);
+		seed_noise_free(&s->slot[i].noise);
+	}
+	seed_evo_gen_copy_free(&s->pending);
+	free(s->row_slot);
+	free(s->row_member);
+	free(s->pop_member);
+	free(s->pop_actions);
+	free(s->pop_index);
+	free(s->pop_obs);
 	free(s->json);
 	free(s->staged);
 	free(s->actions);
@@ -354,12 +416,17 @@ static int send_episodes(seed_serve *s, seed_session *h)
 	seed_frame_set_tensor(&e, "return", seed_tensor_view(h->ep_ret, SEED_DTYPE_F32, 1, &N));
 	seed_frame_set_tensor(&e, "length", seed_tensor_view(h->ep_len, SEED_DTYPE_I32, 1, &N));
 	seed_frame_set_tensor(&e, "truncated", seed_tensor_view(h->ep_trunc, SEED_DTYPE_U8, 1, &N));
+	if (h->ep_evo) {
+		seed_frame_set_tensor(&e, "generation", seed_tensor_view(h->ep_gen, SEED_DTYPE_I64, 1, &N));
+		seed_frame_set_tensor(&e, "member", seed_tensor_view(h->ep_member, SEED_DTYPE_I32, 1, &N));
+	}
 	seed_buf_reset(&s->out);
 	int rc = seed_frame_encode(&e, &s->out, NULL);
 	if (rc == 0)
 		rc = push(s, s->out.data, s->out.len);
 	s->st.episodes += (int64_t)h->ep_n;
 	h->ep_n = 0;
+	h->ep_evo = false;
 	return rc;
 }
 
@@ -395,6 +462,210 @@ int seed_serve_flush(seed_serve *s)
 		rc = rc ? rc : e;
 	}
 	return rc;
+}
+
+/* ---- population mode ------------------------------------------------------ */
+
+/* A generation frame that cannot be played: said (the first ten, then every
+ * hundredth) and counted; the server plays on as it was. */
+static void bad_generation(seed_serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad_generation(seed_serve *s, const char *fmt, ...)
+{
+	s->st.bad_generations++;
+	if (s->gen_warns++ >= 10 && s->st.bad_generations % 100 != 0)
+		return;
+	char msg[500];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	warn(s, "dropped generation frame #%" PRId64 " of %" PRId64 " bad ones: %s", s->st.generations_taken,
+	     s->st.bad_generations, msg);
+}
+
+/* Between the modes: the episodes gathered go out under the old one, and
+ * unrolls in progress are dropped (a population plays no unrolls; the
+ * steps played by it belong to no policy of the learner). */
+static void switch_mode(seed_serve *s, bool population)
+{
+	seed_serve_flush(s);
+	for (seed_session *h = seed_sessions_next(s->ss, NULL); h; h = seed_sessions_next(s->ss, h))
+		if (h->unroll)
+			seed_unroll_restart(h->unroll);
+	s->population = population;
+	if (!population) {
+		seed_evo_assign_stop(s->assign);
+		s->st.generation = -1;
+		s->st.members = 0;
+	}
+}
+
+/* Gather an episode to report of row b of h (with generation and member). */
+static void gather_evo_episode(seed_serve *s, seed_session *h, int b, const seed_evo_episode *rep)
+{
+	if (h->ep_cap == 0) /* no unrolls channel: nowhere to push it */
+		return;
+	if (h->ep_n > 0 && (!h->ep_evo || h->ep_n >= h->ep_cap))
+		send_episodes(s, h);
+	size_t n = h->ep_n++;
+	h->ep_env[n] = h->env[b];
+	h->ep_ret[n] = rep->ret;
+	h->ep_len[n] = rep->length;
+	h->ep_trunc[n] = rep->truncated;
+	h->ep_gen[n] = rep->generation;
+	h->ep_member[n] = rep->member;
+	h->ep_evo = true;
+}
+
+/* One step of h's environments in population mode: episodes that ended or
+ * reached the cap are gathered, members assigned to those that start. */
+static void evo_step(seed_serve *s, seed_session *h, const seed_frame *f)
+{
+	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
+	              *tr = seed_frame_tensor(f, "truncated")->data;
+	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
+	              *len = seed_frame_tensor(f, "ep_length")->data;
+	for (int b = 0; b < h->layout.rows; b++) {
+		float r;
+		int32_t n;
+		memcpy(&r, ret + 4 * (size_t)b, 4);
+		memcpy(&n, len + 4 * (size_t)b, 4);
+		seed_evo_episode rep;
+		if (seed_evo_assign_step(s->assign, &h->evo[b], te[b] != 0, tr[b] != 0, r, n, &rep))
+			gather_evo_episode(s, h, b, &rep);
+	}
+}
+
+/* The noise table (seed, size) for slot t: the other slot's when it is the
+ * same, else a new one (the slot's old one freed unless the other shares
+ * it).  Building takes time: 2^24 floats, about half a second. */
+static int slot_noise(seed_serve *s, int t, uint64_t seed, int64_t size, seed_err *err)
+{
+	struct evo_slot *sl = &s->slot[t], *other = &s->slot[1 - t];
+	if (sl->noise && seed_noise_seed(sl->noise) == seed && seed_noise_size(sl->noise) == size)
+		return 0;
+	seed_noise *n = NULL;
+	if (other->noise && seed_noise_seed(other->noise) == seed && seed_noise_size(other->noise) == size) {
+		n = other->noise;
+	} else {
+		int rc = seed_noise_new(&n, seed, size, err);
+		if (rc)
+			return rc;
+	}
+	if (sl->noise != other->noise)
+		seed_noise_free(&sl->noise);
+	sl->noise = n;
+	return 0;
+}
+
+static bool same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
+{
+	if (a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype || a->obs_rank != b->obs_rank)
+		return false;
+	for (int i = 0; i < a->obs_rank; i++)
+		if (a->obs_shape[i] != b->obs_shape[i])
+			return false;
+	return true;
+}
+
+/* Play the pending generation (the agent gives the model and the
+ * observations): its members' weights built in the slot the assigner
+ * prepares, then made current. */
+static void apply_generation(seed_serve *s)
+{
+	s->have_pending = false;
+	seed_evo_gen g = s->pending.gen;
+	seed_err err;
+	const char *algo = g.algo == SEED_EVO_ES ? "es" : g.algo == SEED_EVO_GA ? "ga" : "rs";
+	/* Checked before the slot is emptied: a frame that does not fit
+	 * leaves the previous generation's episodes playing. */
+	size_t P = seed_model_num_params(seed_agent_model(s->agent));
+	if (g.algo == SEED_EVO_ES && g.num_params != P) {
+		bad_generation(s,
+		               "generation %" PRId64
+		               " (es, %d members): a centre of %zu parameters for a model of %zu",
+		               g.generation, g.members, g.num_params, P);
+		return;
+	}
+	if (!s->assign)
+		s->assign = seed_evo_assign_new();
+	int t = seed_evo_assign_prepare(s->assign);
+	struct evo_slot *sl = &s->slot[t];
+	seed_unroll_layout l = s->agent_layout;
+	l.obs_dtype = seed_agent_obs_dtype(s->agent);
+	int rc = 0;
+	if (!sl->pop || strcmp(sl->json, s->json) != 0 || !same_obs(&sl->layout, &l)) {
+		seed_population_free(&sl->pop);
+		free(sl->json);
+		sl->json = NULL;
+		rc = seed_population_new(&sl->pop, s->json, l.obs_dtype, l.obs_rank, l.obs_shape,
+		                         l.num_actions, 2 * s->o.max_batch, &err);
+		if (rc == 0) {
+			size_t n = strlen(s->json) + 1;
+			sl->json = seed_xmalloc(n);
+			memcpy(sl->json, s->json, n);
+			sl->layout = l;
+		}
+	}
+	if (rc == 0)
+		rc = slot_noise(s, t, g.noise_seed, g.noise_size, &err);
+	if (rc == 0) {
+		if (g.algo != SEED_EVO_ES)
+			g.num_params = seed_population_num_params(sl->pop);
+		rc = seed_population_set(sl->pop, sl->noise, &g, &err);
+	}
+	if (rc == 0) /* the slot t, or an error */
+		rc = seed_evo_assign_start(s->assign, g.generation, g.members, g.episodes, s->pending_cap,
+		                           &err);
+	if (rc < 0) {
+		bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation, algo,
+		               g.members, err.msg);
+		return;
+	}
+	sl->generation = g.generation;
+	sl->greedy = s->pending_greedy;
+	if (!s->population)
+		switch_mode(s, true);
+	s->st.generation = g.generation;
+	s->st.members = g.members;
+	s->st.generations++;
+}
+
+/* A generation frame from the learner: checked and kept until an agent
+ * exists (the first request builds it), then played. */
+static void take_generation(seed_serve *s, const seed_frame *f)
+{
+	seed_err err;
+	s->st.generations_taken++;
+	int64_t id[3] = {seed_frame_int(f, "run", 0), seed_frame_int(f, "generation", 0),
+	                 seed_frame_int(f, "phase", 0)};
+	if (s->have_last_gen && memcmp(id, s->last_gen, sizeof id) == 0) {
+		s->st.generation_repeats++; /* the learner publishes a round again for late joiners */
+		return;
+	}
+	const char *json;
+	size_t len;
+	bool has_json = seed_frame_str(f, "model", &json, &len) == 0;
+	if (!has_json && !s->json) {
+		bad_generation(s, "generation %" PRId64 ": no 'model' in it, and no model description yet",
+		               id[1]);
+		return;
+	}
+	const seed_value *gv = seed_frame_get(f, "greedy");
+	int rc = seed_evo_gen_from_frame_copy(f, &s->pending, &err);
+	if (rc) {
+		bad_generation(s, "%s", err.msg);
+		return;
+	}
+	memcpy(s->last_gen, id, sizeof id);
+	s->have_last_gen = true;
+	if (has_json)
+		seed_serve_policy(s, json, len, NULL, 0, 0); /* another model: the agent is rebuilt */
+	s->pending_cap = seed_frame_int(f, "episode_cap", 0);
+	s->pending_greedy = !gv || gv->u.b;
+	s->have_pending = true;
+	if (s->agent)
+		apply_generation(s);
 }
 
 /* Say, rate-limited, that a half's unroll was dropped for a gap in seq:
@@ -508,6 +779,8 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	int64_t seq = seed_frame_int(f, "seq", 0);
 	if (s->o.model && !s->agent && s->json && !s->build_failed)
 		build_agent(s, &l, actor);
+	if (s->have_pending && s->agent)
+		apply_generation(s);
 	/* A recurrent agent's state lives in the session: sessions of another
 	 * state size (made before this agent) are remade. */
 	l.state_size = s->agent ? seed_agent_state_floats(s->agent) : 0;
@@ -596,7 +869,9 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		for (int b = 0; b < K; b++)
 			h->core_reset[b] = te[b] || tr[b];
 	}
-	if (h->unroll) {
+	if (s->population) {
+		evo_step(s, h, f);
+	} else if (h->unroll) {
 		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
 		                        seed_frame_tensor(f, "terminated")->data,
 		                        seed_frame_tensor(f, "truncated")->data);
@@ -604,7 +879,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
-	if (gather && h->unroll && finals) {
+	if (gather && h->unroll && finals && !s->population) {
 		const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
 		for (int b = 0; b < K; b++)
 			if (tr[b])
@@ -820,6 +1095,74 @@ static void act(seed_serve *s)
 	}
 }
 
+/* Act on the batch with the population: each row by the member the
+ * assigner gives it (its episode's, in the current generation or the
+ * previous one), rows of one generation in one call (grouped by member
+ * there), in pieces of the rows a population was built for. */
+static void act_population(seed_serve *s)
+{
+	seed_batcher *b = s->b;
+	size_t R = (size_t)b->rows, rb = b->row_bytes;
+	grow(&s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
+	grow(&s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
+	bool one = true;
+	for (int i = 0; i < b->n; i++) {
+		const seed_batch_req *r = &b->req[i];
+		const seed_session *h = r->owner;
+		for (int j = 0; j < r->rows; j++) {
+			int slot;
+			size_t k = (size_t)r->row0 + (size_t)j;
+			seed_evo_assign_play(s->assign, &h->evo[j], &slot, &s->row_member[k]);
+			s->row_slot[k] = (int8_t)slot;
+			one = one && slot == s->row_slot[0];
+		}
+	}
+	int max_rows = 2 * s->o.max_batch;
+	seed_err err;
+	for (int t = 0; t < 2; t++) {
+		const unsigned char *obs = b->obs;
+		const int32_t *member = s->row_member;
+		int32_t *actions = s->actions;
+		size_t n = R;
+		if (!one) {
+			grow(&s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
+			grow(&s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
+			grow(&s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
+			grow(&s->pop_obs, &s->cap_pop_obs, R * rb, 1);
+			n = 0;
+			for (size_t k = 0; k < R; k++)
+				if (s->row_slot[k] == t) {
+					memcpy(s->pop_obs + n * rb, b->obs + k * rb, rb);
+					s->pop_member[n] = s->row_member[k];
+					s->pop_index[n++] = (int32_t)k;
+				}
+			obs = s->pop_obs;
+			member = s->pop_member;
+			actions = s->pop_actions;
+		} else if (s->row_slot[0] != t) {
+			continue;
+		}
+		for (size_t k0 = 0; k0 < n; k0 += (size_t)max_rows) {
+			int rows = n - k0 < (size_t)max_rows ? (int)(n - k0) : max_rows;
+			int rc = seed_population_act(s->slot[t].pop, rows, obs + k0 * rb, member + k0,
+			                             s->slot[t].greedy, &s->rng, actions + k0, &err);
+			if (rc) {
+				/* Not expected: the rows were checked as they came. */
+				seed_err e2;
+				seed_err_set(&e2, rc, "step frame: the population's forward pass: %s",
+				             err.msg);
+				for (int i = 0; i < b->n; i++)
+					if (!s->failed[i])
+						fail(s, i, rc, &e2);
+				return;
+			}
+		}
+		if (!one)
+			for (size_t k = 0; k < n; k++)
+				s->actions[s->pop_index[k]] = s->pop_actions[k];
+	}
+}
+
 /* The first priorities of h's full unroll into s->prio (B) when the agent
  * is a Q model: seed_r2d2_loss over steps burn_in .. L-1, the recorded Q
  * values (the logits field) as online and target values, done = terminated
@@ -918,6 +1261,8 @@ int seed_serve_run(seed_serve *s, double now)
 		const seed_session *h0 = b->req[0].owner;
 		build_agent(s, &h0->layout, h0->actor);
 	}
+	if (s->have_pending && s->agent)
+		apply_generation(s);
 	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
 	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
@@ -931,13 +1276,19 @@ int seed_serve_run(seed_serve *s, double now)
 	for (int i = 0; i < b->n && modeled; i++)
 		modeled = ((const seed_session *)b->req[i].owner)->layout.state_size ==
 		          seed_agent_state_floats(s->agent);
-	int S = modeled ? seed_agent_state_floats(s->agent) : 0;
-	if (modeled)
+	/* In population mode the agent only converts the observations (as
+	 * they come); the population acts, and the answers carry the current
+	 * generation as their policy version. */
+	bool pop = modeled && s->population;
+	int S = modeled && !pop ? seed_agent_state_floats(s->agent) : 0;
+	if (pop)
+		act_population(s);
+	else if (modeled)
 		act(s);
 	double t1 = seed_timing_now();
 	s->st.time[SEED_PHASE_FORWARD] += t1 - t0;
 	double c0 = counted(s);
-	int32_t version = modeled ? (int32_t)seed_agent_policy_version(s->agent) : 0;
+	int64_t version = pop ? s->st.generation : modeled ? seed_agent_policy_version(s->agent) : 0;
 	int rc = 0;
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
@@ -962,6 +1313,15 @@ int seed_serve_run(seed_serve *s, double now)
 			s->st.time[SEED_PHASE_SEND] += seed_timing_now() - ts;
 		}
 		s->st.steps += K;
+		if (s->population) {
+			/* Episodes go out at once: the learner waits for them
+			 * to finish its round. */
+			if (h->ep_n > 0) {
+				int e = send_episodes(s, h);
+				rc = rc ? rc : e;
+			}
+			continue;
+		}
 		if (!h->unroll)
 			continue;
 		/* The behaviour logits, for V-trace's importance weights (the
@@ -969,7 +1329,7 @@ int seed_serve_run(seed_serve *s, double now)
 		const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
 		const float *st = S > 0 ? s->core_in + (size_t)r->row0 * (size_t)S : NULL;
 		const int32_t *pa = S > 0 ? s->core_action + r->row0 : NULL;
-		if (seed_unroll_record_action(h->unroll, h->actions, lg, version, st, pa)) {
+		if (seed_unroll_record_action(h->unroll, h->actions, lg, (int32_t)version, st, pa)) {
 			int e = send_unroll(s, h);
 			rc = rc ? rc : e;
 		}
@@ -990,8 +1350,17 @@ static void poll_params(seed_serve *s)
 	while (seed_chan_recv(s->params, &m, 0, &err) == 0) {
 		const char *json;
 		size_t len;
-		if (seed_frame_decoder_decode(s->dec, &f, m.data, m.len, &err) != 0 ||
-		    f.type != SEED_FRAME_PARAMS || seed_frame_str(&f, "model", &json, &len) != 0) {
+		int rc = seed_frame_decoder_decode(s->dec, &f, m.data, m.len, &err);
+		if (rc == 0 && f.type == SEED_FRAME_GENERATION) {
+			take_generation(s, &f);
+			continue;
+		}
+		if (rc != 0 && strncmp(err.msg, "generation frame:", 17) == 0) {
+			s->st.generations_taken++;
+			bad_generation(s, "%s", err.msg);
+			continue;
+		}
+		if (rc != 0 || f.type != SEED_FRAME_PARAMS || seed_frame_str(&f, "model", &json, &len) != 0) {
 			warn(s, "dropped a frame on the parameter channel: %s",
 			     f.type == SEED_FRAME_INVALID
 			         ? err.msg
@@ -999,6 +1368,9 @@ static void poll_params(seed_serve *s)
 			continue;
 		}
 		const seed_tensor *p = seed_frame_tensor(&f, "params");
+		if (s->population) /* the learner acts with one model again */
+			switch_mode(s, false);
+		s->have_pending = false;
 		seed_serve_policy(s, json, len, p->data, seed_tensor_nbytes(p),
 		                  seed_frame_int(&f, "policy_version", 0));
 	}
@@ -1029,6 +1401,13 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 		seed_serve_refuse(s, &m, rc, err.msg);
 	else if (rc != -EAGAIN && rc != -EINTR)
 		warn(s, "%s", err.msg);
+	/* While idle, take what the learner sent: a generation then applies
+	 * from the first request on, not from the first batch. */
+	if (rc == -EAGAIN && !seed_serve_pending(s) && s->params) {
+		double tp = seed_timing_now();
+		poll_params(s);
+		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+	}
 	/* Drain what has come before deciding: a batch is only worth waiting
 	 * for while more may arrive. */
 	if (!seed_serve_pending(s) || (rc == 0 && now < s->b->deadline && !seed_serve_full(s)))

@@ -88,6 +88,9 @@ static void release(seed_session *h)
 	free(h->ep_len);
 	free(h->ep_ret);
 	free(h->ep_trunc);
+	free(h->ep_gen);
+	free(h->ep_member);
+	free(h->evo);
 	seed_unroll_free(&h->unroll);
 	free(h->core);
 	free(h->core_reward);
@@ -97,6 +100,8 @@ static void release(seed_session *h)
 /* Take h out of the map and the list and free it. */
 static void drop(seed_sessions *s, seed_session *h)
 {
+	if (s->o.dropped)
+		s->o.dropped(s->o.ctx, h);
 	seed_session **p = chain(s, h->run, h->actor, h->env0);
 	while (*p != h)
 		p = &(*p)->hnext;
@@ -160,11 +165,11 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 		return 0;
 	/* The answer: the actions twice (the array and the encoded frame) and
 	 * the frame's fixed part; the recurrent state. */
-	size_t own = sizeof(seed_session) + 3 * 4 * (size_t)l->rows + 256;
+	size_t own = sizeof(seed_session) + (3 * 4 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
 	if (l->state_size > 0) /* its floats, and each row's reward and reset */
 		own += (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
-	/* With unrolls, an unroll's worth of ended episodes: 13 bytes each. */
-	size_t eps = 13 * (size_t)l->rows * (size_t)full->T;
+	/* With unrolls, an unroll's worth of ended episodes: 25 bytes each. */
+	size_t eps = 25 * (size_t)l->rows * (size_t)full->T;
 	return s->o.unrolls ? own + ub + eps : own;
 }
 
@@ -205,9 +210,13 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 		h->ep_len = seed_xmalloc(cap * sizeof *h->ep_len);
 		h->ep_ret = seed_xmalloc(cap * sizeof *h->ep_ret);
 		h->ep_trunc = seed_xmalloc(cap);
+		h->ep_gen = seed_xmalloc(cap * sizeof *h->ep_gen);
+		h->ep_member = seed_xmalloc(cap * sizeof *h->ep_member);
 		h->ep_cap = cap;
 	}
 	h->ep_n = 0;
+	h->ep_evo = false;
+	h->evo = seed_xcalloc((size_t)full->rows, sizeof *h->evo);
 	h->layout = *full;
 	h->obs_bytes = seed_dtype_size(full->obs_dtype);
 	for (int i = 0; i < full->obs_rank; i++)

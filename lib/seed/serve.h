@@ -34,6 +34,24 @@
  * never with random actions.  Until a model description and parameters
  * arrive, play is uniform random with policy version 0.
  *
+ * Population mode (neuroevolution, seed_evo_assign(3)): a generation frame
+ * on the params channel (seed-frames(7)) makes the service play that
+ * generation: each environment's episode is played by one member, assigned
+ * at the episode's start, the rows of a batch go through seed_population(3)
+ * (observations converted to the model's dtype as with one model; greedy
+ * unless the frame says "greedy": false), the answers carry the generation
+ * as their policy version, and no unrolls are assembled: each half's ended
+ * episodes go out after every batch in an episode frame with their
+ * generation and member.  The frame's model (or the one a params frame
+ * gave) is built for the first request's observations, as the agent is.
+ * A newer generation takes over at each environment's next episode start;
+ * episodes under way finish with the older one's members and report under
+ * its number.  A frame repeating the current (run, generation, phase) is
+ * ignored (a learner publishes its round again for servers that join
+ * late).  A generation that cannot be played (the frame's values, a model
+ * or parameter count that does not fit) is warned about and counted; the
+ * service plays on as before.  A params frame ends population mode.
+ *
  * Allocation: buffers are kept per half (seed_sessions) and per batch and
  * grow only when a batch or a half is larger than any before; a step
  * request allocates nothing once they have grown.
@@ -108,6 +126,13 @@ typedef struct seed_serve_stats {
 	/* Unrolls (rows) not pushed: played at random before the model that
 	 * opts.model names was built. */
 	int64_t unrolls_unmodeled;
+	/* Population mode: the generation being played (-1: none, the
+	 * service acts with one model) and its members; generation frames
+	 * taken from the params channel, those played, repeats of the
+	 * current one ignored, and bad ones (dropped with a warning). */
+	int64_t generation;
+	int members;
+	int64_t generations_taken, generations, generation_repeats, bad_generations;
 	/* Seconds spent in each phase so far (seed_timing(3)): wait
 	 * (receiving, and waiting for requests while a batch fills), take
 	 * (decoding requests into the batch, taking parameters), forward

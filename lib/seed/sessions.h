@@ -31,6 +31,7 @@
 
 #include "seed/buf.h"
 #include "seed/error.h"
+#include "seed/evo_assign.h"
 #include "seed/unroll.h"
 
 #ifdef __cplusplus
@@ -68,7 +69,15 @@ typedef struct seed_session {
 	float *ep_ret;            /* (ep_cap) */
 	uint8_t *ep_trunc;        /* (ep_cap) */
 	size_t ep_n, ep_cap;
-	size_t bytes; /* memory this session holds */
+	/* ... and, for a population server, each one's generation and member
+	 * (ep_evo: the gathered episodes carry them) */
+	int64_t *ep_gen;    /* (ep_cap) */
+	int32_t *ep_member; /* (ep_cap) */
+	bool ep_evo;
+	/* A population server's state of each row (seed_evo_assign(3)),
+	 * zeroed when the session is made. */
+	seed_evo_row *evo; /* (K) */
+	size_t bytes;      /* memory this session holds */
 	/* private: hash chain and idle order */
 	struct seed_session *hnext, *older, *newer;
 } seed_session;
@@ -79,6 +88,10 @@ typedef struct seed_sessions_opts {
 	double idle_expiry; /* seconds of silence before a session is forgotten */
 	size_t max_sessions;
 	size_t max_bytes; /* of all sessions together */
+	/* Called with a session about to be forgotten (expired, evicted, or
+	 * remade for another layout; not by seed_sessions_free); NULL: none. */
+	void (*dropped)(void *ctx, seed_session *h);
+	void *ctx;
 } seed_sessions_opts;
 
 typedef struct seed_sessions seed_sessions;

@@ -228,8 +228,8 @@ def main():
 
     # The GA's first round: one fresh key per member, from the same stream.
     g = rng_ref.init(aseed, ALGO_STREAM)
-    w.append("/* GA, seed ES_SEED: the keys of the first round's 5 members */")
-    w.append(carray("int64_t", "ga_first_keys", [g.next() >> 1 for _ in range(5)], ci64))
+    w.append("/* GA, seed ES_SEED: the keys of the first round's 6 members */")
+    w.append(carray("int64_t", "ga_first_keys", [g.next() >> 1 for _ in range(6)], ci64))
     w.append("#endif")
     print("\n".join(w))
 

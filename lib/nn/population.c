@@ -1,0 +1,543 @@
+/* population.c: the forward pass of a population of networks (seed/population.h).
+ *
+ * The layers are those of a seed_model (model.c's description: the torso,
+ * then the fused head of A + 1 outputs), computed here layer by layer on
+ * rows sorted by member, because the weights differ per member: cpu.c's
+ * forward runs one set of parameters over every row.  The model itself
+ * serves as the layout, as the scratch that seed_evo_member_params builds
+ * in, and for the low-rank centre.
+ *
+ * Rows are sorted by member with a counting sort (perm[i] is the row at
+ * sorted position i; a member's rows are contiguous, members in order),
+ * gathered into the first activation buffer as f32, run through the layers
+ * (ping-pong buffers of max_rows x the widest layer), and the head's
+ * outputs scattered back to row order.
+ *
+ * Per layer:
+ *   linear, full rank: per member group y = x W_m^T + b_m (BLAS, or the
+ *     kernels for the small weight matrices where cpu.c uses them);
+ *   linear, low rank: y = x C^T over all rows at once (C the centre's
+ *     weight), then per row its member's bias (stored per member) and its
+ *     low-rank correction: for each 2-D parameter tensor inside the layer's
+ *     weight (the head holds two: policy/advantage and value), with A and B
+ *     read from the noise table at the member's slice, y[rows of the
+ *     tensor] += c_m (x B) A^T, c_m = sign sigma / sqrt(r);
+ *   conv2d: per member group with the member's weight (full rank: its
+ *     parameters; low rank: its stored copy of the non-2-D tensors),
+ *     transposed for the kernels once per group;
+ *   relu, tanh, scale, flatten: on all rows at once.
+ */
+#include "seed/population.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "nn_kernels.h"
+#include "seed/blas.h"
+#include "seed/buf.h"
+#include "seed/policy.h"
+
+/* A 2-D parameter tensor inside a linear layer's weight, for the low-rank
+ * correction: rows [row0, row0 + rows) of the layer's outputs, A at noise
+ * offset pos_a [rows, r], B at pos_b [n_in, r] within a member's slice. */
+typedef struct lr_seg {
+	int row0, rows;
+	int64_t pos_a, pos_b;
+} lr_seg;
+
+typedef struct pop_layer {
+	nnk_conv conv;       /* conv2d */
+	size_t w_off, b_off; /* the layer's w and b in the slab (linear, conv2d) */
+	size_t w_small,
+	    b_small;   /* low rank: their places in a member's small vector (conv2d w, b; linear b) */
+	lr_seg seg[2]; /* low rank, linear: the 2-D tensors of the weight */
+	int nseg;
+} pop_layer;
+
+struct seed_population {
+	seed_model *model; /* layout, scratch, the centre in low rank */
+	const nnk_ops *k;
+	int max_rows, A;
+	size_t P, obs_numel, obs_bytes, widest;
+	pop_layer *pl; /* [model->nlayers] */
+	/* The generation. */
+	bool ready, lowrank;
+	int M, rank;
+	const seed_noise *noise;
+	float *members;       /* full rank: (M, P) */
+	size_t small;         /* low rank: floats of the non-2-D tensors */
+	size_t *small_of;     /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
+	float *msmall;        /* low rank: (M, small) each member's non-2-D tensors */
+	const float **mnoise; /* low rank: [M] the member's noise slice in the table */
+	float *mcoef;         /* low rank: [M] sign sigma / sqrt(r) */
+	/* Work buffers for max_rows rows. */
+	int32_t *perm; /* (max_rows) row at sorted position */
+	int *start;    /* (M + 1) first sorted position of each member */
+	size_t cap_members;
+	float *buf[2]; /* (max_rows, widest) */
+	float *wt;     /* conv2d weight transposed (k k C, Fp) */
+	float *t;      /* low-rank scratch (r) */
+	float *head;   /* (max_rows, A) logits in sorted order */
+	float *zeros;  /* (widest) a zero bias for the low-rank shared product */
+};
+
+int seed_population_new(seed_population **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
+                        const int64_t *obs_shape, int num_actions, int max_rows, seed_err *err)
+{
+	if (max_rows < 1)
+		return seed_err_set(err, -EINVAL, "population: max_rows %d must be at least 1", max_rows);
+	seed_model *m = NULL;
+	int rc = seed_model_new(&m, model_json, obs_dtype, obs_rank, obs_shape, num_actions, 1, err);
+	if (rc)
+		return rc;
+	if (m->core.H) {
+		seed_model_free(&m);
+		return seed_err_set(err, -EINVAL,
+		                    "population: a model with a recurrent core cannot be evolved here");
+	}
+	seed_population *p = seed_xcalloc(1, sizeof *p);
+	p->model = m;
+	p->k = nnk_best();
+	p->max_rows = max_rows;
+	p->A = m->A;
+	p->P = m->nparams;
+	p->obs_numel = m->obs_numel;
+	p->obs_bytes = seed_model_obs_bytes(m);
+	p->widest = m->obs_numel;
+	p->pl = seed_xcalloc((size_t)m->nlayers, sizeof *p->pl);
+	size_t wt = 1;
+	for (int i = 0; i < m->nlayers; i++) {
+		const layer *L = &m->layers[i];
+		pop_layer *q = &p->pl[i];
+		if (L->numel_out > p->widest)
+			p->widest = L->numel_out;
+		if (L->w) {
+			q->w_off = (size_t)(L->w - m->params);
+			q->b_off = (size_t)(L->b - m->params);
+		}
+		if (L->kind == L_CONV2D) {
+			q->conv = (nnk_conv){.H = L->H,
+			                     .W = L->W,
+			                     .C = L->C,
+			                     .k = L->k,
+			                     .F = L->F,
+			                     .OH = L->OH,
+			                     .OW = L->OW,
+			                     .S = L->S,
+			                     .pt = L->pt,
+			                     .pl = L->pl};
+			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(p->k, L->F);
+			if (w > wt)
+				wt = w;
+		}
+	}
+	size_t R = (size_t)max_rows;
+	p->buf[0] = seed_xaligned(R * p->widest * sizeof(float));
+	p->buf[1] = seed_xaligned(R * p->widest * sizeof(float));
+	p->wt = seed_xaligned(wt * sizeof(float));
+	memset(p->wt, 0, wt * sizeof(float));
+	p->head = seed_xmalloc(R * (size_t)p->A * sizeof(float));
+	p->zeros = seed_xcalloc(p->widest, sizeof(float));
+	p->perm = seed_xmalloc(R * sizeof *p->perm);
+	p->small_of = seed_xmalloc((size_t)m->ntensors * sizeof *p->small_of);
+	*out = p;
+	return 0;
+}
+
+static void drop_generation(seed_population *p)
+{
+	free(p->members);
+	free(p->msmall);
+	free(p->mnoise);
+	free(p->mcoef);
+	free(p->t);
+	p->members = p->msmall = p->mcoef = p->t = NULL;
+	p->mnoise = NULL;
+	p->ready = false;
+	p->M = 0;
+}
+
+void seed_population_free(seed_population **pp)
+{
+	if (!pp || !*pp)
+		return;
+	seed_population *p = *pp;
+	drop_generation(p);
+	seed_model_free(&p->model);
+	free(p->pl);
+	free(p->buf[0]);
+	free(p->buf[1]);
+	free(p->wt);
+	free(p->head);
+	free(p->zeros);
+	free(p->perm);
+	free(p->start);
+	free(p->small_of);
+	free(p);
+	*pp = NULL;
+}
+
+size_t seed_population_obs_bytes(const seed_population *p)
+{
+	return p->obs_bytes;
+}
+
+size_t seed_population_num_params(const seed_population *p)
+{
+	return p->P;
+}
+
+int seed_population_num_actions(const seed_population *p)
+{
+	return p->A;
+}
+
+/* Low rank: where each tensor's noise and stored copy live, and each
+ * linear layer's 2-D tensors. */
+static void lowrank_layout(seed_population *p, int r)
+{
+	const seed_model *m = p->model;
+	int64_t pos = 0;
+	size_t small = 0;
+	for (int t = 0; t < m->ntensors; t++) {
+		const seed_model_param *tp = &m->tensors[t];
+		if (tp->rank == 2) {
+			p->small_of[t] = SIZE_MAX;
+			pos += (tp->shape[0] + tp->shape[1]) * r;
+		} else {
+			p->small_of[t] = small;
+			small += tp->numel;
+			pos += (int64_t)tp->numel;
+		}
+	}
+	p->small = small;
+	for (int i = 0; i < m->nlayers; i++) {
+		const layer *L = &m->layers[i];
+		pop_layer *q = &p->pl[i];
+		q->nseg = 0;
+		if (!L->w)
+			continue;
+		int64_t at = 0;
+		for (int t = 0; t < m->ntensors; t++) {
+			const seed_model_param *tp = &m->tensors[t];
+			int64_t len = tp->rank == 2 ? (tp->shape[0] + tp->shape[1]) * r : (int64_t)tp->numel;
+			if (tp->offset == q->b_off)
+				q->b_small = p->small_of[t];
+			if (tp->offset == q->w_off && tp->rank != 2)
+				q->w_small = p->small_of[t];
+			/* A 2-D tensor whose rows lie in this linear layer's weight. */
+			if (L->kind == L_LINEAR && tp->rank == 2 && tp->offset >= q->w_off &&
+			    tp->offset < q->w_off + (size_t)L->n_out * (size_t)L->n_in && q->nseg < 2) {
+				lr_seg *s = &q->seg[q->nseg++];
+				s->row0 = (int)((tp->offset - q->w_off) / (size_t)L->n_in);
+				s->rows = (int)tp->shape[0];
+				s->pos_a = at;
+				s->pos_b = at + tp->shape[0] * r;
+			}
+			at += len;
+		}
+	}
+}
+
+int seed_population_set(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
+{
+	drop_generation(p);
+	int rc = seed_evo_gen_check(g, err);
+	if (rc)
+		return rc;
+	if (g->num_params != p->P)
+		return seed_err_set(err, -EINVAL,
+		                    "population: the generation has %zu parameters, the model %zu",
+		                    g->num_params, p->P);
+	if (seed_noise_seed(noise) != g->noise_seed || seed_noise_size(noise) != g->noise_size)
+		return seed_err_set(
+		    err, -EINVAL,
+		    "population: the noise table is (seed %llu, size %lld), the generation wants (seed "
+		    "%llu, size %lld)",
+		    (unsigned long long)seed_noise_seed(noise), (long long)seed_noise_size(noise),
+		    (unsigned long long)g->noise_seed, (long long)g->noise_size);
+	int M = g->members;
+	if ((size_t)M + 1 > p->cap_members) {
+		free(p->start);
+		p->start = malloc(((size_t)M + 1) * sizeof *p->start);
+		p->cap_members = p->start ? (size_t)M + 1 : 0;
+		if (!p->start)
+			return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
+	}
+	p->noise = noise;
+	p->rank = g->rank;
+	p->lowrank = g->algo == SEED_EVO_ES && g->rank > 0;
+	if (!p->lowrank) {
+		p->members = malloc((size_t)M * p->P * sizeof(float));
+		if (!p->members)
+			return seed_err_set(err, -ENOMEM,
+			                    "population: out of memory for %d members of %zu parameters", M,
+			                    p->P);
+		for (int m = 0; m < M; m++)
+			if ((rc = seed_evo_member_params(noise, p->model, g, m, p->members + (size_t)m * p->P,
+			                                 err))) {
+				drop_generation(p);
+				return rc;
+			}
+		p->M = M;
+		p->ready = true;
+		return 0;
+	}
+	/* Low rank: the centre into the model, each member's non-2-D tensors,
+	 * its noise slice and coefficient. */
+	int r = g->rank;
+	int64_t Q = seed_evo_noise_len(p->model, r);
+	if (Q > seed_noise_size(noise))
+		return seed_err_set(
+		    err, -EINVAL, "population: a noise slice of %lld floats is longer than the table (%lld)",
+		    (long long)Q, (long long)seed_noise_size(noise));
+	lowrank_layout(p, r);
+	p->msmall = malloc((size_t)M * (p->small ? p->small : 1) * sizeof(float));
+	p->mnoise = malloc((size_t)M * sizeof *p->mnoise);
+	p->mcoef = malloc((size_t)M * sizeof *p->mcoef);
+	p->t = malloc((size_t)r * 2 * sizeof *p->t);
+	if (!p->msmall || !p->mnoise || !p->mcoef || !p->t) {
+		drop_generation(p);
+		return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
+	}
+	const seed_model *mo = p->model;
+	memcpy(mo->params, g->centre, p->P * sizeof(float));
+	float inv = (float)(1.0 / sqrt((double)r));
+	for (int m = 0; m < M; m++) {
+		int64_t at = seed_noise_index(noise, (uint64_t)g->genome[m], Q);
+		const float *src = seed_noise_data(noise) + at;
+		float scale = g->sign[m] * (float)g->sigma;
+		p->mnoise[m] = src;
+		p->mcoef[m] = scale * inv;
+		float *ms = p->msmall + (size_t)m * p->small;
+		/* As seed_evo_add_noise: centre + scale * eps for full slices. */
+		for (int t = 0; t < mo->ntensors; t++) {
+			const seed_model_param *tp = &mo->tensors[t];
+			if (tp->rank == 2) {
+				src += (tp->shape[0] + tp->shape[1]) * r;
+				continue;
+			}
+			float *o = ms + p->small_of[t];
+			const float *c = g->centre + tp->offset;
+			for (size_t i = 0; i < tp->numel; i++)
+				o[i] = c[i] + scale * src[i];
+			src += tp->numel;
+		}
+	}
+	p->M = M;
+	p->ready = true;
+	return 0;
+}
+
+/* Whether a linear layer goes to the kernels rather than BLAS (cpu.c's
+ * linear_direct, the same rule). */
+static bool linear_direct(const seed_population *p, const layer *L)
+{
+	return p->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
+}
+
+/* y (n, n_out) = x (n, n_in) w^T + b. */
+static void linear(const seed_population *p, const layer *L, int n, const float *x, const float *w,
+                   const float *b, float *y)
+{
+	if (linear_direct(p, L)) {
+		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)L->n_out, x, w, b, y);
+		return;
+	}
+	seed_blas_sgemm(false, true, n, L->n_out, L->n_in, 1.0f, x, L->n_in, w, L->n_in, 0.0f, y, L->n_out);
+	p->k->bias_add((size_t)n, (size_t)L->n_out, b, y);
+}
+
+static void scale_apply(const layer *L, size_t n, const float *x, float *y)
+{
+	if (L->nscale == 1) {
+		for (size_t e = 0; e < n; e++)
+			y[e] = x[e] * L->scale[0];
+		return;
+	}
+	size_t d = (size_t)L->nscale;
+	for (size_t e = 0; e < n; e += d)
+		for (size_t j = 0; j < d; j++)
+			y[e + j] = x[e + j] * L->scale[j];
+}
+
+/* The member's weight and bias of layer i (full rank: its parameters; low
+ * rank: its stored non-2-D tensors, for conv2d). */
+static const float *member_w(const seed_population *p, int i, int m)
+{
+	if (p->lowrank)
+		return p->msmall + (size_t)m * p->small + p->pl[i].w_small;
+	return p->members + (size_t)m * p->P + p->pl[i].w_off;
+}
+
+static const float *member_b(const seed_population *p, int i, int m)
+{
+	if (p->lowrank)
+		return p->msmall + (size_t)m * p->small + p->pl[i].b_small;
+	return p->members + (size_t)m * p->P + p->pl[i].b_off;
+}
+
+/* Low rank: y (rows of member m, n_out) += b_m + c_m (x B) A^T per 2-D tensor. */
+static void lowrank_correct(seed_population *p, int i, int m, int n, const float *x, float *y)
+{
+	const layer *L = &p->model->layers[i];
+	const pop_layer *q = &p->pl[i];
+	int r = p->rank, nin = L->n_in, nout = L->n_out;
+	const float *b = member_b(p, i, m), *src = p->mnoise[m];
+	float c = p->mcoef[m], *t = p->t;
+	for (int row = 0; row < n; row++) {
+		const float *xr = x + (size_t)row * nin;
+		float *yr = y + (size_t)row * nout;
+		for (int o = 0; o < nout; o++)
+			yr[o] += b[o];
+		for (int s = 0; s < q->nseg; s++) {
+			const lr_seg *sg = &q->seg[s];
+			const float *A = src + sg->pos_a, *B = src + sg->pos_b;
+			for (int k = 0; k < r; k++)
+				t[k] = 0.0f;
+			for (int j = 0; j < nin; j++) {
+				float xj = xr[j];
+				const float *Bj = B + (size_t)j * r;
+				for (int k = 0; k < r; k++)
+					t[k] += xj * Bj[k];
+			}
+			for (int k = 0; k < r; k++)
+				t[k] *= c;
+			for (int o = 0; o < sg->rows; o++) {
+				const float *Ao = A + (size_t)o * r;
+				float s2 = 0.0f;
+				for (int k = 0; k < r; k++)
+					s2 += Ao[k] * t[k];
+				yr[sg->row0 + o] += s2;
+			}
+		}
+	}
+}
+
+/* Layer i over the n sorted rows of x into y. */
+static void layer_forward(seed_population *p, int i, int n, const float *x, float *y)
+{
+	const layer *L = &p->model->layers[i];
+	size_t total = (size_t)n * L->numel_out;
+	const int *st = p->start;
+	switch (L->kind) {
+	case L_LINEAR:
+		if (p->lowrank) {
+			linear(p, L, n, x, L->w, p->zeros, y);
+			for (int m = 0; m < p->M; m++)
+				if (st[m + 1] > st[m])
+					lowrank_correct(p, i, m, st[m + 1] - st[m],
+					                x + (size_t)st[m] * L->n_in,
+					                y + (size_t)st[m] * L->n_out);
+			break;
+		}
+		for (int m = 0; m < p->M; m++)
+			if (st[m + 1] > st[m])
+				linear(p, L, st[m + 1] - st[m], x + (size_t)st[m] * L->n_in,
+				       member_w(p, i, m), member_b(p, i, m), y + (size_t)st[m] * L->n_out);
+		break;
+	case L_CONV2D: {
+		int kk = L->k * L->k * L->C, Fp = nnk_fpad(p->k, L->F);
+		for (int m = 0; m < p->M; m++) {
+			if (st[m + 1] == st[m])
+				continue;
+			const float *w = member_w(p, i, m);
+			for (int f = 0; f < L->F; f++)
+				for (int j = 0; j < kk; j++)
+					p->wt[(size_t)j * Fp + f] = w[(size_t)f * kk + j];
+			p->k->conv_fwd(&p->pl[i].conv, st[m + 1] - st[m], x + (size_t)st[m] * L->numel_in,
+			               p->wt, member_b(p, i, m), y + (size_t)st[m] * L->numel_out);
+		}
+		break;
+	}
+	case L_RELU:
+		p->k->relu_fwd(total, x, y);
+		break;
+	case L_TANH:
+		p->k->tanh_fwd(total, x, y);
+		break;
+	case L_SCALE:
+		scale_apply(L, total, x, y);
+		break;
+	case L_FLATTEN:
+		memcpy(y, x, total * sizeof *y);
+		break;
+	}
+}
+
+int seed_population_forward(seed_population *p, int rows, const void *obs, const int32_t *member,
+                            float *logits, seed_err *err)
+{
+	if (!p->ready)
+		return seed_err_set(err, -EINVAL, "population: no generation set");
+	if (rows < 1 || rows > p->max_rows)
+		return seed_err_set(err, -EINVAL, "population: %d rows is not in [1, %d]", rows, p->max_rows);
+	int M = p->M;
+	int *st = p->start;
+	memset(st, 0, ((size_t)M + 1) * sizeof *st);
+	for (int r = 0; r < rows; r++) {
+		if (member[r] < 0 || member[r] >= M)
+			return seed_err_set(err, -EINVAL, "population: row %d: member %d is not in [0, %d)",
+			                    r, (int)member[r], M);
+		st[member[r] + 1]++;
+	}
+	for (int m = 0; m < M; m++)
+		st[m + 1] += st[m];
+	/* Counting sort, stable: start[m] is advanced while placing, then
+	 * restored by walking back one member. */
+	for (int r = 0; r < rows; r++)
+		p->perm[st[member[r]]++] = r;
+	for (int m = M; m > 0; m--)
+		st[m] = st[m - 1];
+	st[0] = 0;
+	/* Gather as f32. */
+	float *x = p->buf[0];
+	const seed_model *mo = p->model;
+	for (int i = 0; i < rows; i++) {
+		const unsigned char *src = (const unsigned char *)obs + (size_t)p->perm[i] * p->obs_bytes;
+		float *dst = x + (size_t)i * p->obs_numel;
+		if (mo->obs_dtype == SEED_DTYPE_U8)
+			p->k->u8_to_f32(p->obs_numel, src, dst);
+		else
+			memcpy(dst, src, p->obs_bytes);
+	}
+	int cur = 0;
+	for (int i = 0; i < mo->nlayers; i++) {
+		layer_forward(p, i, rows, p->buf[cur], p->buf[1 - cur]);
+		cur = 1 - cur;
+	}
+	/* The head's A + 1 outputs: logits, or Q values for a dueling head. */
+	const float *h = p->buf[cur];
+	int A = p->A;
+	for (int i = 0; i < rows; i++) {
+		const float *hr = h + (size_t)i * (size_t)(A + 1);
+		float *lr = logits + (size_t)p->perm[i] * (size_t)A;
+		if (mo->head == SEED_HEAD_DUELING) {
+			/* Q = V + Adv - mean Adv, as cpu.c computes it. */
+			double sum = 0;
+			for (int a = 0; a < A; a++)
+				sum += hr[a];
+			float base = (float)((double)hr[A] - sum / A);
+			for (int a = 0; a < A; a++)
+				lr[a] = hr[a] + base;
+		} else {
+			memcpy(lr, hr, (size_t)A * sizeof *lr);
+		}
+	}
+	return 0;
+}
+
+int seed_population_act(seed_population *p, int rows, const void *obs, const int32_t *member, bool greedy,
+                        seed_rng *rng, int32_t *actions, seed_err *err)
+{
+	int rc = seed_population_forward(p, rows, obs, member, p->head, err);
+	if (rc)
+		return rc;
+	if (greedy || !rng)
+		seed_policy_argmax(rows, p->A, p->head, actions);
+	else
+		seed_policy_sample(rows, p->A, p->head, rng, actions);
+	return 0;
+}

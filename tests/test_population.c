@@ -1,0 +1,339 @@
+/* test_population.c: the population's forward pass (seed/population.h)
+ * against its definition: for every row, seed_model_forward (cpu.c, an
+ * independent forward) of a model loaded with seed_evo_member_params'
+ * parameters of the row's member.  Over several shapes (the CartPole MLP,
+ * the MinAtar network on u8 observations, a strided "same" convolution, a
+ * dueling head on wide layers that take the kernels' path), ES in full and
+ * low rank, GA and RS, members with no rows, one member, and every row one
+ * member; then acting, and the errors. */
+#include "seed/population.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/policy.h"
+#include "tap.h"
+
+typedef struct shape_case {
+	const char *name, *json;
+	seed_dtype dtype;
+	int rank;
+	int64_t shape[3];
+	int A;
+} shape_case;
+
+static const shape_case cases[] = {
+    {"cartpole-mlp",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}, {\"type\": \"linear\", "
+     "\"out\": 64},"
+     " {\"type\": \"tanh\"}]}",
+     SEED_DTYPE_F32,
+     1,
+     {4},
+     2},
+    {"minatar",
+     "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"}, {\"type\": "
+     "\"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}]}",
+     SEED_DTYPE_U8,
+     3,
+     {10, 10, 4},
+     6},
+    {"conv-stride-same",
+     "{\"torso\": [{\"type\": \"scale\", \"by\": 0.5}, {\"type\": \"conv2d\", \"filters\": 5, \"kernel\": 3, "
+     "\"stride\": 2, \"padding\": \"same\"}, {\"type\": \"tanh\"}, {\"type\": \"flatten\"}]}",
+     SEED_DTYPE_F32,
+     3,
+     {7, 6, 3},
+     3},
+    {"dueling-wide",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 300}, {\"type\": \"relu\"}, {\"type\": \"linear\", "
+     "\"out\": 260},"
+     " {\"type\": \"relu\"}], \"head\": \"dueling\", \"init\": \"pytorch\"}",
+     SEED_DTYPE_F32,
+     1,
+     {9},
+     4},
+};
+
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+#define ROWS 61
+#define M 7
+
+/* A generation of algo (ES: rank r) over M members for model mo. */
+typedef struct gen_store {
+	int64_t genome[M * 3];
+	float sign[M];
+	int32_t episodes[M];
+	float *centre;
+	seed_evo_gen g;
+} gen_store;
+
+static void make_gen(gen_store *s, seed_evo_algo algo, int r, const seed_noise *n, seed_model *mo,
+                     int members)
+{
+	seed_rng rng;
+	seed_rng_init(&rng, 77 + (uint64_t)algo * 10 + (uint64_t)r, 0);
+	size_t P = seed_model_num_params(mo);
+	int L = algo == SEED_EVO_GA ? 3 : 1;
+	for (int m = 0; m < members; m++) {
+		for (int k = 0; k < L; k++)
+			s->genome[m * L + k] = (int64_t)(seed_rng_u64(&rng) >> 1);
+		if (algo == SEED_EVO_GA && m % 2)
+			s->genome[m * L + 2] = -1; /* shorter genomes padded */
+		s->sign[m] = m % 2 ? -1.0f : 1.0f;
+		s->episodes[m] = 1;
+	}
+	if (algo == SEED_EVO_ES) {
+		/* An initialised centre, as a learner's. */
+		seed_model_init(mo, &rng);
+		s->centre = malloc(P * sizeof *s->centre);
+		memcpy(s->centre, seed_model_params(mo), P * sizeof *s->centre);
+	} else {
+		s->centre = NULL;
+	}
+	s->g = (seed_evo_gen){.algo = algo,
+	                      .generation = 3,
+	                      .noise_seed = seed_noise_seed(n),
+	                      .noise_size = seed_noise_size(n),
+	                      .sigma = algo == SEED_EVO_ES ? 0.05 : 0.02,
+	                      .rank = r,
+	                      .members = members,
+	                      .genome_len = L,
+	                      .genome = s->genome,
+	                      .sign = algo == SEED_EVO_ES ? s->sign : NULL,
+	                      .episodes = s->episodes,
+	                      .centre = s->centre,
+	                      .num_params = P};
+}
+
+static void random_obs(const shape_case *c, int rows, void *obs, seed_rng *rng)
+{
+	size_t numel = 1;
+	for (int i = 0; i < c->rank; i++)
+		numel *= (size_t)c->shape[i];
+	for (size_t i = 0; i < (size_t)rows * numel; i++) {
+		if (c->dtype == SEED_DTYPE_U8)
+			((uint8_t *)obs)[i] =
+			    (uint8_t)(seed_rng_u64(rng) % 3 == 0 ? 1 : 0); /* MinAtar's 0/1 */
+		else
+			((float *)obs)[i] = (float)seed_rng_uniform(rng, -2.0, 2.0);
+	}
+}
+
+/* The population's logits against the model's, row by row.  Returns the
+ * largest error relative to the logits' scale. */
+static double compare(const shape_case *c, seed_population *pop, seed_model *ref, seed_model *scratch,
+                      const seed_noise *n, const seed_evo_gen *g, int rows, const void *obs,
+                      const int32_t *member)
+{
+	int A = c->A;
+	float *got = malloc((size_t)rows * A * sizeof *got), *want = malloc((size_t)A * sizeof *want);
+	size_t P = seed_model_num_params(ref);
+	/* Each member's parameters, built once (an initialisation is slow). */
+	float *params = malloc((size_t)g->members * P * sizeof *params);
+	seed_err err = {{0}};
+	for (int m = 0; m < g->members; m++)
+		CHECK(seed_evo_member_params(n, scratch, g, m, params + (size_t)m * P, &err) == 0);
+	int rc = seed_population_forward(pop, rows, obs, member, got, &err);
+	CHECK_MSG(rc == 0, "%s: %s", c->name, err.msg);
+	double worst = 0;
+	size_t ob = seed_model_obs_bytes(ref);
+	for (int r = 0; rc == 0 && r < rows; r++) {
+		CHECK(seed_model_load_params(ref, params + (size_t)member[r] * P, P * sizeof *params) == 0);
+		const void *o = (const char *)obs + (size_t)r * ob;
+		if (seed_model_head_kind(ref) == SEED_HEAD_DUELING)
+			CHECK(seed_model_forward_q(ref, 1, o, want) == 0);
+		else
+			CHECK(seed_model_forward(ref, 1, o, want, NULL) == 0);
+		double scale = 0;
+		for (int a = 0; a < A; a++)
+			scale = fmax(scale, fabs(want[a]));
+		for (int a = 0; a < A; a++) {
+			double e = fabs(got[(size_t)r * A + a] - want[a]) / fmax(scale, 1e-3);
+			if (!(e <= worst))
+				worst = isnan(e) ? INFINITY : e;
+		}
+	}
+	free(got);
+	free(want);
+	free(params);
+	return worst;
+}
+
+static void t_shapes(void)
+{
+	seed_noise *n = NULL;
+	CHECK(seed_noise_new(&n, 11, 1 << 20, NULL) == 0);
+	if (!n)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 5, 0);
+	for (int ci = 0; ci < NCASES; ci++) {
+		const shape_case *c = &cases[ci];
+		seed_population *pop = NULL;
+		seed_model *ref = NULL, *scratch = NULL;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, &err) ==
+		              0,
+		          "%s: %s", c->name, err.msg);
+		CHECK(seed_model_new(&ref, c->json, c->dtype, c->rank, c->shape, c->A, 1, &err) == 0);
+		CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, &err) == 0);
+		if (!pop || !ref || !scratch)
+			goto next;
+		CHECK(seed_population_obs_bytes(pop) == seed_model_obs_bytes(ref));
+		CHECK(seed_population_num_params(pop) == seed_model_num_params(ref));
+		CHECK(seed_population_num_actions(pop) == c->A);
+		void *obs = malloc((size_t)ROWS * seed_model_obs_bytes(ref));
+		int32_t member[ROWS];
+		struct {
+			seed_evo_algo algo;
+			int rank;
+		} kinds[] = {{SEED_EVO_ES, 0}, {SEED_EVO_ES, 1}, {SEED_EVO_ES, 3},
+		             {SEED_EVO_GA, 0}, {SEED_EVO_GA, 2}, {SEED_EVO_RS, 0}};
+		for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
+			gen_store s;
+			make_gen(&s, kinds[k].algo, kinds[k].rank, n, scratch, M);
+			CHECK_MSG(seed_population_set(pop, n, &s.g, &err) == 0, "%s: %s", c->name, err.msg);
+			/* Members 2 and 5 get no rows; the others in random order. */
+			for (int r = 0; r < ROWS; r++) {
+				int m;
+				do
+					m = (int)seed_rng_below(&rng, M);
+				while (m == 2 || m == 5);
+				member[r] = m;
+			}
+			random_obs(c, ROWS, obs, &rng);
+			double e = compare(c, pop, ref, scratch, n, &s.g, ROWS, obs, member);
+			CHECK_MSG(e < 2e-5, "%s %s rank %d: relative error %g", c->name,
+			          seed_evo_algo_name(kinds[k].algo), kinds[k].rank, e);
+			/* Every row one member, and a single row. */
+			for (int r = 0; r < ROWS; r++)
+				member[r] = 6;
+			e = compare(c, pop, ref, scratch, n, &s.g, ROWS, obs, member);
+			CHECK_MSG(e < 2e-5, "%s one member: %g", c->name, e);
+			member[0] = 3;
+			e = compare(c, pop, ref, scratch, n, &s.g, 1, obs, member);
+			CHECK_MSG(e < 2e-5, "%s one row: %g", c->name, e);
+			free(s.centre);
+		}
+		free(obs);
+	next:
+		seed_population_free(&pop);
+		CHECK(pop == NULL);
+		seed_model_free(&ref);
+		seed_model_free(&scratch);
+	}
+	seed_noise_free(&n);
+}
+
+/* act: greedy is the argmax of forward's logits, sampled is
+ * seed_policy_sample's draw from them with the same generator. */
+static void t_act(void)
+{
+	const shape_case *c = &cases[1];
+	seed_noise *n = NULL;
+	seed_population *pop = NULL;
+	seed_model *scratch = NULL;
+	CHECK(seed_noise_new(&n, 2, 1 << 19, NULL) == 0);
+	CHECK(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, NULL) == 0);
+	CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	if (!n || !pop || !scratch)
+		goto out;
+	gen_store s;
+	make_gen(&s, SEED_EVO_ES, 2, n, scratch, M);
+	CHECK(seed_population_set(pop, n, &s.g, NULL) == 0);
+	seed_rng rng, r1, r2;
+	seed_rng_init(&rng, 9, 0);
+	uint8_t obs[ROWS * 400];
+	int32_t member[ROWS], act[ROWS], want[ROWS];
+	random_obs(c, ROWS, obs, &rng);
+	for (int r = 0; r < ROWS; r++)
+		member[r] = (int32_t)seed_rng_below(&rng, M);
+	float logits[ROWS * 6];
+	CHECK(seed_population_forward(pop, ROWS, obs, member, logits, NULL) == 0);
+	CHECK(seed_population_act(pop, ROWS, obs, member, true, NULL, act, NULL) == 0);
+	seed_policy_argmax(ROWS, c->A, logits, want);
+	CHECK(memcmp(act, want, sizeof act) == 0);
+	seed_rng_init(&r1, 4, 4);
+	r2 = r1;
+	CHECK(seed_population_act(pop, ROWS, obs, member, false, &r1, act, NULL) == 0);
+	seed_policy_sample(ROWS, c->A, logits, &r2, want);
+	CHECK(memcmp(act, want, sizeof act) == 0);
+	CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+	free(s.centre);
+out:
+	seed_population_free(&pop);
+	seed_model_free(&scratch);
+	seed_noise_free(&n);
+}
+
+static void t_errors(void)
+{
+	const shape_case *c = &cases[0];
+	seed_noise *n = NULL, *other = NULL;
+	seed_population *pop = NULL;
+	seed_model *scratch = NULL;
+	seed_err err = {{0}};
+	CHECK(seed_noise_new(&n, 2, 1 << 16, NULL) == 0);
+	CHECK(seed_noise_new(&other, 3, 1 << 16, NULL) == 0);
+	CHECK(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, 8, &err) == 0);
+	CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	if (!n || !other || !pop || !scratch)
+		goto out;
+	float obs[8 * 4] = {0}, logits[8 * 2];
+	int32_t member[8] = {0, 1, 2, 0, 1, 2, 0, 1};
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "no generation"));
+	gen_store s;
+	make_gen(&s, SEED_EVO_ES, 0, n, scratch, 3);
+	CHECK(seed_population_set(pop, other, &s.g, &err) == -EINVAL && strstr(err.msg, "noise table"));
+	s.g.num_params++;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "parameters"));
+	s.g.num_params--;
+	s.sign[1] = 0.5f;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "sign"));
+	s.sign[1] = -1.0f;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == 0);
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == 0);
+	CHECK(seed_population_forward(pop, 9, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "9 rows"));
+	CHECK(seed_population_forward(pop, 0, obs, member, logits, &err) == -EINVAL);
+	member[4] = 3;
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "row 4"));
+	member[4] = -1;
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "row 4"));
+	/* A failed set leaves no generation. */
+	s.g.noise_seed = 3;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL);
+	member[4] = 0;
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "no generation"));
+	free(s.centre);
+	/* No recurrent core; no zero rows. */
+	seed_population *bad = NULL;
+	const char *lstm = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 3}}";
+	CHECK(seed_population_new(&bad, lstm, SEED_DTYPE_F32, 1, c->shape, 2, 8, &err) == -EINVAL &&
+	      strstr(err.msg, "recurrent"));
+	CHECK(seed_population_new(&bad, c->json, c->dtype, c->rank, c->shape, c->A, 0, &err) == -EINVAL);
+	CHECK(seed_population_new(&bad, "{\"torso\": [{\"type\": \"nope\"}]}", c->dtype, c->rank, c->shape,
+	                          c->A, 8, &err) == -SEED_EOPTION);
+	CHECK(bad == NULL);
+out:
+	seed_population_free(&pop);
+	seed_population_free(&pop);
+	seed_model_free(&scratch);
+	seed_noise_free(&n);
+	seed_noise_free(&other);
+}
+
+int main(void)
+{
+	TAP_RUN(t_shapes);
+	TAP_RUN(t_act);
+	TAP_RUN(t_errors);
+	return tap_done();
+}
