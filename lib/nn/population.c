@@ -45,6 +45,7 @@
 typedef struct lr_seg {
 	int row0, rows;
 	int64_t pos_a, pos_b;
+	size_t bt, at; /* B^T [r, n_in] and c A^T [r, rows] in a member's low-rank block */
 } lr_seg;
 
 typedef struct pop_layer {
@@ -66,19 +67,19 @@ struct seed_population {
 	bool ready, lowrank;
 	int M, rank;
 	const seed_noise *noise;
-	float *members;       /* full rank: (M, P) */
-	size_t small;         /* low rank: floats of the non-2-D tensors */
-	size_t *small_of;     /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
-	float *msmall;        /* low rank: (M, small) each member's non-2-D tensors */
-	const float **mnoise; /* low rank: [M] the member's noise slice in the table */
-	float *mcoef;         /* low rank: [M] sign sigma / sqrt(r) */
+	float *members;   /* full rank: (M, P) */
+	size_t small;     /* low rank: floats of the non-2-D tensors */
+	size_t *small_of; /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
+	float *msmall;    /* low rank: (M, small) each member's non-2-D tensors */
+	size_t lrsize;    /* low rank: floats of a member's block of B^T and c A^T */
+	float *mlr;       /* low rank: (M, lrsize) those blocks, c = sign sigma / sqrt(r) */
+	float *T;         /* low rank: (max_rows, r) x B for a group */
 	/* Work buffers for max_rows rows. */
 	int32_t *perm; /* (max_rows) row at sorted position */
 	int *start;    /* (M + 1) first sorted position of each member */
 	size_t cap_members;
 	float *buf[2]; /* (max_rows, widest) */
 	float *wt;     /* conv2d weight transposed (k k C, Fp) */
-	float *t;      /* low-rank scratch (r) */
 	float *head;   /* (max_rows, A) logits in sorted order */
 	float *zeros;  /* (widest) a zero bias for the low-rank shared product */
 };
@@ -150,11 +151,9 @@ static void drop_generation(seed_population *p)
 {
 	free(p->members);
 	free(p->msmall);
-	free(p->mnoise);
-	free(p->mcoef);
-	free(p->t);
-	p->members = p->msmall = p->mcoef = p->t = NULL;
-	p->mnoise = NULL;
+	free(p->mlr);
+	free(p->T);
+	p->members = p->msmall = p->mlr = p->T = NULL;
 	p->ready = false;
 	p->M = 0;
 }
@@ -213,6 +212,7 @@ static void lowrank_layout(seed_population *p, int r)
 		}
 	}
 	p->small = small;
+	p->lrsize = 0;
 	for (int i = 0; i < m->nlayers; i++) {
 		const layer *L = &m->layers[i];
 		pop_layer *q = &p->pl[i];
@@ -235,6 +235,9 @@ static void lowrank_layout(seed_population *p, int r)
 				s->rows = (int)tp->shape[0];
 				s->pos_a = at;
 				s->pos_b = at + tp->shape[0] * r;
+				s->bt = p->lrsize;
+				s->at = s->bt + (size_t)L->n_in * (size_t)r;
+				p->lrsize = s->at + (size_t)s->rows * (size_t)r;
 			}
 			at += len;
 		}
@@ -295,10 +298,9 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		    (long long)Q, (long long)seed_noise_size(noise));
 	lowrank_layout(p, r);
 	p->msmall = malloc((size_t)M * (p->small ? p->small : 1) * sizeof(float));
-	p->mnoise = malloc((size_t)M * sizeof *p->mnoise);
-	p->mcoef = malloc((size_t)M * sizeof *p->mcoef);
-	p->t = malloc((size_t)r * 2 * sizeof *p->t);
-	if (!p->msmall || !p->mnoise || !p->mcoef || !p->t) {
+	p->mlr = malloc((size_t)M * (p->lrsize ? p->lrsize : 1) * sizeof(float));
+	p->T = malloc((size_t)p->max_rows * (size_t)r * sizeof(float));
+	if (!p->msmall || !p->mlr || !p->T) {
 		drop_generation(p);
 		return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
 	}
@@ -307,10 +309,8 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 	float inv = (float)(1.0 / sqrt((double)r));
 	for (int m = 0; m < M; m++) {
 		int64_t at = seed_noise_index(noise, (uint64_t)g->genome[m], Q);
-		const float *src = seed_noise_data(noise) + at;
-		float scale = g->sign[m] * (float)g->sigma;
-		p->mnoise[m] = src;
-		p->mcoef[m] = scale * inv;
+		const float *slice = seed_noise_data(noise) + at, *src = slice;
+		float scale = g->sign[m] * (float)g->sigma, c = scale * inv;
 		float *ms = p->msmall + (size_t)m * p->small;
 		/* As seed_evo_add_noise: centre + scale * eps for full slices. */
 		for (int t = 0; t < mo->ntensors; t++) {
@@ -320,10 +320,29 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 				continue;
 			}
 			float *o = ms + p->small_of[t];
-			const float *c = g->centre + tp->offset;
+			const float *cen = g->centre + tp->offset;
 			for (size_t i = 0; i < tp->numel; i++)
-				o[i] = c[i] + scale * src[i];
+				o[i] = cen[i] + scale * src[i];
 			src += tp->numel;
+		}
+		/* B^T and c A^T of each 2-D tensor in a linear layer, laid out
+		 * for the kernels (contiguous rows of n_in, and of the tensor's
+		 * rows). */
+		float *blk = p->mlr + (size_t)m * p->lrsize;
+		for (int i = 0; i < mo->nlayers; i++) {
+			const pop_layer *q = &p->pl[i];
+			int n_in = mo->layers[i].n_in;
+			for (int sgi = 0; sgi < q->nseg; sgi++) {
+				const lr_seg *sg = &q->seg[sgi];
+				const float *A = slice + sg->pos_a, *B = slice + sg->pos_b;
+				float *bt = blk + sg->bt, *a_t = blk + sg->at;
+				for (int k = 0; k < r; k++) {
+					for (int j = 0; j < n_in; j++)
+						bt[(size_t)k * n_in + j] = B[(size_t)j * r + k];
+					for (int o = 0; o < sg->rows; o++)
+						a_t[(size_t)k * sg->rows + o] = c * A[(size_t)o * r + k];
+				}
+			}
 		}
 	}
 	p->M = M;
@@ -338,16 +357,19 @@ static bool linear_direct(const seed_population *p, const layer *L)
 	return p->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
 }
 
-/* y (n, n_out) = x (n, n_in) w^T + b. */
+/* y (n, n_out) = x (n, n_in) w^T + b, then max(y, 0) with relu. */
 static void linear(const seed_population *p, const layer *L, int n, const float *x, const float *w,
-                   const float *b, float *y)
+                   const float *b, float *y, bool relu)
 {
 	if (linear_direct(p, L)) {
-		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)L->n_out, x, w, b, y);
+		(relu ? p->k->linear_fwd_relu : p->k->linear_fwd)((size_t)n, (size_t)L->n_in,
+		                                                  (size_t)L->n_out, x, w, b, y);
 		return;
 	}
 	seed_blas_sgemm(false, true, n, L->n_out, L->n_in, 1.0f, x, L->n_in, w, L->n_in, 0.0f, y, L->n_out);
 	p->k->bias_add((size_t)n, (size_t)L->n_out, b, y);
+	if (relu)
+		p->k->relu_fwd((size_t)n * (size_t)L->n_out, y, y);
 }
 
 static void scale_apply(const layer *L, size_t n, const float *x, float *y)
@@ -379,45 +401,49 @@ static const float *member_b(const seed_population *p, int i, int m)
 	return p->members + (size_t)m * p->P + p->pl[i].b_off;
 }
 
-/* Low rank: y (rows of member m, n_out) += b_m + c_m (x B) A^T per 2-D tensor. */
+/* y += t a over n floats (an axpy the compiler vectorises). */
+static void axpy(int n, float t, const float *restrict a, float *restrict y)
+{
+	for (int i = 0; i < n; i++)
+		y[i] += t * a[i];
+}
+
+/* Low rank: y (the n rows of member m, n_out) += b_m + c_m (x B) A^T per
+ * 2-D tensor of the layer: T = x B by the kernels (B^T is a weight of r
+ * outputs), then each row's r axpys of c A^T's rows. */
 static void lowrank_correct(seed_population *p, int i, int m, int n, const float *x, float *y)
 {
 	const layer *L = &p->model->layers[i];
 	const pop_layer *q = &p->pl[i];
-	int r = p->rank, nin = L->n_in, nout = L->n_out;
-	const float *b = member_b(p, i, m), *src = p->mnoise[m];
-	float c = p->mcoef[m], *t = p->t;
-	for (int row = 0; row < n; row++) {
-		const float *xr = x + (size_t)row * nin;
-		float *yr = y + (size_t)row * nout;
-		for (int o = 0; o < nout; o++)
-			yr[o] += b[o];
-		for (int s = 0; s < q->nseg; s++) {
-			const lr_seg *sg = &q->seg[s];
-			const float *A = src + sg->pos_a, *B = src + sg->pos_b;
+	int r = p->rank, nout = L->n_out;
+	const float *blk = p->mlr + (size_t)m * p->lrsize;
+	p->k->bias_add((size_t)n, (size_t)nout, member_b(p, i, m), y);
+	for (int s = 0; s < q->nseg; s++) {
+		const lr_seg *sg = &q->seg[s];
+		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)r, x, blk + sg->bt, p->zeros, p->T);
+		const float *a_t = blk + sg->at;
+		for (int row = 0; row < n; row++) {
+			float *yr = y + (size_t)row * nout + sg->row0;
+			const float *t = p->T + (size_t)row * r;
 			for (int k = 0; k < r; k++)
-				t[k] = 0.0f;
-			for (int j = 0; j < nin; j++) {
-				float xj = xr[j];
-				const float *Bj = B + (size_t)j * r;
-				for (int k = 0; k < r; k++)
-					t[k] += xj * Bj[k];
-			}
-			for (int k = 0; k < r; k++)
-				t[k] *= c;
-			for (int o = 0; o < sg->rows; o++) {
-				const float *Ao = A + (size_t)o * r;
-				float s2 = 0.0f;
-				for (int k = 0; k < r; k++)
-					s2 += Ao[k] * t[k];
-				yr[sg->row0 + o] += s2;
-			}
+				axpy(sg->rows, t[k], a_t + (size_t)k * sg->rows, yr);
 		}
 	}
 }
 
-/* Layer i over the n sorted rows of x into y. */
-static void layer_forward(seed_population *p, int i, int n, const float *x, float *y)
+/* Whether layer i computes the relu after it too (as cpu.c fuses it): a
+ * conv2d, or a full-rank linear layer, followed by a relu.  (A low-rank
+ * linear layer's relu must wait for the corrections.) */
+static bool fuses_relu(const seed_population *p, int i)
+{
+	const seed_model *m = p->model;
+	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	       (m->layers[i].kind == L_CONV2D || (m->layers[i].kind == L_LINEAR && !p->lowrank));
+}
+
+/* Layer i over the n sorted rows of x into y (relu: with the relu after it,
+ * fuses_relu). */
+static void layer_forward(seed_population *p, int i, int n, const float *x, float *y, bool relu)
 {
 	const layer *L = &p->model->layers[i];
 	size_t total = (size_t)n * L->numel_out;
@@ -425,7 +451,7 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 	switch (L->kind) {
 	case L_LINEAR:
 		if (p->lowrank) {
-			linear(p, L, n, x, L->w, p->zeros, y);
+			linear(p, L, n, x, L->w, p->zeros, y, false);
 			for (int m = 0; m < p->M; m++)
 				if (st[m + 1] > st[m])
 					lowrank_correct(p, i, m, st[m + 1] - st[m],
@@ -436,7 +462,8 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 		for (int m = 0; m < p->M; m++)
 			if (st[m + 1] > st[m])
 				linear(p, L, st[m + 1] - st[m], x + (size_t)st[m] * L->n_in,
-				       member_w(p, i, m), member_b(p, i, m), y + (size_t)st[m] * L->n_out);
+				       member_w(p, i, m), member_b(p, i, m), y + (size_t)st[m] * L->n_out,
+				       relu);
 		break;
 	case L_CONV2D: {
 		int kk = L->k * L->k * L->C, Fp = nnk_fpad(p->k, L->F);
@@ -447,8 +474,9 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 			for (int f = 0; f < L->F; f++)
 				for (int j = 0; j < kk; j++)
 					p->wt[(size_t)j * Fp + f] = w[(size_t)f * kk + j];
-			p->k->conv_fwd(&p->pl[i].conv, st[m + 1] - st[m], x + (size_t)st[m] * L->numel_in,
-			               p->wt, member_b(p, i, m), y + (size_t)st[m] * L->numel_out);
+			(relu ? p->k->conv_fwd_relu : p->k->conv_fwd)(
+			    &p->pl[i].conv, st[m + 1] - st[m], x + (size_t)st[m] * L->numel_in, p->wt,
+			    member_b(p, i, m), y + (size_t)st[m] * L->numel_out);
 		}
 		break;
 	}
@@ -462,8 +490,7 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 		scale_apply(L, total, x, y);
 		break;
 	case L_FLATTEN:
-		memcpy(y, x, total * sizeof *y);
-		break;
+		break; /* never called: rows are flat already */
 	}
 }
 
@@ -505,8 +532,12 @@ int seed_population_forward(seed_population *p, int rows, const void *obs, const
 	}
 	int cur = 0;
 	for (int i = 0; i < mo->nlayers; i++) {
-		layer_forward(p, i, rows, p->buf[cur], p->buf[1 - cur]);
+		if (mo->layers[i].kind == L_FLATTEN)
+			continue; /* a row's values are already in HWC order */
+		bool relu = fuses_relu(p, i);
+		layer_forward(p, i, rows, p->buf[cur], p->buf[1 - cur], relu);
 		cur = 1 - cur;
+		i += relu;
 	}
 	/* The head's A + 1 outputs: logits, or Q values for a dueling head. */
 	const float *h = p->buf[cur];
