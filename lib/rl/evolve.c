@@ -237,12 +237,12 @@ int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err)
 		int64_t g = int_at(gen, i), m = int_at(mem, i), l = int_at(len, i);
 		float r;
 		memcpy(&r, (const uint8_t *)ret->data + 4 * i, 4);
-		E->st.frames += l > 0 ? l : 0;
-		E->st.episodes++;
-		if (m < 0) {
+		if (m < 0) { /* played before any generation: not evolution's */
 			E->st.ignored++;
 			continue;
 		}
+		E->st.frames += l > 0 ? l : 0;
+		E->st.episodes++;
 		int k = seed_evo_report(E->evo, g, (int)(m > INT32_MAX ? -1 : m), r, l);
 		if (k == -ESTALE)
 			E->st.stale++;

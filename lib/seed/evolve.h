@@ -11,10 +11,11 @@
  * evolution.generation_deadline seconds (0: no deadline).  Time is the
  * caller's clock, in seconds, passed in, so that a test can drive it.
  *
- * Frames: every episode with a generation field counts, stale or not: the
- * frame budget (total_frames) is the environment steps played.  An episode
- * frame without generation fields (seed-infer not in population mode) is
- * counted in ignored and otherwise dropped.
+ * Frames: every episode of a member counts, stale or not: the frame budget
+ * (total_frames) is the environment steps the members played.  An episode
+ * of no member (member -1: under way when the server's first generation
+ * came) or in a frame without generation fields (seed-infer not in
+ * population mode) is counted in ignored and otherwise dropped.
  *
  * Stopping (seed_evolver_done): the frame budget, or the target return:
  * ES when the mean return of the last finished round's members reaches
@@ -63,7 +64,7 @@ typedef struct seed_evolver_status {
 	int64_t rounds;       /* rounds finished (the algorithm's stats.generation) */
 	int64_t generation;   /* the current round's generation */
 	int phase;            /* the current round's phase (1: an elite re-evaluation) */
-	int64_t frames;       /* env steps of every episode with generation fields */
+	int64_t frames;       /* env steps of every episode of a member, stale or not */
 	int64_t episodes;     /* those episodes */
 	int64_t stale;        /* episodes of another round than the current (dropped) */
 	int64_t ignored;      /* episodes without generation fields or of no member (-1) */
