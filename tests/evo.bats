@@ -85,8 +85,10 @@ train() {
 	[ "$(jq -s 'last | (.best | type) == "number" and (.median | type) == "number" and .frames > 0
 		and .frames_per_s > 0 and .evaluated > 0' "$D/run/metrics.jsonl")" = true ]
 	# Every process it started is gone.
+	local json=$output
 	run pgrep -f "ipc://$D/tmp"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+	output=$json
 }
 
 @test "seed-train es-cartpole evolves a centre that evaluates to at least 475" {
@@ -108,7 +110,7 @@ train() {
 @test "seed-train rs-cartpole runs random search to its frame budget and evaluates the elite" {
 	train rs --frames 300000 --set target_return=null
 	[ "$(jq '.eval.episodes == 100 and .eval.return.mean > 9' <<<"$output")" = true ]
-	[ "$(jq -s 'last | .frames >= 300000' "$D/run/metrics.jsonl")" = true ]
+	[ "$(jq '.frames >= 300000' "$D/run/checkpoint.json")" = true ]
 }
 
 # A round of ES with 4 members of which member 3 never reports: episode
@@ -153,7 +155,7 @@ start_population() {
 	assert_success
 	local rounds frames
 	rounds=$(jq -s 'last | .generation' "$D/run/metrics.jsonl")
-	frames=$(jq -s 'last | .frames' "$D/run/metrics.jsonl")
+	frames=$(jq .frames "$D/run/checkpoint.json")
 	[ "$frames" -ge 60000 ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -eq "$rounds" ]
 	# The elite plays in seed-eval as any checkpoint.
@@ -167,7 +169,7 @@ start_population() {
 	echo "$output"
 	assert_success
 	[ "$(jq -s --argjson r "$rounds" '[.[].generation] | .[length - 1] > $r' "$D/run/metrics.jsonl")" = true ]
-	[ "$(jq -s 'last | .frames >= 120000' "$D/run/metrics.jsonl")" = true ]
+	[ "$(jq '.frames >= 120000' "$D/run/checkpoint.json")" = true ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -gt "$rounds" ]
 	# seed-infer --model serves the checkpoint to a seed-actor.
 	seed-infer --bind "ipc://$D/serve" --model "$D/run" --greedy --stats-interval 0 --quiet &
