@@ -11,7 +11,10 @@
  *     (rank 0), rows spread over the members at random;
  *   low rank 1, 4: the same generation with rank 1 and 4 noise;
  * for M = 64 and 256, and the cost of seed_population_set (building the
- * members, once per generation) in ms.  Each figure is the median of R
+ * members, once per generation) in ms; then GA generations (full rank):
+ * a first round of fresh genomes (set: one initialisation per member, the
+ * model's scheme, orthogonal), and a later round whose members are
+ * children of 20 parents of 9 keys (set: each parent built once).  Each figure is the median of R
  * timed runs (default 7), each at least 20 ms long.  --cpu-time times by
  * the thread's CPU time (for a shared machine).  One BLAS thread unless
  * SEED_BLAS_THREADS says otherwise.
@@ -197,6 +200,44 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 			printf("| %s | %s | %d | %.0f | %.0f%% | %.2f |\n", d->name, what, M, rs,
 			       100.0 * rs / single, 1e3 * set_s);
 			seed_population_free(&pop);
+		}
+		/* GA: the cost of building members from genomes of 1 and 10
+		 * keys (the initialisation, then the mutations). */
+		for (int L = 1; L <= 10; L += 9) {
+			int64_t *gg = malloc((size_t)M * (size_t)L * sizeof *gg);
+			/* L = 1: a first round (every genome fresh); L = 10: a
+			 * later round, children of 20 parents of 9 keys each. */
+			int64_t parents[20][9];
+			for (int i = 0; i < 20 * 9; i++)
+				parents[i / 9][i % 9] = (int64_t)(seed_rng_u64(&rng) >> 1);
+			for (int m = 0; m < M; m++) {
+				if (L > 1)
+					memcpy(gg + (size_t)m * L, parents[seed_rng_below(&rng, 20)],
+					       9 * sizeof *gg);
+				gg[(size_t)m * L + L - 1] = (int64_t)(seed_rng_u64(&rng) >> 1);
+			}
+			seed_evo_gen g = {.algo = SEED_EVO_GA,
+			                  .noise_seed = seed_noise_seed(noise),
+			                  .noise_size = seed_noise_size(noise),
+			                  .sigma = 0.002,
+			                  .members = M,
+			                  .genome_len = L,
+			                  .genome = gg,
+			                  .episodes = episodes,
+			                  .num_params = P};
+			seed_population *pop = NULL;
+			if (seed_population_new(&pop, d->json, d->dtype, d->rank, d->shape, d->A, rows,
+			                        &err) != 0)
+				exit(1);
+			c.pop = pop;
+			c.gen = &g;
+			double set_s = time_it(run_set, &c);
+			double rs = rows / time_it(run_pop, &c);
+			printf("| %s | GA, %s | %d | %.0f | %.0f%% | %.2f |\n", d->name,
+			       L == 1 ? "fresh genomes" : "20 parents + 1 key", M, rs, 100.0 * rs / single,
+			       1e3 * set_s);
+			seed_population_free(&pop);
+			free(gg);
 		}
 		free(genome);
 		free(sign);

@@ -322,6 +322,7 @@ static void t_es_update(void)
 		CHECK(seed_evo_report(e, r + 1, 0, 1.0, 1) == -ESTALE);
 		CHECK(seed_evo_report(e, r, ES_POP, 1.0, 1) == -ERANGE);
 		CHECK(seed_evo_report(e, r, -1, 1.0, 1) == -ERANGE);
+		CHECK(seed_evo_report(e, r, 0, NAN, 1) == -EINVAL);
 		CHECK_MSG(seed_evo_advance(e, &err) == 0, "%s", err.msg);
 		CHECK(seed_evo_best_params(e, centre, &err) == 0);
 		int bad = 0;

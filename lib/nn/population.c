@@ -244,6 +244,114 @@ static void lowrank_layout(seed_population *p, int r)
 	}
 }
 
+/* Full rank, ES: each member as seed_evo_member_params builds it. */
+static int build_es(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
+{
+	for (int m = 0; m < g->members; m++) {
+		int rc = seed_evo_member_params(noise, p->model, g, m, p->members + (size_t)m * p->P, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A member's genome for sorting by parent: its keys but the last. */
+typedef struct genome_ref {
+	const int64_t *row;
+	int len; /* keys before the first -1 */
+	int m;
+} genome_ref;
+
+static int cmp_parent(const void *a, const void *b)
+{
+	const genome_ref *x = a, *y = b;
+	int nx = x->len - 1, ny = y->len - 1;
+	for (int k = 0; k < nx && k < ny; k++)
+		if (x->row[k] != y->row[k])
+			return x->row[k] < y->row[k] ? -1 : 1;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->m - y->m;
+}
+
+/* Full rank, GA and RS: the members' parameters exactly as
+ * seed_evo_member_params builds them (init(genome[0]), then the mutations
+ * in order), but each parent once: members are sorted by their genome
+ * without its last key (a GA round's children share a handful of
+ * parents, its first round and RS's members share nothing), the parent's
+ * parameters are built once (its initialisation once per run of equal
+ * first keys: an orthogonal initialisation is a QR per layer), then each
+ * member is its parent plus its last mutation.  The float operations are
+ * those of seed_evo_member_params, in the same order. */
+static int build_genomes(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
+{
+	int M = g->members, L = g->genome_len;
+	size_t P = p->P;
+	genome_ref *refs = malloc((size_t)M * sizeof *refs);
+	float *init = malloc(P * sizeof *init), *parent = malloc(P * sizeof *parent);
+	if (!refs || !init || !parent) {
+		free(refs);
+		free(init);
+		free(parent);
+		return seed_err_set(err, -ENOMEM, "population: out of memory");
+	}
+	for (int m = 0; m < M; m++) {
+		const int64_t *row = g->genome + (size_t)m * (size_t)L;
+		int n = 0;
+		while (n < L && row[n] >= 0)
+			n++;
+		refs[m] = (genome_ref){row, n, m};
+	}
+	qsort(refs, (size_t)M, sizeof *refs, cmp_parent);
+	bool have_init = false, have_parent = false;
+	int64_t init_key = -1;
+	const genome_ref *last = NULL;
+	int rc = 0;
+	for (int i = 0; i < M && !rc; i++) {
+		const genome_ref *r = &refs[i];
+		float *out = p->members + (size_t)r->m * P;
+		if (g->algo == SEED_EVO_RS || r->len == 1) {
+			/* The initialisation itself (RS ignores further keys). */
+			if (!have_init || init_key != r->row[0]) {
+				seed_rng rng;
+				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
+				seed_model_init(p->model, &rng);
+				memcpy(init, seed_model_params(p->model), P * sizeof *init);
+				have_init = true;
+				init_key = r->row[0];
+			}
+			memcpy(out, init, P * sizeof *out);
+			continue;
+		}
+		if (!have_parent || !last || last->len != r->len ||
+		    cmp_parent(&(genome_ref){last->row, last->len, 0}, &(genome_ref){r->row, r->len, 0}) !=
+		        0) {
+			if (!have_init || init_key != r->row[0]) {
+				seed_rng rng;
+				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
+				seed_model_init(p->model, &rng);
+				memcpy(init, seed_model_params(p->model), P * sizeof *init);
+				have_init = true;
+				init_key = r->row[0];
+			}
+			memcpy(parent, init, P * sizeof *parent);
+			for (int k = 1; k < r->len - 1 && !rc; k++)
+				rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[k],
+				                        (float)g->sigma, parent, err);
+			have_parent = true;
+			last = r;
+		}
+		memcpy(out, parent, P * sizeof *out);
+		if (!rc)
+			rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[r->len - 1],
+			                        (float)g->sigma, out, err);
+	}
+	free(refs);
+	free(init);
+	free(parent);
+	return rc;
+}
+
 int seed_population_set(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
 {
 	drop_generation(p);
@@ -278,12 +386,11 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 			return seed_err_set(err, -ENOMEM,
 			                    "population: out of memory for %d members of %zu parameters", M,
 			                    p->P);
-		for (int m = 0; m < M; m++)
-			if ((rc = seed_evo_member_params(noise, p->model, g, m, p->members + (size_t)m * p->P,
-			                                 err))) {
-				drop_generation(p);
-				return rc;
-			}
+		rc = g->algo == SEED_EVO_ES ? build_es(p, noise, g, err) : build_genomes(p, noise, g, err);
+		if (rc) {
+			drop_generation(p);
+			return rc;
+		}
 		p->M = M;
 		p->ready = true;
 		return 0;

@@ -619,6 +619,8 @@ int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t 
 		return -ESTALE;
 	if (m < 0 || m >= e->gen.members)
 		return -ERANGE;
+	if (isnan(ret))
+		return -EINVAL; /* it would poison the ranking */
 	e->sum[m] += ret;
 	e->count[m]++;
 	e->stats.episodes++;

@@ -177,7 +177,8 @@ void seed_evo_free(seed_evo **e);
 /* The round to play now (valid until the next seed_evo_advance). */
 const seed_evo_gen *seed_evo_current(const seed_evo *e);
 /* One episode of member m of round generation: return and length.
- * Returns 0, or -ESTALE for another round (ignore it), -ERANGE for a bad member. */
+ * Returns 0, or -ESTALE for another round (ignore it), -ERANGE for a bad member,
+ * -EINVAL for a NaN return (nothing recorded). */
 int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t length);
 /* Whether every member has its episodes. */
 bool seed_evo_complete(const seed_evo *e);
