@@ -369,7 +369,7 @@ static void t_population(void)
 	r.nwarned = 0;
 	publish(&r, &f);
 	CHECK(st->bad_generations == 1 && r.nwarned == 1);
-	CHECK_MSG(strstr(r.warned[0], "dropped generation frame") &&
+	CHECK_MSG(strstr(r.warned[0], "dropped a generation frame") &&
 	              strstr(r.warned[0], "field 'genome': member 1: first key -2"),
 	          "warned: %s", r.warned[0]);
 	/* An es centre of 5 parameters for a model of more. */

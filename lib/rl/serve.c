@@ -479,8 +479,8 @@ static void bad_generation(seed_serve *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	warn(s, "dropped generation frame #%" PRId64 " of %" PRId64 " bad ones: %s", s->st.generations_taken,
-	     s->st.bad_generations, msg);
+	warn(s, "dropped a generation frame (%" PRId64 " bad of %" PRId64 " taken): %s",
+	     s->st.bad_generations, s->st.generations_taken, msg);
 }
 
 /* Between the modes: the episodes gathered go out under the old one, and
