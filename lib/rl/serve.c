@@ -1368,8 +1368,14 @@ static void poll_params(seed_serve *s)
 			continue;
 		}
 		const seed_tensor *p = seed_frame_tensor(&f, "params");
-		if (s->population) /* the learner acts with one model again */
+		if (s->population) {
+			/* The learner acts with one model again.  Requests
+			 * taken in population mode are answered in it first:
+			 * their steps were not recorded in the unrolls. */
+			if (s->b->n > 0)
+				seed_serve_run(s, seed_serve_now());
 			switch_mode(s, false);
+		}
 		s->have_pending = false;
 		seed_serve_policy(s, json, len, p->data, seed_tensor_nbytes(p),
 		                  seed_frame_int(&f, "policy_version", 0));
