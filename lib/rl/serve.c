@@ -624,8 +624,15 @@ static void apply_generation(seed_serve *s)
 	}
 	sl->generation = g.generation;
 	sl->greedy = s->pending_greedy;
-	if (!s->population)
+	if (!s->population) {
 		switch_mode(s, true);
+		if (!s->unrolls)
+			warn(s,
+			     "playing generation %" PRId64
+			     " without an unrolls channel: its episodes reach no "
+			     "learner",
+			     g.generation);
+	}
 	s->st.generation = g.generation;
 	s->st.members = g.members;
 	s->st.generations++;
