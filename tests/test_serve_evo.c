@@ -44,7 +44,7 @@ static void on_warn(void *ctx, const char *msg)
 	r->nwarned++;
 }
 
-static void rig_open(struct rig *r, const char *name)
+static void rig_open_opts(struct rig *r, const char *name, bool unrolls)
 {
 	memset(r, 0, sizeof *r);
 	r->ctx = seed_chan_context();
@@ -73,7 +73,13 @@ static void rig_open(struct rig *r, const char *name)
 	                     .greedy = true,
 	                     .warn = on_warn,
 	                     .ctx = r};
-	CHECK_MSG(seed_serve_new(&r->s, &o, r->router, r->push, r->sub, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_serve_new(&r->s, &o, r->router, unrolls ? r->push : NULL, r->sub, &err) == 0, "%s",
+	          err.msg);
+}
+
+static void rig_open(struct rig *r, const char *name)
+{
+	rig_open_opts(r, name, true);
 }
 
 static void rig_close(struct rig *r)
@@ -369,7 +375,7 @@ static void t_population(void)
 	r.nwarned = 0;
 	publish(&r, &f);
 	CHECK(st->bad_generations == 1 && r.nwarned == 1);
-	CHECK_MSG(strstr(r.warned[0], "dropped generation frame") &&
+	CHECK_MSG(strstr(r.warned[0], "dropped a generation frame") &&
 	              strstr(r.warned[0], "field 'genome': member 1: first key -2"),
 	          "warned: %s", r.warned[0]);
 	/* An es centre of 5 parameters for a model of more. */
@@ -460,9 +466,33 @@ static void t_generation_before_actors(void)
 	rig_close(&r);
 }
 
+/* Without an unrolls channel the generation is played, and the server
+ * says once that its episodes reach no learner. */
+static void t_no_unrolls_channel(void)
+{
+	struct rig r;
+	rig_open_opts(&r, "evo-nounrolls", false);
+	struct gen g;
+	make_gen(&g, 2, 2, 5);
+	publish_gen(&r, &g, 0);
+	struct envs e = {.obs = {{1, 2}, {3, 4}, {5, 6}, {7, 8}}};
+	int32_t act[K];
+	int64_t version;
+	CHECK(step(&r, 0, &e, act, &version) && version == 2);
+	for (int k = 0; k < K; k++)
+		e.te[k] = 1, e.len[k] = 3;
+	CHECK(step(&r, 1, &e, act, &version) && version == 2);
+	CHECK(r.nwarned == 1);
+	CHECK_MSG(strstr(r.warned[0], "playing generation 2 without an unrolls channel"), "warned: %s",
+	          r.warned[0]);
+	CHECK(seed_serve_get_stats(r.s)->episodes == 0);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_population);
 	TAP_RUN(t_generation_before_actors);
+	TAP_RUN(t_no_unrolls_channel);
 	return tap_done();
 }

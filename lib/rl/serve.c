@@ -479,8 +479,8 @@ static void bad_generation(seed_serve *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	warn(s, "dropped generation frame #%" PRId64 " of %" PRId64 " bad ones: %s", s->st.generations_taken,
-	     s->st.bad_generations, msg);
+	warn(s, "dropped a generation frame (%" PRId64 " bad of %" PRId64 " taken): %s",
+	     s->st.bad_generations, s->st.generations_taken, msg);
 }
 
 /* Between the modes: the episodes gathered go out under the old one, and
@@ -624,8 +624,15 @@ static void apply_generation(seed_serve *s)
 	}
 	sl->generation = g.generation;
 	sl->greedy = s->pending_greedy;
-	if (!s->population)
+	if (!s->population) {
 		switch_mode(s, true);
+		if (!s->unrolls)
+			warn(s,
+			     "playing generation %" PRId64
+			     " without an unrolls channel: its episodes reach no "
+			     "learner",
+			     g.generation);
+	}
 	s->st.generation = g.generation;
 	s->st.members = g.members;
 	s->st.generations++;
@@ -1368,8 +1375,14 @@ static void poll_params(seed_serve *s)
 			continue;
 		}
 		const seed_tensor *p = seed_frame_tensor(&f, "params");
-		if (s->population) /* the learner acts with one model again */
+		if (s->population) {
+			/* The learner acts with one model again.  Requests
+			 * taken in population mode are answered in it first:
+			 * their steps were not recorded in the unrolls. */
+			if (s->b->n > 0)
+				seed_serve_run(s, seed_serve_now());
 			switch_mode(s, false);
+		}
 		s->have_pending = false;
 		seed_serve_policy(s, json, len, p->data, seed_tensor_nbytes(p),
 		                  seed_frame_int(&f, "policy_version", 0));
