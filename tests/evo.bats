@@ -114,13 +114,16 @@ train() {
 }
 
 # A round of ES with 4 members of which member 3 never reports: episode
-# frames of members 0..2 of generation 0 pushed at the learner.
+# frames of members 0..2 of generation 0 pushed at the learner, then a bad
+# message.
 @test "a round whose member never reports ends at the generation deadline" {
 	local push="$SEED_BUILDDIR/tests/frame_push"
 	local t='"dtype":"%s","shape":[3],"data":[%s]'
 	printf '{"type":"episode","version":1,"run":0,"actor":0,"env":{'"$t"'},"return":{'"$t"'},"length":{'"$t"'},"truncated":{'"$t"'},"generation":{'"$t"'},"member":{'"$t"'}}\n' \
 		i32 0,1,2 f32 5,6,7 i32 10,10,10 u8 0,0,0 i64 0,0,0 i32 0,1,2 |
 		seed-cat --encode >"$D/ep.msgpack"
+	# And a message that is no frame: the learner counts it and goes on.
+	printf '\001' >>"$D/ep.msgpack"
 	"$push" "ipc://$D/ep" "$D/ep.msgpack" &
 	PIDS="$!"
 	run timeout --preserve-status -s TERM 4 seed-learn --config es-cartpole --set evolution.population=4 \
@@ -131,10 +134,12 @@ train() {
 	# Round 0 ended at the deadline with members 0..2 heard; ES leaves out
 	# both of member 3's pair, so 2 were evaluated; round 1 heard nothing
 	# and ended at its deadline too.
-	run jq -c '[.generation, .deadlines, .evaluated, .frames, (.round_seconds >= 1.4)]' "$D/run/metrics.jsonl"
+	assert_output --partial "dropped bad frame #1"
+	run jq -c '[.generation, .deadlines, .evaluated, .frames, (.round_seconds >= 1.4), .bad_frames]' \
+		"$D/run/metrics.jsonl"
 	echo "$output"
-	[ "${lines[0]}" = "[1,1,2,30,true]" ]
-	[ "${lines[1]}" = "[2,2,0,30,true]" ]
+	[ "${lines[0]}" = "[1,1,2,30,true,1]" ]
+	[ "${lines[1]}" = "[2,2,0,30,true,1]" ]
 }
 
 # start_population N: seed-infer (population mode when it gets a generation)
