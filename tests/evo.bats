@@ -176,6 +176,12 @@ start_population() {
 	[ "$(jq -s --argjson r "$rounds" '[.[].generation] | .[length - 1] > $r' "$D/run/metrics.jsonl")" = true ]
 	[ "$(jq '.frames >= 120000' "$D/run/checkpoint.json")" = true ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -gt "$rounds" ]
+	# TensorBoard reads the rounds' lines of both processes as one run.
+	if python3 -c 'import tensorboard' 2>/dev/null; then
+		run python3 "$SEED_SRCDIR/tests/ref/read_tfevents.py" "$D/run"
+		echo "$output"
+		assert_success
+	fi
 	# seed-infer --model serves the checkpoint to a seed-actor.
 	seed-infer --bind "ipc://$D/serve" --model "$D/run" --greedy --stats-interval 0 --quiet &
 	PIDS="$PIDS $!"
