@@ -201,7 +201,7 @@ typedef struct seed_evo_stats {
 	double best, mean, median; /* of the last finished evaluation round's members (NAN before one) */
 	double elite;              /* the elite's re-evaluated mean return (GA/RS; NAN until one) */
 	int64_t episodes, frames;  /* of all rounds so far (lengths summed) */
-	int evaluated;             /* members of the last round that had an episode */
+	int evaluated; /* members of the last round in its update: with an episode (ES: both of the pair) */
 } seed_evo_stats;
 const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
 
