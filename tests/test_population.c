@@ -64,9 +64,9 @@ static const shape_case cases[] = {
 /* A generation of algo (rank r; GA with r = -1: a family of shared
  * parents, rank 0) over M members for model mo. */
 typedef struct gen_store {
-	int64_t genome[M * 3];
-	float sign[M];
-	int32_t episodes[M];
+	int64_t genome[16 * 3]; /* up to 16 members */
+	float sign[16];
+	int32_t episodes[16];
 	float *centre;
 	seed_evo_gen g;
 } gen_store;
@@ -340,10 +340,56 @@ out:
 	seed_noise_free(&other);
 }
 
+/* One population through generations of other sizes and kinds: the
+ * buffers follow (more members, fewer, full rank after low rank). */
+static void t_regenerate(void)
+{
+	const shape_case *c = &cases[1];
+	seed_noise *n = NULL;
+	seed_population *pop = NULL;
+	seed_model *ref = NULL, *scratch = NULL;
+	CHECK(seed_noise_new(&n, 8, 1 << 19, NULL) == 0);
+	CHECK(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, NULL) == 0);
+	CHECK(seed_model_new(&ref, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	if (!n || !pop || !ref || !scratch)
+		goto out;
+	static const struct {
+		seed_evo_algo algo;
+		int rank, members;
+	} steps[] = {{SEED_EVO_ES, 0, 4},
+	             {SEED_EVO_GA, 0, 16},
+	             {SEED_EVO_ES, 2, 2},
+	             {SEED_EVO_ES, 0, 12},
+	             {SEED_EVO_RS, 0, 3}};
+	seed_rng rng;
+	seed_rng_init(&rng, 3, 3);
+	uint8_t obs[ROWS * 400];
+	int32_t member[ROWS];
+	for (int k = 0; k < (int)(sizeof steps / sizeof steps[0]); k++) {
+		gen_store s;
+		make_gen(&s, steps[k].algo, steps[k].rank, n, scratch, steps[k].members);
+		seed_err err = {{0}};
+		CHECK_MSG(seed_population_set(pop, n, &s.g, &err) == 0, "step %d: %s", k, err.msg);
+		random_obs(c, ROWS, obs, &rng);
+		for (int r = 0; r < ROWS; r++)
+			member[r] = (int32_t)seed_rng_below(&rng, (uint32_t)steps[k].members);
+		double e = compare(c, pop, ref, scratch, n, &s.g, ROWS, obs, member);
+		CHECK_MSG(e < 2e-5, "step %d: relative error %g", k, e);
+		free(s.centre);
+	}
+out:
+	seed_population_free(&pop);
+	seed_model_free(&ref);
+	seed_model_free(&scratch);
+	seed_noise_free(&n);
+}
+
 int main(void)
 {
 	TAP_RUN(t_shapes);
 	TAP_RUN(t_act);
+	TAP_RUN(t_regenerate);
 	TAP_RUN(t_errors);
 	return tap_done();
 }

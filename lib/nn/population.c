@@ -15,13 +15,16 @@
  *
  * Per layer:
  *   linear, full rank: per member group y = x W_m^T + b_m (BLAS, or the
- *     kernels for the small weight matrices where cpu.c uses them);
+ *     kernels for the small weight matrices where cpu.c uses them), with
+ *     the relu after it fused where cpu.c fuses it;
  *   linear, low rank: y = x C^T over all rows at once (C the centre's
- *     weight), then per row its member's bias (stored per member) and its
+ *     weight), then per member group its bias (stored per member) and its
  *     low-rank correction: for each 2-D parameter tensor inside the layer's
  *     weight (the head holds two: policy/advantage and value), with A and B
- *     read from the noise table at the member's slice, y[rows of the
- *     tensor] += c_m (x B) A^T, c_m = sign sigma / sqrt(r);
+ *     from the member's noise slice, y[columns of the tensor] += c_m (x B)
+ *     A^T, c_m = sign sigma / sqrt(r): T = x B by the kernels (B^T laid out
+ *     as the weight of an r-output layer), then r axpys per row with the
+ *     rows of c_m A^T (both laid out once per generation);
  *   conv2d: per member group with the member's weight (full rank: its
  *     parameters; low rank: its stored copy of the non-2-D tensors),
  *     transposed for the kernels once per group;
@@ -49,11 +52,10 @@ typedef struct lr_seg {
 } lr_seg;
 
 typedef struct pop_layer {
-	nnk_conv conv;       /* conv2d */
-	size_t w_off, b_off; /* the layer's w and b in the slab (linear, conv2d) */
-	size_t w_small,
-	    b_small;   /* low rank: their places in a member's small vector (conv2d w, b; linear b) */
-	lr_seg seg[2]; /* low rank, linear: the 2-D tensors of the weight */
+	nnk_conv conv;           /* conv2d */
+	size_t w_off, b_off;     /* the layer's w and b in the slab (linear, conv2d) */
+	size_t w_small, b_small; /* low rank: places in a member's small vector (conv2d w, b; linear b) */
+	lr_seg seg[2];           /* low rank, linear: the 2-D tensors of the weight */
 	int nseg;
 } pop_layer;
 
@@ -67,13 +69,14 @@ struct seed_population {
 	bool ready, lowrank;
 	int M, rank;
 	const seed_noise *noise;
-	float *members;   /* full rank: (M, P) */
-	size_t small;     /* low rank: floats of the non-2-D tensors */
-	size_t *small_of; /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
-	float *msmall;    /* low rank: (M, small) each member's non-2-D tensors */
-	size_t lrsize;    /* low rank: floats of a member's block of B^T and c A^T */
-	float *mlr;       /* low rank: (M, lrsize) those blocks, c = sign sigma / sqrt(r) */
-	float *T;         /* low rank: (max_rows, r) x B for a group */
+	float *members;    /* full rank: (M, P) */
+	size_t cap_floats; /* floats members holds (kept between generations) */
+	size_t small;      /* low rank: floats of the non-2-D tensors */
+	size_t *small_of;  /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
+	float *msmall;     /* low rank: (M, small) each member's non-2-D tensors */
+	size_t lrsize;     /* low rank: floats of a member's block of B^T and c A^T */
+	float *mlr;        /* low rank: (M, lrsize) those blocks, c = sign sigma / sqrt(r) */
+	float *T;          /* low rank: (max_rows, r) x B for a group */
 	/* Work buffers for max_rows rows. */
 	int32_t *perm; /* (max_rows) row at sorted position */
 	int *start;    /* (M + 1) first sorted position of each member */
@@ -147,13 +150,14 @@ int seed_population_new(seed_population **out, const char *model_json, seed_dtyp
 	return 0;
 }
 
+/* Forget the generation; the full-rank members' buffer is kept for the
+ * next one (a generation's worth of pages is not faulted in again). */
 static void drop_generation(seed_population *p)
 {
-	free(p->members);
 	free(p->msmall);
 	free(p->mlr);
 	free(p->T);
-	p->members = p->msmall = p->mlr = p->T = NULL;
+	p->msmall = p->mlr = p->T = NULL;
 	p->ready = false;
 	p->M = 0;
 }
@@ -164,6 +168,7 @@ void seed_population_free(seed_population **pp)
 		return;
 	seed_population *p = *pp;
 	drop_generation(p);
+	free(p->members);
 	seed_model_free(&p->model);
 	free(p->pl);
 	free(p->buf[0]);
@@ -381,11 +386,16 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 	p->rank = g->rank;
 	p->lowrank = g->algo == SEED_EVO_ES && g->rank > 0;
 	if (!p->lowrank) {
-		p->members = malloc((size_t)M * p->P * sizeof(float));
-		if (!p->members)
-			return seed_err_set(err, -ENOMEM,
-			                    "population: out of memory for %d members of %zu parameters", M,
-			                    p->P);
+		size_t need = (size_t)M * p->P;
+		if (need > p->cap_floats) {
+			free(p->members);
+			p->members = malloc(need * sizeof(float));
+			p->cap_floats = p->members ? need : 0;
+			if (!p->members)
+				return seed_err_set(
+				    err, -ENOMEM,
+				    "population: out of memory for %d members of %zu parameters", M, p->P);
+		}
 		rc = g->algo == SEED_EVO_ES ? build_es(p, noise, g, err) : build_genomes(p, noise, g, err);
 		if (rc) {
 			drop_generation(p);
