@@ -322,6 +322,7 @@ static void t_es_update(void)
 		CHECK(seed_evo_report(e, r + 1, 0, 1.0, 1) == -ESTALE);
 		CHECK(seed_evo_report(e, r, ES_POP, 1.0, 1) == -ERANGE);
 		CHECK(seed_evo_report(e, r, -1, 1.0, 1) == -ERANGE);
+		CHECK(seed_evo_report(e, r, 0, NAN, 1) == -EINVAL);
 		CHECK_MSG(seed_evo_advance(e, &err) == 0, "%s", err.msg);
 		CHECK(seed_evo_best_params(e, centre, &err) == 0);
 		int bad = 0;
@@ -713,6 +714,18 @@ static void t_checkpoint(void)
 		ck.tensors = t;
 		seed_err err = {{0}};
 		CHECK(seed_evo_restore(ga, &ck, &err) == -EINVAL && strstr(err.msg, "es, population 6"));
+		/* The same run on another noise table. */
+		seed_noise *n4 = NULL;
+		seed_evo *es4 = NULL;
+		seed_evo_config c4 = es_config();
+		c4.noise_seed = 4;
+		CHECK(seed_noise_new(&n4, 4, MEMBER_NOISE_SIZE, NULL) == 0);
+		CHECK(n4 && seed_evo_new(&es4, &c4, n4, m, NULL) == 0);
+		if (es4)
+			CHECK(seed_evo_restore(es4, &ck, &err) == -EINVAL &&
+			      strstr(err.msg, "noise table is (seed 3"));
+		seed_evo_free(&es4);
+		seed_noise_free(&n4);
 		ck.ntensors = 1; /* evo.state only */
 		CHECK(seed_evo_restore(es, &ck, &err) == -ENOENT && strstr(err.msg, "evo.scores"));
 		/* ga unchanged by the failed restore */

@@ -61,7 +61,8 @@ static const shape_case cases[] = {
 #define ROWS 61
 #define M 7
 
-/* A generation of algo (ES: rank r) over M members for model mo. */
+/* A generation of algo (rank r; GA with r = -1: a family of shared
+ * parents, rank 0) over M members for model mo. */
 typedef struct gen_store {
 	int64_t genome[M * 3];
 	float sign[M];
@@ -84,6 +85,15 @@ static void make_gen(gen_store *s, seed_evo_algo algo, int r, const seed_noise *
 			s->genome[m * L + 2] = -1; /* shorter genomes padded */
 		s->sign[m] = m % 2 ? -1.0f : 1.0f;
 		s->episodes[m] = 1;
+	}
+	if (algo == SEED_EVO_GA && r < 0) {
+		/* A GA round's family (M = 7): the elite {a, b} as member 0,
+		 * children of {a, b} and of {c}, a cousin {a, d, e} sharing
+		 * only the root, a fresh {f}: members share parents and roots. */
+		static const int64_t fam[M][3] = {{11, 12, -1}, {11, 12, 31}, {13, 32, -1}, {11, 12, 33},
+		                                  {11, 14, 15}, {13, 34, -1}, {16, -1, -1}};
+		memcpy(s->genome, fam, sizeof fam);
+		r = 0;
 	}
 	if (algo == SEED_EVO_ES) {
 		/* An initialised centre, as a learner's. */
@@ -194,7 +204,7 @@ static void t_shapes(void)
 		             {SEED_EVO_GA, 0}, {SEED_EVO_GA, 2}, {SEED_EVO_RS, 0}};
 		for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
 			gen_store s;
-			make_gen(&s, kinds[k].algo, kinds[k].rank, n, scratch, M);
+			make_gen(&s, kinds[k].algo, kinds[k].rank, n, scratch, M); /* rank -1: a GA family */
 			CHECK_MSG(seed_population_set(pop, n, &s.g, &err) == 0, "%s: %s", c->name, err.msg);
 			/* Members 2 and 5 get no rows; the others in random order. */
 			for (int r = 0; r < ROWS; r++) {

@@ -15,13 +15,16 @@
  *
  * Per layer:
  *   linear, full rank: per member group y = x W_m^T + b_m (BLAS, or the
- *     kernels for the small weight matrices where cpu.c uses them);
+ *     kernels for the small weight matrices where cpu.c uses them), with
+ *     the relu after it fused where cpu.c fuses it;
  *   linear, low rank: y = x C^T over all rows at once (C the centre's
- *     weight), then per row its member's bias (stored per member) and its
+ *     weight), then per member group its bias (stored per member) and its
  *     low-rank correction: for each 2-D parameter tensor inside the layer's
  *     weight (the head holds two: policy/advantage and value), with A and B
- *     read from the noise table at the member's slice, y[rows of the
- *     tensor] += c_m (x B) A^T, c_m = sign sigma / sqrt(r);
+ *     from the member's noise slice, y[columns of the tensor] += c_m (x B)
+ *     A^T, c_m = sign sigma / sqrt(r): T = x B by the kernels (B^T laid out
+ *     as the weight of an r-output layer), then r axpys per row with the
+ *     rows of c_m A^T (both laid out once per generation);
  *   conv2d: per member group with the member's weight (full rank: its
  *     parameters; low rank: its stored copy of the non-2-D tensors),
  *     transposed for the kernels once per group;
@@ -45,14 +48,14 @@
 typedef struct lr_seg {
 	int row0, rows;
 	int64_t pos_a, pos_b;
+	size_t bt, at; /* B^T [r, n_in] and c A^T [r, rows] in a member's low-rank block */
 } lr_seg;
 
 typedef struct pop_layer {
-	nnk_conv conv;       /* conv2d */
-	size_t w_off, b_off; /* the layer's w and b in the slab (linear, conv2d) */
-	size_t w_small,
-	    b_small;   /* low rank: their places in a member's small vector (conv2d w, b; linear b) */
-	lr_seg seg[2]; /* low rank, linear: the 2-D tensors of the weight */
+	nnk_conv conv;           /* conv2d */
+	size_t w_off, b_off;     /* the layer's w and b in the slab (linear, conv2d) */
+	size_t w_small, b_small; /* low rank: places in a member's small vector (conv2d w, b; linear b) */
+	lr_seg seg[2];           /* low rank, linear: the 2-D tensors of the weight */
 	int nseg;
 } pop_layer;
 
@@ -66,19 +69,20 @@ struct seed_population {
 	bool ready, lowrank;
 	int M, rank;
 	const seed_noise *noise;
-	float *members;       /* full rank: (M, P) */
-	size_t small;         /* low rank: floats of the non-2-D tensors */
-	size_t *small_of;     /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
-	float *msmall;        /* low rank: (M, small) each member's non-2-D tensors */
-	const float **mnoise; /* low rank: [M] the member's noise slice in the table */
-	float *mcoef;         /* low rank: [M] sign sigma / sqrt(r) */
+	float *members;    /* full rank: (M, P) */
+	size_t cap_floats; /* floats members holds (kept between generations) */
+	size_t small;      /* low rank: floats of the non-2-D tensors */
+	size_t *small_of;  /* low rank: [ntensors] offset in the small vector, or SIZE_MAX for 2-D */
+	float *msmall;     /* low rank: (M, small) each member's non-2-D tensors */
+	size_t lrsize;     /* low rank: floats of a member's block of B^T and c A^T */
+	float *mlr;        /* low rank: (M, lrsize) those blocks, c = sign sigma / sqrt(r) */
+	float *T;          /* low rank: (max_rows, r) x B for a group */
 	/* Work buffers for max_rows rows. */
 	int32_t *perm; /* (max_rows) row at sorted position */
 	int *start;    /* (M + 1) first sorted position of each member */
 	size_t cap_members;
 	float *buf[2]; /* (max_rows, widest) */
 	float *wt;     /* conv2d weight transposed (k k C, Fp) */
-	float *t;      /* low-rank scratch (r) */
 	float *head;   /* (max_rows, A) logits in sorted order */
 	float *zeros;  /* (widest) a zero bias for the low-rank shared product */
 };
@@ -146,15 +150,14 @@ int seed_population_new(seed_population **out, const char *model_json, seed_dtyp
 	return 0;
 }
 
+/* Forget the generation; the full-rank members' buffer is kept for the
+ * next one (a generation's worth of pages is not faulted in again). */
 static void drop_generation(seed_population *p)
 {
-	free(p->members);
 	free(p->msmall);
-	free(p->mnoise);
-	free(p->mcoef);
-	free(p->t);
-	p->members = p->msmall = p->mcoef = p->t = NULL;
-	p->mnoise = NULL;
+	free(p->mlr);
+	free(p->T);
+	p->msmall = p->mlr = p->T = NULL;
 	p->ready = false;
 	p->M = 0;
 }
@@ -165,6 +168,7 @@ void seed_population_free(seed_population **pp)
 		return;
 	seed_population *p = *pp;
 	drop_generation(p);
+	free(p->members);
 	seed_model_free(&p->model);
 	free(p->pl);
 	free(p->buf[0]);
@@ -213,6 +217,7 @@ static void lowrank_layout(seed_population *p, int r)
 		}
 	}
 	p->small = small;
+	p->lrsize = 0;
 	for (int i = 0; i < m->nlayers; i++) {
 		const layer *L = &m->layers[i];
 		pop_layer *q = &p->pl[i];
@@ -235,10 +240,121 @@ static void lowrank_layout(seed_population *p, int r)
 				s->rows = (int)tp->shape[0];
 				s->pos_a = at;
 				s->pos_b = at + tp->shape[0] * r;
+				s->bt = p->lrsize;
+				s->at = s->bt + (size_t)L->n_in * (size_t)r;
+				p->lrsize = s->at + (size_t)s->rows * (size_t)r;
 			}
 			at += len;
 		}
 	}
+}
+
+/* Full rank, ES: each member as seed_evo_member_params builds it. */
+static int build_es(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
+{
+	for (int m = 0; m < g->members; m++) {
+		int rc = seed_evo_member_params(noise, p->model, g, m, p->members + (size_t)m * p->P, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A member's genome for sorting by parent: its keys but the last. */
+typedef struct genome_ref {
+	const int64_t *row;
+	int len; /* keys before the first -1 */
+	int m;
+} genome_ref;
+
+static int cmp_parent(const void *a, const void *b)
+{
+	const genome_ref *x = a, *y = b;
+	int nx = x->len - 1, ny = y->len - 1;
+	for (int k = 0; k < nx && k < ny; k++)
+		if (x->row[k] != y->row[k])
+			return x->row[k] < y->row[k] ? -1 : 1;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->m - y->m;
+}
+
+/* Full rank, GA and RS: the members' parameters exactly as
+ * seed_evo_member_params builds them (init(genome[0]), then the mutations
+ * in order), but each parent once: members are sorted by their genome
+ * without its last key (a GA round's children share a handful of
+ * parents, its first round and RS's members share nothing), the parent's
+ * parameters are built once (its initialisation once per run of equal
+ * first keys: an orthogonal initialisation is a QR per layer), then each
+ * member is its parent plus its last mutation.  The float operations are
+ * those of seed_evo_member_params, in the same order. */
+static int build_genomes(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
+{
+	int M = g->members, L = g->genome_len;
+	size_t P = p->P;
+	genome_ref *refs = malloc((size_t)M * sizeof *refs);
+	float *init = malloc(P * sizeof *init), *parent = malloc(P * sizeof *parent);
+	if (!refs || !init || !parent) {
+		free(refs);
+		free(init);
+		free(parent);
+		return seed_err_set(err, -ENOMEM, "population: out of memory");
+	}
+	for (int m = 0; m < M; m++) {
+		const int64_t *row = g->genome + (size_t)m * (size_t)L;
+		int n = 0;
+		while (n < L && row[n] >= 0)
+			n++;
+		refs[m] = (genome_ref){row, n, m};
+	}
+	qsort(refs, (size_t)M, sizeof *refs, cmp_parent);
+	bool have_init = false, have_parent = false;
+	int64_t init_key = -1;
+	const genome_ref *last = NULL;
+	int rc = 0;
+	for (int i = 0; i < M && !rc; i++) {
+		const genome_ref *r = &refs[i];
+		float *out = p->members + (size_t)r->m * P;
+		if (g->algo == SEED_EVO_RS || r->len == 1) {
+			/* The initialisation itself (RS ignores further keys). */
+			if (!have_init || init_key != r->row[0]) {
+				seed_rng rng;
+				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
+				seed_model_init(p->model, &rng);
+				memcpy(init, seed_model_params(p->model), P * sizeof *init);
+				have_init = true;
+				init_key = r->row[0];
+			}
+			memcpy(out, init, P * sizeof *out);
+			continue;
+		}
+		if (!have_parent || !last || last->len != r->len ||
+		    cmp_parent(&(genome_ref){last->row, last->len, 0}, &(genome_ref){r->row, r->len, 0}) !=
+		        0) {
+			if (!have_init || init_key != r->row[0]) {
+				seed_rng rng;
+				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
+				seed_model_init(p->model, &rng);
+				memcpy(init, seed_model_params(p->model), P * sizeof *init);
+				have_init = true;
+				init_key = r->row[0];
+			}
+			memcpy(parent, init, P * sizeof *parent);
+			for (int k = 1; k < r->len - 1 && !rc; k++)
+				rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[k],
+				                        (float)g->sigma, parent, err);
+			have_parent = true;
+			last = r;
+		}
+		memcpy(out, parent, P * sizeof *out);
+		if (!rc)
+			rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[r->len - 1],
+			                        (float)g->sigma, out, err);
+	}
+	free(refs);
+	free(init);
+	free(parent);
+	return rc;
 }
 
 int seed_population_set(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
@@ -270,17 +386,21 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 	p->rank = g->rank;
 	p->lowrank = g->algo == SEED_EVO_ES && g->rank > 0;
 	if (!p->lowrank) {
-		p->members = malloc((size_t)M * p->P * sizeof(float));
-		if (!p->members)
-			return seed_err_set(err, -ENOMEM,
-			                    "population: out of memory for %d members of %zu parameters", M,
-			                    p->P);
-		for (int m = 0; m < M; m++)
-			if ((rc = seed_evo_member_params(noise, p->model, g, m, p->members + (size_t)m * p->P,
-			                                 err))) {
-				drop_generation(p);
-				return rc;
-			}
+		size_t need = (size_t)M * p->P;
+		if (need > p->cap_floats) {
+			free(p->members);
+			p->members = malloc(need * sizeof(float));
+			p->cap_floats = p->members ? need : 0;
+			if (!p->members)
+				return seed_err_set(
+				    err, -ENOMEM,
+				    "population: out of memory for %d members of %zu parameters", M, p->P);
+		}
+		rc = g->algo == SEED_EVO_ES ? build_es(p, noise, g, err) : build_genomes(p, noise, g, err);
+		if (rc) {
+			drop_generation(p);
+			return rc;
+		}
 		p->M = M;
 		p->ready = true;
 		return 0;
@@ -295,10 +415,9 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		    (long long)Q, (long long)seed_noise_size(noise));
 	lowrank_layout(p, r);
 	p->msmall = malloc((size_t)M * (p->small ? p->small : 1) * sizeof(float));
-	p->mnoise = malloc((size_t)M * sizeof *p->mnoise);
-	p->mcoef = malloc((size_t)M * sizeof *p->mcoef);
-	p->t = malloc((size_t)r * 2 * sizeof *p->t);
-	if (!p->msmall || !p->mnoise || !p->mcoef || !p->t) {
+	p->mlr = malloc((size_t)M * (p->lrsize ? p->lrsize : 1) * sizeof(float));
+	p->T = malloc((size_t)p->max_rows * (size_t)r * sizeof(float));
+	if (!p->msmall || !p->mlr || !p->T) {
 		drop_generation(p);
 		return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
 	}
@@ -307,10 +426,8 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 	float inv = (float)(1.0 / sqrt((double)r));
 	for (int m = 0; m < M; m++) {
 		int64_t at = seed_noise_index(noise, (uint64_t)g->genome[m], Q);
-		const float *src = seed_noise_data(noise) + at;
-		float scale = g->sign[m] * (float)g->sigma;
-		p->mnoise[m] = src;
-		p->mcoef[m] = scale * inv;
+		const float *slice = seed_noise_data(noise) + at, *src = slice;
+		float scale = g->sign[m] * (float)g->sigma, c = scale * inv;
 		float *ms = p->msmall + (size_t)m * p->small;
 		/* As seed_evo_add_noise: centre + scale * eps for full slices. */
 		for (int t = 0; t < mo->ntensors; t++) {
@@ -320,10 +437,29 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 				continue;
 			}
 			float *o = ms + p->small_of[t];
-			const float *c = g->centre + tp->offset;
+			const float *cen = g->centre + tp->offset;
 			for (size_t i = 0; i < tp->numel; i++)
-				o[i] = c[i] + scale * src[i];
+				o[i] = cen[i] + scale * src[i];
 			src += tp->numel;
+		}
+		/* B^T and c A^T of each 2-D tensor in a linear layer, laid out
+		 * for the kernels (contiguous rows of n_in, and of the tensor's
+		 * rows). */
+		float *blk = p->mlr + (size_t)m * p->lrsize;
+		for (int i = 0; i < mo->nlayers; i++) {
+			const pop_layer *q = &p->pl[i];
+			int n_in = mo->layers[i].n_in;
+			for (int sgi = 0; sgi < q->nseg; sgi++) {
+				const lr_seg *sg = &q->seg[sgi];
+				const float *A = slice + sg->pos_a, *B = slice + sg->pos_b;
+				float *bt = blk + sg->bt, *a_t = blk + sg->at;
+				for (int k = 0; k < r; k++) {
+					for (int j = 0; j < n_in; j++)
+						bt[(size_t)k * n_in + j] = B[(size_t)j * r + k];
+					for (int o = 0; o < sg->rows; o++)
+						a_t[(size_t)k * sg->rows + o] = c * A[(size_t)o * r + k];
+				}
+			}
 		}
 	}
 	p->M = M;
@@ -338,16 +474,19 @@ static bool linear_direct(const seed_population *p, const layer *L)
 	return p->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
 }
 
-/* y (n, n_out) = x (n, n_in) w^T + b. */
+/* y (n, n_out) = x (n, n_in) w^T + b, then max(y, 0) with relu. */
 static void linear(const seed_population *p, const layer *L, int n, const float *x, const float *w,
-                   const float *b, float *y)
+                   const float *b, float *y, bool relu)
 {
 	if (linear_direct(p, L)) {
-		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)L->n_out, x, w, b, y);
+		(relu ? p->k->linear_fwd_relu : p->k->linear_fwd)((size_t)n, (size_t)L->n_in,
+		                                                  (size_t)L->n_out, x, w, b, y);
 		return;
 	}
 	seed_blas_sgemm(false, true, n, L->n_out, L->n_in, 1.0f, x, L->n_in, w, L->n_in, 0.0f, y, L->n_out);
 	p->k->bias_add((size_t)n, (size_t)L->n_out, b, y);
+	if (relu)
+		p->k->relu_fwd((size_t)n * (size_t)L->n_out, y, y);
 }
 
 static void scale_apply(const layer *L, size_t n, const float *x, float *y)
@@ -379,45 +518,49 @@ static const float *member_b(const seed_population *p, int i, int m)
 	return p->members + (size_t)m * p->P + p->pl[i].b_off;
 }
 
-/* Low rank: y (rows of member m, n_out) += b_m + c_m (x B) A^T per 2-D tensor. */
+/* y += t a over n floats (an axpy the compiler vectorises). */
+static void axpy(int n, float t, const float *restrict a, float *restrict y)
+{
+	for (int i = 0; i < n; i++)
+		y[i] += t * a[i];
+}
+
+/* Low rank: y (the n rows of member m, n_out) += b_m + c_m (x B) A^T per
+ * 2-D tensor of the layer: T = x B by the kernels (B^T is a weight of r
+ * outputs), then each row's r axpys of c A^T's rows. */
 static void lowrank_correct(seed_population *p, int i, int m, int n, const float *x, float *y)
 {
 	const layer *L = &p->model->layers[i];
 	const pop_layer *q = &p->pl[i];
-	int r = p->rank, nin = L->n_in, nout = L->n_out;
-	const float *b = member_b(p, i, m), *src = p->mnoise[m];
-	float c = p->mcoef[m], *t = p->t;
-	for (int row = 0; row < n; row++) {
-		const float *xr = x + (size_t)row * nin;
-		float *yr = y + (size_t)row * nout;
-		for (int o = 0; o < nout; o++)
-			yr[o] += b[o];
-		for (int s = 0; s < q->nseg; s++) {
-			const lr_seg *sg = &q->seg[s];
-			const float *A = src + sg->pos_a, *B = src + sg->pos_b;
+	int r = p->rank, nout = L->n_out;
+	const float *blk = p->mlr + (size_t)m * p->lrsize;
+	p->k->bias_add((size_t)n, (size_t)nout, member_b(p, i, m), y);
+	for (int s = 0; s < q->nseg; s++) {
+		const lr_seg *sg = &q->seg[s];
+		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)r, x, blk + sg->bt, p->zeros, p->T);
+		const float *a_t = blk + sg->at;
+		for (int row = 0; row < n; row++) {
+			float *yr = y + (size_t)row * nout + sg->row0;
+			const float *t = p->T + (size_t)row * r;
 			for (int k = 0; k < r; k++)
-				t[k] = 0.0f;
-			for (int j = 0; j < nin; j++) {
-				float xj = xr[j];
-				const float *Bj = B + (size_t)j * r;
-				for (int k = 0; k < r; k++)
-					t[k] += xj * Bj[k];
-			}
-			for (int k = 0; k < r; k++)
-				t[k] *= c;
-			for (int o = 0; o < sg->rows; o++) {
-				const float *Ao = A + (size_t)o * r;
-				float s2 = 0.0f;
-				for (int k = 0; k < r; k++)
-					s2 += Ao[k] * t[k];
-				yr[sg->row0 + o] += s2;
-			}
+				axpy(sg->rows, t[k], a_t + (size_t)k * sg->rows, yr);
 		}
 	}
 }
 
-/* Layer i over the n sorted rows of x into y. */
-static void layer_forward(seed_population *p, int i, int n, const float *x, float *y)
+/* Whether layer i computes the relu after it too (as cpu.c fuses it): a
+ * conv2d, or a full-rank linear layer, followed by a relu.  (A low-rank
+ * linear layer's relu must wait for the corrections.) */
+static bool fuses_relu(const seed_population *p, int i)
+{
+	const seed_model *m = p->model;
+	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	       (m->layers[i].kind == L_CONV2D || (m->layers[i].kind == L_LINEAR && !p->lowrank));
+}
+
+/* Layer i over the n sorted rows of x into y (relu: with the relu after it,
+ * fuses_relu). */
+static void layer_forward(seed_population *p, int i, int n, const float *x, float *y, bool relu)
 {
 	const layer *L = &p->model->layers[i];
 	size_t total = (size_t)n * L->numel_out;
@@ -425,7 +568,7 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 	switch (L->kind) {
 	case L_LINEAR:
 		if (p->lowrank) {
-			linear(p, L, n, x, L->w, p->zeros, y);
+			linear(p, L, n, x, L->w, p->zeros, y, false);
 			for (int m = 0; m < p->M; m++)
 				if (st[m + 1] > st[m])
 					lowrank_correct(p, i, m, st[m + 1] - st[m],
@@ -436,7 +579,8 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 		for (int m = 0; m < p->M; m++)
 			if (st[m + 1] > st[m])
 				linear(p, L, st[m + 1] - st[m], x + (size_t)st[m] * L->n_in,
-				       member_w(p, i, m), member_b(p, i, m), y + (size_t)st[m] * L->n_out);
+				       member_w(p, i, m), member_b(p, i, m), y + (size_t)st[m] * L->n_out,
+				       relu);
 		break;
 	case L_CONV2D: {
 		int kk = L->k * L->k * L->C, Fp = nnk_fpad(p->k, L->F);
@@ -447,8 +591,9 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 			for (int f = 0; f < L->F; f++)
 				for (int j = 0; j < kk; j++)
 					p->wt[(size_t)j * Fp + f] = w[(size_t)f * kk + j];
-			p->k->conv_fwd(&p->pl[i].conv, st[m + 1] - st[m], x + (size_t)st[m] * L->numel_in,
-			               p->wt, member_b(p, i, m), y + (size_t)st[m] * L->numel_out);
+			(relu ? p->k->conv_fwd_relu : p->k->conv_fwd)(
+			    &p->pl[i].conv, st[m + 1] - st[m], x + (size_t)st[m] * L->numel_in, p->wt,
+			    member_b(p, i, m), y + (size_t)st[m] * L->numel_out);
 		}
 		break;
 	}
@@ -462,8 +607,7 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 		scale_apply(L, total, x, y);
 		break;
 	case L_FLATTEN:
-		memcpy(y, x, total * sizeof *y);
-		break;
+		break; /* never called: rows are flat already */
 	}
 }
 
@@ -505,8 +649,12 @@ int seed_population_forward(seed_population *p, int rows, const void *obs, const
 	}
 	int cur = 0;
 	for (int i = 0; i < mo->nlayers; i++) {
-		layer_forward(p, i, rows, p->buf[cur], p->buf[1 - cur]);
+		if (mo->layers[i].kind == L_FLATTEN)
+			continue; /* a row's values are already in HWC order */
+		bool relu = fuses_relu(p, i);
+		layer_forward(p, i, rows, p->buf[cur], p->buf[1 - cur], relu);
 		cur = 1 - cur;
+		i += relu;
 	}
 	/* The head's A + 1 outputs: logits, or Q values for a dueling head. */
 	const float *h = p->buf[cur];

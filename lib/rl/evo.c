@@ -344,7 +344,8 @@ struct seed_evo {
 	int last_best_len;
 	seed_evo_stats stats;
 	int64_t state[16]; /* seed_evo_state_tensors' evo.state */
-	double scores[6];  /* and evo.scores */
+	double scores[7];  /* evo.scores */
+	int64_t ident[2];  /* evo.noise */
 };
 
 static int config_check(const seed_evo_config *c, seed_err *err)
@@ -619,6 +620,8 @@ int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t 
 		return -ESTALE;
 	if (m < 0 || m >= e->gen.members)
 		return -ERANGE;
+	if (isnan(ret))
+		return -EINVAL; /* it would poison the ranking */
 	e->sum[m] += ret;
 	e->count[m]++;
 	e->stats.episodes++;
@@ -865,9 +868,13 @@ int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max)
 	d[3] = e->stats.elite;
 	d[4] = e->elite_score;
 	d[5] = e->stats.evaluated;
+	d[6] = e->c.sigma;
+	e->ident[0] = (int64_t)e->c.noise_seed;
+	e->ident[1] = e->c.noise_size;
 	int n = 0, M = e->gen.members, L = e->gen.genome_len;
 	out[n++] = view("evo.state", s, SEED_DTYPE_I64, 1, ST_COUNT, 0);
-	out[n++] = view("evo.scores", d, SEED_DTYPE_F64, 1, 6, 0);
+	out[n++] = view("evo.scores", d, SEED_DTYPE_F64, 1, 7, 0);
+	out[n++] = view("evo.noise", e->ident, SEED_DTYPE_I64, 1, 2, 0);
 	out[n++] = view("evo.genome", e->genome, SEED_DTYPE_I64, 2, M, L);
 	out[n++] = view("evo.episodes", e->episodes, SEED_DTYPE_I32, 1, M, 0);
 	if (e->c.algo == SEED_EVO_ES) {
@@ -915,14 +922,25 @@ static int want_len(const seed_tensor *t, int64_t n, const char *name, seed_err 
 
 int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 {
-	const seed_tensor *st, *sc, *ge, *ep, *sg = NULL, *ce = NULL, *am = NULL, *av = NULL, *pa, *el, *be;
+	const seed_tensor *st, *sc, *no, *ge, *ep, *sg = NULL, *ce = NULL, *am = NULL, *av = NULL, *pa, *el,
+	                                           *be;
 	int rc;
 	bool es = e->c.algo == SEED_EVO_ES;
 	if ((rc = get_tensor(ck, "evo.state", SEED_DTYPE_I64, 1, false, &st, err)) ||
 	    (rc = want_len(st, ST_COUNT, "evo.state", err)) ||
 	    (rc = get_tensor(ck, "evo.scores", SEED_DTYPE_F64, 1, false, &sc, err)) ||
-	    (rc = want_len(sc, 6, "evo.scores", err)))
+	    (rc = want_len(sc, 7, "evo.scores", err)) ||
+	    (rc = get_tensor(ck, "evo.noise", SEED_DTYPE_I64, 1, false, &no, err)) ||
+	    (rc = want_len(no, 2, "evo.noise", err)))
 		return rc;
+	const int64_t *id = no->data;
+	if ((uint64_t)id[0] != e->c.noise_seed || id[1] != e->c.noise_size)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: the checkpoint's noise table is (seed %llu, size %lld), this "
+		                    "run's (seed %llu, "
+		                    "size %lld)",
+		                    (unsigned long long)id[0], (long long)id[1],
+		                    (unsigned long long)e->c.noise_seed, (long long)e->c.noise_size);
 	const int64_t *s = st->data;
 	if (s[ST_ALGO] != e->c.algo || s[ST_POPULATION] != e->c.population || s[ST_RANK] != e->c.rank ||
 	    s[ST_PARAMS] != (int64_t)e->P)

@@ -177,7 +177,8 @@ void seed_evo_free(seed_evo **e);
 /* The round to play now (valid until the next seed_evo_advance). */
 const seed_evo_gen *seed_evo_current(const seed_evo *e);
 /* One episode of member m of round generation: return and length.
- * Returns 0, or -ESTALE for another round (ignore it), -ERANGE for a bad member. */
+ * Returns 0, or -ESTALE for another round (ignore it), -ERANGE for a bad member,
+ * -EINVAL for a NaN return (nothing recorded). */
 int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t length);
 /* Whether every member has its episodes. */
 bool seed_evo_complete(const seed_evo *e);
@@ -216,8 +217,10 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  *                          step count, the stats' generation, episodes and
  *                          frames, the algorithm, population, rank, P, the
  *                          round's members M and genome length L
- *   evo.scores   f64 [6]   the stats' best, mean, median, elite; the
- *                          elite's score; the stats' evaluated
+ *   evo.scores   f64 [7]   the stats' best, mean, median, elite; the
+ *                          elite's score; the stats' evaluated; sigma
+ *   evo.noise    i64 [2]   the noise table's identity: noise_seed (its
+ *                          64 bits), noise_size
  *   evo.genome   i64 [M, L] the current round's genomes
  *   evo.episodes i32 [M]   its episodes wanted
  *   evo.sign     f32 [M]   ES only
@@ -229,16 +232,16 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  *   evo.elite    i64 [Le]  GA, RS: the elite's genome (absent before one)
  *   evo.best     i64 [Lb]  GA, RS: the best member of the last finished
  *                          evaluation round (absent before one)
- * The noise table's identity is in the configuration (and in evo.state
- * indirectly: save the configuration with the checkpoint).
+ * With evo.noise, evo.scores' sigma and the rank (evo.state), evo.elite
+ * rebuilds the GA/RS elite anywhere (seed_evo_member_params).
  *
  * seed_evo_restore puts that state back into e, made by seed_evo_new with
  * the same configuration and model layout (a fresh e, or one that ran):
  * the round that was current when the state was taken is current again,
  * with no episodes reported (a resumed learner replays it from the start).
  * Errors: -ENOENT (a tensor missing), -EINVAL (a tensor of another dtype
- * or shape, a state of another algorithm, population, rank or P: err says
- * which), -ENOMEM; e is unchanged on error. */
+ * or shape, a state of another algorithm, population, rank, P or noise
+ * table: err says which), -ENOMEM; e is unchanged on error. */
 #define SEED_EVO_STATE_TENSORS 12
 int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max);
 int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err);
