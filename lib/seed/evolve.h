@@ -29,8 +29,9 @@
  * state (seed_evo_state_tensors: "evo.*"); for GA and RS the best network's
  * genome as "best.genome" (i64 [L]), whose noise table is named by the
  * configuration the checkpoint holds (evolution.noise_seed, noise_size;
- * also in a lone file's metadata): enough to rebuild the parameters from
- * the table alone (seed_evo_member_params on a one-member generation);
+ * also in a lone file's metadata) and by the state's "evo.noise": enough
+ * to rebuild the parameters from the table alone (seed_evo_member_params
+ * on a one-member generation);
  * "evolver.counters" (i64 [5]: frames, episodes, stale, ignored,
  * deadlines).  step counts finished rounds, policy_version is the current
  * round's generation, frames the frames played, wall_time the seconds of
