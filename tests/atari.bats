@@ -24,14 +24,6 @@ teardown() {
 	rm -rf "$D"
 }
 
-need_ale() {
-	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
-	for m in gymnasium:gymnasium numpy:numpy zmq:pyzmq msgpack:msgpack ale_py:ale-py cv2:opencv-python-headless; do
-		python3 -c "import ${m%%:*}" 2>/dev/null ||
-			skip "python3 lacks the ${m#*:} package (scripts/install-deps --atari installs it)"
-	done
-}
-
 # random_actions N K SEED: N lines of K actions in [0, 6), the same in every column.
 random_actions() {
 	python3 -c "import random, sys; r = random.Random($3); n, k = $1, $2
