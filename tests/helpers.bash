@@ -65,6 +65,9 @@ need_ale() {
 	need_python "scripts/install-deps --atari" gymnasium numpy zmq:pyzmq msgpack ale_py:ale-py \
 		cv2:opencv-python-headless
 }
+need_envpool() {
+	need_python "pip install envpool; scripts/install-deps --envpool" gymnasium numpy zmq:pyzmq msgpack envpool
+}
 need_gym_render() {
 	need_python scripts/install-deps gymnasium numpy zmq:pyzmq msgpack pygame
 }
