@@ -4,7 +4,10 @@
 # the last axis, sticky actions 0.25, up to 30 no-op starts); the frames are
 # checked against the preprocessing done by hand on ALE's single frames, the
 # options are read back from the emulator and seen in the trajectories, and
-# seed-train runs the preset atari-pong.  Without ale-py and OpenCV (which CI
+# seed-train runs the preset atari-pong.  --backend envpool (EnvPool's Atari)
+# gives ale-py's frames byte for byte where both are deterministic, and
+# seed-eval records Pong's screens through seed-gym --rgb.  The EnvPool
+# tests skip without envpool (scripts/install-deps --envpool).  Without ale-py and OpenCV (which CI
 # does not install: scripts/install-deps --atari does) those tests skip,
 # saying which is missing; the usage errors need no Python package.
 
@@ -209,4 +212,20 @@ for i, f in enumerate(msgpack.Unpacker(open(sys.argv[1], "rb"), raw=False, max_b
 	assert_success
 	assert_output "50 [1, 1, 1, 1] [50, 50, 50, 50] True True
 100 [1, 1, 1, 1] [50, 50, 50, 50] True True"
+}
+
+@test "seed-eval --record of gym:ALE/Pong-v5: ALE's 160 x 210 screens, a frame per step and one to start" {
+	need_ale
+	# A TimeLimit of 200 emulator frames: about 50 steps of frame skip 4.
+	run --separate-stderr seed-eval --env gym:ALE/Pong-v5 --env-options '{"max_episode_steps": 200}' --episodes 1 \
+		--record "$D/pong.gif"
+	echo "$stderr"
+	assert_success
+	length=$(echo "$output" | jq .length.max)
+	[ "$length" -ge 40 ] && [ "$length" -le 50 ]
+	run gifinfo "$D/pong.gif"
+	[ "${lines[0]}" = "size 160 210" ]
+	[ "${lines[1]}" = "frames $((length + 1))" ]
+	# Pong's playing field, in ALE's NTSC palette.
+	[ "$(gifinfo "$D/pong.gif" "$length" 80 100)" = "144 72 17" ]
 }
