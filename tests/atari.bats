@@ -6,10 +6,11 @@
 # options are read back from the emulator and seen in the trajectories, and
 # seed-train runs the preset atari-pong.  --backend envpool (EnvPool's Atari)
 # gives ale-py's frames byte for byte where both are deterministic, and
-# seed-eval records Pong's screens through seed-gym --rgb.  The EnvPool
-# tests skip without envpool (scripts/install-deps --envpool).  Without ale-py and OpenCV (which CI
-# does not install: scripts/install-deps --atari does) those tests skip,
-# saying which is missing; the usage errors need no Python package.
+# seed-eval records Pong's screens through seed-gym --rgb.  Without ale-py
+# and OpenCV (which CI does not install: scripts/install-deps --atari does)
+# those tests skip, saying which is missing, and the EnvPool tests without
+# envpool (scripts/install-deps --envpool); the usage errors need no Python
+# package.
 
 bats_require_minimum_version 1.5.0
 
