@@ -23,7 +23,7 @@ env=ALE/Pong-v5
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEED_BIN:-$top/cmd}
 d=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$d"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$d"' EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rate() { sed -n 's/.* env steps in [0-9.]* s (\([0-9]*\) steps\/s).*/\1/p'; }
