@@ -309,6 +309,8 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 		if (envs->gym) {
 			rc = gym_envs_step(envs->gym, actions, obs, reward, term, trunc, ep_return, ep_length,
 			                   err);
+			if (rc == -EINTR)
+				seed_err_set(err, rc, "interrupted after %lld of %lld episodes", done, n);
 			if (rc < 0)
 				break;
 		} else if ((rc = seed_envs_step(envs->local, 0, k, actions, obs, reward, term, trunc, NULL,

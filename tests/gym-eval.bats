@@ -203,3 +203,24 @@ print(n, ends, finals, wrong)' "$D/f.msgpack"
 	[ "$finals" -eq "$ends" ]
 	[ "$wrong" -eq 0 ]
 }
+
+@test "SIGTERM: seed-eval says how far it got, and its seed-gym ends with it" {
+	need_gym
+	seed-eval --env gym:CartPole-v1 --episodes 10000000 --seed 31337 >/dev/null 2>"$D/err" &
+	pid=$!
+	# seed-eval catches signals once seed-gym's first frame is in.
+	wait_for_handler $pid 15
+	sleep 0.5
+	kill -TERM $pid
+	st=0
+	wait $pid || st=$?
+	cat "$D/err"
+	[ "$st" -eq 1 ]
+	grep -Eq '^seed-eval: interrupted after [0-9]+ of 10000000 episodes$' "$D/err"
+	# seed-gym's input closed with seed-eval, which ends it.
+	for i in $(seq 50); do
+		pgrep -f -- '--seed 31337 --quiet --actions - --out -' >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f -- '--seed 31337 --quiet --actions - --out -'
+}
