@@ -228,6 +228,28 @@ int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q);
 int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues);
 int seed_model_backward_seq_q(seed_model *m, const float *dq);
 
+/* Devices (doc/gpu.md).  A model computes on the CPU unless told
+ * otherwise; device is "cpu", "cuda" (CUDA device 0) or "cuda:N".  On a
+ * GPU the parameters and gradients live on the device too: the slabs that
+ * seed_model_params and seed_model_grads return are the host's copies,
+ * brought up to date when those are called (a caller may write through
+ * them: the device takes the host's values before its next forward or
+ * backward), and forward, backward, seed_model_zero_grad and loads keep
+ * the two coherent.  Observations, outputs and their gradients cross to
+ * and from the device in every call.  Models with a core run on the CPU
+ * only.
+ * seed_device_check says whether device names a device this build and
+ * machine have: 0; -EINVAL (not a device name); -ENODEV (CUDA not built
+ * in, or no such device: err says which, in the CUDA runtime's words).
+ * seed_model_set_device moves m's compute to device (parameters and
+ * gradients kept, the activations of the last forward not): the errors of
+ * seed_device_check, -ENOTSUP (a model the device cannot run: err says
+ * why), -ENOMEM (device memory); m is unchanged on errors.
+ * seed_model_device names m's device: "cpu" or "cuda:N". */
+int seed_device_check(const char *device, seed_err *err);
+int seed_model_set_device(seed_model *m, const char *device, seed_err *err);
+const char *seed_model_device(const seed_model *m);
+
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);
 

@@ -1,0 +1,745 @@
+/* cuda.cu: the CUDA compute of models: cpu.c's twin on an NVIDIA GPU.
+ *
+ * The backend table nn_cuda_ops (model_internal.h) over the same
+ * seed_model as cpu.c: the description (layers, shapes, the parameter
+ * layout) is model.c's; this file owns the device's copy of the parameter
+ * and gradient slabs (same layout: a layer's device weight is at the same
+ * offset as its host weight), the activations of the last forward, and the
+ * kernels.  model.c keeps the host's slabs and the device's coherent
+ * (m->params_at, m->grads_at): forward and backward push what the host
+ * changed, backward marks the device's gradients as the newer ones, and
+ * pull copies them back when a caller asks for the host's slabs.
+ *
+ * Compute, for B rows (shapes as in cpu.c, row-major):
+ *   linear   cuBLAS sgemm: y = x W^T, dW += dy^T x, dx = dy W (FP32 math,
+ *            no TF32: results stay within the tests' tolerances of the
+ *            CPU's); bias, and a relu after it, in one kernel
+ *   conv2d   im2col (a kernel: strides and zero padding) then the linear
+ *            layer's three products on the patch matrix, a chunk of images
+ *            at a time (col2im, a gather without atomics, for dx); cuBLAS
+ *            rather than cuDNN, to keep one library and the exact layout
+ *            of the CPU's weights ([F, k, k, C], HWC activations)
+ *   relu, tanh, scale  element-wise kernels; flatten is its input
+ *   heads    the fused head is a linear layer; a dueling head's Q values
+ *            and its gradient are kernels (sums in double, as cpu.c)
+ * Models with a recurrent core are refused (-ENOTSUP): the LSTM runs on the
+ * CPU only.
+ *
+ * Observations go to the device and outputs come back in every call
+ * (cudaMemcpyAsync on the model's stream, then a synchronise); everything
+ * else stays on the device.  Every entry point first makes the model's
+ * device the calling thread's (cudaSetDevice), since a model may move
+ * between threads.  A CUDA or cuBLAS failure is said on stderr with the
+ * call and the runtime's words, and the entry point returns -EIO.
+ */
+#include "config.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+/* The most floats of a conv2d's patch matrix (im2col or its gradient) at
+ * once: 32M floats, 128 MiB of device memory, whatever the batch; a layer
+ * takes as many images per chunk as fit (at least one). */
+#define COL_FLOATS ((size_t)1 << 25)
+
+struct nn_backend {
+	int dev;
+	cudaStream_t st;
+	cublasHandle_t blas;
+	int nlayers, max_batch;
+	float *params, *grads; /* the device's slabs (nparams each) */
+	unsigned char *obs;    /* (B, obs_numel) u8 observations as they come */
+	float *input;          /* (B, obs_numel) as f32 */
+	float **out;           /* [nlayers] device (B, numel_out); flatten: its input */
+	float **scale;         /* [nlayers] a scale layer's factors on the device */
+	float *gbuf[2];        /* (B, widest) ping-pong gradients */
+	float *col;            /* (COL_FLOATS at most) a conv2d's patch matrix */
+	float *dhead;          /* (B, A + 1) the fused head's gradient */
+	float *q;              /* (B, A) Q values or their gradient (dueling) */
+	float *host;           /* pinned (B, A + 1): outputs and gradients crossing */
+};
+
+#define CK(call)                                                                                             \
+	do {                                                                                                 \
+		cudaError_t e_ = (call);                                                                     \
+		if (e_ != cudaSuccess) {                                                                     \
+			fprintf(stderr, "seed: CUDA: %s: %s\n", #call, cudaGetErrorString(e_));              \
+			return -EIO;                                                                         \
+		}                                                                                            \
+	} while (0)
+
+#define CB(call)                                                                                             \
+	do {                                                                                                 \
+		cublasStatus_t s_ = (call);                                                                  \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                           \
+			fprintf(stderr, "seed: cuBLAS: %s: %s\n", #call, cublasGetStatusString(s_));         \
+			return -EIO;                                                                         \
+		}                                                                                            \
+	} while (0)
+
+/* A kernel launch's error (bad configuration), then the next entry. */
+#define LAUNCHED() CK(cudaGetLastError())
+
+static unsigned blocks(size_t n, unsigned threads)
+{
+	size_t b = (n + threads - 1) / threads;
+	return (unsigned)(b < 65535u * 32u ? b : 65535u * 32u);
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+#define GRID_STRIDE(i, n)                                                                                    \
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                              \
+	     i += (size_t)gridDim.x * blockDim.x)
+
+__global__ void k_u8_to_f32(size_t n, const unsigned char *__restrict__ x, float *__restrict__ y)
+{
+	GRID_STRIDE(i, n) y[i] = (float)x[i];
+}
+
+/* y (rows, cols) += b (cols), then the relu when relu. */
+__global__ void k_bias_act(size_t rows, int cols, float *__restrict__ y, const float *__restrict__ b,
+                           int relu)
+{
+	size_t n = rows * (size_t)cols;
+	GRID_STRIDE(i, n)
+	{
+		float v = y[i] + b[i % (size_t)cols];
+		y[i] = relu && !(v > 0.0f) ? 0.0f : v;
+	}
+}
+
+__global__ void k_relu_fwd(size_t n, const float *__restrict__ x, float *__restrict__ y)
+{
+	GRID_STRIDE(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+/* dx = dy where y > 0 (in place is fine). */
+__global__ void k_relu_bwd(size_t n, const float *y, const float *dy, float *dx)
+{
+	GRID_STRIDE(i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+__global__ void k_tanh_fwd(size_t n, const float *__restrict__ x, float *__restrict__ y)
+{
+	GRID_STRIDE(i, n) y[i] = tanhf(x[i]);
+}
+
+/* dx = dy (1 - y^2) (in place is fine). */
+__global__ void k_tanh_bwd(size_t n, const float *y, const float *dy, float *dx)
+{
+	GRID_STRIDE(i, n) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+/* y = x * s[j % ns] along the last dimension (in place is fine). */
+__global__ void k_scale(size_t n, int ns, const float *s, const float *x, float *y)
+{
+	GRID_STRIDE(i, n) y[i] = x[i] * s[i % (size_t)ns];
+}
+
+/* db (cols) += the column sums of dy (rows, cols): one block per column. */
+__global__ void k_col_sum(size_t rows, int cols, const float *__restrict__ dy, float *__restrict__ db)
+{
+	__shared__ float part[256];
+	int c = blockIdx.x;
+	float acc = 0.0f;
+	for (size_t r = threadIdx.x; r < rows; r += blockDim.x)
+		acc += dy[r * (size_t)cols + c];
+	part[threadIdx.x] = acc;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w /= 2) {
+		if ((int)threadIdx.x < w)
+			part[threadIdx.x] += part[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		db[c] += part[0];
+}
+
+/* A conv2d's shapes (layer's, as plain values for the kernels). */
+struct conv_shape {
+	int H, W, C, F, k, OH, OW, S, pt, pl;
+};
+
+/* col (nb * OH * OW, k * k * C) = the patches of x (nb, H, W, C): row
+ * (b, oh, ow), column (kh, kw, c) is x[b, oh S - pt + kh, ow S - pl + kw, c],
+ * zero outside the image. */
+__global__ void k_im2col(conv_shape s, int nb, const float *__restrict__ x, float *__restrict__ col)
+{
+	size_t kk = (size_t)s.k * s.k * s.C;
+	size_t n = (size_t)nb * s.OH * s.OW * kk;
+	GRID_STRIDE(i, n)
+	{
+		size_t j = i % kk, p = i / kk;
+		int c = (int)(j % s.C), kw = (int)(j / s.C % s.k), kh = (int)(j / s.C / s.k);
+		int ow = (int)(p % s.OW), oh = (int)(p / s.OW % s.OH);
+		size_t b = p / s.OW / s.OH;
+		int ih = oh * s.S - s.pt + kh, iw = ow * s.S - s.pl + kw;
+		col[i] = ih >= 0 && ih < s.H && iw >= 0 && iw < s.W ? x[((b * s.H + ih) * s.W + iw) * s.C + c]
+		                                                    : 0.0f;
+	}
+}
+
+/* dx (nb, H, W, C) = the sum of the patch gradients dcol over every patch
+ * that covers each input pixel (im2col's transpose), gathered per pixel. */
+__global__ void k_col2im(conv_shape s, int nb, const float *__restrict__ dcol, float *__restrict__ dx)
+{
+	size_t kk = (size_t)s.k * s.k * s.C;
+	size_t n = (size_t)nb * s.H * s.W * s.C;
+	GRID_STRIDE(i, n)
+	{
+		int c = (int)(i % s.C), iw = (int)(i / s.C % s.W), ih = (int)(i / s.C / s.W % s.H);
+		size_t b = i / s.C / s.W / s.H;
+		float acc = 0.0f;
+		for (int kh = 0; kh < s.k; kh++) {
+			int t = ih + s.pt - kh;
+			if (t < 0 || t % s.S)
+				continue;
+			int oh = t / s.S;
+			if (oh >= s.OH)
+				continue;
+			for (int kw = 0; kw < s.k; kw++) {
+				int u = iw + s.pl - kw;
+				if (u < 0 || u % s.S)
+					continue;
+				int ow = u / s.S;
+				if (ow >= s.OW)
+					continue;
+				acc += dcol[((b * s.OH + oh) * s.OW + ow) * kk +
+				            ((size_t)kh * s.k + kw) * s.C + c];
+			}
+		}
+		dx[i] = acc;
+	}
+}
+
+/* q (rows, A) = V + Adv[a] - mean(Adv) from the fused head (rows, A+1). */
+__global__ void k_dueling_q(int rows, int A, const float *__restrict__ head, float *__restrict__ q)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		const float *row = head + r * (size_t)(A + 1);
+		double sum = 0;
+		for (int a = 0; a < A; a++)
+			sum += row[a];
+		float base = (float)((double)row[A] - sum / A);
+		for (int a = 0; a < A; a++)
+			q[r * (size_t)A + a] = row[a] + base;
+	}
+}
+
+/* The fused head's gradient from dq (rows, A): dAdv[a] = dq[a] - mean(dq),
+ * dV = sum(dq). */
+__global__ void k_dueling_grad(int rows, int A, const float *__restrict__ dq, float *__restrict__ dhead)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		const float *d = dq + r * (size_t)A;
+		float *row = dhead + r * (size_t)(A + 1);
+		double sum = 0;
+		for (int a = 0; a < A; a++)
+			sum += d[a];
+		float mean = (float)(sum / A);
+		for (int a = 0; a < A; a++)
+			row[a] = d[a] - mean;
+		row[A] = (float)sum;
+	}
+}
+
+/* ---- state -------------------------------------------------------------- */
+
+static void cuda_destroy(nn_backend **bp)
+{
+	if (!bp || !*bp)
+		return;
+	nn_backend *be = *bp;
+	cudaSetDevice(be->dev);
+	if (be->st)
+		cudaStreamSynchronize(be->st);
+	for (int i = be->nlayers - 1; be->out && i >= 0; i--)
+		if (be->out[i] != (i ? be->out[i - 1] : be->input))
+			cudaFree(be->out[i]);
+	for (int i = 0; be->scale && i < be->nlayers; i++)
+		cudaFree(be->scale[i]);
+	free(be->out);
+	free(be->scale);
+	cudaFree(be->params);
+	cudaFree(be->grads);
+	cudaFree(be->obs);
+	cudaFree(be->input);
+	cudaFree(be->gbuf[0]);
+	cudaFree(be->gbuf[1]);
+	cudaFree(be->col);
+	cudaFree(be->dhead);
+	cudaFree(be->q);
+	cudaFreeHost(be->host);
+	if (be->blas)
+		cublasDestroy(be->blas);
+	if (be->st)
+		cudaStreamDestroy(be->st);
+	free(be);
+	*bp = NULL;
+}
+
+/* The images of a conv2d's chunk (at least one, at most B). */
+static int col_images(const layer *L, int B)
+{
+	size_t per = (size_t)L->OH * L->OW * (size_t)(L->k * L->k * L->C);
+	size_t n = COL_FLOATS / per;
+	if (n < 1)
+		n = 1;
+	return n < (size_t)B ? (int)n : B;
+}
+
+/* cudaMalloc of n floats into *p, zeroed; false (and the runtime's words
+ * in err) when the device has no room. */
+static bool dalloc(float **p, size_t n, int dev, seed_err *err)
+{
+	cudaError_t e = cudaMalloc((void **)p, n * sizeof(float));
+	if (e == cudaSuccess)
+		e = cudaMemset(*p, 0, n * sizeof(float));
+	if (e != cudaSuccess) {
+		*p = NULL;
+		seed_err_set(err, -ENOMEM, "device cuda:%d: allocating %zu bytes: %s", dev, n * sizeof(float),
+		             cudaGetErrorString(e));
+		return false;
+	}
+	return true;
+}
+
+int nn_cuda_probe(int ordinal, const char *name, seed_err *err)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess)
+		return seed_err_set(err, -ENODEV, "device '%s': no CUDA device: cudaGetDeviceCount: %s", name,
+		                    cudaGetErrorString(e));
+	if (n == 0)
+		return seed_err_set(err, -ENODEV, "device '%s': no CUDA device present", name);
+	if (ordinal >= n)
+		return seed_err_set(err, -ENODEV,
+		                    "device '%s': only %d CUDA device%s present (cuda:0 to cuda:%d)", name, n,
+		                    n == 1 ? " is" : "s are", n - 1);
+	return 0;
+}
+
+static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
+{
+	if (m->core.H)
+		return seed_err_set(err, -ENOTSUP,
+		                    "device cuda:%d: models with a recurrent core (lstm) run on the CPU only "
+		                    "(use --device cpu)",
+		                    m->ordinal);
+	cudaError_t e = cudaSetDevice(m->ordinal);
+	if (e != cudaSuccess)
+		return seed_err_set(err, -ENODEV, "device cuda:%d: cudaSetDevice: %s", m->ordinal,
+		                    cudaGetErrorString(e));
+	nn_backend *be = (nn_backend *)calloc(1, sizeof *be);
+	if (!be)
+		return seed_err_set(err, -ENOMEM, "device cuda:%d: out of host memory", m->ordinal);
+	be->dev = m->ordinal;
+	be->nlayers = m->nlayers;
+	be->max_batch = m->max_batch;
+	size_t B = (size_t)m->max_batch, widest = m->obs_numel, col = 0;
+	int A = m->A, rc = -ENOMEM;
+	cublasStatus_t bs;
+	if ((e = cudaStreamCreateWithFlags(&be->st, cudaStreamNonBlocking)) != cudaSuccess) {
+		rc = seed_err_set(err, -ENODEV, "device cuda:%d: cudaStreamCreate: %s", m->ordinal,
+		                  cudaGetErrorString(e));
+		goto fail;
+	}
+	if ((bs = cublasCreate(&be->blas)) != CUBLAS_STATUS_SUCCESS) {
+		be->blas = NULL;
+		rc = seed_err_set(err, -ENODEV, "device cuda:%d: cublasCreate: %s", m->ordinal,
+		                  cublasGetStatusString(bs));
+		goto fail;
+	}
+	cublasSetStream(be->blas, be->st);
+	/* FP32 products, as the CPU's (no TF32 tensor cores). */
+	cublasSetMathMode(be->blas, CUBLAS_DEFAULT_MATH);
+	be->out = (float **)calloc((size_t)m->nlayers, sizeof *be->out);
+	be->scale = (float **)calloc((size_t)m->nlayers, sizeof *be->scale);
+	if (!be->out || !be->scale) {
+		rc = seed_err_set(err, -ENOMEM, "device cuda:%d: out of host memory", m->ordinal);
+		goto fail;
+	}
+	if (!dalloc(&be->params, m->nparams, be->dev, err) || !dalloc(&be->grads, m->nparams, be->dev, err) ||
+	    !dalloc(&be->input, B * m->obs_numel, be->dev, err))
+		goto fail;
+	if (m->obs_dtype == SEED_DTYPE_U8) {
+		if ((e = cudaMalloc((void **)&be->obs, B * m->obs_numel)) != cudaSuccess) {
+			be->obs = NULL;
+			rc = seed_err_set(err, -ENOMEM, "device cuda:%d: allocating %zu bytes: %s", be->dev,
+			                  B * m->obs_numel, cudaGetErrorString(e));
+			goto fail;
+		}
+	}
+	for (int i = 0; i < m->nlayers; i++) {
+		const layer *L = &m->layers[i];
+		float *prev = i ? be->out[i - 1] : be->input;
+		if (L->kind == L_FLATTEN)
+			be->out[i] = prev;
+		else if (!dalloc(&be->out[i], B * L->numel_out, be->dev, err))
+			goto fail;
+		if (L->kind == L_SCALE) {
+			if (!dalloc(&be->scale[i], (size_t)L->nscale, be->dev, err))
+				goto fail;
+			if ((e = cudaMemcpy(be->scale[i], L->scale, (size_t)L->nscale * sizeof(float),
+			                    cudaMemcpyHostToDevice)) != cudaSuccess) {
+				rc = seed_err_set(err, -EIO, "device cuda:%d: cudaMemcpy: %s", be->dev,
+				                  cudaGetErrorString(e));
+				goto fail;
+			}
+		}
+		if (L->kind == L_CONV2D) {
+			size_t c = (size_t)col_images(L, m->max_batch) * L->OH * L->OW *
+			           (size_t)(L->k * L->k * L->C);
+			if (c > col)
+				col = c;
+		}
+		if (L->numel_out > widest)
+			widest = L->numel_out;
+	}
+	if (!dalloc(&be->gbuf[0], B * widest, be->dev, err) ||
+	    !dalloc(&be->gbuf[1], B * widest, be->dev, err) ||
+	    (col && !dalloc(&be->col, col, be->dev, err)) ||
+	    !dalloc(&be->dhead, B * (size_t)(A + 1), be->dev, err) ||
+	    !dalloc(&be->q, B * (size_t)A, be->dev, err))
+		goto fail;
+	if ((e = cudaMallocHost((void **)&be->host, B * (size_t)(A + 1) * sizeof(float))) != cudaSuccess) {
+		be->host = NULL;
+		rc = seed_err_set(err, -ENOMEM, "device cuda:%d: cudaMallocHost: %s", be->dev,
+		                  cudaGetErrorString(e));
+		goto fail;
+	}
+	*out = be;
+	return 0;
+fail:
+	cuda_destroy(&be);
+	return rc;
+}
+
+/* ---- slabs -------------------------------------------------------------- */
+
+/* The device's copy of a host pointer into the parameter (or gradient)
+ * slab. */
+static float *dparam(const seed_model *m, const nn_backend *be, const float *host)
+{
+	return be->params + (host - m->params);
+}
+
+static float *dgrad(const seed_model *m, const nn_backend *be, const float *host)
+{
+	return be->grads + (host - m->grads);
+}
+
+/* Push to the device what the host changed: the parameters, and with
+ * grads the gradients too. */
+static int push(seed_model *m, bool grads)
+{
+	nn_backend *be = m->be;
+	size_t bytes = m->nparams * sizeof(float);
+	if (m->params_at == SLAB_HOST) {
+		CK(cudaMemcpyAsync(be->params, m->params, bytes, cudaMemcpyHostToDevice, be->st));
+		m->params_at = SLAB_SYNCED;
+	}
+	if (grads && m->grads_at == SLAB_HOST) {
+		CK(cudaMemcpyAsync(be->grads, m->grads, bytes, cudaMemcpyHostToDevice, be->st));
+		m->grads_at = SLAB_SYNCED;
+	}
+	return 0;
+}
+
+static void cuda_pull(seed_model *m, bool grads)
+{
+	nn_backend *be = m->be;
+	cudaSetDevice(be->dev);
+	cudaError_t e = cudaMemcpyAsync(grads ? m->grads : m->params, grads ? be->grads : be->params,
+	                                m->nparams * sizeof(float), cudaMemcpyDeviceToHost, be->st);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(be->st);
+	if (e != cudaSuccess)
+		fprintf(stderr, "seed: CUDA: copying the %s from cuda:%d: %s\n",
+		        grads ? "gradients" : "parameters", be->dev, cudaGetErrorString(e));
+}
+
+static void cuda_zero_grad(seed_model *m)
+{
+	nn_backend *be = m->be;
+	cudaSetDevice(be->dev);
+	cudaError_t e = cudaMemsetAsync(be->grads, 0, m->nparams * sizeof(float), be->st);
+	if (e != cudaSuccess)
+		fprintf(stderr, "seed: CUDA: zeroing the gradients on cuda:%d: %s\n", be->dev,
+		        cudaGetErrorString(e));
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+/* y (rows, n_out) = x (rows, n_in) W^T, W (n_out, n_in): column-major, y^T =
+ * W x^T with W^T as cuBLAS's A. */
+static int gemm_fwd(nn_backend *be, int rows, int n_in, int n_out, const float *x, const float *w, float *y)
+{
+	const float one = 1.0f, zero = 0.0f;
+	CB(cublasSgemm(be->blas, CUBLAS_OP_T, CUBLAS_OP_N, n_out, rows, n_in, &one, w, n_in, x, n_in, &zero,
+	               y, n_out));
+	return 0;
+}
+
+/* dW (n_out, n_in) += dy^T x (column-major: dW^T += x^T dy). */
+static int gemm_dw(nn_backend *be, int rows, int n_in, int n_out, const float *dy, const float *x, float *dw)
+{
+	const float one = 1.0f;
+	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_T, n_in, n_out, rows, &one, x, n_in, dy, n_out, &one,
+	               dw, n_in));
+	return 0;
+}
+
+/* dx (rows, n_in) = dy (rows, n_out) W (column-major: dx^T = W^T dy^T). */
+static int gemm_dx(nn_backend *be, int rows, int n_in, int n_out, const float *dy, const float *w, float *dx)
+{
+	const float one = 1.0f, zero = 0.0f;
+	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_N, n_in, rows, n_out, &one, w, n_in, dy, n_out, &zero,
+	               dx, n_in));
+	return 0;
+}
+
+static conv_shape shape_of(const layer *L)
+{
+	conv_shape s = {L->H, L->W, L->C, L->F, L->k, L->OH, L->OW, L->S, L->pt, L->pl};
+	return s;
+}
+
+/* Layer i on x (B, numel_in) into y; relu: the relu after it too. */
+static int layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x, float *y,
+                         bool relu)
+{
+	const layer *L = &m->layers[i];
+	size_t n = (size_t)B * L->numel_out;
+	int rc;
+	switch (L->kind) {
+	case L_LINEAR:
+		if ((rc = gemm_fwd(be, B, L->n_in, L->n_out, x, dparam(m, be, L->w), y)) < 0)
+			return rc;
+		k_bias_act<<<blocks(n, 256), 256, 0, be->st>>>((size_t)B, L->n_out, y, dparam(m, be, L->b),
+		                                               relu);
+		break;
+	case L_CONV2D: {
+		conv_shape s = shape_of(L);
+		int step = col_images(L, B), per = L->OH * L->OW, kk = L->k * L->k * L->C;
+		for (int b0 = 0; b0 < B; b0 += step) {
+			int nb = B - b0 < step ? B - b0 : step;
+			size_t cn = (size_t)nb * per * kk;
+			k_im2col<<<blocks(cn, 256), 256, 0, be->st>>>(s, nb, x + (size_t)b0 * L->numel_in,
+			                                              be->col);
+			LAUNCHED();
+			if ((rc = gemm_fwd(be, nb * per, kk, L->F, be->col, dparam(m, be, L->w),
+			                   y + (size_t)b0 * L->numel_out)) < 0)
+				return rc;
+		}
+		k_bias_act<<<blocks(n, 256), 256, 0, be->st>>>((size_t)B * per, L->F, y, dparam(m, be, L->b),
+		                                               relu);
+		break;
+	}
+	case L_RELU:
+		k_relu_fwd<<<blocks(n, 256), 256, 0, be->st>>>(n, x, y);
+		break;
+	case L_TANH:
+		k_tanh_fwd<<<blocks(n, 256), 256, 0, be->st>>>(n, x, y);
+		break;
+	case L_SCALE:
+		k_scale<<<blocks(n, 256), 256, 0, be->st>>>(n, L->nscale, be->scale[i], x, y);
+		break;
+	case L_FLATTEN:
+		return 0; /* y is x */
+	}
+	LAUNCHED();
+	return 0;
+}
+
+/* Whether layer i computes the relu after it too (the relu's buffer gets
+ * the result; its own, which no backward reads, is not written). */
+static bool fuses_relu(const seed_model *m, int i)
+{
+	const layer *L = &m->layers[i];
+	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	       (L->kind == L_CONV2D || L->kind == L_LINEAR);
+}
+
+static int cuda_forward(seed_model *m, const seed_model_seq *s, float *logits, float *values, float *q)
+{
+	nn_backend *be = m->be;
+	int B = s->T * s->B, A = m->A, rc;
+	CK(cudaSetDevice(be->dev));
+	if ((rc = push(m, false)) < 0)
+		return rc;
+	size_t n = (size_t)B * m->obs_numel;
+	if (m->obs_dtype == SEED_DTYPE_U8) {
+		CK(cudaMemcpyAsync(be->obs, s->obs, n, cudaMemcpyHostToDevice, be->st));
+		k_u8_to_f32<<<blocks(n, 256), 256, 0, be->st>>>(n, be->obs, be->input);
+		LAUNCHED();
+	} else
+		CK(cudaMemcpyAsync(be->input, s->obs, n * sizeof(float), cudaMemcpyHostToDevice, be->st));
+	const float *x = be->input;
+	for (int i = 0; i < m->nlayers - 1; i++) {
+		bool relu = fuses_relu(m, i);
+		if ((rc = layer_forward(m, be, i, B, x, be->out[i + relu], relu)) < 0)
+			return rc;
+		i += relu;
+		x = be->out[i];
+	}
+	float *head = be->out[m->nlayers - 1];
+	if ((rc = layer_forward(m, be, m->nlayers - 1, B, x, head, false)) < 0)
+		return rc;
+	if (m->head == SEED_HEAD_DUELING) {
+		k_dueling_q<<<blocks((size_t)B, 128), 128, 0, be->st>>>(B, A, head, be->q);
+		LAUNCHED();
+		CK(cudaMemcpyAsync(q, be->q, (size_t)B * A * sizeof(float), cudaMemcpyDeviceToHost, be->st));
+		CK(cudaStreamSynchronize(be->st));
+		return 0;
+	}
+	CK(cudaMemcpyAsync(be->host, head, (size_t)B * (A + 1) * sizeof(float), cudaMemcpyDeviceToHost,
+	                   be->st));
+	CK(cudaStreamSynchronize(be->st));
+	for (int b = 0; b < B; b++) {
+		const float *row = be->host + (size_t)b * (A + 1);
+		if (logits)
+			memcpy(logits + (size_t)b * A, row, (size_t)A * sizeof *logits);
+		if (values)
+			values[b] = row[A];
+	}
+	return 0;
+}
+
+/* ---- backward ----------------------------------------------------------- */
+
+/* Given dy (B, numel_out) and layer i's input x, add the parameter
+ * gradients and, when dx is not NULL, write dL/dx (may be dy for the
+ * element-wise layers). */
+static int layer_backward(const seed_model *m, nn_backend *be, int i, int B, const float *x, const float *dy,
+                          float *dx)
+{
+	const layer *L = &m->layers[i];
+	const float *y = be->out[i];
+	size_t n = (size_t)B * L->numel_out;
+	int rc;
+	switch (L->kind) {
+	case L_LINEAR:
+		k_col_sum<<<L->n_out, 256, 0, be->st>>>((size_t)B, L->n_out, dy, dgrad(m, be, L->db));
+		LAUNCHED();
+		if ((rc = gemm_dw(be, B, L->n_in, L->n_out, dy, x, dgrad(m, be, L->dw))) < 0)
+			return rc;
+		if (dx && (rc = gemm_dx(be, B, L->n_in, L->n_out, dy, dparam(m, be, L->w), dx)) < 0)
+			return rc;
+		return 0;
+	case L_CONV2D: {
+		conv_shape s = shape_of(L);
+		int step = col_images(L, B), per = L->OH * L->OW, kk = L->k * L->k * L->C;
+		k_col_sum<<<L->F, 256, 0, be->st>>>((size_t)B * per, L->F, dy, dgrad(m, be, L->db));
+		LAUNCHED();
+		for (int b0 = 0; b0 < B; b0 += step) {
+			int nb = B - b0 < step ? B - b0 : step;
+			size_t cn = (size_t)nb * per * kk;
+			const float *dyc = dy + (size_t)b0 * L->numel_out;
+			/* dW (F, kk) += dy^T col, then col = dcol = dy W. */
+			k_im2col<<<blocks(cn, 256), 256, 0, be->st>>>(s, nb, x + (size_t)b0 * L->numel_in,
+			                                              be->col);
+			LAUNCHED();
+			if ((rc = gemm_dw(be, nb * per, kk, L->F, dyc, be->col, dgrad(m, be, L->dw))) < 0)
+				return rc;
+			if (!dx)
+				continue;
+			if ((rc = gemm_dx(be, nb * per, kk, L->F, dyc, dparam(m, be, L->w), be->col)) < 0)
+				return rc;
+			size_t xn = (size_t)nb * L->numel_in;
+			k_col2im<<<blocks(xn, 256), 256, 0, be->st>>>(s, nb, be->col,
+			                                              dx + (size_t)b0 * L->numel_in);
+			LAUNCHED();
+		}
+		return 0;
+	}
+	case L_RELU:
+		if (dx)
+			k_relu_bwd<<<blocks(n, 256), 256, 0, be->st>>>(n, y, dy, dx);
+		break;
+	case L_TANH:
+		if (dx)
+			k_tanh_bwd<<<blocks(n, 256), 256, 0, be->st>>>(n, y, dy, dx);
+		break;
+	case L_SCALE:
+		if (dx)
+			k_scale<<<blocks(n, 256), 256, 0, be->st>>>(n, L->nscale, be->scale[i], dy, dx);
+		break;
+	case L_FLATTEN:
+		if (dx && dx != dy)
+			CK(cudaMemcpyAsync(dx, dy, n * sizeof *dx, cudaMemcpyDeviceToDevice, be->st));
+		return 0;
+	}
+	LAUNCHED();
+	return 0;
+}
+
+static int cuda_backward(seed_model *m, const float *dlogits, const float *dvalues, const float *dq)
+{
+	nn_backend *be = m->be;
+	int B = m->last_B, A = m->A, top = m->nlayers - 1, rc;
+	CK(cudaSetDevice(be->dev));
+	if ((rc = push(m, true)) < 0)
+		return rc;
+	if (m->head == SEED_HEAD_DUELING) {
+		if (dq) {
+			CK(cudaMemcpyAsync(be->q, dq, (size_t)B * A * sizeof(float), cudaMemcpyHostToDevice,
+			                   be->st));
+			k_dueling_grad<<<blocks((size_t)B, 128), 128, 0, be->st>>>(B, A, be->q, be->dhead);
+			LAUNCHED();
+		} else
+			CK(cudaMemsetAsync(be->dhead, 0, (size_t)B * (A + 1) * sizeof(float), be->st));
+	} else {
+		/* The pinned buffer is free: forward's outputs were read. */
+		for (int b = 0; b < B; b++) {
+			float *row = be->host + (size_t)b * (A + 1);
+			if (dlogits)
+				memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
+			else
+				memset(row, 0, (size_t)A * sizeof *row);
+			row[A] = dvalues ? dvalues[b] : 0.0f;
+		}
+		CK(cudaMemcpyAsync(be->dhead, be->host, (size_t)B * (A + 1) * sizeof(float),
+		                   cudaMemcpyHostToDevice, be->st));
+	}
+	/* Down to the first layer with parameters (its input gradient is not
+	 * needed), ping-ponging between the gradient buffers. */
+	int first = 0;
+	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
+		first++;
+	float *g = be->dhead;
+	for (int i = top; i >= first; i--) {
+		const layer *L = &m->layers[i];
+		const float *x = i > 0 ? be->out[i - 1] : be->input;
+		float *dx = NULL;
+		if (i > first) {
+			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||
+			    L->kind == L_SCALE)
+				dx = g;
+			else
+				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
+		}
+		if ((rc = layer_backward(m, be, i, B, x, g, dx)) < 0)
+			return rc;
+		g = dx;
+	}
+	/* The host's buffer is reused by the next call: wait for the copy. */
+	CK(cudaStreamSynchronize(be->st));
+	m->grads_at = SLAB_DEVICE;
+	return 0;
+}
+
+extern "C" const nn_backend_ops nn_cuda_ops = {
+    "cuda", cuda_create, cuda_destroy, cuda_forward, cuda_backward, cuda_pull, cuda_zero_grad,
+};
