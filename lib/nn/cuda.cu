@@ -314,7 +314,7 @@ static bool dalloc(float **p, size_t n, int dev, seed_err *err)
 	return true;
 }
 
-int nn_cuda_probe(int ordinal, const char *name, seed_err *err)
+extern "C" int nn_cuda_probe(int ordinal, const char *name, seed_err *err)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);

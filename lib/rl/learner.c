@@ -354,6 +354,17 @@ static char *dir_of(const char *path)
 	return d;
 }
 
+int seed_learner_set_device(seed_learner *L, const char *device, seed_err *err)
+{
+	const char *was = seed_model_device(L->model);
+	char old[32];
+	snprintf(old, sizeof old, "%s", was);
+	int rc = seed_model_set_device(L->model, device, err);
+	if (rc == 0 && L->target && (rc = seed_model_set_device(L->target, device, err)) < 0)
+		seed_model_set_device(L->model, old, NULL); /* back where it was: cannot fail */
+	return rc;
+}
+
 int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *err)
 {
 	int rc = seed_checkpoint_load_model(ck, L->model, err);
