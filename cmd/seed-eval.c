@@ -460,6 +460,8 @@ int main(int argc, char **argv)
 	}
 	seed_err err = {""};
 	char *ck_env_options = NULL;
+	if (o.device && seed_device_check(o.device, &err) < 0)
+		cli_die("--device: %s", err.msg);
 	if (o.checkpoint) {
 		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
 			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
@@ -481,8 +483,6 @@ int main(int argc, char **argv)
 		cli_usage_error("--greedy goes with --checkpoint");
 	if (o.device && !o.checkpoint)
 		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
-	if (o.device && seed_device_check(o.device, &err) < 0)
-		cli_die("--device: %s", err.msg);
 	if (epsilon_seen && !o.checkpoint)
 		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
 	if (epsilon_seen && o.greedy)

@@ -64,7 +64,15 @@ struct nn_backend {
 	float *dhead;          /* (B, A + 1) the fused head's gradient */
 	float *q;              /* (B, A) Q values or their gradient (dueling) */
 	float *host;           /* pinned (B, A + 1): outputs and gradients crossing */
+	float *ostate;         /* an optimizer's state (ostate_floats), allocated at its first update */
+	size_t ostate_floats;
+	double *partial;  /* (SUMSQ_BLOCKS) the gradient norm's partial sums */
+	double *hpartial; /* pinned, the same */
 };
+
+/* Blocks of the gradient norm's first pass (a fixed number, so that the sum
+ * is the same for the same gradients). */
+#define SUMSQ_BLOCKS 512
 
 #define CK(call)                                                                                             \
 	do {                                                                                                 \
@@ -253,6 +261,67 @@ __global__ void k_dueling_grad(int rows, int A, const float *__restrict__ dq, fl
 	}
 }
 
+/* One optimizer step over n parameters: optim.c's kernels, the same
+ * formulas in the same order (nvcc -fmad=false: no fused multiply-adds,
+ * IEEE square roots and divisions), so that the device's step is the
+ * host's. */
+__global__ void k_update(size_t n, seed_model_update k, float *__restrict__ p, const float *__restrict__ g,
+                         float *__restrict__ s0, float *__restrict__ s1)
+{
+	GRID_STRIDE(i, n)
+	{
+		const float pi = k.keep * p[i];
+		const float gi = g[i] + k.l2 * pi;
+		if (k.rule == 0) { /* Adam */
+			const float mi = k.a * s0[i] + k.b * gi;
+			const float vi = k.a2 * s1[i] + k.b2 * (gi * gi);
+			s0[i] = mi;
+			s1[i] = vi;
+			p[i] = pi - k.step * (mi / (sqrtf(vi) / k.bc2s + k.eps));
+		} else if (k.rule == 1) { /* RMSProp, TF1 */
+			const float ms = s0[i] + k.b * (gi * gi - s0[i]);
+			s0[i] = ms;
+			if (k.nslots > 1) {
+				const float u = k.mu * s1[i] + k.step * gi / sqrtf(ms + k.eps);
+				s1[i] = u;
+				p[i] = pi - u;
+			} else
+				p[i] = pi - k.step * gi / sqrtf(ms + k.eps);
+		} else { /* RMSProp, PyTorch */
+			const float ms = k.a * s0[i] + k.b * (gi * gi);
+			s0[i] = ms;
+			if (k.nslots > 1) {
+				const float u = k.mu * s1[i] + gi / (sqrtf(ms) + k.eps);
+				s1[i] = u;
+				p[i] = pi - k.step * u;
+			} else
+				p[i] = pi - k.step * (gi / (sqrtf(ms) + k.eps));
+		}
+	}
+}
+
+/* partial[block] = the sum of g^2 over the block's share, in double. */
+__global__ void k_sumsq(size_t n, const float *__restrict__ g, double *__restrict__ partial)
+{
+	__shared__ double part[256];
+	double acc = 0;
+	GRID_STRIDE(i, n) acc += (double)g[i] * (double)g[i];
+	part[threadIdx.x] = acc;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w /= 2) {
+		if ((int)threadIdx.x < w)
+			part[threadIdx.x] += part[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		partial[blockIdx.x] = part[0];
+}
+
+__global__ void k_mul(size_t n, float s, float *x)
+{
+	GRID_STRIDE(i, n) x[i] *= s;
+}
+
 /* ---- state -------------------------------------------------------------- */
 
 static void cuda_destroy(nn_backend **bp)
@@ -280,6 +349,9 @@ static void cuda_destroy(nn_backend **bp)
 	cudaFree(be->dhead);
 	cudaFree(be->q);
 	cudaFreeHost(be->host);
+	cudaFree(be->ostate);
+	cudaFree(be->partial);
+	cudaFreeHost(be->hpartial);
 	if (be->blas)
 		cublasDestroy(be->blas);
 	if (be->st)
@@ -413,8 +485,9 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 	    !dalloc(&be->dhead, B * (size_t)(A + 1), be->dev, err) ||
 	    !dalloc(&be->q, B * (size_t)A, be->dev, err))
 		goto fail;
-	if ((e = cudaMallocHost((void **)&be->host, B * (size_t)(A + 1) * sizeof(float))) != cudaSuccess) {
-		be->host = NULL;
+	if ((e = cudaMalloc((void **)&be->partial, SUMSQ_BLOCKS * sizeof(double))) != cudaSuccess ||
+	    (e = cudaMallocHost((void **)&be->hpartial, SUMSQ_BLOCKS * sizeof(double))) != cudaSuccess ||
+	    (e = cudaMallocHost((void **)&be->host, B * (size_t)(A + 1) * sizeof(float))) != cudaSuccess) {
 		rc = seed_err_set(err, -ENOMEM, "device cuda:%d: cudaMallocHost: %s", be->dev,
 		                  cudaGetErrorString(e));
 		goto fail;
@@ -740,6 +813,81 @@ static int cuda_backward(seed_model *m, const float *dlogits, const float *dvalu
 	return 0;
 }
 
+/* ---- the optimizer -------------------------------------------------------- */
+
+static int cuda_update(seed_model *m, const seed_model_update *u)
+{
+	nn_backend *be = m->be;
+	size_t n = m->nparams, floats = (size_t)u->nslots * n;
+	int rc;
+	CK(cudaSetDevice(be->dev));
+	if ((rc = push(m, true)) < 0)
+		return rc;
+	if (be->ostate_floats != floats) {
+		cudaFree(be->ostate);
+		be->ostate = NULL;
+		be->ostate_floats = 0;
+		CK(cudaMalloc((void **)&be->ostate, floats * sizeof(float)));
+		be->ostate_floats = floats;
+		m->ostate_at = SLAB_HOST;
+	}
+	if (m->ostate_at == SLAB_HOST)
+		CK(cudaMemcpyAsync(be->ostate, m->ostate, floats * sizeof(float), cudaMemcpyHostToDevice,
+		                   be->st));
+	k_update<<<blocks(n, 256), 256, 0, be->st>>>(n, *u, be->params, be->grads, be->ostate,
+	                                             u->nslots > 1 ? be->ostate + n : NULL);
+	LAUNCHED();
+	m->params_at = SLAB_DEVICE;
+	m->ostate_at = SLAB_DEVICE;
+	return 0;
+}
+
+static void cuda_pull_state(seed_model *m)
+{
+	nn_backend *be = m->be;
+	cudaSetDevice(be->dev);
+	cudaError_t e = cudaMemcpyAsync(m->ostate, be->ostate, be->ostate_floats * sizeof(float),
+	                                cudaMemcpyDeviceToHost, be->st);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(be->st);
+	if (e != cudaSuccess)
+		fprintf(stderr, "seed: CUDA: copying the optimizer's state from cuda:%d: %s\n", be->dev,
+		        cudaGetErrorString(e));
+}
+
+static int cuda_grad_sumsq(seed_model *m, double *sumsq)
+{
+	nn_backend *be = m->be;
+	int rc;
+	CK(cudaSetDevice(be->dev));
+	if ((rc = push(m, true)) < 0)
+		return rc;
+	k_sumsq<<<SUMSQ_BLOCKS, 256, 0, be->st>>>(m->nparams, be->grads, be->partial);
+	LAUNCHED();
+	CK(cudaMemcpyAsync(be->hpartial, be->partial, SUMSQ_BLOCKS * sizeof(double), cudaMemcpyDeviceToHost,
+	                   be->st));
+	CK(cudaStreamSynchronize(be->st));
+	double sum = 0;
+	for (int i = 0; i < SUMSQ_BLOCKS; i++)
+		sum += be->hpartial[i];
+	*sumsq = sum;
+	return 0;
+}
+
+static int cuda_scale_grads(seed_model *m, float s)
+{
+	nn_backend *be = m->be;
+	int rc;
+	CK(cudaSetDevice(be->dev));
+	if ((rc = push(m, true)) < 0)
+		return rc;
+	k_mul<<<blocks(m->nparams, 256), 256, 0, be->st>>>(m->nparams, s, be->grads);
+	LAUNCHED();
+	m->grads_at = SLAB_DEVICE;
+	return 0;
+}
+
 extern "C" const nn_backend_ops nn_cuda_ops = {
-    "cuda", cuda_create, cuda_destroy, cuda_forward, cuda_backward, cuda_pull, cuda_zero_grad,
+    "cuda",         cuda_create, cuda_destroy,    cuda_forward,    cuda_backward,    cuda_pull,
+    cuda_zero_grad, cuda_update, cuda_pull_state, cuda_grad_sumsq, cuda_scale_grads,
 };

@@ -55,6 +55,15 @@ static void host_slab(const seed_model *cm, bool grads)
 	}
 }
 
+/* An optimizer state bound to the device back to its host array, before
+ * the device's copy goes (a new backend, a move). */
+static void host_state(seed_model *m)
+{
+	if (m->ostate && m->ostate_at == SLAB_DEVICE && m->ops->pull_state)
+		m->ops->pull_state(m);
+	m->ostate_at = SLAB_HOST;
+}
+
 /* The host's copy of a slab is (or may become) the newer one. */
 static void host_writes(seed_model *m, bool grads)
 {
@@ -745,6 +754,7 @@ int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
 	nn_backend *be;
 	host_slab(m, false);
 	host_slab(m, true);
+	host_state(m);
 	int rc = m->ops->create(&be, m, err);
 	if (rc < 0) {
 		m->max_batch = old;
@@ -765,6 +775,12 @@ float *seed_model_params(seed_model *m)
 {
 	host_slab(m, false);
 	host_writes(m, false);
+	return m->params;
+}
+
+const float *seed_model_params_read(const seed_model *m)
+{
+	host_slab(m, false);
 	return m->params;
 }
 
@@ -985,6 +1001,37 @@ int seed_model_backward_seq_q(seed_model *m, const float *dq)
 	return m->ops->backward(m, NULL, NULL, dq);
 }
 
+/* ---- the optimizer on the device ---------------------------------------- */
+
+int seed_model_device_update(seed_model *m, const seed_model_update *u, float *state)
+{
+	if (!m->ops->update)
+		return -ENOTSUP;
+	if (state != m->ostate || u->nslots != m->ostate_slots) {
+		host_state(m); /* the state bound before, back to its owner */
+		m->ostate = state;
+		m->ostate_slots = u->nslots;
+		m->ostate_at = SLAB_HOST;
+	}
+	return m->ops->update(m, u);
+}
+
+void seed_model_device_state(seed_model *m, float *state)
+{
+	if (state == m->ostate)
+		host_state(m);
+}
+
+int seed_model_device_grad_sumsq(seed_model *m, double *sumsq)
+{
+	return m->ops->grad_sumsq ? m->ops->grad_sumsq(m, sumsq) : -ENOTSUP;
+}
+
+int seed_model_device_scale_grads(seed_model *m, float s)
+{
+	return m->ops->scale_grads ? m->ops->scale_grads(m, s) : -ENOTSUP;
+}
+
 /* ---- devices ----------------------------------------------------------- */
 
 #ifdef HAVE_CUDA
@@ -1110,6 +1157,7 @@ int seed_model_set_device(seed_model *m, const char *device, seed_err *err)
 	 * them from there. */
 	host_slab(m, false);
 	host_slab(m, true);
+	host_state(m);
 	int old = m->ordinal;
 	m->ordinal = ordinal;
 	nn_backend *be;

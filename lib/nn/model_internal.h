@@ -113,6 +113,11 @@ struct seed_model {
 	enum slab_at params_at, grads_at;
 	int last_B; /* rows of the last forward (T * B); 0 before the first */
 	int last_T; /* its steps (1 for seed_model_forward) */
+	/* An optimizer's state bound to the device (seed_model_device_update):
+	 * its host array and where its current values are. */
+	float *ostate;
+	int ostate_slots;
+	enum slab_at ostate_at;
 };
 
 /* A backend's entry points.  model.c checks the arguments of the public
@@ -138,6 +143,15 @@ struct nn_backend_ops {
 	 * host slab; zero the device's gradients. */
 	void (*pull)(seed_model *m, bool grads);
 	void (*zero_grad)(seed_model *m);
+	/* The optimizer on the device (seed/nn.h, seed_model_device_update):
+	 * NULL for the CPU.  update pushes what the host changed (the state
+	 * too when m->ostate_at is SLAB_HOST), runs u and marks the parameters
+	 * and the state the device's; pull_state copies the state to
+	 * m->ostate. */
+	int (*update)(seed_model *m, const seed_model_update *u);
+	void (*pull_state)(seed_model *m);
+	int (*grad_sumsq)(seed_model *m, double *sumsq);
+	int (*scale_grads)(seed_model *m, float s);
 };
 
 /* The CPU backend (cpu.c). */

@@ -139,6 +139,10 @@ void seed_model_init(seed_model *m, seed_rng *rng);
  * 64-byte aligned, owned by m). */
 float *seed_model_params(seed_model *m);
 float *seed_model_grads(seed_model *m);
+/* The parameters for reading only (publishing, saving): brought to the host
+ * as seed_model_params does, but a model on a GPU keeps its device's copy
+ * as the current one (the next forward copies nothing back). */
+const float *seed_model_params_read(const seed_model *m);
 size_t seed_model_num_params(const seed_model *m);
 
 /* Parameter tensors in slab order: i in [0, seed_model_num_tensors); NULL
@@ -249,6 +253,31 @@ int seed_model_backward_seq_q(seed_model *m, const float *dq);
 int seed_device_check(const char *device, seed_err *err);
 int seed_model_set_device(seed_model *m, const char *device, seed_err *err);
 const char *seed_model_device(const seed_model *m);
+
+/* Optimizer updates where the model's slabs are, for seed/optim.h's
+ * seed_optim_clip_model and seed_optim_step_model (which compute the
+ * per-step coefficients; use those).  On the CPU these return -ENOTSUP and
+ * the optimizer works on the host's slabs.  On a GPU the parameters,
+ * gradients and the optimizer's state stay on the device: only the norm
+ * crosses.  rule: 0 Adam, 1 RMSProp (TF1), 2 RMSProp (PyTorch); the
+ * coefficients are seed/optim.h's (optim.c's struct coef).
+ * seed_model_device_update binds state (nslots * num_params floats, the
+ * optimizer's host array) to m's device copy of it: the host's values are
+ * taken when state is new to m or was handed out since
+ * (seed_model_device_state); afterwards the device's copy is the newer one.
+ * seed_model_device_state brings it back into state and marks the host's
+ * copy the newer one (the caller may write it).
+ * seed_model_device_grad_sumsq: sum of the gradients' squares (in double)
+ * into *sumsq; seed_model_device_scale_grads: gradients *= s.
+ * Errors: -ENOTSUP (on the CPU), -EIO (the device failed). */
+typedef struct seed_model_update {
+	int rule, nslots;
+	float keep, l2, a, b, a2, b2, step, bc2s, eps, mu;
+} seed_model_update;
+int seed_model_device_update(seed_model *m, const seed_model_update *u, float *state);
+void seed_model_device_state(seed_model *m, float *state);
+int seed_model_device_grad_sumsq(seed_model *m, double *sumsq);
+int seed_model_device_scale_grads(seed_model *m, float s);
 
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);

@@ -33,6 +33,7 @@
 #include "../tap.h"
 #include "seed/error.h"
 #include "seed/nn.h"
+#include "seed/optim.h"
 #include "seed/rng.h"
 
 #define OUT_TOL 1e-4
@@ -317,6 +318,93 @@ static void t_slab_coherence(void)
 	seed_model_free(&gpu);
 }
 
+/* Training steps on both: clip the global norm, then the optimizer, for
+ * Adam (SEED's beta1 = 0 and PyTorch's defaults, with decoupled weight
+ * decay) and both RMSProps with momentum.  The device's update is the
+ * host's arithmetic (nvcc -fmad=false), so parameters, state and norms
+ * differ only through the gradients: within GRAD_TOL of the largest
+ * parameter change. */
+static void t_optimizer_steps(void)
+{
+	const net *n = &nets[3]; /* minatar */
+	seed_optim_config cfgs[4];
+	seed_optim_config_default(&cfgs[0], SEED_OPTIM_ADAM);
+	cfgs[0].beta1 = 0;
+	seed_optim_config_default(&cfgs[1], SEED_OPTIM_ADAM);
+	cfgs[1].weight_decay = 0.01f;
+	cfgs[1].decoupled_weight_decay = 1;
+	seed_optim_config_default(&cfgs[2], SEED_OPTIM_RMSPROP);
+	cfgs[2].momentum = 0.5f;
+	seed_optim_config_default(&cfgs[3], SEED_OPTIM_RMSPROP);
+	cfgs[3].rmsprop_style = SEED_RMSPROP_TORCH;
+	cfgs[3].momentum = 0.9f;
+	seed_rng r;
+	seed_rng_init(&r, 11, 4);
+	for (int c = 0; c < 4; c++) {
+		seed_model *cpu = NULL, *gpu = NULL;
+		seed_optim *oc = NULL, *og = NULL;
+		seed_err err;
+		if (pair(n, 64, 200 + c, &cpu, &gpu) < 0) {
+			CHECK(0);
+			continue;
+		}
+		size_t np = seed_model_num_params(cpu);
+		float *start = malloc(np * sizeof(float));
+		memcpy(start, seed_model_params(cpu), np * sizeof(float));
+		CHECK(seed_optim_new(&oc, &cfgs[c], np, &err) == 0);
+		CHECK(seed_optim_new(&og, &cfgs[c], np, &err) == 0);
+		for (int step = 0; step < 5; step++) {
+			seed_model_zero_grad(cpu);
+			seed_model_zero_grad(gpu);
+			compare(n, 64, cpu, gpu, &r);
+			double nc = seed_optim_clip_model(cpu, 0.5f), ng = seed_optim_clip_model(gpu, 0.5f);
+			CHECK_MSG(fabs(nc - ng) <= GRAD_TOL * nc,
+			          "config %d step %d: norms %.9g (cpu) %.9g (gpu)", c, step, nc, ng);
+			CHECK(seed_optim_step_model(oc, cpu, 1e-3f) == 0);
+			CHECK(seed_optim_step_model(og, gpu, 1e-3f) == 0);
+		}
+		/* The state back on the host (as a checkpoint reads it). */
+		const float *pc = seed_model_params(cpu), *pg = seed_model_params(gpu);
+		double moved = 0, worst = 0;
+		for (size_t i = 0; i < np; i++) {
+			moved = fmax(moved, fabs((double)pc[i] - start[i]));
+			worst = fmax(worst, fabs((double)pc[i] - pg[i]));
+		}
+		CHECK_MSG(moved > 0 && worst <= GRAD_TOL * moved,
+		          "config %d: moved %.3g, worst |gpu - cpu| %.3g", c, moved, worst);
+		const float *sc = seed_optim_state(oc), *sg = seed_optim_state(og);
+		size_t ns = seed_optim_state_size(oc);
+		double smax = max_abs(sc, ns), sworst = 0;
+		for (size_t i = 0; i < ns; i++)
+			sworst = fmax(sworst, fabs((double)sc[i] - sg[i]));
+		CHECK_MSG(sworst <= 1e-2 * smax + 1e-7, "config %d: state worst %.3g of %.3g", c, sworst,
+		          smax);
+		CHECK(seed_optim_steps(og) == 5);
+		/* A state written on the host (a restored checkpoint) is the one
+		 * the device's next step uses. */
+		float *s = seed_optim_state(og);
+		memcpy(s, sc, ns * sizeof(float));
+		seed_model_zero_grad(cpu);
+		seed_model_zero_grad(gpu);
+		float *wg = seed_model_params(gpu);
+		memcpy(wg, pc, np * sizeof(float));
+		compare(n, 64, cpu, gpu, &r);
+		CHECK(seed_optim_step_model(oc, cpu, 1e-3f) == 0);
+		CHECK(seed_optim_step_model(og, gpu, 1e-3f) == 0);
+		pc = seed_model_params(cpu);
+		pg = seed_model_params(gpu);
+		worst = 0;
+		for (size_t i = 0; i < np; i++)
+			worst = fmax(worst, fabs((double)pc[i] - pg[i]));
+		CHECK_MSG(worst <= GRAD_TOL * moved, "config %d after a restore: worst %.3g", c, worst);
+		free(start);
+		seed_optim_free(&oc);
+		seed_optim_free(&og);
+		seed_model_free(&cpu);
+		seed_model_free(&gpu);
+	}
+}
+
 /* What the backend refuses, and how the device is named. */
 static void t_refusals(void)
 {
@@ -347,6 +435,7 @@ int main(void)
 	}
 	TAP_RUN(t_every_net_every_batch);
 	TAP_RUN(t_slab_coherence);
+	TAP_RUN(t_optimizer_steps);
 	TAP_RUN(t_refusals);
 	return tap_done();
 }
