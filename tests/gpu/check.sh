@@ -129,7 +129,12 @@ else
 	say "source: this tree (autoreconf)"
 fi
 b0=$(date +%s)
-(cd "$work/build" && "$src/configure" --enable-cuda NVCC="$nvcc" >>"$log" 2>&1) || die "configure --enable-cuda (see $log)"
+# libzmq's pkg-config file requires the -dev files of its private
+# dependencies (for static links) that are not carried: give its flags.
+zmq=""
+[ $n -gt 0 ] && zmq=1
+(cd "$work/build" && "$src/configure" --enable-cuda NVCC="$nvcc" ${zmq:+"ZMQ_CFLAGS=-I$root/usr/include"} \
+	${zmq:+"ZMQ_LIBS=-L$root/usr/lib/$ma -lzmq"} >>"$log" 2>&1) || die "configure --enable-cuda (see $log)"
 (cd "$work/build" && make -j"$jobs" >>"$log" 2>&1 &&
 	make -j"$jobs" tests/gpu/test_cuda tests/test_device bench/gpu_bench >>"$log" 2>&1) || die "the build (see $log)"
 note "build: configure --enable-cuda and make in $(($(date +%s) - b0)) s"
