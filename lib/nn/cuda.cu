@@ -13,7 +13,8 @@
  * Compute, for B rows (shapes as in cpu.c, row-major):
  *   linear   cuBLAS sgemm: y = x W^T, dW += dy^T x, dx = dy W (FP32 math,
  *            no TF32: results stay within the tests' tolerances of the
- *            CPU's); bias, and a relu after it, in one kernel
+ *            CPU's); bias, and a relu after it, in one kernel; the bias
+ *            gradient is dy^T ones (cuBLAS sgemv)
  *   conv2d   im2col (a kernel: strides and zero padding) then the linear
  *            layer's three products on the patch matrix, a chunk of images
  *            at a time (col2im, a gather without atomics, for dx); cuBLAS
@@ -61,10 +62,12 @@ struct nn_backend {
 	float **scale;         /* [nlayers] a scale layer's factors on the device */
 	float *gbuf[2];        /* (B, widest) ping-pong gradients */
 	float *col;            /* (COL_FLOATS at most) a conv2d's patch matrix */
-	float *dhead;          /* (B, A + 1) the fused head's gradient */
-	float *q;              /* (B, A) Q values or their gradient (dueling) */
-	float *host;           /* pinned (B, A + 1): outputs and gradients crossing */
-	float *ostate;         /* an optimizer's state (ostate_floats), allocated at its first update */
+	float *ones;           /* (nones) ones: bias gradients are dy^T ones (cuBLAS gemv) */
+	size_t nones;
+	float *dhead;  /* (B, A + 1) the fused head's gradient */
+	float *q;      /* (B, A) Q values or their gradient (dueling) */
+	float *host;   /* pinned (B, A + 1): outputs and gradients crossing */
+	float *ostate; /* an optimizer's state (ostate_floats), allocated at its first update */
 	size_t ostate_floats;
 	double *partial;  /* (SUMSQ_BLOCKS) the gradient norm's partial sums */
 	double *hpartial; /* pinned, the same */
@@ -152,23 +155,9 @@ __global__ void k_scale(size_t n, int ns, const float *s, const float *x, float 
 	GRID_STRIDE(i, n) y[i] = x[i] * s[i % (size_t)ns];
 }
 
-/* db (cols) += the column sums of dy (rows, cols): one block per column. */
-__global__ void k_col_sum(size_t rows, int cols, const float *__restrict__ dy, float *__restrict__ db)
+__global__ void k_fill(size_t n, float v, float *x)
 {
-	__shared__ float part[256];
-	int c = blockIdx.x;
-	float acc = 0.0f;
-	for (size_t r = threadIdx.x; r < rows; r += blockDim.x)
-		acc += dy[r * (size_t)cols + c];
-	part[threadIdx.x] = acc;
-	__syncthreads();
-	for (int w = blockDim.x / 2; w > 0; w /= 2) {
-		if ((int)threadIdx.x < w)
-			part[threadIdx.x] += part[threadIdx.x + w];
-		__syncthreads();
-	}
-	if (threadIdx.x == 0)
-		db[c] += part[0];
+	GRID_STRIDE(i, n) x[i] = v;
 }
 
 /* A conv2d's shapes (layer's, as plain values for the kernels). */
@@ -346,6 +335,7 @@ static void cuda_destroy(nn_backend **bp)
 	cudaFree(be->gbuf[0]);
 	cudaFree(be->gbuf[1]);
 	cudaFree(be->col);
+	cudaFree(be->ones);
 	cudaFree(be->dhead);
 	cudaFree(be->q);
 	cudaFreeHost(be->host);
@@ -475,9 +465,21 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 			           (size_t)(L->k * L->k * L->C);
 			if (c > col)
 				col = c;
+			if (B * L->OH * L->OW > be->nones)
+				be->nones = B * L->OH * L->OW;
 		}
 		if (L->numel_out > widest)
 			widest = L->numel_out;
+	}
+	if (B > be->nones)
+		be->nones = B;
+	if (!dalloc(&be->ones, be->nones, be->dev, err))
+		goto fail;
+	k_fill<<<blocks(be->nones, 256), 256>>>(be->nones, 1.0f, be->ones);
+	if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+		rc = seed_err_set(err, -EIO, "device cuda:%d: filling a buffer: %s", be->dev,
+		                  cudaGetErrorString(e));
+		goto fail;
 	}
 	if (!dalloc(&be->gbuf[0], B * widest, be->dev, err) ||
 	    !dalloc(&be->gbuf[1], B * widest, be->dev, err) ||
@@ -490,6 +492,12 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 	    (e = cudaMallocHost((void **)&be->host, B * (size_t)(A + 1) * sizeof(float))) != cudaSuccess) {
 		rc = seed_err_set(err, -ENOMEM, "device cuda:%d: cudaMallocHost: %s", be->dev,
 		                  cudaGetErrorString(e));
+		goto fail;
+	}
+	/* The zeroing of the buffers (cudaMemset, the legacy stream) done
+	 * before the model's own stream, which does not wait for it, uses them. */
+	if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+		rc = seed_err_set(err, -EIO, "device cuda:%d: %s", be->dev, cudaGetErrorString(e));
 		goto fail;
 	}
 	*out = be;
@@ -580,6 +588,15 @@ static int gemm_dx(nn_backend *be, int rows, int n_in, int n_out, const float *d
 	const float one = 1.0f, zero = 0.0f;
 	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_N, n_in, rows, n_out, &one, w, n_in, dy, n_out, &zero,
 	               dx, n_in));
+	return 0;
+}
+
+/* db (cols) += the column sums of dy (rows, cols): dy^T ones, column-major
+ * dy^T is (cols x rows) with leading dimension cols. */
+static int col_sum(nn_backend *be, int rows, int cols, const float *dy, float *db)
+{
+	const float one = 1.0f;
+	CB(cublasSgemv(be->blas, CUBLAS_OP_N, cols, rows, &one, dy, cols, be->ones, 1, &one, db, 1));
 	return 0;
 }
 
@@ -704,8 +721,8 @@ static int layer_backward(const seed_model *m, nn_backend *be, int i, int B, con
 	int rc;
 	switch (L->kind) {
 	case L_LINEAR:
-		k_col_sum<<<L->n_out, 256, 0, be->st>>>((size_t)B, L->n_out, dy, dgrad(m, be, L->db));
-		LAUNCHED();
+		if ((rc = col_sum(be, B, L->n_out, dy, dgrad(m, be, L->db))) < 0)
+			return rc;
 		if ((rc = gemm_dw(be, B, L->n_in, L->n_out, dy, x, dgrad(m, be, L->dw))) < 0)
 			return rc;
 		if (dx && (rc = gemm_dx(be, B, L->n_in, L->n_out, dy, dparam(m, be, L->w), dx)) < 0)
@@ -714,8 +731,8 @@ static int layer_backward(const seed_model *m, nn_backend *be, int i, int B, con
 	case L_CONV2D: {
 		conv_shape s = shape_of(L);
 		int step = col_images(L, B), per = L->OH * L->OW, kk = L->k * L->k * L->C;
-		k_col_sum<<<L->F, 256, 0, be->st>>>((size_t)B * per, L->F, dy, dgrad(m, be, L->db));
-		LAUNCHED();
+		if ((rc = col_sum(be, B * per, L->F, dy, dgrad(m, be, L->db))) < 0)
+			return rc;
 		for (int b0 = 0; b0 < B; b0 += step) {
 			int nb = B - b0 < step ? B - b0 : step;
 			size_t cn = (size_t)nb * per * kk;

@@ -1008,7 +1008,8 @@ int seed_model_device_update(seed_model *m, const seed_model_update *u, float *s
 	if (!m->ops->update)
 		return -ENOTSUP;
 	if (state != m->ostate || u->nslots != m->ostate_slots) {
-		host_state(m); /* the state bound before, back to its owner */
+		/* Another optimizer's state: the one bound before is dropped,
+		 * not copied back (its owner may be gone). */
 		m->ostate = state;
 		m->ostate_slots = u->nslots;
 		m->ostate_at = SLAB_HOST;
