@@ -1032,7 +1032,8 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		ts[nt + i].name = names[i];
 		ts[nt + i].tensor = seed_tensor_view(state + (size_t)i * (size_t)n, SEED_DTYPE_F32, 1, &n);
 	}
-	float *tparams = L->target ? seed_model_params(L->target) : NULL;
+	float *tparams =
+	    L->target ? (float *)seed_model_params_read(L->target) : NULL; /* a view for saving */
 	for (int i = 0; i < ntg; i++) {
 		const seed_model_param *p = seed_model_param_at(L->target, i);
 		snprintf(names[ns + i], sizeof names[ns + i], "target.%s", p->name);
