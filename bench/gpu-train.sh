@@ -14,7 +14,9 @@
 # Usage: bench/gpu-train.sh [DEV [FRAMES [ACTORS [ENVS [BATCH]]]]]   (from the build dir)
 # Defaults: cuda, 20000000, the cores less two (for seed-infer and seed-learn,
 # at least 1), 256, 256.  GAMES="cartpole" (the presets to run, default
-# "minatar-breakout cartpole") narrows it.
+# "minatar-breakout cartpole") narrows it; TRAIN_TIMEOUT (seconds, default
+# 600) stops a run that is slower than expected, and its rate so far is
+# reported.  Metrics are written every second.
 set -eu
 dev=${1:-cuda}
 frames=${2:-20000000}
@@ -23,6 +25,7 @@ actors=${3:-$((cores > 3 ? cores - 2 : 1))}
 envs=${4:-256}
 batch=${5:-256}
 games=${GAMES:-minatar-breakout cartpole}
+limit=${TRAIN_TIMEOUT:-600}
 top=$(cd "$(dirname "$0")/.." && pwd)
 train=${SEED_BIN:-$top/cmd}/seed-train
 [ -x "$train" ] || train=${SEED_BUILDDIR:-.}/cmd/seed-train
@@ -33,10 +36,15 @@ status=0
 for g in $games; do
 	rm -rf "$d/run"
 	t0=$(date +%s)
-	if ! "$train" "$g" --device "$dev" --dir "$d/run" --no-eval --quiet --set target_return=null \
+	rc=0
+	timeout "$limit" "$train" "$g" --device "$dev" --dir "$d/run" --no-eval --quiet --set target_return=null \
 		--frames "$frames" --set actors="$actors" --set envs_per_actor="$envs" --set batch_size="$batch" \
-		--set infer.max_batch=$((actors * envs)) --set checkpoint_interval=0 >"$d/out" 2>&1; then
-		echo "$g: seed-train failed:"
+		--set infer.max_batch=$((actors * envs)) --set checkpoint_interval=0 --set metrics_interval=1 \
+		>"$d/out" 2>&1 || rc=$?
+	if [ $rc -eq 124 ]; then
+		echo "$g: stopped after $limit s (TRAIN_TIMEOUT), before $frames frames: the rate is of the run so far"
+	elif [ $rc -ne 0 ]; then
+		echo "$g: seed-train failed (exit $rc):"
 		tail -5 "$d/out"
 		status=1
 		continue
@@ -48,7 +56,7 @@ for g in $games; do
 		echo "$g on $dev: too short a run to measure (under 4 metrics lines): give more FRAMES"
 		continue
 	fi
-	printf '%s on %s: %.0f env frames/s (median; %d actors x %d envs, batch %d, %s frames in %d s)\n' \
+	printf '%s on %s: %.0f env frames/s (median; %d actors x %d envs, batch %d, %s frames asked, %d s)\n' \
 		"$g" "$dev" "$fps" "$actors" "$envs" "$batch" "$frames" $((t1 - t0))
 done
 exit $status

@@ -188,7 +188,7 @@ left=$((300 - $(elapsed)))
 for spec in "minatar-breakout ${FRAMES_MINATAR:-10000000} 1e6" "cartpole ${FRAMES_CARTPOLE:-20000000} 3e6"; do
 	set -- $spec
 	lim=$((left / 2 > 30 ? left / 2 : 30))
-	if run_limited "$lim" env GAMES="$1" SEED_BIN="$B/cmd" sh "$src/bench/gpu-train.sh" cuda "$2"; then
+	if run_limited $((lim + 30)) env GAMES="$1" SEED_BIN="$B/cmd" TRAIN_TIMEOUT="$lim" sh "$src/bench/gpu-train.sh" cuda "$2"; then
 		f=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) env frames\/s.*/\1/p')
 		note "$(printf '%s\n' "$out" | tail -1) $(target "${f:-0}" "$3")"
 	else
