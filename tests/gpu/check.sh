@@ -160,7 +160,16 @@ note "test_device: $(printf '%s\n' "$out" | grep -c '^ok ') passed, $(printf '%s
 run_limited 150 "$B/tests/gpu/test_cuda"
 rc=$?
 if [ $rc -eq 77 ] && [ "$dev" != cpu ]; then
-	note "test_cuda: SKIPPED, no GPU: $(printf '%s\n' "$out" | sed -n 's/^1\.\.0 # SKIP //p')"
+	why=$(printf '%s\n' "$out" | sed -n 's/^1\.\.0 # SKIP //p')
+	if [ -n "$gpu" ]; then
+		# nvidia-smi sees a GPU that Seed cannot use (a library missing,
+		# a driver too old for this CUDA): that is a failure, said so.
+		note "test_cuda: SKIPPED although nvidia-smi sees a GPU: $why"
+		note "FAILED: the GPU is there but Seed's CUDA backend cannot use it (see above)"
+		say "---- summary ($(elapsed) s)$summary"
+		exit 1
+	fi
+	note "test_cuda: SKIPPED, no GPU: $why"
 	note "no GPU: nothing ran on a GPU; the build and the skips are all this run shows"
 	say "---- summary ($(elapsed) s)$summary"
 	exit 77
