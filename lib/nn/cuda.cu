@@ -23,8 +23,9 @@
  *   relu, tanh, scale  element-wise kernels; flatten is its input
  *   heads    the fused head is a linear layer; a dueling head's Q values
  *            and its gradient are kernels (sums in double, as cpu.c)
- * Models with a recurrent core are refused (-ENOTSUP): the LSTM runs on the
- * CPU only.
+ *   core     the LSTM (lstm.c's arithmetic): the input products of all
+ *            steps in one sgemm, then per step the recurrent sgemm and a
+ *            gates kernel; backward through time likewise, resets and all
  *
  * Observations go to the device and outputs come back in every call
  * (cudaMemcpyAsync on the model's stream, then a synchronise); everything
@@ -71,6 +72,19 @@ struct nn_backend {
 	size_t ostate_floats;
 	double *partial;  /* (SUMSQ_BLOCKS) the gradient norm's partial sums */
 	double *hpartial; /* pinned, the same */
+	/* A core's (NULL without one; rows are T * B, time-major), as cpu.c's: */
+	float *xc, *dxc;      /* (rows, I) its input and that input's gradient */
+	float *hc, *dhc;      /* (rows, H) its output h and that output's gradient */
+	float *st0, *h0, *c0; /* (B, 2H) state0 as it comes, (B, H) split */
+	float *hT, *cT;       /* (B, H) the state after the last step */
+	float *rew;           /* (rows) the previous rewards */
+	int32_t *act;         /* (rows) the previous actions */
+	uint8_t *reset;       /* (rows) the last forward's resets */
+	bool has_reset;
+	/* lstm.c's workspace: the gates (rows, 4H), h_{t-1}, c_{t-1} and c_t
+	 * (rows, H each), the gate gradients (rows, 4H), the carried dh and
+	 * dc (B, H each) */
+	float *gates, *hp, *cp, *cc, *dz, *dhn, *dcn;
 };
 
 /* Blocks of the gradient norm's first pass (a fixed number, so that the sum
@@ -311,6 +325,139 @@ __global__ void k_mul(size_t n, float s, float *x)
 	GRID_STRIDE(i, n) x[i] *= s;
 }
 
+/* The core's input (rows, I) from the torso's output x (rows, D): x, then
+ * the previous reward clipped to [-1, 1] (rew NULL: 0), then the previous
+ * action's one-hot (act NULL, or out of 0..A-1: all zeros), as cpu.c. */
+__global__ void k_core_input(size_t rows, int D, int I, int with_reward, int with_action,
+                             const float *__restrict__ x, const float *__restrict__ rew,
+                             const int32_t *__restrict__ act, float *__restrict__ xc)
+{
+	size_t n = rows * (size_t)I;
+	GRID_STRIDE(e, n)
+	{
+		size_t r = e / (size_t)I;
+		int k = (int)(e % (size_t)I);
+		float v;
+		if (k < D)
+			v = x[r * (size_t)D + k];
+		else if (with_reward && k == D) {
+			float w = rew ? rew[r] : 0.0f;
+			v = w > 1.0f ? 1.0f : w < -1.0f ? -1.0f : w;
+		} else {
+			int a = k - D - with_reward, pa = act ? act[r] : -1;
+			v = with_action && a == pa ? 1.0f : 0.0f;
+		}
+		xc[e] = v;
+	}
+}
+
+/* h0, c0 (B, H) from state0 (B, 2H): h then c per row; NULL: zeros. */
+__global__ void k_state_split(int B, int H, const float *__restrict__ st, float *__restrict__ h0,
+                              float *__restrict__ c0)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		size_t b = e / (size_t)H, j = e % (size_t)H;
+		h0[e] = st ? st[b * 2 * H + j] : 0.0f;
+		c0[e] = st ? st[b * 2 * H + H + j] : 0.0f;
+	}
+}
+
+/* state (B, 2H) = h then c per row. */
+__global__ void k_state_join(int B, int H, const float *__restrict__ h, const float *__restrict__ c,
+                             float *__restrict__ st)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		size_t b = e / (size_t)H, j = e % (size_t)H;
+		st[b * 2 * H + j] = h[e];
+		st[b * 2 * H + H + j] = c[e];
+	}
+}
+
+/* Step t's h_{t-1}, c_{t-1} (B, H): the previous step's (or h0, c0), zero
+ * for a row reset before step t (done may be NULL). */
+__global__ void k_lstm_prev(int B, int H, const float *__restrict__ hprev, const float *__restrict__ cprev,
+                            const uint8_t *__restrict__ done, float *__restrict__ hp, float *__restrict__ cp)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		bool z = done && done[e / (size_t)H];
+		hp[e] = z ? 0.0f : hprev[e];
+		cp[e] = z ? 0.0f : cprev[e];
+	}
+}
+
+__device__ static float sigmoid_f(float z)
+{
+	return 1.0f / (1.0f + expf(-z));
+}
+
+/* The gates of step t from z (B, 4H, in place: z becomes i, f, g, o), c_t
+ * and h_t (lstm.c's forward loop). */
+__global__ void k_lstm_gates(int B, int H, float *__restrict__ z, const float *__restrict__ cp,
+                             float *__restrict__ ct, float *__restrict__ ht)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		size_t b = e / (size_t)H, j = e % (size_t)H;
+		float *zr = z + b * 4 * H;
+		float ig = sigmoid_f(zr[j]), fg = sigmoid_f(zr[H + j]);
+		float gg = tanhf(zr[2 * H + j]), og = sigmoid_f(zr[3 * H + j]);
+		zr[j] = ig;
+		zr[H + j] = fg;
+		zr[2 * H + j] = gg;
+		zr[3 * H + j] = og;
+		float c = fg * cp[e] + ig * gg;
+		ct[e] = c;
+		ht[e] = og * tanhf(c);
+	}
+}
+
+/* Step t's gate gradients dz (B, 4H) from the gates a, c_{t-1}, c_t, the
+ * output's gradient dh (may be NULL) and the carried dhn, dcn; dcn becomes
+ * the carry to step t - 1 (lstm.c's backward loop). */
+__global__ void k_lstm_bwd(int B, int H, const float *__restrict__ a, const float *__restrict__ cp,
+                           const float *__restrict__ ct, const float *__restrict__ dh,
+                           const float *__restrict__ dhn, float *__restrict__ dcn, float *__restrict__ dz)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		size_t b = e / (size_t)H, j = e % (size_t)H;
+		const float *ar = a + b * 4 * H;
+		float *d = dz + b * 4 * H;
+		float ig = ar[j], fg = ar[H + j], gg = ar[2 * H + j], og = ar[3 * H + j];
+		float tc = tanhf(ct[e]);
+		float dhv = dhn[e] + (dh ? dh[e] : 0.0f);
+		float dcv = dcn[e] + dhv * og * (1.0f - tc * tc);
+		d[j] = dcv * gg * ig * (1.0f - ig);
+		d[H + j] = dcv * cp[e] * fg * (1.0f - fg);
+		d[2 * H + j] = dcv * ig * (1.0f - gg * gg);
+		d[3 * H + j] = dhv * tc * og * (1.0f - og);
+		dcn[e] = dcv * fg;
+	}
+}
+
+/* No gradient across a reset: zero the carried dh and dc of the rows reset
+ * before step t. */
+__global__ void k_lstm_cut(int B, int H, const uint8_t *__restrict__ done, float *__restrict__ dhn,
+                           float *__restrict__ dcn)
+{
+	size_t n = (size_t)B * H;
+	GRID_STRIDE(e, n)
+	{
+		if (done[e / (size_t)H]) {
+			dhn[e] = 0.0f;
+			dcn[e] = 0.0f;
+		}
+	}
+}
+
 /* ---- state -------------------------------------------------------------- */
 
 static void cuda_destroy(nn_backend **bp)
@@ -342,6 +489,12 @@ static void cuda_destroy(nn_backend **bp)
 	cudaFree(be->ostate);
 	cudaFree(be->partial);
 	cudaFreeHost(be->hpartial);
+	float *core[] = {be->xc,  be->dxc,   be->hc, be->dhc, be->st0, be->h0, be->c0,  be->hT, be->cT,
+	                 be->rew, be->gates, be->hp, be->cp,  be->cc,  be->dz, be->dhn, be->dcn};
+	for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
+		cudaFree(core[i]);
+	cudaFree(be->act);
+	cudaFree(be->reset);
 	if (be->blas)
 		cublasDestroy(be->blas);
 	if (be->st)
@@ -394,11 +547,6 @@ extern "C" int nn_cuda_probe(int ordinal, const char *name, seed_err *err)
 
 static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 {
-	if (m->core.H)
-		return seed_err_set(err, -ENOTSUP,
-		                    "device cuda:%d: models with a recurrent core (lstm) run on the CPU only "
-		                    "(use --device cpu)",
-		                    m->ordinal);
 	cudaError_t e = cudaSetDevice(m->ordinal);
 	if (e != cudaSuccess)
 		return seed_err_set(err, -ENODEV, "device cuda:%d: cudaSetDevice: %s", m->ordinal,
@@ -480,6 +628,26 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 		rc = seed_err_set(err, -EIO, "device cuda:%d: filling a buffer: %s", be->dev,
 		                  cudaGetErrorString(e));
 		goto fail;
+	}
+	if (m->core.H) {
+		/* T * B <= max_batch rows whatever the split. */
+		size_t I = (size_t)m->core.I, H = (size_t)m->core.H;
+		if (!dalloc(&be->xc, B * I, be->dev, err) || !dalloc(&be->dxc, B * I, be->dev, err) ||
+		    !dalloc(&be->hc, B * H, be->dev, err) || !dalloc(&be->dhc, B * H, be->dev, err) ||
+		    !dalloc(&be->st0, B * 2 * H, be->dev, err) || !dalloc(&be->h0, B * H, be->dev, err) ||
+		    !dalloc(&be->c0, B * H, be->dev, err) || !dalloc(&be->hT, B * H, be->dev, err) ||
+		    !dalloc(&be->cT, B * H, be->dev, err) || !dalloc(&be->rew, B, be->dev, err) ||
+		    !dalloc(&be->gates, B * 4 * H, be->dev, err) || !dalloc(&be->hp, B * H, be->dev, err) ||
+		    !dalloc(&be->cp, B * H, be->dev, err) || !dalloc(&be->cc, B * H, be->dev, err) ||
+		    !dalloc(&be->dz, B * 4 * H, be->dev, err) || !dalloc(&be->dhn, B * H, be->dev, err) ||
+		    !dalloc(&be->dcn, B * H, be->dev, err))
+			goto fail;
+		if ((e = cudaMalloc((void **)&be->act, B * sizeof(int32_t))) != cudaSuccess ||
+		    (e = cudaMalloc((void **)&be->reset, B)) != cudaSuccess) {
+			rc = seed_err_set(err, -ENOMEM, "device cuda:%d: allocating the core's buffers: %s",
+			                  be->dev, cudaGetErrorString(e));
+			goto fail;
+		}
 	}
 	if (!dalloc(&be->gbuf[0], B * widest, be->dev, err) ||
 	    !dalloc(&be->gbuf[1], B * widest, be->dev, err) ||
@@ -662,6 +830,70 @@ static bool fuses_relu(const seed_model *m, int i)
 	       (L->kind == L_CONV2D || L->kind == L_LINEAR);
 }
 
+/* The core over the torso's output x (T*B, D), as cpu.c's core_forward:
+ * its input (x, the clipped previous reward, the previous action's
+ * one-hot), the LSTM from s->state0 through time (lstm.c's forward, the
+ * steps' products through cuBLAS), and s->state_out queued for the host
+ * (the caller synchronises).  h (T*B, H) is left in be->hc. */
+static int core_forward(seed_model *m, nn_backend *be, const seed_model_seq *s, const float *x)
+{
+	const model_core *c = &m->core;
+	int T = s->T, B = s->B, H = c->H, I = c->I, G = 4 * c->H;
+	size_t rows = (size_t)T * (size_t)B, bh = (size_t)B * (size_t)H, bg = (size_t)B * (size_t)G;
+	const float one = 1.0f, zero = 0.0f;
+	const float *rew = NULL;
+	const int32_t *act = NULL;
+	if (c->prev_reward && s->prev_reward) {
+		CK(cudaMemcpyAsync(be->rew, s->prev_reward, rows * sizeof(float), cudaMemcpyHostToDevice,
+		                   be->st));
+		rew = be->rew;
+	}
+	if (c->prev_action && s->prev_action) {
+		CK(cudaMemcpyAsync(be->act, s->prev_action, rows * sizeof(int32_t), cudaMemcpyHostToDevice,
+		                   be->st));
+		act = be->act;
+	}
+	k_core_input<<<blocks(rows * I, 256), 256, 0, be->st>>>(rows, c->D, I, c->prev_reward, c->prev_action,
+	                                                        x, rew, act, be->xc);
+	LAUNCHED();
+	be->has_reset = s->reset != NULL;
+	if (s->reset)
+		CK(cudaMemcpyAsync(be->reset, s->reset, rows, cudaMemcpyHostToDevice, be->st));
+	if (s->state0)
+		CK(cudaMemcpyAsync(be->st0, s->state0, bh * 2 * sizeof(float), cudaMemcpyHostToDevice,
+		                   be->st));
+	k_state_split<<<blocks(bh, 256), 256, 0, be->st>>>(B, H, s->state0 ? be->st0 : NULL, be->h0, be->c0);
+	LAUNCHED();
+	/* Z = X W + b for every step at once, then step by step Z_t += h_{t-1} U
+	 * and the gates. */
+	const float *w = dparam(m, be, c->w), *u = dparam(m, be, c->u);
+	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_N, G, (int)rows, I, &one, w, G, be->xc, I, &zero,
+	               be->gates, G));
+	k_bias_act<<<blocks(rows * G, 256), 256, 0, be->st>>>(rows, G, be->gates, dparam(m, be, c->b), 0);
+	LAUNCHED();
+	for (int t = 0; t < T; t++) {
+		const float *hprev = t ? be->hc + (size_t)(t - 1) * bh : be->h0;
+		const float *cprev = t ? be->cc + (size_t)(t - 1) * bh : be->c0;
+		float *hp = be->hp + (size_t)t * bh, *cp = be->cp + (size_t)t * bh,
+		      *gt = be->gates + (size_t)t * bg;
+		k_lstm_prev<<<blocks(bh, 256), 256, 0, be->st>>>(
+		    B, H, hprev, cprev, s->reset ? be->reset + (size_t)t * B : NULL, hp, cp);
+		LAUNCHED();
+		CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_N, G, B, H, &one, u, G, hp, H, &one, gt, G));
+		k_lstm_gates<<<blocks(bh, 256), 256, 0, be->st>>>(B, H, gt, cp, be->cc + (size_t)t * bh,
+		                                                  be->hc + (size_t)t * bh);
+		LAUNCHED();
+	}
+	if (s->state_out) {
+		k_state_join<<<blocks(bh, 256), 256, 0, be->st>>>(B, H, be->hc + (size_t)(T - 1) * bh,
+		                                                  be->cc + (size_t)(T - 1) * bh, be->st0);
+		LAUNCHED();
+		CK(cudaMemcpyAsync(s->state_out, be->st0, bh * 2 * sizeof(float), cudaMemcpyDeviceToHost,
+		                   be->st));
+	}
+	return 0;
+}
+
 static int cuda_forward(seed_model *m, const seed_model_seq *s, float *logits, float *values, float *q)
 {
 	nn_backend *be = m->be;
@@ -683,6 +915,11 @@ static int cuda_forward(seed_model *m, const seed_model_seq *s, float *logits, f
 			return rc;
 		i += relu;
 		x = be->out[i];
+	}
+	if (m->core.H) {
+		if ((rc = core_forward(m, be, s, x)) < 0)
+			return rc;
+		x = be->hc;
 	}
 	float *head = be->out[m->nlayers - 1];
 	if ((rc = layer_forward(m, be, m->nlayers - 1, B, x, head, false)) < 0)
@@ -775,6 +1012,78 @@ static int layer_backward(const seed_model *m, nn_backend *be, int i, int B, con
 	return 0;
 }
 
+/* Backward through layers top..0 from g, the gradient of layer top's output
+ * (be->dhead, or gbuf[0] below a core), down to the first layer with
+ * parameters (its input gradient is not needed), ping-ponging between the
+ * gradient buffers. */
+static int backward_layers(const seed_model *m, nn_backend *be, int B, int top, float *g)
+{
+	int first = 0, rc;
+	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
+		first++;
+	for (int i = top; i >= first; i--) {
+		const layer *L = &m->layers[i];
+		const float *x = i > 0 ? be->out[i - 1] : be->input;
+		float *dx = NULL;
+		if (i > first) {
+			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||
+			    L->kind == L_SCALE)
+				dx = g;
+			else
+				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
+		}
+		if ((rc = layer_backward(m, be, i, B, x, g, dx)) < 0)
+			return rc;
+		g = dx;
+	}
+	return 0;
+}
+
+/* With a core: the head (its input is h), back through time (lstm.c's
+ * backward: no gradient into state0 nor across a reset), then the torso
+ * from its share of the core's input gradient (the first D columns). */
+static int core_backward(const seed_model *m, nn_backend *be, int rows, int top)
+{
+	const model_core *c = &m->core;
+	int T = m->last_T, B = rows / T, H = c->H, I = c->I, D = c->D, G = 4 * c->H, rc;
+	size_t bh = (size_t)B * (size_t)H, bg = (size_t)B * (size_t)G;
+	const float one = 1.0f, zero = 0.0f;
+	if ((rc = layer_backward(m, be, top, rows, be->hc, be->dhead, be->dhc)) < 0)
+		return rc;
+	const float *w = dparam(m, be, c->w), *u = dparam(m, be, c->u);
+	CK(cudaMemsetAsync(be->dhn, 0, bh * sizeof(float), be->st));
+	CK(cudaMemsetAsync(be->dcn, 0, bh * sizeof(float), be->st));
+	for (int t = T - 1; t >= 0; t--) {
+		float *dz = be->dz + (size_t)t * bg;
+		k_lstm_bwd<<<blocks(bh, 256), 256, 0, be->st>>>(
+		    B, H, be->gates + (size_t)t * bg, be->cp + (size_t)t * bh, be->cc + (size_t)t * bh,
+		    be->dhc + (size_t)t * bh, be->dhn, be->dcn, dz);
+		LAUNCHED();
+		CB(cublasSgemm(be->blas, CUBLAS_OP_T, CUBLAS_OP_N, H, B, G, &one, u, G, dz, G, &zero, be->dhn,
+		               H));
+		if (be->has_reset) {
+			k_lstm_cut<<<blocks(bh, 256), 256, 0, be->st>>>(B, H, be->reset + (size_t)t * B,
+			                                                be->dhn, be->dcn);
+			LAUNCHED();
+		}
+	}
+	/* dW += X^T dZ, dU += H_prev^T dZ, db += column sums of dZ. */
+	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_T, G, I, rows, &one, be->dz, G, be->xc, I, &one,
+	               dgrad(m, be, c->dw), G));
+	CB(cublasSgemm(be->blas, CUBLAS_OP_N, CUBLAS_OP_T, G, H, rows, &one, be->dz, G, be->hp, H, &one,
+	               dgrad(m, be, c->du), G));
+	if ((rc = col_sum(be, rows, G, be->dz, dgrad(m, be, c->db))) < 0)
+		return rc;
+	if (top == 0) /* no torso: the observation feeds the core */
+		return 0;
+	/* dX = dZ W^T, then the torso's share, its first D columns. */
+	CB(cublasSgemm(be->blas, CUBLAS_OP_T, CUBLAS_OP_N, I, rows, G, &one, w, G, be->dz, G, &zero, be->dxc,
+	               I));
+	CK(cudaMemcpy2DAsync(be->gbuf[0], (size_t)D * sizeof(float), be->dxc, (size_t)I * sizeof(float),
+	                     (size_t)D * sizeof(float), (size_t)rows, cudaMemcpyDeviceToDevice, be->st));
+	return backward_layers(m, be, rows, top - 1, be->gbuf[0]);
+}
+
 static int cuda_backward(seed_model *m, const float *dlogits, const float *dvalues, const float *dq)
 {
 	nn_backend *be = m->be;
@@ -803,27 +1112,11 @@ static int cuda_backward(seed_model *m, const float *dlogits, const float *dvalu
 		CK(cudaMemcpyAsync(be->dhead, be->host, (size_t)B * (A + 1) * sizeof(float),
 		                   cudaMemcpyHostToDevice, be->st));
 	}
-	/* Down to the first layer with parameters (its input gradient is not
-	 * needed), ping-ponging between the gradient buffers. */
-	int first = 0;
-	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
-		first++;
-	float *g = be->dhead;
-	for (int i = top; i >= first; i--) {
-		const layer *L = &m->layers[i];
-		const float *x = i > 0 ? be->out[i - 1] : be->input;
-		float *dx = NULL;
-		if (i > first) {
-			if (L->kind == L_RELU || L->kind == L_TANH || L->kind == L_FLATTEN ||
-			    L->kind == L_SCALE)
-				dx = g;
-			else
-				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
-		}
-		if ((rc = layer_backward(m, be, i, B, x, g, dx)) < 0)
+	if (!m->core.H) {
+		if ((rc = backward_layers(m, be, B, top, be->dhead)) < 0)
 			return rc;
-		g = dx;
-	}
+	} else if ((rc = core_backward(m, be, B, top)) < 0)
+		return rc;
 	/* The host's buffer is reused by the next call: wait for the copy. */
 	CK(cudaStreamSynchronize(be->st));
 	m->grads_at = SLAB_DEVICE;

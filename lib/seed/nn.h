@@ -240,15 +240,14 @@ int seed_model_backward_seq_q(seed_model *m, const float *dq);
  * them: the device takes the host's values before its next forward or
  * backward), and forward, backward, seed_model_zero_grad and loads keep
  * the two coherent.  Observations, outputs and their gradients cross to
- * and from the device in every call.  Models with a core run on the CPU
- * only.
+ * and from the device in every call (with a core: the previous rewards,
+ * actions, resets and the state too).
  * seed_device_check says whether device names a device this build and
  * machine have: 0; -EINVAL (not a device name); -ENODEV (CUDA not built
  * in, or no such device: err says which, in the CUDA runtime's words).
  * seed_model_set_device moves m's compute to device (parameters and
  * gradients kept, the activations of the last forward not): the errors of
- * seed_device_check, -ENOTSUP (a model the device cannot run: err says
- * why), -ENOMEM (device memory); m is unchanged on errors.
+ * seed_device_check, -ENOMEM (device memory); m is unchanged on errors.
  * seed_model_device names m's device: "cpu" or "cuda:N". */
 int seed_device_check(const char *device, seed_err *err);
 int seed_model_set_device(seed_model *m, const char *device, seed_err *err);

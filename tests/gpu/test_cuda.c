@@ -12,7 +12,9 @@
  * 400 rows), u8 and f32 observations, actor-critic and dueling heads, and
  * batches from 1 to 4096 rows.  Then the slabs' coherence: host writes
  * through seed_model_params reach the device, gradients accumulate and come
- * back, seed_model_zero_grad, reserve and moves between devices keep them.
+ * back, seed_model_zero_grad, reserve and moves between devices keep them;
+ * models with an LSTM core over sequences (resets, state in and out,
+ * previous rewards and actions); the optimizer's step on the device.
  *
  * Tolerances (float32 sums in another order, no TF32):
  *   outputs:   |gpu - cpu| <= OUT_TOL * max(1, max |cpu|) over the tensor
@@ -399,22 +401,144 @@ static void t_optimizer_steps(void)
 	}
 }
 
-/* What the backend refuses, and how the device is named. */
+/* Models with an LSTM core over sequences (seed_model_forward_seq): T steps
+ * of B rows from a random state0, random resets (about one row in five),
+ * previous rewards beyond [-1, 1] (the clipping) and previous actions with
+ * -1 and out-of-range values (the all-zero one-hot); outputs, state_out and
+ * every gradient against the CPU, then a plain forward (T = 1, zero state). */
+typedef struct core_net {
+	const char *name, *json;
+	seed_dtype dt;
+	int rank;
+	int64_t shape[4];
+	int A;
+} core_net;
+
+static const core_net core_nets[] = {
+    {"lstm-mlp-reward-action",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 32}, {\"type\": \"relu\"}], \"core\": {\"type\": "
+     "\"lstm\", "
+     "\"units\": 24, \"prev_reward\": true, \"prev_action\": true}}",
+     SEED_DTYPE_F32,
+     1,
+     {6},
+     3},
+    {"lstm-no-torso",
+     "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 16}}",
+     SEED_DTYPE_F32,
+     1,
+     {5},
+     2},
+    {"lstm-minatar-dueling",
+     "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"}, {\"type\": "
+     "\"flatten\"}, {\"type\": \"linear\", \"out\": 64}, {\"type\": \"relu\"}], \"core\": {\"type\": "
+     "\"lstm\", "
+     "\"units\": 64, \"prev_action\": true}, \"head\": \"dueling\"}",
+     SEED_DTYPE_U8,
+     3,
+     {10, 10, 4},
+     6},
+};
+
+static void t_lstm_sequences(void)
+{
+	seed_rng r;
+	seed_rng_init(&r, 13, 5);
+	const int shapes[][2] = {{1, 7}, {5, 3}, {8, 64}, {20, 33}}; /* T, B */
+	for (size_t ni = 0; ni < sizeof core_nets / sizeof core_nets[0]; ni++) {
+		const core_net *cn = &core_nets[ni];
+		net n = {cn->name, cn->json, cn->dt, cn->rank, {0}, cn->A};
+		memcpy(n.shape, cn->shape, sizeof n.shape);
+		seed_model *cpu = NULL, *gpu = NULL;
+		if (pair(&n, 20 * 64, 300 + ni, &cpu, &gpu) < 0) {
+			CHECK(0);
+			continue;
+		}
+		bool q = seed_model_head_kind(cpu) == SEED_HEAD_DUELING;
+		int S = seed_model_state_floats(cpu), A = cn->A;
+		for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+			int T = shapes[si][0], B = shapes[si][1];
+			size_t rows = (size_t)T * B;
+			void *obs = malloc(seed_model_obs_bytes(cpu) * rows);
+			float *rew = malloc(rows * sizeof(float)),
+			      *st0 = malloc((size_t)B * S * sizeof(float));
+			int32_t *act = malloc(rows * sizeof(int32_t));
+			uint8_t *reset = malloc(rows);
+			fill_obs(&n, (int)rows, obs, &r);
+			for (size_t i = 0; i < rows; i++) {
+				rew[i] = (float)(2 * seed_rng_normal(&r));
+				act[i] = (int32_t)seed_rng_below(&r, (uint32_t)A + 2) - 1; /* -1 .. A */
+				reset[i] = seed_rng_below(&r, 5) == 0;
+			}
+			for (size_t i = 0; i < (size_t)B * S; i++)
+				st0[i] = (float)(0.5 * seed_rng_normal(&r));
+			float *out[2], *val[2], *so[2];
+			float *dl = malloc(rows * A * sizeof(float)), *dv = malloc(rows * sizeof(float));
+			for (size_t i = 0; i < rows * A; i++)
+				dl[i] = (float)seed_rng_normal(&r);
+			for (size_t i = 0; i < rows; i++)
+				dv[i] = (float)seed_rng_normal(&r);
+			seed_model *m[2] = {cpu, gpu};
+			for (int k = 0; k < 2; k++) {
+				out[k] = malloc(rows * A * sizeof(float));
+				val[k] = malloc(rows * sizeof(float));
+				so[k] = malloc((size_t)B * S * sizeof(float));
+				seed_model_seq sq = {.T = T,
+				                     .B = B,
+				                     .obs = obs,
+				                     .prev_reward = rew,
+				                     .prev_action = act,
+				                     .reset = reset,
+				                     .state0 = st0,
+				                     .state_out = so[k]};
+				seed_model_zero_grad(m[k]);
+				int rc = q ? seed_model_forward_seq_q(m[k], &sq, out[k])
+				           : seed_model_forward_seq(m[k], &sq, out[k], val[k]);
+				CHECK(rc == 0);
+				rc = q ? seed_model_backward_seq_q(m[k], dl)
+				       : seed_model_backward_seq(m[k], dl, dv);
+				CHECK(rc == 0);
+			}
+			check_out(q ? "seq q" : "seq logits", cn->name, B * 1000 + T, out[1], out[0],
+			          rows * A);
+			if (!q)
+				check_out("seq values", cn->name, B * 1000 + T, val[1], val[0], rows);
+			check_out("state_out", cn->name, B * 1000 + T, so[1], so[0], (size_t)B * S);
+			check_grads(cn->name, B * 1000 + T, gpu, cpu);
+			/* A plain forward: one step from a zero state. */
+			for (int k = 0; k < 2; k++) {
+				seed_model_zero_grad(m[k]);
+				int rc = q ? seed_model_forward_q(m[k], B, obs, out[k])
+				           : seed_model_forward(m[k], B, obs, out[k], val[k]);
+				CHECK(rc == 0);
+				rc = q ? seed_model_backward_q(m[k], B, dl)
+				       : seed_model_backward(m[k], B, dl, dv);
+				CHECK(rc == 0);
+			}
+			check_out("plain forward", cn->name, B, out[1], out[0], (size_t)B * A);
+			check_grads(cn->name, B, gpu, cpu);
+			for (int k = 0; k < 2; k++) {
+				free(out[k]);
+				free(val[k]);
+				free(so[k]);
+			}
+			free(obs);
+			free(rew);
+			free(st0);
+			free(act);
+			free(reset);
+			free(dl);
+			free(dv);
+		}
+		seed_model_free(&cpu);
+		seed_model_free(&gpu);
+	}
+}
+
+/* How a device that is not here is named. */
 static void t_refusals(void)
 {
 	seed_err err;
-	seed_model *m = NULL;
-	int64_t shape[1] = {4};
-	CHECK(
-	    seed_model_new(&m,
-	                   "{\"torso\": [{\"type\": \"linear\", \"out\": 8}], \"core\": {\"type\": \"lstm\", "
-	                   "\"units\": 8}}",
-	                   SEED_DTYPE_F32, 1, shape, 2, 4, &err) == 0);
-	int rc = seed_model_set_device(m, device, &err);
-	CHECK(rc == -ENOTSUP);
-	CHECK_MSG(strstr(err.msg, "lstm") != NULL, "%s", err.msg);
-	CHECK(strcmp(seed_model_device(m), "cpu") == 0);
-	seed_model_free(&m);
 	CHECK(seed_device_check("cuda:4096", &err) == -ENODEV);
 	CHECK_MSG(strstr(err.msg, "cuda:4096") != NULL, "%s", err.msg);
 }
@@ -430,6 +554,7 @@ int main(void)
 	TAP_RUN(t_every_net_every_batch);
 	TAP_RUN(t_slab_coherence);
 	TAP_RUN(t_optimizer_steps);
+	TAP_RUN(t_lstm_sequences);
 	TAP_RUN(t_refusals);
 	return tap_done();
 }
