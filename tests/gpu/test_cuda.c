@@ -459,6 +459,8 @@ static void t_lstm_sequences(void)
 		for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
 			int T = shapes[si][0], B = shapes[si][1];
 			size_t rows = (size_t)T * B;
+			char label[96];
+			snprintf(label, sizeof label, "%s T=%d", cn->name, T);
 			void *obs = malloc(seed_model_obs_bytes(cpu) * rows);
 			float *rew = malloc(rows * sizeof(float)),
 			      *st0 = malloc((size_t)B * S * sizeof(float));
@@ -499,12 +501,11 @@ static void t_lstm_sequences(void)
 				       : seed_model_backward_seq(m[k], dl, dv);
 				CHECK(rc == 0);
 			}
-			check_out(q ? "seq q" : "seq logits", cn->name, B * 1000 + T, out[1], out[0],
-			          rows * A);
+			check_out(q ? "seq q" : "seq logits", label, B, out[1], out[0], rows * A);
 			if (!q)
-				check_out("seq values", cn->name, B * 1000 + T, val[1], val[0], rows);
-			check_out("state_out", cn->name, B * 1000 + T, so[1], so[0], (size_t)B * S);
-			check_grads(cn->name, B * 1000 + T, gpu, cpu);
+				check_out("seq values", label, B, val[1], val[0], rows);
+			check_out("state_out", label, B, so[1], so[0], (size_t)B * S);
+			check_grads(label, B, gpu, cpu);
 			/* A plain forward: one step from a zero state. */
 			for (int k = 0; k < 2; k++) {
 				seed_model_zero_grad(m[k]);
