@@ -15,6 +15,8 @@
 # Then, each under a time limit:
 #   tests/gpu/test_cuda   the backend against the CPU (TAP; exit 77: no GPU)
 #   tests/test_device     device names
+#   seed-train            short runs of r2d2-cartpole-masked, ppo-cartpole and
+#                         lstm-cartpole-masked with --device cuda
 #   bench/gpu_bench       inference forward and learner update rows/s:
 #                         MinAtar at 4096 rows (targets 5M and 2M rows/s),
 #                         Nature DQN at 1024, CartPole at 4096
@@ -177,6 +179,28 @@ fi
 note "test_cuda: $(printf '%s\n' "$out" | grep -c '^ok ') passed, $(printf '%s\n' "$out" | grep -c '^not ok ') failed (exit $rc)"
 printf '%s\n' "$out" | grep -E '^(not ok|# )' | head -20 | while IFS= read -r l; do say "  $l"; done
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+
+# ---- the programs on the device: short runs of the other learners ------------
+# R2D2 (an LSTM core under a dueling head, a target network, sequences with
+# burn-in), PPO (minibatch epochs) and V-trace through an LSTM: each must
+# finish its frames with seed-infer and seed-learn on the device.
+for spec in "r2d2-cartpole-masked 60000" "ppo-cartpole 100000" "lstm-cartpole-masked 60000"; do
+	set -- $spec
+	if run_limited 90 "$B/cmd/seed-train" "$1" --device "$dev" --frames "$2" --no-eval --quiet \
+		--set target_return=null --dir "$work/run-$1"; then
+		last=$(printf '%s\n' "$out" | tail -1)
+		if printf '%s\n' "$last" | grep -q '"restarts":{[^}]*[1-9]'; then
+			# A program died on the way (see WORK/run-PRESET/*.log).
+			note "seed-train $1 --device $dev, $2 frames: FAILED, programs restarted: $last"
+			status=1
+		else
+			note "seed-train $1 --device $dev, $2 frames: ok $last"
+		fi
+	else
+		note "seed-train $1 --device $dev: FAILED (exit $?): $(printf '%s\n' "$out" | tail -3 | tr '\n' ' ')"
+		status=1
+	fi
+done
 
 # ---- the benchmarks ------------------------------------------------------------
 # target FIGURE GOAL: "(target GOAL: met|missed)"
