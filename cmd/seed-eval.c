@@ -71,6 +71,7 @@ typedef struct eval_options {
 	const char *env_options;
 	const char *policy;
 	const char *checkpoint;
+	const char *device; /* --device; NULL: the CPU */
 	int greedy;
 	double epsilon; /* --epsilon; NaN: not given */
 	long long episodes;
@@ -214,6 +215,8 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	free(json);
 	if (rc == 0)
 		rc = seed_checkpoint_load_model(checkpoint, seed_agent_model(m->agent), err);
+	if (rc == 0 && o->device)
+		rc = seed_model_set_device(seed_agent_model(m->agent), o->device, err);
 	if (rc) {
 		seed_agent_free(&m->agent);
 		free(m);
@@ -418,6 +421,9 @@ int main(int argc, char **argv)
 	             "--env-options default to those it was trained on)"},
 	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
 	     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
+	    {"device", 0, SEED_OPT_STR, &o.device, "DEV",
+	     .help = "with --checkpoint: run the model on DEV: cpu (default), cuda or cuda:N (a GPU, with "
+	             "CUDA built in)"},
 	    {"epsilon", 0, SEED_OPT_NUM, &epsilon, "X", .lo = 0, .hi = 1,
 	     .help = "with a Q-model checkpoint: explore with epsilon X (default: the config's "
 	             "r2d2.eval_epsilon, else 0.001)",
@@ -479,6 +485,8 @@ int main(int argc, char **argv)
 	}
 	seed_err err = {""};
 	char *ck_env_options = NULL;
+	if (o.device && seed_device_check(o.device, &err) < 0)
+		cli_die("--device: %s", err.msg);
 	if (o.checkpoint) {
 		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
 			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
@@ -498,6 +506,8 @@ int main(int argc, char **argv)
 	}
 	if (o.greedy && !o.checkpoint)
 		cli_usage_error("--greedy goes with --checkpoint");
+	if (o.device && !o.checkpoint)
+		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
 	if (epsilon_seen && !o.checkpoint)
 		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
 	if (epsilon_seen && o.greedy)

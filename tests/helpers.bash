@@ -97,7 +97,8 @@ valgrind_wrappers() {
 		cat >"$dir/$name" <<WRAP
 #!/bin/sh
 exec "$SEED_BUILDDIR/libtool" --mode=execute valgrind --quiet --error-exitcode=99 --leak-check=full \\
-	--errors-for-leak-kinds=definite --track-fds=no \${SEED_VALGRIND_OPTS:-} "$prog" "\$@"
+	--errors-for-leak-kinds=definite --track-fds=no --suppressions="$SEED_SRCDIR/tests/valgrind.supp" \\
+	\${SEED_VALGRIND_OPTS:-} "$prog" "\$@"
 WRAP
 		chmod +x "$dir/$name"
 	done
