@@ -1,8 +1,9 @@
 /* cmd/render.c: pictures of env 0 in the terminal and as a GIF (render.h).
  *
- * Terminal pictures are drawn by the class straight at the size of the
- * text grid (seed_envs_render_rgb draws any size), not shrunk from the
- * natural picture, so thin lines stay sharp.  The size: --render-width
+ * Terminal pictures are drawn by the source straight at the size of the
+ * text grid (a class of Seed's draws any size; seed-eval scales a
+ * Gymnasium env's one picture with seed_env_rgb_scale), not shrunk from
+ * the natural picture, so thin lines stay sharp.  The size: --render-width
  * columns and the natural aspect ratio (a text row is two pixels high and
  * about as wide as one, so pixels come out roughly square); by default the
  * largest picture that fits the terminal, less two rows for the status
@@ -11,6 +12,12 @@
  *
  * Each picture is built in a buffer and written with one fwrite, so a
  * terminal never shows half of one.
+ *
+ * The first picture of an episode after the first is drawn in the step
+ * that ended the one before, into buffers of its own (gstart, tstart), and
+ * shown at the episode's first step: drawing it then would show the state
+ * after that step, since the vector resets an env in the step that ends
+ * its episode.
  */
 #include "render.h"
 
@@ -28,16 +35,19 @@
 
 struct render_view {
 	render_options o;
+	render_source src;
 	/* Terminal */
-	bool tty;      /* term_out is a terminal: redraw in place */
-	int tw, th;    /* picture size in pixels (th / 2 rounded up text rows) */
-	uint8_t *trgb; /* [th][tw][3] */
-	seed_buf text; /* one picture as text */
-	bool drawn;    /* a picture is on the screen (to draw over) */
+	bool tty;        /* term_out is a terminal: redraw in place */
+	int tw, th;      /* picture size in pixels (th / 2 rounded up text rows) */
+	uint8_t *trgb;   /* [th][tw][3] */
+	uint8_t *tstart; /* [th][tw][3]: the next episode's first picture */
+	seed_buf text;   /* one picture as text */
+	bool drawn;      /* a picture is on the screen (to draw over) */
 	/* GIF */
 	seed_gif *gif;
 	int gw, gh;
 	uint8_t *grgb;      /* [gh][gw][3] */
+	uint8_t *gstart;    /* [gh][gw][3]: the next episode's first picture */
 	long long gif_left; /* episodes still to record */
 	/* Env 0's episode */
 	long long episode; /* 1, 2, ... */
@@ -91,33 +101,51 @@ static void term_size(const render_view *v, int nw, int nh, int *w, int *h)
 		*h = SEED_ENV_MAX_RGB;
 }
 
-int render_view_new(render_view **out, const seed_envs *envs, const render_options *o, seed_err *err)
+static int envs_draw(void *ctx, bool final, uint8_t *rgb, int width, int height)
+{
+	const seed_envs *envs = ctx;
+	return final ? seed_envs_render_rgb_final(envs, 0, rgb, width, height)
+	             : seed_envs_render_rgb(envs, 0, rgb, width, height);
+}
+
+render_source render_source_envs(const seed_envs *envs)
+{
+	const seed_env_spec *spec = seed_envs_spec(envs);
+	return (render_source){.name = seed_envs_class(envs)->name,
+	                       .width = spec->rgb_width,
+	                       .height = spec->rgb_height,
+	                       .draw = envs_draw,
+	                       .ctx = (void *)envs};
+}
+
+int render_view_new(render_view **out, const render_source *src, const render_options *o, seed_err *err)
 {
 	*out = NULL;
 	if (!o->term && !o->gif_path)
 		return 0;
-	const seed_env_spec *spec = seed_envs_spec(envs);
-	if (spec->rgb_width < 1 || spec->rgb_height < 1)
-		return seed_err_set(err, -ENOTSUP, "environment %s draws no pictures",
-		                    seed_envs_class(envs)->name);
+	if (src->width < 1 || src->height < 1)
+		return seed_err_set(err, -ENOTSUP, "environment %s draws no pictures", src->name);
 	render_view *v = seed_xcalloc(1, sizeof *v);
 	v->o = *o;
+	v->src = *src;
 	v->episode = 1;
 	if (o->gif_path) {
-		v->gw = spec->rgb_width;
-		v->gh = spec->rgb_height;
+		v->gw = src->width;
+		v->gh = src->height;
 		int rc = seed_gif_open(&v->gif, o->gif_path, v->gw, v->gh, o->gif_fps, err);
 		if (rc < 0) {
 			free(v);
 			return rc;
 		}
 		v->grgb = seed_xmalloc((size_t)v->gw * (size_t)v->gh * 3);
+		v->gstart = seed_xmalloc((size_t)v->gw * (size_t)v->gh * 3);
 		v->gif_left = o->gif_episodes;
 	}
 	if (o->term) {
 		v->tty = isatty(fileno(o->term_out));
-		term_size(v, spec->rgb_width, spec->rgb_height, &v->tw, &v->th);
+		term_size(v, src->width, src->height, &v->tw, &v->th);
 		v->trgb = seed_xmalloc((size_t)v->tw * (size_t)v->th * 3);
+		v->tstart = seed_xmalloc((size_t)v->tw * (size_t)v->th * 3);
 	}
 	*out = v;
 	return 0;
@@ -135,14 +163,16 @@ void render_view_free(render_view **vp)
 	render_view *v = *vp;
 	seed_gif_free(&v->gif);
 	free(v->grgb);
+	free(v->gstart);
 	free(v->trgb);
+	free(v->tstart);
 	seed_buf_free(&v->text);
 	free(v);
 	*vp = NULL;
 }
 
-/* One picture as half blocks, then the status line. */
-static int draw_term(render_view *v, const char *status, seed_err *err)
+/* One picture, rgb [th][tw][3], as half blocks, then the status line. */
+static int draw_term(render_view *v, const uint8_t *rgb, const char *status, seed_err *err)
 {
 	seed_buf *b = &v->text;
 	seed_buf_reset(b);
@@ -150,7 +180,7 @@ static int draw_term(render_view *v, const char *status, seed_err *err)
 	if (v->tty && v->drawn)
 		appendf(b, "\r\033[%dA", rows + 1); /* back to the top of the last picture */
 	for (int r = 0; r < rows; r++) {
-		const uint8_t *top = v->trgb + (size_t)(2 * r) * (size_t)v->tw * 3;
+		const uint8_t *top = rgb + (size_t)(2 * r) * (size_t)v->tw * 3;
 		const uint8_t *bottom = 2 * r + 1 < v->th ? top + (size_t)v->tw * 3 : NULL;
 		uint32_t fg = UINT32_MAX, bg = UINT32_MAX; /* colours in force; none yet */
 		for (int x = 0; x < v->tw; x++) {
@@ -185,61 +215,74 @@ static int draw_term(render_view *v, const char *status, seed_err *err)
 }
 
 /* Draw env 0's current state (final: the state its last episode ended
- * in) where the options ask. */
-static int draw(render_view *v, const seed_envs *envs, bool final, float reward, bool terminated,
-                bool truncated, seed_err *err)
+ * in) into g (the GIF's size) and t (the terminal's), each where not NULL. */
+static int paint(render_view *v, bool final, uint8_t *g, uint8_t *t, seed_err *err)
 {
-	int (*render)(const seed_envs *, int, uint8_t *, int, int) =
-	    final ? seed_envs_render_rgb_final : seed_envs_render_rgb;
-	int rc;
-	if (v->gif && v->gif_left > 0) {
-		rc = render(envs, 0, v->grgb, v->gw, v->gh);
+	uint8_t *into[2] = {g, t};
+	const int w[2] = {v->gw, v->tw}, h[2] = {v->gh, v->th};
+	for (int i = 0; i < 2; i++) {
+		if (!into[i])
+			continue;
+		int rc = v->src.draw(v->src.ctx, final, into[i], w[i], h[i]);
 		if (rc < 0)
-			return seed_err_set(err, rc, "drawing %s: %s", seed_envs_class(envs)->name,
-			                    seed_strerror(rc));
-		rc = seed_gif_add_frame(v->gif, v->grgb, err);
-		if (rc < 0)
-			return rc;
-	}
-	if (v->o.term) {
-		rc = render(envs, 0, v->trgb, v->tw, v->th);
-		if (rc < 0)
-			return seed_err_set(err, rc, "drawing %s: %s", seed_envs_class(envs)->name,
-			                    seed_strerror(rc));
-		char status[160];
-		snprintf(status, sizeof status, "env 0  episode %lld  step %d  reward %g  return %g%s%s",
-		         v->episode, v->step, (double)reward, v->ret, terminated ? "  terminated" : "",
-		         truncated ? "  truncated" : "");
-		rc = draw_term(v, status, err);
-		if (rc < 0)
-			return rc;
+			return seed_err_set(err, rc, "drawing %s: %s", v->src.name, seed_strerror(rc));
 	}
 	return 0;
 }
 
-int render_view_reset(render_view *v, const seed_envs *envs, seed_err *err)
+/* Show pictures painted by paint: g as the GIF's next frame, t in the
+ * terminal with the status line. */
+static int show(render_view *v, const uint8_t *g, const uint8_t *t, float reward, bool terminated,
+                bool truncated, seed_err *err)
+{
+	if (g) {
+		int rc = seed_gif_add_frame(v->gif, g, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (t) {
+		char status[160];
+		snprintf(status, sizeof status, "env 0  episode %lld  step %d  reward %g  return %g%s%s",
+		         v->episode, v->step, (double)reward, v->ret, terminated ? "  terminated" : "",
+		         truncated ? "  truncated" : "");
+		return draw_term(v, t, status, err);
+	}
+	return 0;
+}
+
+/* Paint and show env 0 where the options ask (the GIF while it wants
+ * episodes). */
+static int draw(render_view *v, bool final, float reward, bool terminated, bool truncated, seed_err *err)
+{
+	uint8_t *g = v->gif && v->gif_left > 0 ? v->grgb : NULL;
+	uint8_t *t = v->o.term ? v->trgb : NULL;
+	int rc = paint(v, final, g, t, err);
+	return rc < 0 ? rc : show(v, g, t, reward, terminated, truncated, err);
+}
+
+int render_view_reset(render_view *v, seed_err *err)
 {
 	v->episode = 1;
 	v->step = 0;
 	v->ret = 0;
 	v->pending_start = false;
-	return draw(v, envs, false, 0, false, false, err);
+	return draw(v, false, 0, false, false, err);
 }
 
-int render_view_step(render_view *v, const seed_envs *envs, float reward, bool terminated, bool truncated,
-                     seed_err *err)
+int render_view_step(render_view *v, float reward, bool terminated, bool truncated, seed_err *err)
 {
 	int rc;
 	if (v->pending_start) {
 		v->pending_start = false;
-		rc = draw(v, envs, false, 0, false, false, err);
+		rc = show(v, v->gif && v->gif_left > 0 ? v->gstart : NULL, v->o.term ? v->tstart : NULL, 0,
+		          false, false, err);
 		if (rc < 0)
 			return rc;
 	}
 	v->step++;
 	v->ret += reward;
 	const bool ended = terminated || truncated;
-	rc = draw(v, envs, ended, reward, terminated, truncated, err);
+	rc = draw(v, ended, reward, terminated, truncated, err);
 	if (rc < 0 || !ended)
 		return rc;
 	if (v->gif && v->gif_left > 0 && --v->gif_left == 0) {
@@ -250,6 +293,8 @@ int render_view_step(render_view *v, const seed_envs *envs, float reward, bool t
 	v->episode++;
 	v->step = 0;
 	v->ret = 0;
-	v->pending_start = true;
-	return 0;
+	/* The next episode's first picture, now, while env 0 is in that state. */
+	rc = paint(v, false, v->gif && v->gif_left > 0 ? v->gstart : NULL, v->o.term ? v->tstart : NULL, err);
+	v->pending_start = rc == 0;
+	return rc;
 }

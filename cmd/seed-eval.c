@@ -23,6 +23,11 @@
  * Pictures (--render, --record) are render.c's: play() hands env 0's steps
  * to a render_view, and keeps stepping past N episodes while a GIF still
  * waits for episodes of env 0 (which leaves the summary unchanged).
+ *
+ * An environment gym:ID is Gymnasium's ID, stepped by a seed-gym(1) child
+ * in its offline mode (gymenvs.c): the same loop, policies and summary,
+ * and with --render or --record seed-gym sends env 0's pictures
+ * (render_mode "rgb_array"), which render.c draws like a class's.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -33,6 +38,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gymenvs.h"
 #include "render.h"
 #include "seed/agent.h"
 #include "seed/buf.h"
@@ -65,6 +71,7 @@ typedef struct eval_options {
 	const char *env_options;
 	const char *policy;
 	const char *checkpoint;
+	const char *device; /* --device; NULL: the CPU */
 	int greedy;
 	double epsilon; /* --epsilon; NaN: not given */
 	long long episodes;
@@ -208,6 +215,8 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	free(json);
 	if (rc == 0)
 		rc = seed_checkpoint_load_model(checkpoint, seed_agent_model(m->agent), err);
+	if (rc == 0 && o->device)
+		rc = seed_model_set_device(seed_agent_model(m->agent), o->device, err);
 	if (rc) {
 		seed_agent_free(&m->agent);
 		free(m);
@@ -259,14 +268,23 @@ static const struct {
 
 /* ---- playing -------------------------------------------------------------- */
 
+/* The environments played: Seed's own (local), or Gymnasium's through
+ * seed-gym (gym), one of the two. */
+typedef struct eval_envs {
+	seed_envs *local;
+	gym_envs *gym;
+	const seed_env_spec *spec;
+	int k;
+} eval_envs;
+
 /* Step envs with policy until n episodes have ended; their returns and
  * lengths go to ret[0..n) and len[0..n) in the order they ended.  view (may
  * be NULL) sees env 0's steps. */
-static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, double *len,
+static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, double *len,
                 render_view *view, seed_err *err)
 {
-	const int k = seed_envs_num(envs);
-	const size_t ob = seed_env_spec_obs_bytes(seed_envs_spec(envs));
+	const int k = envs->k;
+	const size_t ob = seed_env_spec_obs_bytes(envs->spec);
 	void *obs = seed_xmalloc((size_t)k * ob);
 	int32_t *actions = seed_xmalloc((size_t)k * sizeof *actions);
 	float *reward = seed_xmalloc((size_t)k * sizeof *reward);
@@ -277,9 +295,12 @@ static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, 
 	int rc = 0;
 	long long done = 0;
 
-	seed_envs_reset(envs, obs);
+	if (envs->local)
+		seed_envs_reset(envs->local, obs);
+	else
+		gym_envs_reset(envs->gym, obs);
 	if (view)
-		rc = render_view_reset(view, envs, err);
+		rc = render_view_reset(view, err);
 	while (rc == 0 && (done < n || render_view_wants_more(view))) {
 		if (cli_stop) {
 			rc = seed_err_set(err, -EINTR, "interrupted after %lld of %lld episodes", done, n);
@@ -288,15 +309,21 @@ static int play(seed_envs *envs, eval_policy *policy, long long n, double *ret, 
 		rc = policy->act(policy, obs, k, actions, err);
 		if (rc < 0)
 			break;
-		rc =
-		    seed_envs_step(envs, 0, k, actions, obs, reward, term, trunc, NULL, ep_return, ep_length);
-		if (rc < 0) {
+		if (envs->gym) {
+			rc = gym_envs_step(envs->gym, actions, obs, reward, term, trunc, ep_return, ep_length,
+			                   err);
+			if (rc == -EINTR)
+				seed_err_set(err, rc, "interrupted after %lld of %lld episodes", done, n);
+			if (rc < 0)
+				break;
+		} else if ((rc = seed_envs_step(envs->local, 0, k, actions, obs, reward, term, trunc, NULL,
+		                                ep_return, ep_length)) < 0) {
 			seed_err_set(err, rc, "policy %s chose an action out of range", policy->name);
 			break;
 		}
 		if (policy->stepped)
 			policy->stepped(policy, k, reward, term, trunc);
-		if (view && (rc = render_view_step(view, envs, reward[0], term[0], trunc[0], err)) < 0)
+		if (view && (rc = render_view_step(view, reward[0], term[0], trunc[0], err)) < 0)
 			break;
 		for (int i = 0; i < k && done < n; i++) {
 			if (term[i] || trunc[i]) {
@@ -382,8 +409,8 @@ int main(int argc, char **argv)
 	double epsilon = 0;
 	const seed_opt options[] = {
 	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME",
-	     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, or a "
-	             "plugin NAME.so found in SEED_ENV_PATH"},
+	     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, a "
+	             "plugin NAME.so found in SEED_ENV_PATH, or gym:ID, Gymnasium's ID through seed-gym"},
 	    {"env-options", 'o', SEED_OPT_STR, &o.env_options, "JSON",
 	     .help = "environment options as a JSON object, e.g. '{\"max_steps\": 200}' (default {})"},
 	    {"policy", 'p', SEED_OPT_STR, &o.policy, "NAME",
@@ -394,6 +421,9 @@ int main(int argc, char **argv)
 	             "--env-options default to those it was trained on)"},
 	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
 	     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
+	    {"device", 0, SEED_OPT_STR, &o.device, "DEV",
+	     .help = "with --checkpoint: run the model on DEV: cpu (default), cuda or cuda:N (a GPU, with "
+	             "CUDA built in)"},
 	    {"epsilon", 0, SEED_OPT_NUM, &epsilon, "X", .lo = 0, .hi = 1,
 	     .help = "with a Q-model checkpoint: explore with epsilon X (default: the config's "
 	             "r2d2.eval_epsilon, else 0.001)",
@@ -434,7 +464,8 @@ int main(int argc, char **argv)
 	        "\n"
 	        "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
 	        "          seed-eval --env catch --episodes 3 --render\n"
-	        "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n",
+	        "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n"
+	        "          seed-eval --env gym:CartPole-v1 --checkpoint run --record cp.gif\n",
 	    .opts = options,
 	    .max_operands = 0,
 	};
@@ -454,6 +485,8 @@ int main(int argc, char **argv)
 	}
 	seed_err err = {""};
 	char *ck_env_options = NULL;
+	if (o.device && seed_device_check(o.device, &err) < 0)
+		cli_die("--device: %s", err.msg);
 	if (o.checkpoint) {
 		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
 			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
@@ -473,6 +506,8 @@ int main(int argc, char **argv)
 	}
 	if (o.greedy && !o.checkpoint)
 		cli_usage_error("--greedy goes with --checkpoint");
+	if (o.device && !o.checkpoint)
+		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
 	if (epsilon_seen && !o.checkpoint)
 		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
 	if (epsilon_seen && o.greedy)
@@ -486,17 +521,34 @@ int main(int argc, char **argv)
 		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)",
 		                o.policy);
 
-	seed_envs *envs = NULL;
-	int rc = seed_envs_new(&envs, o.env, o.env_options, o.envs, o.seed, &err);
-	if (rc == -ENOENT)
-		cli_usage_error("--env: %s (see --list-envs)", err.msg);
-	if (rc == -SEED_EOPTION)
-		cli_usage_error("--env-options: %s", err.msg);
-	if (rc < 0)
-		cli_die("%s", err.msg);
+	eval_envs envs = {.k = o.envs};
+	render_source source;
+	int rc;
+	if (strncmp(o.env, "gym:", 4) == 0) {
+		rc = gym_envs_new(&envs.gym, o.env, o.env_options, o.envs, o.seed, ro.term || ro.gif_path,
+		                  &err);
+		if (rc < 0)
+			cli_die("%s", err.msg);
+		envs.spec = gym_envs_spec(envs.gym);
+		source = (render_source){.name = o.env,
+		                         .width = envs.spec->rgb_width,
+		                         .height = envs.spec->rgb_height,
+		                         .draw = gym_envs_draw,
+		                         .ctx = envs.gym};
+	} else {
+		rc = seed_envs_new(&envs.local, o.env, o.env_options, o.envs, o.seed, &err);
+		if (rc == -ENOENT)
+			cli_usage_error("--env: %s (see --list-envs)", err.msg);
+		if (rc == -SEED_EOPTION)
+			cli_usage_error("--env-options: %s", err.msg);
+		if (rc < 0)
+			cli_die("%s", err.msg);
+		envs.spec = seed_envs_spec(envs.local);
+		source = render_source_envs(envs.local);
+	}
 
 	eval_policy policy = {.name = policies[pi].name};
-	rc = policies[pi].init(&policy, &o, seed_envs_spec(envs), &err);
+	rc = policies[pi].init(&policy, &o, envs.spec, &err);
 	if (rc < 0)
 		cli_die("policy %s: %s", policy.name, err.msg);
 	if (epsilon_seen && isnan(policy.epsilon))
@@ -504,7 +556,7 @@ int main(int argc, char **argv)
 		                "from its policy; epsilon is for Q models (a dueling head)");
 
 	render_view *view = NULL;
-	rc = render_view_new(&view, envs, &ro, &err);
+	rc = render_view_new(&view, &source, &ro, &err);
 	if (rc == -ENOTSUP)
 		cli_usage_error("%s: %s", ro.term ? "--render" : "--record", err.msg);
 	if (rc < 0)
@@ -513,10 +565,12 @@ int main(int argc, char **argv)
 	cli_catch_signals();
 	double *ret = seed_xmalloc((size_t)o.episodes * sizeof *ret);
 	double *len = seed_xmalloc((size_t)o.episodes * sizeof *len);
-	rc = play(envs, &policy, o.episodes, ret, len, view, &err);
+	rc = play(&envs, &policy, o.episodes, ret, len, view, &err);
 	if (rc < 0)
 		cli_die("%s", err.msg);
 	render_view_free(&view);
+	if (envs.gym && gym_envs_close(&envs.gym, &err) < 0)
+		cli_die("%s", err.msg);
 
 	json_t *out =
 	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o}", "env", o.env, "policy", policy.name, "episodes",
@@ -539,7 +593,7 @@ int main(int argc, char **argv)
 	free(len);
 	if (policy.free)
 		policy.free(&policy);
-	seed_envs_free(&envs);
+	seed_envs_free(&envs.local);
 	seed_checkpoint_free(&checkpoint);
 	free(ck_env_options);
 	return 0;

@@ -35,13 +35,14 @@
 #include "seed/frame.h"
 #include "seed/limits.h"
 #include "seed/metrics.h"
+#include "seed/nn.h"
 #include "seed/opts.h"
 #include "seed/serve.h"
 #include "seed/timing.h"
 
 /* The options: main's variables, filled by the table below. */
 static struct {
-	const char *bind, *policy, *model, *unrolls, *metrics;
+	const char *bind, *policy, *model, *unrolls, *metrics, *device;
 	bool greedy, quiet;
 	int64_t max_batch, timeout_us, T, overlap, hwm, max_halves, max_memory, max_envs, max_actions,
 	    max_obs, max_params;
@@ -80,6 +81,8 @@ static const seed_opt options[] = {
     {"model", 'm', SEED_OPT_STR, &opt.model, "SOURCE",
      .help = "a model: a learner's parameter endpoint (connects; the newest parameters, or the newest "
              "generation of a population, are used as they come), or a checkpoint (DIR or FILE)"},
+    {"device", 0, SEED_OPT_STR, &opt.device, "DEV",
+     .help = "run the model on DEV: cpu (default), cuda or cuda:N (a GPU, with CUDA built in)"},
     {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy,
      .help = "take the most likely action instead of sampling (a Q model: epsilon 0)"},
     {"epsilon", 0, SEED_OPT_NUM, &opt.epsilon, "X", .lo = 0, .hi = 1,
@@ -251,6 +254,7 @@ int main(int argc, char **argv)
 	                      .T = (int)opt.T,
 	                      .overlap = (int)opt.overlap,
 	                      .greedy = opt.greedy,
+	                      .device = opt.device,
 	                      .seed = opt.seed,
 	                      .idle_expiry = opt.idle_expiry,
 	                      .max_halves = (size_t)opt.max_halves,
@@ -300,6 +304,11 @@ int main(int argc, char **argv)
 	if (policy && (prio || opt.epsilon_seen || opt.envs_seen))
 		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
 	so.q_settings = prio || opt.epsilon_seen || opt.envs_seen;
+	if (opt.device && policy)
+		cli_usage_error("--device %s: --policy random has no model to run", opt.device);
+	seed_err derr;
+	if (opt.device && seed_device_check(opt.device, &derr) < 0)
+		cli_die("--device: %s", derr.msg);
 	if (policy && strcmp(policy, "random") != 0)
 		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", policy);
 	cli_catch_signals();

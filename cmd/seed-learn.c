@@ -54,6 +54,7 @@
 #include "seed/evolve.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
+#include "seed/nn.h"
 #include "seed/limits.h"
 #include "seed/metrics.h"
 #include "seed/opts.h"
@@ -63,7 +64,7 @@
 /* The options: main's variables, filled by the table below.  Those that
  * set a configuration value apply after every --set, when given (seen). */
 static struct {
-	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get, *bottleneck;
+	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get, *bottleneck, *device;
 	seed_opt_strs sets;
 	int64_t frames, batch_size, prefetch;
 	uint64_t seed;
@@ -103,6 +104,8 @@ static const seed_opt options[] = {
     {"checkpoint-interval", 0, SEED_OPT_NUM, &opt.ckpt_interval, "SEC", .lo = 0, .hi = 1e9,
      .help = "seconds between checkpoints (config checkpoint_interval; 0: only at the end)",
      .seen = &opt.ckpt_seen},
+    {"device", 0, SEED_OPT_STR, &opt.device, "DEV",
+     .help = "compute the updates on DEV: cpu (default), cuda or cuda:N (a GPU, with CUDA built in)"},
     {"print-config", 0, SEED_OPT_FLAG, &opt.print_config,
      .help = "print the resolved configuration as JSON and exit"},
     {"get", 0, SEED_OPT_STR, &opt.get, "KEY", .help = "print one resolved value (dotted key) and exit"},
@@ -595,6 +598,9 @@ int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
 	cli_curve_load();
+	seed_err derr;
+	if (opt.device && seed_device_check(opt.device, &derr) < 0)
+		cli_die("--device: %s", derr.msg);
 	const char *resume = opt.resume, *dir = opt.dir, *metrics = opt.metrics, *get_key = opt.get;
 	if (opt.bottleneck) {
 		if (opt.config || resume || opt.unrolls || opt.params)
@@ -663,6 +669,8 @@ int main(int argc, char **argv)
 		cli_die("config: %s", err.msg);
 	if (ck && seed_learner_restore(L, ck, &err))
 		cli_die("--resume: %s", err.msg);
+	if (opt.device && seed_learner_set_device(L, opt.device, &err))
+		cli_die("--device: %s", err.msg);
 	seed_checkpoint_free(&ck);
 	if (dir && seed_learner_open_dir(L, dir, &err))
 		cli_die("--dir: %s", err.msg);

@@ -4,9 +4,13 @@
 # the last axis, sticky actions 0.25, up to 30 no-op starts); the frames are
 # checked against the preprocessing done by hand on ALE's single frames, the
 # options are read back from the emulator and seen in the trajectories, and
-# seed-train runs the preset atari-pong.  Without ale-py and OpenCV (which CI
-# does not install: scripts/install-deps --atari does) those tests skip,
-# saying which is missing; the usage errors need no Python package.
+# seed-train runs the preset atari-pong.  --backend envpool (EnvPool's Atari)
+# gives ale-py's frames byte for byte where both are deterministic, and
+# seed-eval records Pong's screens through seed-gym --rgb.  Without ale-py
+# and OpenCV (which CI does not install: scripts/install-deps --atari does)
+# those tests skip, saying which is missing, and the EnvPool tests without
+# envpool (scripts/install-deps --envpool); the usage errors need no Python
+# package.
 
 bats_require_minimum_version 1.5.0
 
@@ -22,14 +26,6 @@ teardown() {
 	for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$D"
-}
-
-need_ale() {
-	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
-	for m in gymnasium:gymnasium numpy:numpy zmq:pyzmq msgpack:msgpack ale_py:ale-py cv2:opencv-python-headless; do
-		python3 -c "import ${m%%:*}" 2>/dev/null ||
-			skip "python3 lacks the ${m#*:} package (scripts/install-deps --atari installs it)"
-	done
 }
 
 # random_actions N K SEED: N lines of K actions in [0, 6), the same in every column.
@@ -151,4 +147,86 @@ for _ in range(n): a = r.randrange(6); print(' '.join([str(a)] * k))"
 	echo "$output" | jq -e '.eval.env == "gym:ALE/Pong-v5" and .eval.episodes == 1 and .eval.return.mean >= -21'
 	[ -s "$D/run/checkpoint.json" ]
 	grep -q '"frac_step"' "$D/run/actor-0.metrics.jsonl"
+}
+
+@test "--backend: misuse is a usage error before any import" {
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	run --separate-stderr seed-gym --env ALE/Pong-v5 --backend bogus --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: --backend: unknown backend 'bogus' (known: gymnasium, envpool)" ]
+	for args in "--env CartPole-v1" "--env ALE/Pong-v5 --no-atari"; do
+		run --separate-stderr seed-gym $args --backend envpool --spec
+		[ "$status" -eq 2 ]
+		[ "${stderr_lines[0]}" = "seed-gym: --backend envpool steps ALE/ ids with the Atari preprocessing only" ]
+	done
+	run --separate-stderr seed-gym --env ALE/Pong-v5 --backend envpool --rgb --actions - --out -
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: --rgb needs --backend gymnasium (EnvPool draws no pictures)" ]
+	run --separate-stderr seed-gym --env ALE/Pong-v5 --backend envpool --noop-max 0 --spec
+	[ "$status" -eq 2 ]
+	[[ "${stderr_lines[0]}" == "seed-gym: --backend envpool: noop_max 0 is not one EnvPool takes"* ]]
+}
+
+@test "--backend envpool: with sticky actions off and one no-op, the frames are ale-py's byte for byte" {
+	need_envpool
+	need_ale
+	# Deterministic on both sides: no sticky actions, exactly one no-op
+	# after each reset.  150 steps of two envs with random actions.
+	python3 -c "import random; r = random.Random(3)
+for _ in range(150): print(r.randrange(6), r.randrange(6))" >"$D/actions"
+	opts='{"repeat_action_probability": 0, "atari": {"noop_max": 1}}'
+	seed-gym --env ALE/Pong-v5 --backend envpool --envs 2 --env-options "$opts" --actions "$D/actions" \
+		--out "$D/envpool.msgpack" --quiet
+	seed-gym --env ALE/Pong-v5 --envs 2 --env-options "$opts" --actions "$D/actions" \
+		--out "$D/gym.msgpack" --quiet
+	run python3 "$SEED_SRCDIR/tests/ref/gym_frames.py" compare "$D/envpool.msgpack" "$D/gym.msgpack"
+	echo "$output" | head -c 2000
+	assert_success
+	assert_output "151 frames equal"
+	# The frames are Pong's: the last one's observations are not blank.
+	[ "$(seed-cat "$D/envpool.msgpack" | tail -n 1 | jq '[.obs.data[][][][]] | max')" -gt 0 ]
+}
+
+@test "--backend envpool: u8 [84,84,4], its settings in --spec, an episode's end reset in the same step" {
+	need_envpool
+	run --separate-stderr seed-gym --env ALE/Pong-v5 --backend envpool --spec
+	assert_success
+	echo "$output" | jq -e '.obs_dtype == "u8" and .obs_shape == [84, 84, 4] and .num_actions == 6 and
+		.atari.backend == "envpool" and .atari.repeat_action_probability == 0.25 and .atari.noop_max == 30'
+	# EnvPool's time limit counts agent steps: 50 here, so steps 50 and
+	# 100 truncate every env, with final_obs, and the row of obs is the new
+	# episode's first: a stack of four copies of one screen.
+	yes '0 1 2 3' | head -n 120 >"$D/actions"
+	seed-gym --env ALE/Pong-v5 --backend envpool --envs 4 --env-options '{"max_episode_steps": 50}' \
+		--actions "$D/actions" --out "$D/f.msgpack" --quiet
+	run python3 -c '
+import sys, msgpack, numpy as np
+for i, f in enumerate(msgpack.Unpacker(open(sys.argv[1], "rb"), raw=False, max_buffer_size=1 << 30)):
+    if "final_obs" in f or f["truncated"]["data"] != b"\0\0\0\0":
+        o = np.frombuffer(f["obs"]["data"], np.uint8).reshape(f["obs"]["shape"])
+        fo = np.frombuffer(f["final_obs"]["data"], np.uint8).reshape(f["obs"]["shape"])
+        reset = all((o[k, :, :, j] == o[k, :, :, 0]).all() for k in range(4) for j in range(4))
+        moved = all(not (fo[k, :, :, 3] == fo[k, :, :, 0]).all() for k in range(4))
+        print(i, list(f["truncated"]["data"]), np.frombuffer(f["ep_length"]["data"], "<i4").tolist(), reset, moved)
+' "$D/f.msgpack"
+	echo "$output"
+	assert_success
+	assert_output "50 [1, 1, 1, 1] [50, 50, 50, 50] True True
+100 [1, 1, 1, 1] [50, 50, 50, 50] True True"
+}
+
+@test "seed-eval --record of gym:ALE/Pong-v5: ALE's 160 x 210 screens, a frame per step and one to start" {
+	need_ale
+	# A TimeLimit of 200 emulator frames: about 50 steps of frame skip 4.
+	run --separate-stderr seed-eval --env gym:ALE/Pong-v5 --env-options '{"max_episode_steps": 200}' --episodes 1 \
+		--record "$D/pong.gif"
+	echo "$stderr"
+	assert_success
+	length=$(echo "$output" | jq .length.max)
+	[ "$length" -ge 40 ] && [ "$length" -le 50 ]
+	run gifinfo "$D/pong.gif"
+	[ "${lines[0]}" = "size 160 210" ]
+	[ "${lines[1]}" = "frames $((length + 1))" ]
+	# Pong's playing field, in ALE's NTSC palette.
+	[ "$(gifinfo "$D/pong.gif" "$length" 80 100)" = "144 72 17" ]
 }

@@ -5,6 +5,8 @@
  *                            "loop none"), then "delay D" per frame
  *                            (hundredths of a second)
  *   gifinfo FILE I X Y       "R G B": pixel (X, Y) of frame I
+ *   gifinfo FILE I           frame I as a binary PPM (P6), when it covers
+ *                            the whole screen (Seed's frames all do)
  *
  * Exit 0, or 1 with a message on stderr if giflib cannot read the file.
  */
@@ -26,8 +28,8 @@ static int loop_count(const ExtensionBlock *b, int n)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2 && argc != 5) {
-		fprintf(stderr, "usage: gifinfo FILE [FRAME X Y]\n");
+	if (argc != 2 && argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: gifinfo FILE [FRAME [X Y]]\n");
 		return 2;
 	}
 	int error = 0;
@@ -58,6 +60,24 @@ int main(int argc, char **argv)
 				printf("delay %d\n", gcb.DelayTime);
 			else
 				printf("delay none\n");
+		}
+	} else if (argc == 3) {
+		int f = atoi(argv[2]);
+		const SavedImage *im = f >= 0 && f < gif->ImageCount ? &gif->SavedImages[f] : NULL;
+		const GifImageDesc *d = im ? &im->ImageDesc : NULL;
+		const ColorMapObject *map = !d ? NULL : d->ColorMap ? d->ColorMap : gif->SColorMap;
+		if (!map || d->Left != 0 || d->Top != 0 || d->Width != gif->SWidth ||
+		    d->Height != gif->SHeight) {
+			fprintf(stderr, "gifinfo: no frame %d covering the screen\n", f);
+			rc = 1;
+		} else {
+			printf("P6\n%d %d\n255\n", d->Width, d->Height);
+			for (long i = 0; i < (long)d->Width * d->Height; i++) {
+				const GifColorType *c = &map->Colors[im->RasterBits[i]];
+				putchar(c->Red);
+				putchar(c->Green);
+				putchar(c->Blue);
+			}
 		}
 	} else {
 		int f = atoi(argv[2]), x = atoi(argv[3]), y = atoi(argv[4]);

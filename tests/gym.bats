@@ -23,14 +23,6 @@ teardown() {
 	rm -rf "$D"
 }
 
-need_gym() {
-	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
-	for m in gymnasium numpy zmq msgpack; do
-		python3 -c "import $m" 2>/dev/null ||
-			skip "python3 lacks the $m package (scripts/install-deps installs it)"
-	done
-}
-
 @test "--help and --version go to stdout and exit 0, without any Python package" {
 	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
 	run --separate-stderr seed-gym --help

@@ -42,6 +42,36 @@ wait_for_handler() {
 	return 1
 }
 
+# need_python HINT MODULE[:PACKAGE]...: skip the test unless python3 (which
+# runs seed-gym) can import every MODULE, naming the first missing package
+# (PACKAGE: its name on PyPI where that is not the module's) and HINT, what
+# installs it.
+need_python() {
+	local hint=$1 m
+	shift
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	for m in "$@"; do
+		python3 -c "import ${m%%:*}" 2>/dev/null ||
+			skip "python3 lacks the ${m#*:} package ($hint installs it)"
+	done
+}
+
+# What seed-gym needs (need_gym), with Atari (need_ale), and to draw
+# Gymnasium's classic-control environments (need_gym_render: pygame).
+need_gym() {
+	need_python scripts/install-deps gymnasium numpy zmq:pyzmq msgpack
+}
+need_ale() {
+	need_python "scripts/install-deps --atari" gymnasium numpy zmq:pyzmq msgpack ale_py:ale-py \
+		cv2:opencv-python-headless
+}
+need_envpool() {
+	need_python "pip install envpool; scripts/install-deps --envpool" gymnasium numpy zmq:pyzmq msgpack envpool
+}
+need_gym_render() {
+	need_python scripts/install-deps gymnasium numpy zmq:pyzmq msgpack pygame
+}
+
 # start_topology: seed-infer (unrolls of 16 steps) and one seed-actor of 32
 # CartPole envs in the background, their pids in PIDS (the test's teardown
 # kills them); learners connect to ipc://$D/unrolls and publish on
@@ -67,7 +97,8 @@ valgrind_wrappers() {
 		cat >"$dir/$name" <<WRAP
 #!/bin/sh
 exec "$SEED_BUILDDIR/libtool" --mode=execute valgrind --quiet --error-exitcode=99 --leak-check=full \\
-	--errors-for-leak-kinds=definite --track-fds=no \${SEED_VALGRIND_OPTS:-} "$prog" "\$@"
+	--errors-for-leak-kinds=definite --track-fds=no --suppressions="$SEED_SRCDIR/tests/valgrind.supp" \\
+	\${SEED_VALGRIND_OPTS:-} "$prog" "\$@"
 WRAP
 		chmod +x "$dir/$name"
 	done

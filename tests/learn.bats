@@ -385,3 +385,12 @@ point_at() {
 	# The clean stop gave the unused versions back.
 	[ "$(jq .reserved_through "$D/run/versions.json")" -eq "$(jq .policy_version "$D/run/checkpoint.json")" ]
 }
+
+@test "--device: a bad name or a device not here is an error naming it" {
+	run seed-learn --config cartpole --unrolls "ipc://$BATS_TEST_TMPDIR/u" --params "ipc://$BATS_TEST_TMPDIR/p" --device cuda:x
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'cuda:x': must be cpu, cuda or cuda:N"* ]]
+	run seed-learn --config cartpole --unrolls "ipc://$BATS_TEST_TMPDIR/u" --params "ipc://$BATS_TEST_TMPDIR/p" --device cuda:4096
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'cuda:4096': "* ]]
+}

@@ -144,6 +144,18 @@ blocks_per_row() {
 	[ "$status" -eq 0 ]
 	printf '%s' "$output" | jq -e '.episodes == 1 and .envs == 4'
 	[ "$(gifinfo three.gif | sed -n 2p)" = "frames 30" ]
+	# Each episode's first picture (frames 0, 10, 20) has the ball in the
+	# top row, where Catch starts it (drawn before the first step, not
+	# after it), and the next picture has it one row down.
+	for f in 0 10 20; do
+		top=0 below=0
+		for x in 8 24 40 56 72; do
+			[ "$(gifinfo three.gif "$f" "$x" 8)" = "255 255 255" ] && top=$((top + 1))
+			[ "$(gifinfo three.gif $((f + 1)) "$x" 24)" = "255 255 255" ] && below=$((below + 1))
+		done
+		[ "$top" -eq 1 ]
+		[ "$below" -eq 1 ]
+	done
 }
 
 @test "--record of CartPole: one frame more than the episode's steps" {

@@ -274,3 +274,17 @@ qmodel() {
 	assert_success
 	rm -rf "$D"
 }
+
+@test "--device: a bad name or a device not here is an error naming it" {
+	run seed-eval --env cartpole --device cpu
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--device goes with --checkpoint"* ]]
+	run seed-eval --checkpoint "$BATS_TEST_TMPDIR/none" --device gpu
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'gpu': must be cpu, cuda or cuda:N"* ]]
+	# No machine that runs the tests has 4096 GPUs: the CUDA runtime's
+	# words, or a build without CUDA saying so.
+	run seed-eval --checkpoint "$BATS_TEST_TMPDIR/none" --device cuda:4096
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'cuda:4096': "* ]]
+}

@@ -330,3 +330,15 @@ qplay() {
 	INFER=
 	[ "$(grep -c "actor-critic head" "$D/err")" -eq 1 ]
 }
+
+@test "--device: a bad name or a device not here is an error naming it; --policy random has no model" {
+	run seed-infer --bind "ipc://$BATS_TEST_TMPDIR/a" --policy random --device cpu
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--policy random has no model to run"* ]]
+	run seed-infer --bind "ipc://$BATS_TEST_TMPDIR/a" --model "$BATS_TEST_TMPDIR/none" --device tpu:0
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'tpu:0': must be cpu, cuda or cuda:N"* ]]
+	run seed-infer --bind "ipc://$BATS_TEST_TMPDIR/a" --model "$BATS_TEST_TMPDIR/none" --device cuda:4096
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--device: device 'cuda:4096': "* ]]
+}

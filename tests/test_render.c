@@ -679,6 +679,68 @@ static void t_gif_errors(void)
 	tmpdir_remove(dir);
 }
 
+/* seed_env_rgb_scale on pictures small enough to work by hand (one
+ * channel shown; the other two are the same plus 1 and plus 2). */
+static void fill3(uint8_t *rgb, const int *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		rgb[3 * i] = (uint8_t)v[i];
+		rgb[3 * i + 1] = (uint8_t)(v[i] + 1);
+		rgb[3 * i + 2] = (uint8_t)(v[i] + 2);
+	}
+}
+
+static bool red_is(const uint8_t *rgb, const int *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (rgb[3 * i] != want[i] || rgb[3 * i + 1] != want[i] + 1 || rgb[3 * i + 2] != want[i] + 2)
+			return false;
+	return true;
+}
+
+static void t_rgb_scale(void)
+{
+	uint8_t src[3 * 12], dst[3 * 16];
+	/* Equal sizes copy. */
+	const int a[6] = {1, 2, 3, 4, 5, 6};
+	fill3(src, a, 6);
+	CHECK(seed_env_rgb_scale(src, 3, 2, dst, 3, 2) == 0);
+	CHECK(red_is(dst, a, 6));
+	/* 4 x 2 to 2 x 1: the mean of each 2 x 2 block, half up: (0 + 10 +
+	 * 1 + 1) / 4 = 3, (20 + 21 + 20 + 20) / 4 = 20.25 -> 20; then 2 x 2 to
+	 * 1 x 1: (100 + 101 + 101 + 100) / 4 = 100.5 -> 101. */
+	const int b[8] = {0, 10, 20, 21, 1, 1, 20, 20};
+	fill3(src, b, 8);
+	CHECK(seed_env_rgb_scale(src, 4, 2, dst, 2, 1) == 0);
+	CHECK(red_is(dst, (const int[]){3, 20}, 2));
+	const int b2[4] = {100, 101, 101, 100};
+	fill3(src, b2, 4);
+	CHECK(seed_env_rgb_scale(src, 2, 2, dst, 1, 1) == 0);
+	CHECK(red_is(dst, (const int[]){101}, 1));
+	/* 3 to 2 across: pixel 0 covers source 0 .. ceil(1.5) - 1 = 1, pixel
+	 * 1 covers floor(1.5) = 1 .. 2: (10 + 20) / 2 = 15, (20 + 41) / 2 =
+	 * 30.5 -> 31. */
+	fill3(src, (const int[]){10, 20, 41}, 3);
+	CHECK(seed_env_rgb_scale(src, 3, 1, dst, 2, 1) == 0);
+	CHECK(red_is(dst, (const int[]){15, 31}, 2));
+	/* Larger: nearest, x * sw / dw: 2 to 4 repeats (0 0 1 1), 2 to 3
+	 * gives 0 0 1; down one axis and up the other at once. */
+	fill3(src, (const int[]){7, 9}, 2);
+	CHECK(seed_env_rgb_scale(src, 2, 1, dst, 4, 1) == 0);
+	CHECK(red_is(dst, (const int[]){7, 7, 9, 9}, 4));
+	CHECK(seed_env_rgb_scale(src, 2, 1, dst, 3, 1) == 0);
+	CHECK(red_is(dst, (const int[]){7, 7, 9}, 3));
+	/* 1 x 2 (a column of 4 and 8) to 2 x 1: each pixel the mean 6. */
+	fill3(src, (const int[]){4, 8}, 2);
+	CHECK(seed_env_rgb_scale(src, 1, 2, dst, 2, 1) == 0);
+	CHECK(red_is(dst, (const int[]){6, 6}, 2));
+	/* Bad sides. */
+	CHECK(seed_env_rgb_scale(src, 0, 1, dst, 1, 1) == -EINVAL);
+	CHECK(seed_env_rgb_scale(src, 1, 1, dst, 1, 0) == -EINVAL);
+	CHECK(seed_env_rgb_scale(src, SEED_ENV_MAX_RGB + 1, 1, dst, 1, 1) == -EINVAL);
+	CHECK(seed_env_rgb_scale(src, 1, 1, dst, 1, SEED_ENV_MAX_RGB + 1) == -EINVAL);
+}
+
 int main(void)
 {
 	TAP_RUN(t_cartpole_upright);
@@ -690,6 +752,7 @@ int main(void)
 	TAP_RUN(t_vector_checks);
 	TAP_RUN(t_grid_palette);
 	TAP_RUN(t_grid_rgb);
+	TAP_RUN(t_rgb_scale);
 	TAP_RUN(t_gif_roundtrip);
 	TAP_RUN(t_gif_many_colours);
 	TAP_RUN(t_gif_delays);

@@ -78,3 +78,40 @@ int seed_env_grid_rgb(const uint8_t *obs, int rows, int cols, int channels, cons
 	}
 	return 0;
 }
+
+/* The source pixels [*lo, *hi) under pixel i of n along an axis of m
+ * (seed_env_rgb_scale's rule). */
+static void span(int i, int n, int m, int *lo, int *hi)
+{
+	*lo = (int)((int64_t)i * m / n);
+	*hi = n >= m ? *lo + 1 : (int)(((int64_t)(i + 1) * m + n - 1) / n);
+}
+
+int seed_env_rgb_scale(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+	if (sw < 1 || sh < 1 || dw < 1 || dh < 1 || sw > SEED_ENV_MAX_RGB || sh > SEED_ENV_MAX_RGB ||
+	    dw > SEED_ENV_MAX_RGB || dh > SEED_ENV_MAX_RGB)
+		return -EINVAL;
+	for (int y = 0; y < dh; y++) {
+		int y0, y1;
+		span(y, dh, sh, &y0, &y1);
+		uint8_t *out = dst + (size_t)y * (size_t)dw * 3;
+		for (int x = 0; x < dw; x++, out += 3) {
+			int x0, x1;
+			span(x, dw, sw, &x0, &x1);
+			uint64_t sum[3] = {0, 0, 0};
+			for (int r = y0; r < y1; r++) {
+				const uint8_t *p = src + ((size_t)r * (size_t)sw + (size_t)x0) * 3;
+				for (int c = x0; c < x1; c++, p += 3) {
+					sum[0] += p[0];
+					sum[1] += p[1];
+					sum[2] += p[2];
+				}
+			}
+			uint64_t n = (uint64_t)(y1 - y0) * (uint64_t)(x1 - x0);
+			for (int k = 0; k < 3; k++)
+				out[k] = (uint8_t)((sum[k] + n / 2) / n);
+		}
+	}
+	return 0;
+}

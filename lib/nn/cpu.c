@@ -2,10 +2,9 @@
  *
  * This is the backend half of lib/nn (model.c is the description half): it
  * owns everything that depends on where and how the layers are computed,
- * and nothing that depends on the JSON or the parameter layout.  A CUDA twin
- * implements the same entry points (nn_backend_new, nn_backend_free,
- * seed_model_forward, seed_model_backward and their dueling twins
- * seed_model_forward_q, seed_model_backward_q) over the same seed_model.
+ * and nothing that depends on the JSON or the parameter layout.  Its entry
+ * points are nn_cpu_ops (model_internal.h); a CUDA twin (cuda.cu)
+ * implements the same table over the same seed_model.
  *
  * State (one nn_backend per model, for m->max_batch rows): one buffer of
  * activations per layer, kept from forward for backward (a flatten layer's
@@ -40,8 +39,6 @@
 struct nn_backend {
 	const nnk_ops *k; /* the kernels: the widest variant the CPU runs */
 	int nlayers;
-	int last_B;     /* rows of the last forward (T * B); 0 before the first */
-	int last_T;     /* its steps (1 for seed_model_forward) */
 	float *input;   /* (B, obs_numel) the observations as f32 */
 	float **out;    /* [nlayers] (B, numel_out); flatten: its input */
 	nnk_conv *conv; /* [nlayers] conv2d shapes, for the kernels */
@@ -69,7 +66,7 @@ static float *falloc(size_t n)
 	return p;
 }
 
-void nn_backend_free(nn_backend **bp)
+static void cpu_destroy(nn_backend **bp)
 {
 	if (!bp || !*bp)
 		return;
@@ -120,7 +117,7 @@ static int dcol_images(const layer *L, int B)
 	return n < (size_t)B ? (int)n : B;
 }
 
-int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err)
+static int cpu_create(nn_backend **out, const seed_model *m, seed_err *err)
 {
 	int rc = seed_blas_init(err);
 	if (rc < 0)
@@ -360,15 +357,7 @@ static const float *run_forward(seed_model *m, const seed_model_seq *s)
 	if (m->core.H)
 		x = core_forward(m, s, x);
 	layer_forward(m, be, m->nlayers - 1, B, x, be->out[m->nlayers - 1], false);
-	be->last_B = B;
-	be->last_T = s->T;
 	return be->out[m->nlayers - 1];
-}
-
-/* Whether s is a batch of sequences forward can run. */
-static bool seq_ok(const seed_model *m, const seed_model_seq *s)
-{
-	return s && s->obs && s->T >= 1 && s->B >= 1 && (int64_t)s->T * s->B <= m->max_batch;
 }
 
 /* x is the fused head (rows, A+1): logits then value. */
@@ -399,31 +388,13 @@ static void put_q(const seed_model *m, int B, const float *x, float *q)
 	}
 }
 
-int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+static int cpu_forward(seed_model *m, const seed_model_seq *s, float *logits, float *values, float *q)
 {
-	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
-	return seed_model_forward_seq(m, &s, logits, values);
-}
-
-int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
-{
-	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
-	return seed_model_forward_seq_q(m, &s, q);
-}
-
-int seed_model_forward_seq(seed_model *m, const seed_model_seq *s, float *logits, float *values)
-{
-	if (!seq_ok(m, s) || m->head != SEED_HEAD_ACTOR_CRITIC)
-		return -EINVAL;
-	put_logits(m, s->T * s->B, run_forward(m, s), logits, values);
-	return 0;
-}
-
-int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q)
-{
-	if (!seq_ok(m, s) || !q || m->head != SEED_HEAD_DUELING)
-		return -EINVAL;
-	put_q(m, s->T * s->B, run_forward(m, s), q);
+	const float *head = run_forward(m, s);
+	if (m->head == SEED_HEAD_DUELING)
+		put_q(m, s->T * s->B, head, q);
+	else
+		put_logits(m, s->T * s->B, head, logits, values);
 	return 0;
 }
 
@@ -560,7 +531,7 @@ static void backward_layers(seed_model *m, int B, int top, float *g)
 static void run_backward(seed_model *m)
 {
 	nn_backend *be = m->be;
-	int rows = be->last_B, top = m->nlayers - 1;
+	int rows = m->last_B, top = m->nlayers - 1;
 	const model_core *c = &m->core;
 	if (!c->H) {
 		backward_layers(m, rows, top, be->head);
@@ -568,7 +539,7 @@ static void run_backward(seed_model *m)
 	}
 	/* The head reads h: its input gradient is the core's dL/dh. */
 	layer_backward(m, be, top, rows, be->hc, be->head, be->dhc, false);
-	int T = be->last_T, B = rows / T;
+	int T = m->last_T, B = rows / T;
 	seed_lstm_params p = {c->w, c->u, c->b};
 	seed_lstm_grads g = {c->dw, c->du, c->db};
 	/* No torso (the observation feeds the core): no input gradient. */
@@ -599,32 +570,6 @@ static void head_grad(seed_model *m, int rows, const float *dlogits, const float
 	}
 }
 
-/* Whether a plain backward of B rows follows the last forward: the same
- * rows and, with a core, one step (a sequence needs the _seq backward). */
-static bool rows_ok(const seed_model *m, int B)
-{
-	const nn_backend *be = m->be;
-	return B >= 1 && B == be->last_B && (!m->core.H || be->last_T == 1);
-}
-
-int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
-{
-	if (!rows_ok(m, B) || m->head != SEED_HEAD_ACTOR_CRITIC)
-		return -EINVAL;
-	head_grad(m, B, dlogits, dvalues);
-	run_backward(m);
-	return 0;
-}
-
-int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues)
-{
-	if (m->be->last_B < 1 || m->head != SEED_HEAD_ACTOR_CRITIC)
-		return -EINVAL;
-	head_grad(m, m->be->last_B, dlogits, dvalues);
-	run_backward(m);
-	return 0;
-}
-
 /* dL/dq (rows, A) into the fused head's gradient.
  * Q[a] = V + Adv[a] - mean(Adv): dL/dV = sum_a dq[a] and
  * dL/dAdv[a] = dq[a] - mean(dq). */
@@ -649,20 +594,20 @@ static void head_grad_q(seed_model *m, int B, const float *dq)
 	}
 }
 
-int seed_model_backward_q(seed_model *m, int B, const float *dq)
+static int cpu_backward(seed_model *m, const float *dlogits, const float *dvalues, const float *dq)
 {
-	if (!rows_ok(m, B) || m->head != SEED_HEAD_DUELING)
-		return -EINVAL;
-	head_grad_q(m, B, dq);
+	if (m->head == SEED_HEAD_DUELING)
+		head_grad_q(m, m->last_B, dq);
+	else
+		head_grad(m, m->last_B, dlogits, dvalues);
 	run_backward(m);
 	return 0;
 }
 
-int seed_model_backward_seq_q(seed_model *m, const float *dq)
-{
-	if (m->be->last_B < 1 || m->head != SEED_HEAD_DUELING)
-		return -EINVAL;
-	head_grad_q(m, m->be->last_B, dq);
-	run_backward(m);
-	return 0;
-}
+const nn_backend_ops nn_cpu_ops = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .forward = cpu_forward,
+    .backward = cpu_backward,
+};

@@ -9,14 +9,23 @@
  * matrix product for both; a dueling head is the same layer (advantage and
  * value streams), its outputs combined into Q values by the backend.  Everything sized by the batch belongs
  * to the backend (model_internal.h), so that a CUDA twin replaces only that.
+ * The public forward and backward functions are here too: they check their
+ * arguments and call the model's backend (m->ops), chosen by
+ * seed_model_set_device; the host's copy of the slabs is kept coherent
+ * with a device's (model_internal.h).
  */
+#include "config.h"
+
+#include <dlfcn.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model_internal.h"
 #include "seed/buf.h"
@@ -32,6 +41,35 @@ static const char *const kind_names[] = {"linear", "conv2d", "relu", "tanh", "fl
 
 /* The most units a core may have (its recurrent kernel is H x 4H). */
 #define CORE_MAX_UNITS 4096
+
+/* Bring a slab's current values to the host (the gradients' when grads),
+ * from a backend with a copy of its own; the copy stays current.  m is
+ * const to its callers: the values do not change, only where they are. */
+static void host_slab(const seed_model *cm, bool grads)
+{
+	seed_model *m = (seed_model *)cm;
+	enum slab_at *at = grads ? &m->grads_at : &m->params_at;
+	if (m->ops->pull && *at == SLAB_DEVICE) {
+		m->ops->pull(m, grads);
+		*at = SLAB_SYNCED;
+	}
+}
+
+/* An optimizer state bound to the device back to its host array, before
+ * the device's copy goes (a new backend, a move). */
+static void host_state(seed_model *m)
+{
+	if (m->ostate && m->ostate_at == SLAB_DEVICE && m->ops->pull_state)
+		m->ops->pull_state(m);
+	m->ostate_at = SLAB_HOST;
+}
+
+/* The host's copy of a slab is (or may become) the newer one. */
+static void host_writes(seed_model *m, bool grads)
+{
+	if (m->ops->pull)
+		*(grads ? &m->grads_at : &m->params_at) = SLAB_HOST;
+}
 
 /* ---- JSON -------------------------------------------------------------- */
 
@@ -406,6 +444,8 @@ static void init_rows(const seed_model *m, float *w, float *b, int rows, int fan
 
 void seed_model_init(seed_model *m, seed_rng *rng)
 {
+	host_slab(m, false); /* only what init_rows writes is written */
+	m->params_at = m->ops->pull ? SLAB_HOST : SLAB_SYNCED;
 	for (int i = 0; i < m->nlayers; i++) {
 		layer *L = &m->layers[i];
 		if (i == m->nlayers - 1) {
@@ -443,7 +483,8 @@ void seed_model_free(seed_model **mp)
 	if (!mp || !*mp)
 		return;
 	seed_model *m = *mp;
-	nn_backend_free(&m->be);
+	if (m->ops)
+		m->ops->destroy(&m->be);
 	for (int i = 0; m->layers && i < m->nlayers; i++)
 		free(m->layers[i].scale);
 	free(m->layers);
@@ -685,7 +726,8 @@ int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int
 	H->db = m->grads + m->tensors[t + 2].offset;
 
 	/* Last, so that a bad description fails without needing a BLAS. */
-	if ((rc = nn_backend_new(&m->be, m, err)) < 0)
+	m->ops = &nn_cpu_ops;
+	if ((rc = m->ops->create(&m->be, m, err)) < 0)
 		goto fail;
 	seed_buf_free(&names);
 	json_decref(root);
@@ -710,13 +752,20 @@ int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
 	int old = m->max_batch;
 	m->max_batch = max_batch;
 	nn_backend *be;
-	int rc = nn_backend_new(&be, m, err);
+	host_slab(m, false);
+	host_slab(m, true);
+	host_state(m);
+	int rc = m->ops->create(&be, m, err);
 	if (rc < 0) {
 		m->max_batch = old;
 		return rc;
 	}
-	nn_backend_free(&m->be);
+	m->ops->destroy(&m->be);
 	m->be = be;
+	m->last_B = 0;
+	/* A new device copy: the host's is the current one. */
+	host_writes(m, false);
+	host_writes(m, true);
 	return 0;
 }
 
@@ -724,11 +773,21 @@ int seed_model_reserve(seed_model *m, int max_batch, seed_err *err)
 
 float *seed_model_params(seed_model *m)
 {
+	host_slab(m, false);
+	host_writes(m, false);
+	return m->params;
+}
+
+const float *seed_model_params_read(const seed_model *m)
+{
+	host_slab(m, false);
 	return m->params;
 }
 
 float *seed_model_grads(seed_model *m)
 {
+	host_slab(m, true);
+	host_writes(m, true);
 	return m->grads;
 }
 
@@ -827,6 +886,10 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 void seed_model_zero_grad(seed_model *m)
 {
 	memset(m->grads, 0, m->nparams * sizeof *m->grads);
+	if (m->ops->zero_grad) {
+		m->ops->zero_grad(m);
+		m->grads_at = SLAB_SYNCED;
+	}
 }
 
 /* ---- copies ------------------------------------------------------------ */
@@ -841,8 +904,11 @@ int seed_model_copy_params(seed_model *dst, const seed_model *src)
 		    memcmp(a->shape, b->shape, (size_t)a->rank * sizeof a->shape[0]) != 0)
 			return -EINVAL;
 	}
-	if (dst != src)
+	if (dst != src) {
+		host_slab(src, false);
 		memcpy(dst->params, src->params, src->nparams * sizeof *src->params);
+		host_writes(dst, false);
+	}
 	return 0;
 }
 
@@ -851,5 +917,265 @@ int seed_model_load_params(seed_model *m, const void *data, size_t nbytes)
 	if (nbytes != m->nparams * sizeof(float) || !data)
 		return -EINVAL;
 	memcpy(m->params, data, nbytes);
+	host_writes(m, false);
 	return 0;
+}
+
+/* ---- forward and backward: checks, then the backend -------------------- */
+
+/* Whether s is a batch of sequences forward can run. */
+static bool seq_ok(const seed_model *m, const seed_model_seq *s)
+{
+	return s && s->obs && s->T >= 1 && s->B >= 1 && (int64_t)s->T * s->B <= m->max_batch;
+}
+
+static int forward(seed_model *m, const seed_model_seq *s, float *logits, float *values, float *q)
+{
+	m->last_B = 0;
+	int rc = m->ops->forward(m, s, logits, values, q);
+	if (rc < 0)
+		return rc;
+	m->last_B = s->T * s->B;
+	m->last_T = s->T;
+	return 0;
+}
+
+int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, float *values)
+{
+	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
+	return seed_model_forward_seq(m, &s, logits, values);
+}
+
+int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q)
+{
+	seed_model_seq s = {.T = 1, .B = B, .obs = obs};
+	return seed_model_forward_seq_q(m, &s, q);
+}
+
+int seed_model_forward_seq(seed_model *m, const seed_model_seq *s, float *logits, float *values)
+{
+	if (!seq_ok(m, s) || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	return forward(m, s, logits, values, NULL);
+}
+
+int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q)
+{
+	if (!seq_ok(m, s) || !q || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	return forward(m, s, NULL, NULL, q);
+}
+
+/* Whether a plain backward of B rows follows the last forward: the same
+ * rows and, with a core, one step (a sequence needs the _seq backward). */
+static bool rows_ok(const seed_model *m, int B)
+{
+	return B >= 1 && B == m->last_B && (!m->core.H || m->last_T == 1);
+}
+
+int seed_model_backward(seed_model *m, int B, const float *dlogits, const float *dvalues)
+{
+	if (!rows_ok(m, B) || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	return m->ops->backward(m, dlogits, dvalues, NULL);
+}
+
+int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues)
+{
+	if (m->last_B < 1 || m->head != SEED_HEAD_ACTOR_CRITIC)
+		return -EINVAL;
+	return m->ops->backward(m, dlogits, dvalues, NULL);
+}
+
+int seed_model_backward_q(seed_model *m, int B, const float *dq)
+{
+	if (!rows_ok(m, B) || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	return m->ops->backward(m, NULL, NULL, dq);
+}
+
+int seed_model_backward_seq_q(seed_model *m, const float *dq)
+{
+	if (m->last_B < 1 || m->head != SEED_HEAD_DUELING)
+		return -EINVAL;
+	return m->ops->backward(m, NULL, NULL, dq);
+}
+
+/* ---- the optimizer on the device ---------------------------------------- */
+
+int seed_model_device_update(seed_model *m, const seed_model_update *u, float *state)
+{
+	if (!m->ops->update)
+		return -ENOTSUP;
+	if (state != m->ostate || u->nslots != m->ostate_slots) {
+		/* Another optimizer's state: the one bound before is dropped,
+		 * not copied back (its owner may be gone). */
+		m->ostate = state;
+		m->ostate_slots = u->nslots;
+		m->ostate_at = SLAB_HOST;
+	}
+	return m->ops->update(m, u);
+}
+
+void seed_model_device_state(seed_model *m, float *state)
+{
+	if (state == m->ostate)
+		host_state(m);
+}
+
+int seed_model_device_grad_sumsq(seed_model *m, double *sumsq)
+{
+	return m->ops->grad_sumsq ? m->ops->grad_sumsq(m, sumsq) : -ENOTSUP;
+}
+
+int seed_model_device_scale_grads(seed_model *m, float s)
+{
+	return m->ops->scale_grads ? m->ops->scale_grads(m, s) : -ENOTSUP;
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+#ifdef HAVE_CUDA
+/* The CUDA backend's module, loaded once (never unloaded: the CUDA runtime
+ * does not like being unloaded): $SEED_CUDA_MODULE if set, else
+ * seed-cuda.so beside libseed (the build tree's lib/.libs) or in its seed/
+ * folder (installed: $(pkglibdir)).  Loading it loads the CUDA runtime and
+ * cuBLAS, which programs that never ask for a GPU do not pay for. */
+static struct {
+	pthread_once_t once;
+	const nn_backend_ops *ops;
+	nn_cuda_probe_fn *probe;
+	char why[400];
+} cuda_mod = {.once = PTHREAD_ONCE_INIT};
+
+static void cuda_load_once(void)
+{
+	char paths[3][1024];
+	int n = 0;
+	const char *env = getenv("SEED_CUDA_MODULE");
+	Dl_info info;
+	if (env && *env)
+		snprintf(paths[n++], sizeof paths[0], "%s", env);
+	else if (dladdr((void *)seed_model_set_device, &info) && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+		int dir = slash ? (int)(slash - info.dli_fname) : 1;
+		const char *base = slash ? info.dli_fname : ".";
+		snprintf(paths[n++], sizeof paths[0], "%.*s/seed-cuda.so", dir, base);
+		snprintf(paths[n++], sizeof paths[0], "%.*s/seed/seed-cuda.so", dir, base);
+	}
+	void *h = NULL;
+	for (int i = 0; i < n && !h; i++) {
+		h = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+		if (!h && (i == 0 || access(paths[i], F_OK) == 0)) {
+			/* Say why the first (or an existing) module failed. */
+			const char *e = dlerror();
+			snprintf(cuda_mod.why, sizeof cuda_mod.why, "loading the CUDA backend: %s",
+			         e ? e : paths[i]);
+		}
+	}
+	if (!h) {
+		if (!cuda_mod.why[0])
+			snprintf(cuda_mod.why, sizeof cuda_mod.why,
+			         "the CUDA backend (seed-cuda.so) is not beside libseed nor in its seed/ "
+			         "folder (set SEED_CUDA_MODULE)");
+		return;
+	}
+	cuda_mod.ops = (const nn_backend_ops *)dlsym(h, "nn_cuda_ops");
+	cuda_mod.probe = (nn_cuda_probe_fn *)(uintptr_t)dlsym(h, "nn_cuda_probe");
+	if (!cuda_mod.ops || !cuda_mod.probe) {
+		cuda_mod.ops = NULL;
+		snprintf(cuda_mod.why, sizeof cuda_mod.why,
+		         "loading the CUDA backend: the module lacks nn_cuda_ops or nn_cuda_probe");
+	}
+}
+
+/* Whether the module is loaded (else cuda_mod.why says why not). */
+static bool cuda_load(const nn_backend_ops **ops, nn_cuda_probe_fn **probe)
+{
+	pthread_once(&cuda_mod.once, cuda_load_once);
+	if (!cuda_mod.ops)
+		return false;
+	*ops = cuda_mod.ops;
+	*probe = cuda_mod.probe;
+	return true;
+}
+#endif
+
+/* Parse "cpu", "cuda" or "cuda:N" into ops and *ordinal. */
+static int parse_device(const char *device, const nn_backend_ops **ops, int *ordinal, seed_err *err)
+{
+	*ordinal = 0;
+	if (!device || strcmp(device, "cpu") == 0) {
+		*ops = &nn_cpu_ops;
+		return 0;
+	}
+	if (strncmp(device, "cuda", 4) == 0 && (device[4] == 0 || device[4] == ':')) {
+		if (device[4] == ':') {
+			const char *p = device + 5;
+			long n = 0;
+			if (!*p)
+				goto bad;
+			for (; *p; p++) {
+				if (*p < '0' || *p > '9' || n > 100000)
+					goto bad;
+				n = n * 10 + (*p - '0');
+			}
+			*ordinal = (int)n;
+		}
+#ifdef HAVE_CUDA
+		nn_cuda_probe_fn *probe;
+		if (!cuda_load(ops, &probe))
+			return seed_err_set(err, -ENODEV, "device '%s': %s", device, cuda_mod.why);
+		return probe(*ordinal, device, err);
+#else
+		return seed_err_set(err, -ENODEV,
+		                    "device '%s': this build of Seed has no CUDA backend (configure "
+		                    "--enable-cuda with the CUDA Toolkit installed)",
+		                    device);
+#endif
+	}
+bad:
+	return seed_err_set(err, -EINVAL, "device '%s': must be cpu, cuda or cuda:N (N a device number)",
+	                    device);
+}
+
+int seed_device_check(const char *device, seed_err *err)
+{
+	const nn_backend_ops *ops;
+	int ordinal;
+	return parse_device(device, &ops, &ordinal, err);
+}
+
+int seed_model_set_device(seed_model *m, const char *device, seed_err *err)
+{
+	const nn_backend_ops *ops;
+	int ordinal, rc = parse_device(device, &ops, &ordinal, err);
+	if (rc < 0)
+		return rc;
+	if (ops == m->ops && ordinal == m->ordinal)
+		return 0;
+	/* The current values to the host, then the new backend, which takes
+	 * them from there. */
+	host_slab(m, false);
+	host_slab(m, true);
+	host_state(m);
+	int old = m->ordinal;
+	m->ordinal = ordinal;
+	nn_backend *be;
+	if ((rc = ops->create(&be, m, err)) < 0) {
+		m->ordinal = old;
+		return rc;
+	}
+	m->ops->destroy(&m->be);
+	m->be = be;
+	m->ops = ops;
+	snprintf(m->device, sizeof m->device, "%s:%d", ops->name, ordinal);
+	m->last_B = 0;
+	m->params_at = m->grads_at = ops->pull ? SLAB_HOST : SLAB_SYNCED;
+	return 0;
+}
+
+const char *seed_model_device(const seed_model *m)
+{
+	return m->ops == &nn_cpu_ops ? "cpu" : m->device;
 }

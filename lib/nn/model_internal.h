@@ -3,11 +3,22 @@
  *
  * model.c owns the description: the layers parsed from JSON with their
  * shapes, the parameter and gradient slabs and their layout, the
- * initialisation, copies and loads of parameters.  The backend (cpu.c; a
- * CUDA twin later) owns the compute: everything sized by the batch and
- * everything that depends on how the layers are computed, behind the
- * opaque nn_backend.  The backend reads the description and the slabs and
- * writes only the gradient slab; model.c never looks inside nn_backend.
+ * initialisation, copies and loads of parameters.  A backend (cpu.c, and
+ * cuda.cu where CUDA is built in) owns the compute: everything sized by the
+ * batch and everything that depends on how the layers are computed, behind
+ * the opaque nn_backend and the table of its entry points, nn_backend_ops,
+ * chosen per model (seed_model_set_device).  The backend reads the
+ * description and the slabs and writes only the gradient slab; model.c
+ * never looks inside nn_backend.
+ *
+ * A backend with memory of its own (CUDA) keeps its own copy of both slabs
+ * and m->params_at, m->grads_at say where the current values are: model.c
+ * pulls them to the host (ops->pull) before the host reads them and marks
+ * the host's copy as the newer one whenever a caller may write it
+ * (seed_model_params, seed_model_grads, loads and copies); the backend
+ * pushes what is newer on the host before it computes, and marks its own
+ * copy the newer one after it writes it.  The CPU backend has no copy:
+ * its slabs stay SLAB_SYNCED.
  *
  * Invariants: layers[nlayers - 1] is the fused head (a linear layer with
  * A + 1 outputs: the policy's A logits, then the value; for a dueling head
@@ -26,6 +37,10 @@
 
 #include "seed/error.h"
 #include "seed/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum layer_kind { L_LINEAR, L_CONV2D, L_RELU, L_TANH, L_FLATTEN, L_SCALE };
 
@@ -64,6 +79,15 @@ typedef struct model_core {
 /* The compute state of one model, defined by the backend. */
 typedef struct nn_backend nn_backend;
 
+/* Where a slab's current values are (see above). */
+enum slab_at {
+	SLAB_SYNCED, /* the host and the device agree (or there is no device) */
+	SLAB_HOST,   /* the host's copy is newer (or may be: a caller holds a pointer) */
+	SLAB_DEVICE, /* the device's copy is newer */
+};
+
+typedef struct nn_backend_ops nn_backend_ops;
+
 enum init_kind { INIT_ORTHOGONAL, INIT_PYTORCH };
 
 struct seed_model {
@@ -81,18 +105,67 @@ struct seed_model {
 	size_t nparams;
 	seed_model_param *tensors;
 	int ntensors;
-	char *names;    /* the tensors' names, back to back */
-	nn_backend *be; /* the compute, for max_batch rows */
+	char *names;               /* the tensors' names, back to back */
+	nn_backend *be;            /* the compute, for max_batch rows */
+	const nn_backend_ops *ops; /* be's entry points: nn_cpu_ops unless a device was chosen */
+	int ordinal;               /* the device's number (cuda:N) */
+	char device[24];           /* "cuda:N" (seed_model_device) */
+	enum slab_at params_at, grads_at;
+	int last_B; /* rows of the last forward (T * B); 0 before the first */
+	int last_T; /* its steps (1 for seed_model_forward) */
+	/* An optimizer's state bound to the device (seed_model_device_update):
+	 * its host array and where its current values are. */
+	float *ostate;
+	int ostate_slots;
+	enum slab_at ostate_at;
 };
 
-/* The backend's state for m (description complete, m->max_batch set):
- * loads what the backend needs (the BLAS), then allocates for max_batch
- * rows.  Errors: those of seed_blas_init (-ENOENT); *out is untouched. */
-int nn_backend_new(nn_backend **out, const seed_model *m, seed_err *err);
-/* Free *be (NULL is fine) and set it to NULL. */
-void nn_backend_free(nn_backend **be);
+/* A backend's entry points.  model.c checks the arguments of the public
+ * functions (seed/nn.h) and then calls these. */
+struct nn_backend_ops {
+	const char *name; /* "cpu", "cuda" */
+	/* The state for m (description complete, m->max_batch, m->ordinal
+	 * set): loads what the backend needs (the BLAS, the device), then
+	 * allocates for max_batch rows.  *out is untouched on errors. */
+	int (*create)(nn_backend **out, const seed_model *m, seed_err *err);
+	/* Free *be (NULL is fine) and set it to NULL. */
+	void (*destroy)(nn_backend **be);
+	/* Forward over s (checked: seq_ok) into logits and values (either
+	 * NULL) for an actor-critic head, or q for a dueling head.  Returns 0,
+	 * or -EIO when the device failed (said on stderr). */
+	int (*forward)(seed_model *m, const seed_model_seq *s, float *logits, float *values, float *q);
+	/* Backward through the last forward's m->last_B rows from dL/dlogits
+	 * and dL/dvalues (actor-critic) or dL/dq (dueling), NULL meaning zero;
+	 * adds into the gradients.  Returns 0 or -EIO. */
+	int (*backward)(seed_model *m, const float *dlogits, const float *dvalues, const float *dq);
+	/* With a copy of the slabs of its own (NULL for the CPU): copy the
+	 * device's parameters (grads false) or gradients (grads true) to the
+	 * host slab; zero the device's gradients. */
+	void (*pull)(seed_model *m, bool grads);
+	void (*zero_grad)(seed_model *m);
+	/* The optimizer on the device (seed/nn.h, seed_model_device_update):
+	 * NULL for the CPU.  update pushes what the host changed (the state
+	 * too when m->ostate_at is SLAB_HOST), runs u and marks the parameters
+	 * and the state the device's; pull_state copies the state to
+	 * m->ostate. */
+	int (*update)(seed_model *m, const seed_model_update *u);
+	void (*pull_state)(seed_model *m);
+	int (*grad_sumsq)(seed_model *m, double *sumsq);
+	int (*scale_grads)(seed_model *m, float s);
+};
 
-/* seed_model_forward and seed_model_backward (seed/nn.h), their _q and
- * _seq twins, are the backend's too: they run on m->be. */
+/* The CPU backend (cpu.c). */
+extern const nn_backend_ops nn_cpu_ops;
+/* The CUDA backend (cuda.cu), in the module seed-cuda.so that model.c
+ * loads when a model is first put on a CUDA device:
+ *   const nn_backend_ops nn_cuda_ops;
+ *   int nn_cuda_probe(int ordinal, const char *name, seed_err *err);
+ * the probe says whether device ordinal exists: 0, or -ENODEV with the
+ * CUDA runtime's words in err (no driver, no device, too few devices),
+ * naming the device as name. */
+typedef int nn_cuda_probe_fn(int ordinal, const char *name, seed_err *err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

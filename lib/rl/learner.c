@@ -354,6 +354,17 @@ static char *dir_of(const char *path)
 	return d;
 }
 
+int seed_learner_set_device(seed_learner *L, const char *device, seed_err *err)
+{
+	const char *was = seed_model_device(L->model);
+	char old[32];
+	snprintf(old, sizeof old, "%s", was);
+	int rc = seed_model_set_device(L->model, device, err);
+	if (rc == 0 && L->target && (rc = seed_model_set_device(L->target, device, err)) < 0)
+		seed_model_set_device(L->model, old, NULL); /* back where it was: cannot fail */
+	return rc;
+}
+
 int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *err)
 {
 	int rc = seed_checkpoint_load_model(ck, L->model, err);
@@ -839,16 +850,13 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 static void optim_step(seed_learner *L)
 {
 	const seed_config *c = L->cfg;
-	size_t np = seed_model_num_params(L->model);
-	float *g = seed_model_grads(L->model);
-	L->st.grad_norm =
-	    seed_optim_clip_global_norm(g, np, c->max_grad_norm > 0 ? c->max_grad_norm : INFINITY);
+	L->st.grad_norm = seed_optim_clip_model(L->model, c->max_grad_norm > 0 ? c->max_grad_norm : INFINITY);
 	L->st.lr =
 	    c->lr_decay ? seed_optim_lr_linear(c->lr, L->st.frames, c->total_frames, c->lr_min) : c->lr;
 	if (!isfinite(L->st.grad_norm))
 		L->st.skipped++;
 	else
-		seed_optim_step(L->optim, seed_model_params(L->model), g, (float)L->st.lr);
+		seed_optim_step_model(L->optim, L->model, (float)L->st.lr);
 }
 
 /* PPO: GAE over the batch with the values of the parameters as they are
@@ -1011,7 +1019,7 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	int ntg = L->target ? nt : 0; /* the target network's tensors, "target.NAME" */
 	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg), sizeof *ts);
 	char(*names)[64] = seed_xcalloc((size_t)(ns + ntg) + 1, sizeof *names);
-	float *params = seed_model_params(L->model);
+	float *params = (float *)seed_model_params_read(L->model); /* a view for saving */
 	for (int i = 0; i < nt; i++) {
 		const seed_model_param *p = seed_model_param_at(L->model, i);
 		ts[i].name = p->name;
@@ -1024,7 +1032,8 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		ts[nt + i].name = names[i];
 		ts[nt + i].tensor = seed_tensor_view(state + (size_t)i * (size_t)n, SEED_DTYPE_F32, 1, &n);
 	}
-	float *tparams = L->target ? seed_model_params(L->target) : NULL;
+	float *tparams =
+	    L->target ? (float *)seed_model_params_read(L->target) : NULL; /* a view for saving */
 	for (int i = 0; i < ntg; i++) {
 		const seed_model_param *p = seed_model_param_at(L->target, i);
 		snprintf(names[ns + i], sizeof names[ns + i], "target.%s", p->name);
@@ -1200,8 +1209,8 @@ int seed_learner_params_frame(const seed_learner *L, seed_buf *out, seed_err *er
 	seed_frame_init(&f, SEED_FRAME_PARAMS);
 	seed_frame_set_int(&f, "policy_version", L->st.policy_version);
 	seed_frame_set_int(&f, "run", 0);
-	seed_frame_set_tensor(&f, "params",
-	                      seed_tensor_view(seed_model_params(L->model), SEED_DTYPE_F32, 1, &n));
+	seed_frame_set_tensor(
+	    &f, "params", seed_tensor_view((float *)seed_model_params_read(L->model), SEED_DTYPE_F32, 1, &n));
 	seed_frame_set_str(&f, "model", L->cfg->model);
 	seed_buf_reset(out);
 	return seed_frame_encode(&f, out, err);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "seed/buf.h"
+#include "seed/nn.h"
 
 enum { BLOCK = 16 };
 
@@ -27,6 +28,9 @@ struct seed_optim {
 	int64_t t; /* steps taken */
 	int nslots;
 	float *state; /* nslots * n floats, slot i at state + i * n */
+	/* The model whose device holds the newer state (seed_optim_step_model
+	 * on a GPU), or NULL: the host's is current. */
+	seed_model *dev;
 };
 
 void seed_optim_config_default(seed_optim_config *c, seed_optim_kind kind)
@@ -107,8 +111,17 @@ void seed_optim_free(seed_optim **o)
 	*o = NULL;
 }
 
+/* The state's current values to the host, which may write them. */
+static void state_to_host(seed_optim *o)
+{
+	if (o->dev)
+		seed_model_device_state(o->dev, o->state);
+	o->dev = NULL;
+}
+
 void seed_optim_reset(seed_optim *o)
 {
+	state_to_host(o);
 	memset(o->state, 0, (size_t)o->nslots * o->n * sizeof(float));
 	/* TF1's RMSPropOptimizer initialises its mean square to ones. */
 	if (o->c.kind == SEED_OPTIM_RMSPROP && o->c.rmsprop_style == SEED_RMSPROP_TF)
@@ -142,6 +155,7 @@ size_t seed_optim_state_size(const seed_optim *o)
 
 float *seed_optim_state(seed_optim *o)
 {
+	state_to_host(o);
 	return o->state;
 }
 
@@ -247,12 +261,10 @@ static inline void rms_torch_mom_kernel(size_t len, float *restrict p, const flo
 			KERNEL((n)-i_, __VA_ARGS__);                                                         \
 	} while (0)
 
-int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict grads, float lr)
+/* The coefficients of step t = o->t + 1 at learning rate lr. */
+static struct coef coefs(const seed_optim *o, float lr)
 {
-	if (!o || !params || !grads || (const float *)params == grads || !(isfinite(lr) && lr >= 0))
-		return -EINVAL;
 	const seed_optim_config *c = &o->c;
-	const size_t n = o->n;
 	const int64_t t = o->t + 1;
 	struct coef k = {0};
 	k.eps = c->eps;
@@ -263,7 +275,6 @@ int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict
 		k.keep = 1;
 		k.l2 = c->weight_decay;
 	}
-	float *s0 = o->state, *s1 = o->nslots > 1 ? o->state + n : NULL;
 	if (c->kind == SEED_OPTIM_ADAM) {
 		k.a = c->beta1;
 		k.b = (float)(1.0 - c->beta1);
@@ -271,27 +282,86 @@ int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict
 		k.b2 = (float)(1.0 - c->beta2);
 		k.step = (float)((double)lr / (1.0 - pow(c->beta1, (double)t)));
 		k.bc2s = (float)sqrt(1.0 - pow(c->beta2, (double)t));
-		BLOCKED(n, adam_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
 	} else {
 		k.a = c->decay;
 		k.b = (float)(1.0 - c->decay);
 		k.mu = c->momentum;
 		k.step = lr;
-		if (c->rmsprop_style == SEED_RMSPROP_TF) {
-			if (s1)
-				BLOCKED(n, rms_tf_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
-			else
-				BLOCKED(n, rms_tf_kernel, params + i_, grads + i_, s0 + i_, k);
-		} else {
-			if (s1)
-				BLOCKED(n, rms_torch_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_,
-				        k);
-			else
-				BLOCKED(n, rms_torch_kernel, params + i_, grads + i_, s0 + i_, k);
-		}
 	}
-	o->t = t;
+	return k;
+}
+
+int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict grads, float lr)
+{
+	if (!o || !params || !grads || (const float *)params == grads || !(isfinite(lr) && lr >= 0))
+		return -EINVAL;
+	state_to_host(o);
+	const seed_optim_config *c = &o->c;
+	const size_t n = o->n;
+	const struct coef k = coefs(o, lr);
+	float *s0 = o->state, *s1 = o->nslots > 1 ? o->state + n : NULL;
+	if (c->kind == SEED_OPTIM_ADAM) {
+		BLOCKED(n, adam_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
+	} else if (c->rmsprop_style == SEED_RMSPROP_TF) {
+		if (s1)
+			BLOCKED(n, rms_tf_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
+		else
+			BLOCKED(n, rms_tf_kernel, params + i_, grads + i_, s0 + i_, k);
+	} else {
+		if (s1)
+			BLOCKED(n, rms_torch_mom_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
+		else
+			BLOCKED(n, rms_torch_kernel, params + i_, grads + i_, s0 + i_, k);
+	}
+	o->t++;
 	return 0;
+}
+
+int seed_optim_step_model(seed_optim *o, seed_model *m, float lr)
+{
+	if (!o || !m || o->n != seed_model_num_params(m) || !(isfinite(lr) && lr >= 0))
+		return -EINVAL;
+	const struct coef k = coefs(o, lr);
+	const seed_optim_config *c = &o->c;
+	seed_model_update u = {.rule = c->kind == SEED_OPTIM_ADAM            ? 0
+	                               : c->rmsprop_style == SEED_RMSPROP_TF ? 1
+	                                                                     : 2,
+	                       .nslots = o->nslots,
+	                       .keep = k.keep,
+	                       .l2 = k.l2,
+	                       .a = k.a,
+	                       .b = k.b,
+	                       .a2 = k.a2,
+	                       .b2 = k.b2,
+	                       .step = k.step,
+	                       .bc2s = k.bc2s,
+	                       .eps = k.eps,
+	                       .mu = k.mu};
+	if (o->dev && o->dev != m)
+		state_to_host(o); /* bound to another model's device */
+	int rc = seed_model_device_update(m, &u, o->state);
+	if (rc == -ENOTSUP) /* on the CPU */
+		return seed_optim_step(o, seed_model_params(m), seed_model_grads(m), lr);
+	if (rc < 0)
+		return rc;
+	o->dev = m;
+	o->t++;
+	return 0;
+}
+
+double seed_optim_clip_model(seed_model *m, float max_norm)
+{
+	double sum;
+	int rc = seed_model_device_grad_sumsq(m, &sum);
+	if (rc == -ENOTSUP)
+		return seed_optim_clip_global_norm(seed_model_grads(m), seed_model_num_params(m), max_norm);
+	if (rc < 0)
+		return NAN;
+	const double norm = sqrt(sum);
+	if (max_norm > 0 && isfinite(max_norm) && isfinite(norm) && norm > max_norm &&
+	    seed_model_device_scale_grads(m, (float)((double)max_norm / norm)) < 0)
+		return NAN;
+	return norm;
 }
 
 double seed_optim_clip_global_norm(float *g, size_t n, float max_norm)

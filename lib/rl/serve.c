@@ -300,6 +300,8 @@ static void build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t act
 	seed_agent *a = NULL;
 	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
 	                        2 * s->o.max_batch, s->o.greedy, s->o.seed, 0x1f3, &err);
+	if (rc == 0 && s->o.device)
+		rc = seed_model_set_device(seed_agent_model(a), s->o.device, &err);
 	if (rc == 0 && s->have_staged) {
 		rc = seed_agent_load_params(a, s->staged, s->staged_len, s->staged_version, &err);
 	} else if (rc == 0 && s->o.load) {

@@ -228,6 +228,16 @@ int seed_envs_render_rgb_final(const seed_envs *e, int i, uint8_t *rgb, int widt
 int seed_env_grid_rgb(const uint8_t *obs, int rows, int cols, int channels, const uint8_t (*colors)[3],
                       uint8_t *rgb, int width, int height);
 
+/* Scale a picture src [sh][sw][3] to dst [dh][dw][3] (red, green, blue;
+ * row 0 at the top), for pictures that come at one size only (a Gymnasium
+ * environment's).  Each axis on its own: where dst is at least as large,
+ * pixel x shows source pixel x * sw / dw (nearest, so equal sizes copy and
+ * multiples repeat pixels); where it is smaller, pixel x is the mean of the
+ * source pixels floor(x * sw / dw) .. ceil((x + 1) * sw / dw) - 1, so that
+ * thin lines fade rather than vanish.  Means are rounded half up.  -EINVAL
+ * for a side outside 1 .. SEED_ENV_MAX_RGB; allocates nothing. */
+int seed_env_rgb_scale(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
+
 /* MinAtar's colours for a grid of n channels (its GUI's: seaborn's
  * "cubehelix" palette of n colours, i.e. matplotlib's cubehelix colour map
  * at (c + 1) / (n + 1) for channel c, as 8-bit values the way matplotlib

@@ -160,6 +160,10 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 /* Free L (NULL is fine) and set *L to NULL.  Reservations stay as they
  * are: only seed_learner_save(L, true, ...) gives them back. */
 void seed_learner_free(seed_learner **L);
+/* Run the learner's models (the online one, and a target network) on
+ * device: "cpu", "cuda" or "cuda:N" (seed_model_set_device).  Errors: those
+ * of seed_model_set_device; the models stay where they were. */
+int seed_learner_set_device(seed_learner *L, const char *device, seed_err *err);
 
 /* Restore the parameters, the optimizer state and the counters from ck
  * (borrowed), before the first update.  A reservation of versions past

@@ -139,6 +139,10 @@ void seed_model_init(seed_model *m, seed_rng *rng);
  * 64-byte aligned, owned by m). */
 float *seed_model_params(seed_model *m);
 float *seed_model_grads(seed_model *m);
+/* The parameters for reading only (publishing, saving): brought to the host
+ * as seed_model_params does, but a model on a GPU keeps its device's copy
+ * as the current one (the next forward copies nothing back). */
+const float *seed_model_params_read(const seed_model *m);
 size_t seed_model_num_params(const seed_model *m);
 
 /* Parameter tensors in slab order: i in [0, seed_model_num_tensors); NULL
@@ -227,6 +231,52 @@ int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q);
  * forward yet, the other kind of head). */
 int seed_model_backward_seq(seed_model *m, const float *dlogits, const float *dvalues);
 int seed_model_backward_seq_q(seed_model *m, const float *dq);
+
+/* Devices (doc/gpu.md).  A model computes on the CPU unless told
+ * otherwise; device is "cpu", "cuda" (CUDA device 0) or "cuda:N".  On a
+ * GPU the parameters and gradients live on the device too: the slabs that
+ * seed_model_params and seed_model_grads return are the host's copies,
+ * brought up to date when those are called (a caller may write through
+ * them: the device takes the host's values before its next forward or
+ * backward), and forward, backward, seed_model_zero_grad and loads keep
+ * the two coherent.  Observations, outputs and their gradients cross to
+ * and from the device in every call (with a core: the previous rewards,
+ * actions, resets and the state too).
+ * seed_device_check says whether device names a device this build and
+ * machine have: 0; -EINVAL (not a device name); -ENODEV (CUDA not built
+ * in, or no such device: err says which, in the CUDA runtime's words).
+ * seed_model_set_device moves m's compute to device (parameters and
+ * gradients kept, the activations of the last forward not): the errors of
+ * seed_device_check, -ENOMEM (device memory); m is unchanged on errors.
+ * seed_model_device names m's device: "cpu" or "cuda:N". */
+int seed_device_check(const char *device, seed_err *err);
+int seed_model_set_device(seed_model *m, const char *device, seed_err *err);
+const char *seed_model_device(const seed_model *m);
+
+/* Optimizer updates where the model's slabs are, for seed/optim.h's
+ * seed_optim_clip_model and seed_optim_step_model (which compute the
+ * per-step coefficients; use those).  On the CPU these return -ENOTSUP and
+ * the optimizer works on the host's slabs.  On a GPU the parameters,
+ * gradients and the optimizer's state stay on the device: only the norm
+ * crosses.  rule: 0 Adam, 1 RMSProp (TF1), 2 RMSProp (PyTorch); the
+ * coefficients are seed/optim.h's (optim.c's struct coef).
+ * seed_model_device_update binds state (nslots * num_params floats, the
+ * optimizer's host array) to m's device copy of it: the host's values are
+ * taken when state is new to m or was handed out since
+ * (seed_model_device_state); afterwards the device's copy is the newer one.
+ * seed_model_device_state brings it back into state and marks the host's
+ * copy the newer one (the caller may write it).
+ * seed_model_device_grad_sumsq: sum of the gradients' squares (in double)
+ * into *sumsq; seed_model_device_scale_grads: gradients *= s.
+ * Errors: -ENOTSUP (on the CPU), -EIO (the device failed). */
+typedef struct seed_model_update {
+	int rule, nslots;
+	float keep, l2, a, b, a2, b2, step, bc2s, eps, mu;
+} seed_model_update;
+int seed_model_device_update(seed_model *m, const seed_model_update *u, float *state);
+void seed_model_device_state(seed_model *m, float *state);
+int seed_model_device_grad_sumsq(seed_model *m, double *sumsq);
+int seed_model_device_scale_grads(seed_model *m, float s);
 
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);

@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "seed/error.h"
+#include "seed/nn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +95,20 @@ void seed_optim_free(seed_optim **o);
  * for good, so check seed_optim_clip_global_norm's result first and skip
  * the step when it is not finite. */
 int seed_optim_step(seed_optim *o, float *params, const float *grads, float lr);
+
+/* seed_optim_step on m's slabs, where they are: on a GPU
+ * (seed_model_set_device) the update runs there, on the device's
+ * parameters, gradients and a device copy of the state (the same formulas,
+ * the same float arithmetic), and nothing crosses to the host; on the CPU
+ * it is seed_optim_step(o, seed_model_params(m), seed_model_grads(m), lr).
+ * The state's newer copy is then m's until seed_optim_state or
+ * seed_optim_reset bring it back: m must live while o may need it.
+ * Errors: -EINVAL (n is not m's parameter count, lr negative or not
+ * finite), -EIO (the device failed). */
+int seed_optim_step_model(seed_optim *o, seed_model *m, float lr);
+/* seed_optim_clip_global_norm over m's gradients, where they are (on a GPU
+ * only the norm crosses); NaN if the device failed. */
+double seed_optim_clip_model(seed_model *m, float max_norm);
 
 /* Forget the state: slots back to their initial values, step counter 0. */
 void seed_optim_reset(seed_optim *o);

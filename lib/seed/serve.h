@@ -87,6 +87,7 @@ typedef struct seed_serve_opts {
 	size_t max_row_bytes; /* bytes of one observation at most */
 	bool model;           /* act with a model (else uniform random play) */
 	bool greedy;          /* take the most likely action */
+	const char *device;   /* the model's device (seed_model_set_device); NULL: the CPU */
 	uint64_t seed;        /* of the sampling */
 	/* A Q model's exploration (a dueling head; see "Q models" above):
 	 * with epsilon_envs = N > 0, environment i of N explores with
