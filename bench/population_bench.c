@@ -14,7 +14,9 @@
  * members, once per generation) in ms; then GA generations (full rank):
  * a first round of fresh genomes (set: one initialisation per member, the
  * model's scheme, orthogonal), and a later round whose members are
- * children of 20 parents of 9 keys (set: each parent built once).  Each figure is the median of R
+ * children of 20 parents of 9 keys (set: after the first call, which
+ * builds each parent once, the parents come from those the population
+ * kept, as they do from one GA round to the next).  Each figure is the median of R
  * timed runs (default 7), each at least 20 ms long.  --cpu-time times by
  * the thread's CPU time (for a shared machine).  One BLAS thread unless
  * SEED_BLAS_THREADS says otherwise.
@@ -234,8 +236,8 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 			double set_s = time_it(run_set, &c);
 			double rs = rows / time_it(run_pop, &c);
 			printf("| %s | GA, %s | %d | %.0f | %.0f%% | %.2f |\n", d->name,
-			       L == 1 ? "fresh genomes" : "20 parents + 1 key", M, rs, 100.0 * rs / single,
-			       1e3 * set_s);
+			       L == 1 ? "fresh genomes" : "20 parents + 1 key, parents kept", M, rs,
+			       100.0 * rs / single, 1e3 * set_s);
 			seed_population_free(&pop);
 			free(gg);
 		}

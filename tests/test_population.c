@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/evo.h"
 #include "seed/policy.h"
 #include "tap.h"
 
@@ -385,11 +386,72 @@ out:
 	seed_noise_free(&n);
 }
 
+/* GA rounds from seed_evo itself, played through one population (which
+ * builds parents from the ones it kept from the last phase-0 round): every
+ * round's forward against the members' own parameters. */
+static void t_ga_generations(void)
+{
+	const shape_case *c = &cases[0];
+	seed_noise *n = NULL;
+	seed_population *pop = NULL;
+	seed_model *ref = NULL, *scratch = NULL, *layout = NULL;
+	seed_evo *e = NULL;
+	CHECK(seed_noise_new(&n, 6, 1 << 16, NULL) == 0);
+	CHECK(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, NULL) == 0);
+	CHECK(seed_model_new(&ref, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	CHECK(seed_model_new(&layout, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+	if (!n || !pop || !ref || !scratch || !layout)
+		goto out;
+	for (int rank = 0; rank <= 1; rank++) {
+		seed_evo_config cfg;
+		seed_evo_config_default(&cfg, SEED_EVO_GA);
+		cfg.population = 9;
+		cfg.truncation = 3;
+		cfg.elite_candidates = 2;
+		cfg.elite_episodes = 1;
+		cfg.sigma = 0.05;
+		cfg.rank = rank;
+		cfg.noise_seed = 6;
+		cfg.noise_size = 1 << 16;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_evo_new(&e, &cfg, n, layout, &err) == 0, "%s", err.msg);
+		if (!e)
+			break;
+		seed_rng rng;
+		seed_rng_init(&rng, 12, (uint64_t)rank);
+		float obs[ROWS * 4];
+		int32_t member[ROWS];
+		for (int round = 0; round < 12; round++) {
+			const seed_evo_gen *g = seed_evo_current(e);
+			CHECK_MSG(seed_population_set(pop, n, g, &err) == 0, "round %d: %s", round, err.msg);
+			random_obs(c, ROWS, obs, &rng);
+			for (int r = 0; r < ROWS; r++)
+				member[r] = (int32_t)seed_rng_below(&rng, (uint32_t)g->members);
+			double worst = compare(c, pop, ref, scratch, n, g, ROWS, obs, member);
+			CHECK_MSG(worst < 2e-5, "rank %d round %d (phase %d, L %d): relative error %g", rank,
+			          round, g->phase, g->genome_len, worst);
+			for (int m = 0; m < g->members; m++)
+				seed_evo_report(e, g->generation, m, (double)seed_rng_below(&rng, 100), 1);
+			CHECK(seed_evo_advance(e, &err) == 0);
+		}
+		seed_evo_free(&e);
+	}
+out:
+	seed_evo_free(&e);
+	seed_population_free(&pop);
+	seed_model_free(&ref);
+	seed_model_free(&scratch);
+	seed_model_free(&layout);
+	seed_noise_free(&n);
+}
+
 int main(void)
 {
 	TAP_RUN(t_shapes);
 	TAP_RUN(t_act);
 	TAP_RUN(t_regenerate);
+	TAP_RUN(t_ga_generations);
 	TAP_RUN(t_errors);
 	return tap_done();
 }

@@ -85,6 +85,17 @@ struct seed_population {
 	float *wt;     /* conv2d weight transposed (k k C, Fp) */
 	float *head;   /* (max_rows, A) logits in sorted order */
 	float *zeros;  /* (widest) a zero bias for the low-rank shared product */
+	/* GA: the parents built by the last phase-0 set (their genomes, padded
+	 * with -1 to cache_L, and weights), for the next rounds' parents and
+	 * candidates; valid for the table, sigma and rank they were built with. */
+	int ncache, cache_L;
+	int64_t *cache_g; /* (ncache, cache_L) */
+	int *cache_len;   /* (ncache) */
+	float *cache_w;   /* (ncache, P) */
+	uint64_t cache_seed;
+	int64_t cache_size;
+	double cache_sigma;
+	int cache_rank;
 };
 
 int seed_population_new(seed_population **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
@@ -169,6 +180,9 @@ void seed_population_free(seed_population **pp)
 	seed_population *p = *pp;
 	drop_generation(p);
 	free(p->members);
+	free(p->cache_g);
+	free(p->cache_len);
+	free(p->cache_w);
 	seed_model_free(&p->model);
 	free(p->pl);
 	free(p->buf[0]);
@@ -279,25 +293,70 @@ static int cmp_parent(const void *a, const void *b)
 	return x->m - y->m;
 }
 
+/* The most parents a GA set keeps for the next (a truncation is tens). */
+#define POP_CACHE 64
+
+/* The cached parent whose genome is row[0..n), or -1. */
+static int cache_find(const seed_population *p, const int64_t *row, int n)
+{
+	for (int j = 0; j < p->ncache; j++) {
+		if (p->cache_len[j] != n)
+			continue;
+		const int64_t *c = p->cache_g + (size_t)j * (size_t)p->cache_L;
+		int k = 0;
+		while (k < n && c[k] == row[k])
+			k++;
+		if (k == n)
+			return j;
+	}
+	return -1;
+}
+
+/* init (P floats) = init(key). */
+static void build_init(seed_population *p, int64_t key, float *init)
+{
+	seed_rng rng;
+	seed_rng_init(&rng, (uint64_t)key, SEED_EVO_INIT_STREAM);
+	seed_model_init(p->model, &rng);
+	memcpy(init, seed_model_params(p->model), p->P * sizeof *init);
+}
+
 /* Full rank, GA and RS: the members' parameters exactly as
  * seed_evo_member_params builds them (init(genome[0]), then the mutations
  * in order), but each parent once: members are sorted by their genome
  * without its last key (a GA round's children share a handful of
  * parents, its first round and RS's members share nothing), the parent's
- * parameters are built once (its initialisation once per run of equal
- * first keys: an orthogonal initialisation is a QR per layer), then each
- * member is its parent plus its last mutation.  The float operations are
- * those of seed_evo_member_params, in the same order. */
+ * parameters are built once, then each member is its parent plus its last
+ * mutation.  A parent comes, in order of preference, from the parents the
+ * last phase-0 set built (a phase-1 round's candidates are their children),
+ * from one of those plus one key (a phase-0 round's parents are the last
+ * round's members), or from its initialisation (once per run of equal
+ * first keys: an orthogonal initialisation is a QR per layer) and all its
+ * mutations.  The float operations are those of seed_evo_member_params, in
+ * the same order, so the parameters are the same to the bit. */
 static int build_genomes(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err)
 {
 	int M = g->members, L = g->genome_len;
 	size_t P = p->P;
+	float sigma = (float)g->sigma;
+	if (p->cache_seed != g->noise_seed || p->cache_size != g->noise_size || p->cache_sigma != g->sigma ||
+	    p->cache_rank != g->rank || g->algo != SEED_EVO_GA)
+		p->ncache = 0; /* built with another table, sigma or rank */
+	/* A phase-0 GA set keeps its parents for the next sets. */
+	bool keep = g->algo == SEED_EVO_GA && g->phase == 0;
+	int cap = keep ? (M < POP_CACHE ? M : POP_CACHE) : 0, nnew = 0;
 	genome_ref *refs = malloc((size_t)M * sizeof *refs);
 	float *init = malloc(P * sizeof *init), *parent = malloc(P * sizeof *parent);
-	if (!refs || !init || !parent) {
+	int64_t *new_g = cap ? malloc((size_t)cap * (size_t)L * sizeof *new_g) : NULL;
+	int *new_len = cap ? malloc((size_t)cap * sizeof *new_len) : NULL;
+	float *new_w = cap ? malloc((size_t)cap * P * sizeof *new_w) : NULL;
+	if (!refs || !init || !parent || (cap && (!new_g || !new_len || !new_w))) {
 		free(refs);
 		free(init);
 		free(parent);
+		free(new_g);
+		free(new_len);
+		free(new_w);
 		return seed_err_set(err, -ENOMEM, "population: out of memory");
 	}
 	for (int m = 0; m < M; m++) {
@@ -308,7 +367,7 @@ static int build_genomes(seed_population *p, const seed_noise *noise, const seed
 		refs[m] = (genome_ref){row, n, m};
 	}
 	qsort(refs, (size_t)M, sizeof *refs, cmp_parent);
-	bool have_init = false, have_parent = false;
+	bool have_init = false;
 	int64_t init_key = -1;
 	const genome_ref *last = NULL;
 	int rc = 0;
@@ -318,38 +377,66 @@ static int build_genomes(seed_population *p, const seed_noise *noise, const seed
 		if (g->algo == SEED_EVO_RS || r->len == 1) {
 			/* The initialisation itself (RS ignores further keys). */
 			if (!have_init || init_key != r->row[0]) {
-				seed_rng rng;
-				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
-				seed_model_init(p->model, &rng);
-				memcpy(init, seed_model_params(p->model), P * sizeof *init);
+				build_init(p, r->row[0], init);
 				have_init = true;
 				init_key = r->row[0];
 			}
 			memcpy(out, init, P * sizeof *out);
 			continue;
 		}
-		if (!have_parent || !last || last->len != r->len ||
-		    cmp_parent(&(genome_ref){last->row, last->len, 0}, &(genome_ref){r->row, r->len, 0}) !=
-		        0) {
-			if (!have_init || init_key != r->row[0]) {
-				seed_rng rng;
-				seed_rng_init(&rng, (uint64_t)r->row[0], SEED_EVO_INIT_STREAM);
-				seed_model_init(p->model, &rng);
-				memcpy(init, seed_model_params(p->model), P * sizeof *init);
-				have_init = true;
-				init_key = r->row[0];
+		int k = r->len - 1; /* the parent's keys: row[0..k) */
+		if (!last || cmp_parent(&(genome_ref){last->row, last->len, 0},
+		                        &(genome_ref){r->row, r->len, 0}) != 0) {
+			int j = cache_find(p, r->row, k);
+			if (j >= 0) {
+				memcpy(parent, p->cache_w + (size_t)j * P, P * sizeof *parent);
+			} else if (k >= 2 && (j = cache_find(p, r->row, k - 1)) >= 0) {
+				memcpy(parent, p->cache_w + (size_t)j * P, P * sizeof *parent);
+				rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[k - 1],
+				                        sigma, parent, err);
+			} else {
+				if (!have_init || init_key != r->row[0]) {
+					build_init(p, r->row[0], init);
+					have_init = true;
+					init_key = r->row[0];
+				}
+				memcpy(parent, init, P * sizeof *parent);
+				for (int q = 1; q < k && !rc; q++)
+					rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[q],
+					                        sigma, parent, err);
 			}
-			memcpy(parent, init, P * sizeof *parent);
-			for (int k = 1; k < r->len - 1 && !rc; k++)
-				rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[k],
-				                        (float)g->sigma, parent, err);
-			have_parent = true;
+			if (!rc && nnew < cap) {
+				int64_t *cg = new_g + (size_t)nnew * (size_t)L;
+				for (int q = 0; q < L; q++)
+					cg[q] = q < k ? r->row[q] : -1;
+				new_len[nnew] = k;
+				memcpy(new_w + (size_t)nnew * P, parent, P * sizeof *new_w);
+				nnew++;
+			}
 			last = r;
 		}
 		memcpy(out, parent, P * sizeof *out);
 		if (!rc)
-			rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[r->len - 1],
-			                        (float)g->sigma, out, err);
+			rc = seed_evo_add_noise(noise, p->model, g->rank, (uint64_t)r->row[k], sigma, out,
+			                        err);
+	}
+	if (!rc && keep && nnew > 0) {
+		free(p->cache_g);
+		free(p->cache_len);
+		free(p->cache_w);
+		p->cache_g = new_g;
+		p->cache_len = new_len;
+		p->cache_w = new_w;
+		p->ncache = nnew;
+		p->cache_L = L;
+		p->cache_seed = g->noise_seed;
+		p->cache_size = g->noise_size;
+		p->cache_sigma = g->sigma;
+		p->cache_rank = g->rank;
+	} else {
+		free(new_g);
+		free(new_len);
+		free(new_w);
 	}
 	free(refs);
 	free(init);

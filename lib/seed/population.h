@@ -27,10 +27,16 @@
  * a recurrent core is refused (an episode's state would have to travel with
  * the rows).
  *
+ * GA members are built from their parents, each parent once; a phase-0
+ * GA set keeps the parents it built (up to 64), and the next sets build a
+ * parent from a kept one plus at most one key: (T + M) x P additions a
+ * round however long the genomes.  The same floats either way.
+ *
  * Memory: M x P floats of member parameters in full rank (256 members of
- * the MinAtar network's 132,000 parameters: 135 MB); in low rank only the
- * convolution weights and biases per member.  Activations for max_rows
- * rows, as seed_model_new.
+ * the MinAtar network's 132,000 parameters: 135 MB), kept between
+ * generations, and up to 64 x P for a GA's kept parents; in low rank the
+ * convolution weights and biases per member and B^T, c A^T of each 2-D
+ * weight.  Activations for max_rows rows, as seed_model_new.
  *
  * Threads: a population belongs to one thread at a time; BLAS runs with
  * seed_blas_threads() threads.
