@@ -193,8 +193,8 @@ int seed_evolver_generation_frame(seed_evolver *E, seed_buf *out, seed_err *err)
 	return rc;
 }
 
-/* Element i of a 1-D tensor of n elements as int64 or double, from its
- * dtype (checked by the caller). */
+/* Element i of a 1-D i64 or i32 tensor (its dtype checked by the caller), as
+ * int64; read with memcpy, since a decoded frame's data may be unaligned. */
 static int64_t int_at(const seed_tensor *t, int64_t i)
 {
 	if (t->dtype == SEED_DTYPE_I64) {
