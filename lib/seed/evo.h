@@ -190,8 +190,10 @@ bool seed_evo_complete(const seed_evo *e);
 int seed_evo_advance(seed_evo *e, seed_err *err);
 /* The best network so far: ES its centre, GA and RS the elite (after its re-evaluation;
  * before any, the best member of the last finished round; before any round
- * finished, member 0 of the current round).  out: P floats.  Errors: those
- * of seed_evo_member_params. */
+ * finished, member 0 of the current round).  out: P floats.  GA and RS
+ * build it in the model given to seed_evo_new, whose parameters are then
+ * overwritten (ES leaves it alone).  Errors: those of
+ * seed_evo_member_params. */
 int seed_evo_best_params(seed_evo *e, float *out, seed_err *err);
 /* The elite's genome (GA, RS; ES: NULL, *len 0).  Before any elite, as
  * seed_evo_best_params says.  Valid until the next seed_evo_advance. */
