@@ -359,7 +359,8 @@ static void t_checkpoint_ga(void)
 	tmpdir_remove(dir);
 }
 
-/* An ES checkpoint's parameters are the centre. */
+/* An ES checkpoint's parameters are the centre; it resumes to the same
+ * updates (Adam's moments restored). */
 static void t_checkpoint_es(void)
 {
 	seed_config c;
@@ -382,9 +383,30 @@ static void t_checkpoint_es(void)
 	CHECK_MSG(seed_checkpoint_load_model(ck, scratch, &err) == 0, "%s", err.msg);
 	CHECK(memcmp(seed_model_params(scratch), g->centre, P * sizeof(float)) == 0);
 	CHECK(seed_checkpoint_get(ck, "best.genome") == NULL);
+	/* Resume: the same centre and keys, and the next round after it
+	 * equal to the one the first evolver makes from the same episodes. */
+	seed_evolver *R;
+	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 5, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_restore(R, ck, 5, &err) == 0, "%s", err.msg);
+	const seed_evo_gen *rg = seed_evo_current(seed_evolver_evo(R));
+	CHECK(rg->generation == g->generation && rg->members == g->members);
+	CHECK(memcmp(rg->centre, g->centre, P * sizeof(float)) == 0);
+	CHECK(memcmp(rg->genome, g->genome, (size_t)g->members * 8) == 0);
+	CHECK(play_round(E, 5, 3) == 4 && play_round(R, 5, 3) == 4);
+	CHECK(seed_evolver_step(E, 3, &err) == 1 && seed_evolver_step(R, 6, &err) == 1);
+	g = seed_evo_current(seed_evolver_evo(E));
+	rg = seed_evo_current(seed_evolver_evo(R));
+	CHECK(memcmp(rg->centre, g->centre, P * sizeof(float)) == 0);
+	seed_evolver_free(&R);
 	char line[512];
 	seed_evolver_summary(E, "frame budget reached", 2, line, sizeof line);
-	CHECK_MSG(strstr(line, "frame budget reached: 12 frames, 1 rounds") && strstr(line, "checkpoint in"),
+	/* A round past the checkpoint: the summary says the run is not saved. */
+	CHECK_MSG(strstr(line, "frame budget reached: 24 frames, 2 rounds") && strstr(line, "NOT SAVED") &&
+	              strstr(line, "holds the checkpoint of round 1"),
+	          "%s", line);
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	seed_evolver_summary(E, NULL, 2, line, sizeof line);
+	CHECK_MSG(strstr(line, "stopped by a signal: 24 frames, 2 rounds") && strstr(line, "checkpoint in"),
 	          "%s", line);
 	seed_model_free(&scratch);
 	seed_checkpoint_free(&ck);
