@@ -4,7 +4,8 @@
 # trains CartPole through seed-train; the programs started by hand train
 # too, their checkpoint plays in seed-eval and seed-infer --model, and a
 # run resumes where it stopped; a round whose member never reports ends at
-# the generation deadline.
+# the generation deadline; seed-train's run goes on through a killed
+# seed-infer (the round is republished) and a killed seed-learn (resumed).
 
 setup() {
 	load helpers
@@ -188,4 +189,44 @@ start_population() {
 	run timeout 60 seed-actor --env cartpole --envs 4 --steps 200 --connect "ipc://$D/serve" --quiet
 	echo "$output"
 	assert_success
+}
+
+# pid_of NAME: the pid of seed-train's program NAME in this test (the program
+# itself, not a libtool wrapper script), or nothing.
+pid_of() {
+	pgrep -f -- "^[^ ]*/?$1 .*ipc://$D/tmp/" | head -1
+}
+
+# wait_lines N: until the run's metrics file has N lines (20 s at most).
+wait_lines() {
+	local i
+	for i in $(seq 200); do
+		[ "$(wc -l <"$D/run/metrics.jsonl" 2>/dev/null || echo 0)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "seed-train evolves on through a killed seed-infer and a killed seed-learn" {
+	seed-train ga-cartpole --seed 4 --dir "$D/run" --set target_return=null --frames 1500000 \
+		--set checkpoint_interval=0.2 --no-eval >"$D/out" 2>"$D/err" &
+	PIDS=$!
+	wait_lines 3
+	# seed-infer dies: the restarted one gets the round republished.
+	kill -KILL "$(pid_of seed-infer)"
+	local n
+	n=$(wc -l <"$D/run/metrics.jsonl")
+	wait_lines $((n + 3))
+	# seed-learn dies: the restarted one resumes from the checkpoint.
+	kill -KILL "$(pid_of seed-learn)"
+	st=0
+	wait "$PIDS" || st=$?
+	cat "$D/err"
+	[ "$st" -eq 0 ]
+	jq -c .restarts "$D/out"
+	[ "$(jq '.restarts.infer >= 1 and .restarts.learn >= 1' "$D/out")" = true ]
+	grep -q '^seed-learn: .*; resumed$' "$D/err"
+	[ "$(jq '.frames >= 1500000' "$D/run/checkpoint.json")" = true ]
+	# The rounds go on past the kills.
+	[ "$(jq .step "$D/run/checkpoint.json")" -gt $((n + 3)) ]
 }
