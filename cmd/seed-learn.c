@@ -663,6 +663,10 @@ int main(int argc, char **argv)
 	bool is_gym = strncmp(cfg.env, "gym:", 4) == 0;
 	if (is_gym && gym_spec(&cfg, &gym, &err))
 		cli_die("config: %s", err.msg);
+	if (SEED_CONFIG_IS_EVO(cfg.algorithm) && opt.device && strcmp(opt.device, "cpu") != 0)
+		cli_usage_error("--device %s: algorithm %s runs no backward pass; its update (a few vector "
+		                "operations a round) is the CPU's",
+		                opt.device, seed_config_algorithm_name(cfg.algorithm));
 	if (SEED_CONFIG_IS_EVO(cfg.algorithm))
 		return evolve(ck, dir, metrics, is_gym ? &gym : NULL);
 	if (seed_learner_new(&L, &cfg, is_gym ? &gym : NULL, &err))
