@@ -295,7 +295,11 @@ point_at() {
 		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --dir "$D/at/run" --quiet 2>"$D/err" &
 	learn=$!
 	PIDS="$PIDS $learn"
-	wait_until 30 test -f "$D/at/run/checkpoint.json"
+	# A checkpoint of a trained update, so that the learner is taking
+	# unrolls when the directory goes: on a loaded machine the first
+	# checkpoint (update 0) can come before any unroll, and a learner that
+	# then trains nothing before it stops has nothing unsaved to report.
+	wait_until 60 jq -e '.step >= 1' "$D/at/run/checkpoint.json"
 	point_at blocker
 	wait_until 30 gone $learn
 	st=0
