@@ -264,6 +264,23 @@ static double unix_time(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The metrics file (metrics, or DIR/metrics.jsonl when only a run
+ * directory is given; none without either) and the TensorBoard event file
+ * (in the run directory only); dies on failure. */
+static void open_outputs(const char *dir, const char *metrics, seed_metrics **mx, seed_tfevents **tb)
+{
+	seed_err err;
+	char path[4096];
+	if (!metrics && dir) {
+		snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+		metrics = path;
+	}
+	if (metrics && seed_metrics_open(metrics, mx, &err))
+		cli_die("%s", err.msg);
+	if (dir && seed_tfevents_open(dir, unix_time(), tb, &err))
+		cli_die("%s", err.msg);
+}
+
 /* A metrics line to the metrics file and, as scalars at step "frames" (the
  * one counter that every algorithm has and a resume restores), to the
  * event file. */
@@ -457,16 +474,8 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 	if (dir && seed_evolver_open_dir(E, dir, &err))
 		cli_die("--dir: %s", err.msg);
 	seed_metrics *mx = NULL;
-	char path[4096];
-	if (!metrics && dir) {
-		snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
-		metrics = path;
-	}
-	if (metrics && seed_metrics_open(metrics, &mx, &err))
-		cli_die("%s", err.msg);
 	seed_tfevents *tb = NULL;
-	if (dir && seed_tfevents_open(dir, unix_time(), &tb, &err))
-		cli_die("%s", err.msg);
+	open_outputs(dir, metrics, &mx, &tb);
 
 	void *ctx = seed_chan_context();
 	seed_chan *uch, *pch;
@@ -680,16 +689,8 @@ int main(int argc, char **argv)
 		cli_die("--dir: %s", err.msg);
 
 	seed_metrics *mx = NULL;
-	char path[4096];
-	if (!metrics && dir) {
-		snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
-		metrics = path;
-	}
-	if (metrics && seed_metrics_open(metrics, &mx, &err))
-		cli_die("%s", err.msg);
 	seed_tfevents *tb = NULL;
-	if (dir && seed_tfevents_open(dir, unix_time(), &tb, &err))
-		cli_die("%s", err.msg);
+	open_outputs(dir, metrics, &mx, &tb);
 
 	void *ctx = seed_chan_context();
 	seed_chan *uch, *pch;
@@ -699,11 +700,10 @@ int main(int argc, char **argv)
 	const seed_model *model = seed_learner_model(L);
 	int64_t rows = cfg.envs_per_actor > 65536 ? cfg.envs_per_actor : 65536;
 	int64_t obs_bytes = (int64_t)seed_model_obs_bytes(model);
-	seed_envs *probe; /* the env's own rows, should the model read another dtype */
-	if (seed_envs_new(&probe, cfg.env, cfg.env_options, 1, 0, &err) == 0) {
-		int64_t env_bytes = (int64_t)seed_env_spec_obs_bytes(seed_envs_spec(probe));
+	seed_env_spec probed; /* the env's own rows, should the model read another dtype */
+	if (seed_env_probe(cfg.env, cfg.env_options, &probed, &err) == 0) {
+		int64_t env_bytes = (int64_t)seed_env_spec_obs_bytes(&probed);
 		obs_bytes = env_bytes > obs_bytes ? env_bytes : obs_bytes;
-		seed_envs_free(&probe);
 	}
 	bool r2d2 = cfg.algorithm == SEED_CONFIG_R2D2;
 	int64_t max_msg = seed_limit_unroll(rows, cfg.unroll_length + 1, obs_bytes,

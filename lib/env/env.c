@@ -339,6 +339,17 @@ const seed_env_spec *seed_envs_spec(const seed_envs *e)
 	return &e->spec;
 }
 
+int seed_env_probe(const char *name, const char *options, seed_env_spec *spec, seed_err *err)
+{
+	seed_envs *probe;
+	int rc = seed_envs_new(&probe, name, options, 1, 0, err);
+	if (rc)
+		return rc;
+	*spec = probe->spec;
+	seed_envs_free(&probe);
+	return 0;
+}
+
 int seed_envs_num(const seed_envs *e)
 {
 	return e->num;

@@ -115,12 +115,9 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 {
 	seed_env_spec probed;
 	if (!spec) {
-		seed_envs *probe;
-		int prc = seed_envs_new(&probe, cfg->env, cfg->env_options, 1, 0, err);
+		int prc = seed_env_probe(cfg->env, cfg->env_options, &probed, err);
 		if (prc)
 			return prc;
-		probed = *seed_envs_spec(probe);
-		seed_envs_free(&probe);
 		spec = &probed;
 	}
 	seed_learner *L = seed_xcalloc(1, sizeof *L);

@@ -176,6 +176,11 @@ void seed_envs_free(seed_envs **e);
 
 /* The spec with the time limit in force (the "max_steps" option applied). */
 const seed_env_spec *seed_envs_spec(const seed_envs *e);
+/* The spec of the class called name with options (as seed_envs_new takes
+ * them) into *spec, from one instance made and freed: what a learner
+ * probes before it sees a frame.  Errors: those of seed_envs_new, *spec
+ * then untouched. */
+int seed_env_probe(const char *name, const char *options, seed_env_spec *spec, seed_err *err);
 int seed_envs_num(const seed_envs *e);
 const seed_env_class *seed_envs_class(const seed_envs *e);
 
