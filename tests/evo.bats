@@ -127,7 +127,11 @@ train() {
 	printf '\001' >>"$D/ep.msgpack"
 	"$push" "ipc://$D/ep" "$D/ep.msgpack" &
 	PIDS="$!"
-	run timeout --preserve-status -s TERM 4 seed-learn --config es-cartpole --set evolution.population=4 \
+	# --foreground: without it timeout signals the learner twice (itself and
+	# then its process group), and a second SIGTERM is "the user insists"
+	# (cli.c): the learner then dies of it, status 143, when the two land
+	# apart.
+	run timeout --foreground --preserve-status -s TERM 4 seed-learn --config es-cartpole --set evolution.population=4 \
 		--set evolution.generation_deadline=1.5 --unrolls "ipc://$D/ep" --params "ipc://$D/p" \
 		--dir "$D/run"
 	echo "$output"
