@@ -109,6 +109,8 @@ typedef struct half {
 	float *reward, *ep_return;
 	uint8_t *terminated, *truncated;
 	int32_t *ep_length, *actions;
+	uint8_t *reset; /* the server's restart requests for the next step */
+	bool any_reset;
 	seed_buf frame; /* the last request, kept for resending */
 } half;
 
@@ -121,7 +123,7 @@ typedef struct actor {
 	half halves[2];
 	int nhalves;
 	/* statistics */
-	int64_t episodes;
+	int64_t episodes, restarts;
 	double return_sum;
 	int64_t resends;
 	const char *endpoint;
@@ -149,6 +151,7 @@ static void half_alloc(half *h, const actor *a, int env0, int count)
 	h->truncated = seed_xcalloc((size_t)count, 1);
 	h->ep_length = seed_xcalloc((size_t)count, sizeof(int32_t));
 	h->actions = seed_xcalloc((size_t)count, sizeof(int32_t));
+	h->reset = seed_xcalloc((size_t)count, 1);
 	seed_buf_init(&h->frame);
 }
 
@@ -162,6 +165,7 @@ static void half_free(half *h)
 	free(h->truncated);
 	free(h->ep_length);
 	free(h->actions);
+	free(h->reset);
 	seed_buf_free(&h->frame);
 }
 
@@ -201,15 +205,48 @@ static void encode_step(actor *a, half *h)
 		cli_die("encoding a step frame: %s", err.msg); /* our own frame: a bug */
 }
 
-/* Step half h with h->actions; rows of truncated envs get final_obs. */
+/* Step rows i .. j-1 of half h. */
+static int step_rows(actor *a, half *h, int i, int j, seed_err *err)
+{
+	size_t ob = a->obs_bytes;
+	int rc = seed_envs_step(a->envs, h->env0 + i, j - i, h->actions + i, h->obs + (size_t)i * ob,
+	                        h->reward + i, h->terminated + i, h->truncated + i, h->final_obs + (size_t)i * ob,
+	                        h->ep_return + i, h->ep_length + i);
+	if (rc)
+		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0 + i, h->env0 + j - 1,
+		                    seed_strerror(rc));
+	return 0;
+}
+
+/* Step half h with h->actions; rows of truncated envs get final_obs.  Rows
+ * the server asked to reset start a new episode instead: their row is its
+ * first observation, with reward, flags and counters 0 (seed-frames(7)). */
 static int step_half(actor *a, half *h, seed_err *err)
 {
 	memset(h->final_obs, 0, (size_t)h->count * a->obs_bytes);
-	int rc = seed_envs_step(a->envs, h->env0, h->count, h->actions, h->obs, h->reward, h->terminated,
-	                        h->truncated, h->final_obs, h->ep_return, h->ep_length);
+	int rc = 0;
+	if (!h->any_reset)
+		rc = step_rows(a, h, 0, h->count, err);
+	for (int i = 0; h->any_reset && i < h->count && !rc;) {
+		int j = i;
+		while (j < h->count && !h->reset[j])
+			j++;
+		if (j > i)
+			rc = step_rows(a, h, i, j, err);
+		if (rc || j == h->count)
+			break;
+		rc = seed_envs_restart(a->envs, h->env0 + j, h->obs + (size_t)j * a->obs_bytes);
+		if (rc)
+			return seed_err_set(err, rc, "restarting env %d: %s", h->env0 + j, seed_strerror(rc));
+		h->reward[j] = 0;
+		h->terminated[j] = h->truncated[j] = 0;
+		h->ep_return[j] = 0;
+		h->ep_length[j] = 0;
+		a->restarts++;
+		i = j + 1;
+	}
 	if (rc)
-		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0, h->env0 + h->count - 1,
-		                    seed_strerror(rc));
+		return rc;
 	for (int i = 0; i < h->count; i++)
 		if (h->terminated[i] || h->truncated[i]) {
 			a->episodes++;
@@ -416,7 +453,8 @@ static void metrics_line(const actor *a, seed_metrics *mx, mark *m, double now, 
 		waiting += a->halves[j].inflight && a->halves[j].tries > 0;
 	json_t *o = SEED_METRICS_OBJ({"time", now - start}, {"env_steps", n},
 	                             {"steps_per_s", (double)(n - m->steps) / dt}, {"episodes", a->episodes},
-	                             {"resends", a->resends}, {"halves_unanswered", waiting});
+	                             {"restarts", a->restarts}, {"resends", a->resends},
+	                             {"halves_unanswered", waiting});
 	json_object_set_new(o, "episode_return",
 	                    eps ? json_real((a->return_sum - m->return_sum) / (double)eps) : json_null());
 	double frac[SEED_PHASE_N];
@@ -525,6 +563,13 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			continue;
 		}
 		seed_tensor_copy(h->actions, act);
+		const seed_tensor *rs = seed_frame_tensor(&f, "reset");
+		h->any_reset = false;
+		if (rs) {
+			seed_tensor_copy(h->reset, rs); /* validated: u8 [K] */
+			for (int i = 0; i < h->count; i++)
+				h->any_reset |= h->reset[i] != 0;
+		}
 		h->inflight = false;
 		if (h->tries > 0) {
 			double t = cli_now();
@@ -628,6 +673,8 @@ int main(int argc, char **argv)
 		        cli_prog, steps, dt, dt > 0 ? (double)steps / dt : 0.0, a.episodes);
 		if (a.episodes)
 			fprintf(stderr, ", mean return %.3f", a.return_sum / (double)a.episodes);
+		if (a.restarts)
+			fprintf(stderr, ", %" PRId64 " restarted by the server", a.restarts);
 		fputc('\n', stderr);
 	}
 	for (int j = 0; j < a.nhalves; j++)

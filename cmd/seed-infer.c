@@ -188,9 +188,9 @@ static void report(const seed_serve_stats *st, const seed_serve_stats *last, dou
 			snprintf(gen, sizeof gen, "%" PRId64 " (%d members)", st->generation, st->members);
 		fprintf(stderr,
 		        "%s: %sgeneration %s, %.0f episodes/s, %" PRId64 " generations played, %" PRId64
-		        " repeats, %" PRId64 " bad generation frames\n",
+		        " repeats, %" PRId64 " bad generation frames, %" PRId64 " restarts\n",
 		        cli_prog, final ? "done: " : "", gen, (double)(st->episodes - last->episodes) / dt,
-		        st->generations, st->generation_repeats, st->bad_generations);
+		        st->generations, st->generation_repeats, st->bad_generations, st->restarts);
 	}
 	int64_t db = st->batches - last->batches;
 	fprintf(stderr,
@@ -231,6 +231,7 @@ static void metrics_line(seed_metrics *mx, const seed_serve_stats *st, const see
 		                    json_real((double)(st->episodes - last->episodes) / dt));
 		json_object_set_new(o, "generations", json_integer(st->generations));
 		json_object_set_new(o, "bad_generations", json_integer(st->bad_generations));
+		json_object_set_new(o, "restarts", json_integer(st->restarts));
 	}
 	double frac[SEED_PHASE_N];
 	seed_timing_fractions(last->time, st->time, dt, frac);

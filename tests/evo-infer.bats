@@ -81,10 +81,11 @@ step() {
 		  ep_return: {dtype: "f32", shape: [2], data: $len}, ep_length: {dtype: "i32", shape: [2], data: $len}}'
 }
 
-# ask JSON: send one step frame, print the answer's type and policy version
+# ask JSON: send one step frame, print the answer's type, policy version and
+# restart requests (null: none)
 ask() {
 	echo "$1" | seed-cat --encode >"$D/step.frames"
-	zreq "ipc://$D/s" "$D/step.frames" | seed-cat | jq -c '[.type, .policy_version]'
+	zreq "ipc://$D/s" "$D/step.frames" | seed-cat | jq -c '[.type, .policy_version, .reset.data]'
 }
 
 @test "a generation for seed-actor on CartPole: every episode frame names it, every member gets its episodes" {
@@ -118,53 +119,64 @@ ask() {
 	[ "$(tail -n 1 "$D/m.jsonl" | jq -c '[.generation, .members, .generations, .bad_generations]')" = '[3,4,1,0]' ]
 }
 
-@test "a new generation mid-episode: episodes under way finish under the old one, the next ones are the new one's" {
+@test "a new generation mid-episode: an episode under way is reported as far as it went and restarted" {
 	serve
 	publish "$(gen 3 11,12 1,1)"
 	until_metrics '.generation != null'
 	# Both environments start (the actor's first step): members 0 and 1.
-	[ "$(ask "$(step 0 0 0 0 0)")" = '["action",3]' ]
+	[ "$(ask "$(step 0 0 0 0 0)")" = '["action",3,null]' ]
 	publish "$(gen 4 21,22 1,1)"
 	until_metrics '.generation == 4'
-	# Environment 0 ends (5 steps): generation 3's member 0; it starts
-	# generation 4's member 0.  Then environment 1 ends (6 steps): still
-	# generation 3's member 1.  Then environment 0 again: generation 4's.
-	[ "$(ask "$(step 1 1 0 5 5)")" = '["action",4]' ]
-	[ "$(ask "$(step 2 0 1 1 6)")" = '["action",4]' ]
-	[ "$(ask "$(step 3 1 0 2 1)")" = '["action",4]' ]
+	# Environment 0 ends (5 steps): generation 3's member 0, whole; it
+	# starts generation 4's member 0.  Environment 1 is 5 steps into
+	# generation 3's episode: reported so far, truncated, and the answer
+	# asks the actor to restart it.
+	[ "$(ask "$(step 1 1 0 5 5)")" = '["action",4,[0,1]]' ]
+	# Restarted (counters 0): generation 4's member 1; nothing asked.
+	[ "$(ask "$(step 2 0 0 1 0)")" = '["action",4,null]' ]
+	# Both end: generation 4's.
+	[ "$(ask "$(step 3 1 1 2 1)")" = '["action",4,null]' ]
 	stop
 	cat "$D/eps.jsonl"
-	[ "$(jq -sc '[.[] | [.env.data, .generation.data, .member.data, .length.data] | transpose[]]' "$D/eps.jsonl")" = \
-		'[[0,3,0,5],[1,3,1,6],[0,4,0,2]]' ]
-	grep -q "done: generation 4 (2 members), .* 2 generations played" "$D/err"
+	[ "$(jq -sc '[.[] | [.env.data, .generation.data, .member.data, .length.data, .truncated.data] | transpose[]]' "$D/eps.jsonl")" = \
+		'[[0,3,0,5,0],[1,3,1,5,1],[0,4,0,2,0],[1,4,1,1,0]]' ]
+	grep -q "done: generation 4 (2 members), .* 2 generations played, 0 repeats, 0 bad generation frames, 1 restarts" "$D/err"
+	[ "$(tail -n 1 "$D/m.jsonl" | jq .restarts)" -eq 1 ]
 }
 
-@test "the episode cap: an episode is reported at the cap, truncated, and plays on unreported" {
+@test "the episode cap: an episode is reported at the cap, truncated, and seed-actor restarts it" {
 	serve
 	publish "$(gen 0 1,2,3 1,1,1 4)"
 	until_metrics '.generation != null'
-	run --separate-stderr seed-actor --env cartpole --envs 4 --connect "ipc://$D/s" --steps 60
+	run --separate-stderr seed-actor --env cartpole --envs 4 --connect "ipc://$D/s" --steps 60 \
+		--metrics "$D/actor.jsonl"
 	[ "$status" -eq 0 ]
-	episodes=$(echo "$stderr" | sed -n 's/.* \([0-9]*\) episodes, mean return.*/\1/p')
+	echo "$stderr"
 	until_metrics '.episodes > 0'
 	stop
 	cat "$D/eps.jsonl"
 	# No CartPole episode ends within 4 steps: every report is cut at the
-	# cap, 4 steps, truncated, return 4 (each environment's first at
-	# least).  After the cap an environment plays on unreported until its
-	# episode ends: one report an episode, at most the actor's finished
-	# ones and the 4 under way at its end.
-	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
-	[ "$reports" -ge 4 ] && [ "$reports" -le $((episodes + 4)) ]
+	# cap, 4 steps, truncated, return 4.  The server then asks for a
+	# restart, and the actor starts a new episode instead of stepping:
+	# 5 of its steps an episode, so 12 an environment in 60 steps, none
+	# ended by the game.
 	jq -e -s '[.[] | [.length.data, .truncated.data, .return.data] | transpose[] | select(. != [4, 1, 4])] | length == 0' "$D/eps.jsonl"
 	[ "$(jq -sc '[.[] | .env.data[]] | unique' "$D/eps.jsonl")" = '[0,1,2,3]' ]
+	restarts=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) restarted by the server$/\1/p')
+	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
+	echo "restarts $restarts, reports $reports"
+	[ "$restarts" -ge 44 ] && [ "$restarts" -le 48 ]
+	[ "$reports" -ge "$restarts" ] && [ "$reports" -le $((restarts + 4)) ]
+	echo "$stderr" | grep -q " 0 episodes, $restarts restarted by the server"
+	[ "$(tail -n 1 "$D/actor.jsonl" | jq -c '[.episodes, .restarts]')" = "[0,$restarts]" ]
+	[ "$(tail -n 1 "$D/m.jsonl" | jq .restarts)" -eq "$restarts" ]
 }
 
 @test "a bad generation frame is warned about and counted; the server keeps serving" {
 	serve
 	publish "$(gen 3 11,12 1,1)"
 	until_metrics '.generation != null'
-	[ "$(ask "$(step 0 0 0 0 0)")" = '["action",3]' ]
+	[ "$(ask "$(step 0 0 0 0 0)")" = '["action",3,null]' ]
 	# A key below -1; then frames the schema refuses, as Python packed them
 	# (tests/ref/make_golden.py: seed-cat would not write them): M of the
 	# genome and of episodes that disagree, an algorithm nobody knows.
@@ -174,7 +186,7 @@ ask() {
 	until_metrics '.bad_generations == 2'
 	"$PUSH" --pub "ipc://$D/p" "$SEED_SRCDIR/tests/fuzz/corpus/frame/bad_generation_algorithm" 2>/dev/null
 	until_metrics '.bad_generations == 3'
-	[ "$(ask "$(step 1 1 0 3 3)")" = '["action",3]' ]
+	[ "$(ask "$(step 1 1 0 3 3)")" = '["action",3,null]' ]
 	stop
 	cat "$D/err"
 	grep -q "seed-infer: dropped a generation frame (1 bad of 2 taken): generation frame: field 'genome': member 1: first key -2, expected >= 0" "$D/err"

@@ -29,10 +29,10 @@ static seed_frame_decoder *decoder;
 
 static bool is_plain_action(const seed_frame *f)
 {
-	static const char *const names[] = {"run", "actor", "seq", "env0", "policy_version", "action"};
-	if (f->type != SEED_FRAME_ACTION || f->nfields != 6)
+	static const char *const names[] = {"run", "actor", "seq", "env0", "policy_version", "action", "reset"};
+	if (f->type != SEED_FRAME_ACTION || (f->nfields != 6 && f->nfields != 7))
 		return false;
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < f->nfields; i++)
 		if (f->fields[i].name_len != strlen(names[i]) ||
 		    memcmp(f->fields[i].name, names[i], f->fields[i].name_len) != 0)
 			return false;
@@ -57,15 +57,20 @@ static void check_frame(const seed_frame *f)
 		 * int32s, so copy them. */
 		int32_t *act = malloc((size_t)a->shape[0] * sizeof *act + 1);
 		memcpy(act, a->data, (size_t)a->shape[0] * sizeof *act);
+		const seed_tensor *rt = seed_frame_tensor(f, "reset");
+		uint8_t *reset = rt ? malloc((size_t)rt->shape[0] + 1) : NULL;
+		if (rt)
+			memcpy(reset, rt->data, (size_t)rt->shape[0]);
 		seed_buf fast = {0};
 		REQUIRE(seed_frame_encode_action(
 		            &fast, (uint32_t)seed_frame_int(f, "run", -1),
 		            (uint32_t)seed_frame_int(f, "actor", -1), seed_frame_int(f, "seq", -1),
 		            (int32_t)seed_frame_int(f, "env0", -1), seed_frame_int(f, "policy_version", -1),
-		            act, a->shape[0], &err) == 0);
+		            act, reset, a->shape[0], &err) == 0);
 		REQUIRE(fast.len == m.len && memcmp(fast.data, m.data, m.len) == 0);
 		seed_buf_free(&fast);
 		free(act);
+		free(reset);
 	}
 	seed_buf_free(&m);
 	seed_buf_free(&again);

@@ -337,6 +337,32 @@ static void init_obs(const cartpole_ref *r, float *o)
 }
 
 /* Through the vector: Gymnasium's CartPole-v1 with its TimeLimit. */
+/* seed_envs_restart: a new episode of one env at once, its counters from
+ * 0; the other envs go on untouched. */
+static void t_restart(void)
+{
+	seed_envs *e;
+	seed_err err;
+	CHECK(seed_envs_new(&e, "counter", "{\"end\": 5}", 2, 0, &err) == 0);
+	float obs[2][2], one[2];
+	CHECK(seed_envs_restart(e, 0, one) == -EINVAL); /* never reset */
+	float rew[2], ret[2];
+	uint8_t term[2], trunc[2];
+	int32_t len[2], acts[2] = {2, 0};
+	seed_envs_reset(e, obs);
+	for (int t = 0; t < 2; t++)
+		CHECK(seed_envs_step(e, 0, 2, acts, obs, rew, term, trunc, NULL, ret, len) == 0);
+	CHECK(len[0] == 2 && len[1] == 2 && obs[1][0] == 2);
+	CHECK(seed_envs_restart(e, 1, one) == 0);
+	/* The counter's second reset of env 1: count 0, resets -2. */
+	CHECK(one[0] == 0 && one[1] == -2);
+	CHECK(seed_envs_step(e, 0, 2, acts, obs, rew, term, trunc, NULL, ret, len) == 0);
+	CHECK(len[0] == 3 && ret[0] == 9 && len[1] == 1 && ret[1] == 1 && obs[1][0] == 1);
+	CHECK(term[0] == 0 && term[1] == 0);
+	CHECK(seed_envs_restart(e, 2, one) == -EINVAL && seed_envs_restart(e, -1, one) == -EINVAL);
+	seed_envs_free(&e);
+}
+
 static void t_cartpole_matches_gymnasium(void)
 {
 	int checked = 0;
@@ -824,6 +850,7 @@ int main(void)
 	TAP_RUN(t_option_errors);
 	TAP_RUN(t_step_errors);
 	TAP_RUN(t_time_limit_and_autoreset);
+	TAP_RUN(t_restart);
 	TAP_RUN(t_cartpole_matches_gymnasium);
 	TAP_RUN(t_cartpole_beyond_termination);
 	TAP_RUN(t_cartpole_vector_slices);

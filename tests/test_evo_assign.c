@@ -128,24 +128,33 @@ static void t_previous_kept(void)
 	CHECK(seed_evo_assign_live(a, 0) && seed_evo_assign_generation(a, 0) == 10);
 	int slot;
 	int32_t m;
+	/* Rows stepped before the new generation and acted on after play
+	 * their own member of the previous one. */
 	seed_evo_assign_play(a, &r[1], &slot, &m);
-	CHECK(slot == 0 && m == 1);
+	CHECK(slot == 0 && m == 1 && !seed_evo_assign_abandoned(a, &r[1]));
 	seed_evo_episode rep;
-	/* A middle step: nothing to report. */
-	CHECK(seed_evo_assign_step(a, &r[1], false, false, 1, 1, &rep) == 0);
-	CHECK(end_step(a, &r[1], 7.5f, 2, &rep) == 1);
-	CHECK(rep.generation == 10 && rep.member == 1 && rep.ret == 7.5f && rep.length == 2 &&
-	      !rep.truncated);
-	/* Its next episode is generation 11's. */
-	CHECK(r[1].generation == 11 && r[1].member == 0);
+	/* Its next step, in the middle of the episode: reported as far as it
+	 * went, truncated, and abandoned. */
+	CHECK(seed_evo_assign_step(a, &r[1], false, false, 1.5f, 4, &rep) == 1);
+	CHECK(rep.generation == 10 && rep.member == 1 && rep.ret == 1.5f && rep.length == 4 && rep.truncated);
+	CHECK(r[1].state == SEED_EVO_ROW_CAPPED && seed_evo_assign_abandoned(a, &r[1]));
 	seed_evo_assign_play(a, &r[1], &slot, &m);
 	CHECK(slot == 1 && m == 0);
 	CHECK(seed_evo_assign_live(a, 0) && seed_evo_assign_in_flight(a, 0) == 1);
-	/* The last episode of generation 10 ends: its slot is free. */
+	/* The actor restarts it: length 0, no flags, no report; the new
+	 * episode is generation 11's. */
+	CHECK(seed_evo_assign_step(a, &r[1], false, false, 0, 0, &rep) == 0);
+	CHECK(r[1].state == SEED_EVO_ROW_PLAYING && r[1].generation == 11 && r[1].member == 0);
+	CHECK(!seed_evo_assign_abandoned(a, &r[1]));
+	seed_evo_assign_play(a, &r[1], &slot, &m);
+	CHECK(slot == 1 && m == 0);
+	/* The last episode of generation 10 ends at its next step: reported
+	 * whole, and its slot is free. */
 	CHECK(seed_evo_assign_step(a, &r[0], false, true, 3, 9, &rep) == 1);
-	CHECK(rep.generation == 10 && rep.member == 0 && rep.truncated == 1);
+	CHECK(rep.generation == 10 && rep.member == 0 && rep.length == 9 && rep.truncated == 1);
 	CHECK(!seed_evo_assign_live(a, 0) && seed_evo_assign_generation(a, 0) == -1);
 	CHECK(seed_evo_assign_in_flight(a, 1) == 2 && seed_evo_assign_members(a, 1) == 3);
+	CHECK(r[0].generation == 11 && r[0].member == 1 && !seed_evo_assign_abandoned(a, &r[0]));
 	/* Both flags: terminated wins, not truncated. */
 	CHECK(seed_evo_assign_step(a, &r[0], true, true, 3, 9, &rep) == 1 && rep.truncated == 0);
 	/* A start with nothing in flight frees the old slot at once. */
@@ -158,7 +167,9 @@ static void t_previous_kept(void)
 }
 
 /* A third generation while the first still has an episode in flight: that
- * episode is orphaned, plays on with the current member 0, unreported. */
+ * episode is orphaned, reported at its next step as far as it went and
+ * abandoned; an actor that does not restart it plays it out with the
+ * current member 0, unreported. */
 static void t_third_orphans(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
@@ -176,8 +187,14 @@ static void t_third_orphans(void)
 	seed_evo_assign_play(a, &r, &slot, &m);
 	CHECK(slot == 0 && m == 0);
 	seed_evo_episode rep;
-	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 1, &rep) == 0 && r.state == SEED_EVO_ROW_CAPPED);
-	CHECK(end_step(a, &r, 5, 2, &rep) == 0);
+	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 1, &rep) == 1 && r.state == SEED_EVO_ROW_CAPPED);
+	CHECK(rep.generation == 0 && rep.member == 0 && rep.length == 1 && rep.truncated);
+	CHECK(seed_evo_assign_abandoned(a, &r));
+	/* Not restarted: longer steps report nothing, nor does its end. */
+	CHECK(seed_evo_assign_step(a, &r, false, false, 1, 2, &rep) == 0 && r.state == SEED_EVO_ROW_CAPPED);
+	seed_evo_assign_play(a, &r, &slot, &m);
+	CHECK(slot == 0 && m == 0);
+	CHECK(end_step(a, &r, 5, 3, &rep) == 0);
 	CHECK(r.state == SEED_EVO_ROW_PLAYING && r.generation == 2);
 	/* Generation 1's episode still counts and reports. */
 	CHECK(end_step(a, &q, 4, 3, &rep) == 1 && rep.generation == 1);
@@ -202,12 +219,21 @@ static void t_cap(void)
 	CHECK(rep.generation == 3 && rep.member == 0 && rep.ret == 5 && rep.length == 5 &&
 	      rep.truncated == 1);
 	CHECK(r.state == SEED_EVO_ROW_CAPPED && seed_evo_assign_in_flight(a, 0) == 0);
+	CHECK(seed_evo_assign_abandoned(a, &r)); /* the server asks for a restart */
 	for (int32_t t = 6; t < 9; t++)
 		CHECK(seed_evo_assign_step(a, &r, false, false, (float)t, t, &rep) == 0);
 	CHECK(end_step(a, &r, 9, 9, &rep) == 0);
 	CHECK(r.state == SEED_EVO_ROW_PLAYING && seed_evo_assign_assigned(a, 0, 0) == 2);
+	CHECK(!seed_evo_assign_abandoned(a, &r));
 	/* An episode that ends before the cap is reported as it is. */
 	CHECK(end_step(a, &r, 2, 2, &rep) == 1 && rep.length == 2 && rep.truncated == 0);
+	/* Capped again, and restarted by the actor this time: the next step
+	 * is the start of an assigned episode. */
+	for (int32_t t = 1; t < 5; t++)
+		CHECK(seed_evo_assign_step(a, &r, false, false, (float)t, t, &rep) == 0);
+	CHECK(seed_evo_assign_step(a, &r, false, false, 5, 5, &rep) == 1 && rep.length == 5);
+	CHECK(seed_evo_assign_step(a, &r, false, false, 0, 0, &rep) == 0);
+	CHECK(r.state == SEED_EVO_ROW_PLAYING && seed_evo_assign_assigned(a, 0, 0) == 4);
 	seed_evo_assign_free(&a);
 }
 
@@ -224,12 +250,19 @@ static void t_loose(void)
 	int32_t m;
 	seed_evo_assign_play(a, &r, &slot, &m);
 	CHECK(slot == -1);
+	CHECK(!seed_evo_assign_abandoned(a, &r)); /* no generation: nothing to ask */
 	seed_evo_assign_start(a, 6, 2, w, 0, NULL);
 	CHECK(seed_evo_assign_step(a, &r, false, false, 4, 7, &rep) == 0 && r.state == SEED_EVO_ROW_LOOSE);
+	CHECK(seed_evo_assign_abandoned(a, &r));
 	seed_evo_assign_play(a, &r, &slot, &m);
 	CHECK(slot == 0 && m == 0 && seed_evo_assign_in_flight(a, 0) == 0);
 	CHECK(end_step(a, &r, 8, 8, &rep) == 1 && rep.member == -1 && rep.generation == 6 && rep.length == 8);
 	CHECK(r.state == SEED_EVO_ROW_PLAYING && r.member == 0 && seed_evo_assign_assigned(a, 0, 0) == 1);
+	/* Loose again, restarted by its actor: an assigned episode starts. */
+	seed_evo_row q = {0};
+	CHECK(seed_evo_assign_step(a, &q, false, false, 2, 5, &rep) == 0 && q.state == SEED_EVO_ROW_LOOSE);
+	CHECK(seed_evo_assign_step(a, &q, false, false, 0, 0, &rep) == 0);
+	CHECK(q.state == SEED_EVO_ROW_PLAYING && q.member == 1 && !seed_evo_assign_abandoned(a, &q));
 	seed_evo_assign_free(&a);
 }
 

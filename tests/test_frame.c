@@ -542,7 +542,7 @@ static void t_encode_action(void)
 		if (strcmp(golden_frames[i].name, "action") == 0)
 			g = &golden_frames[i];
 	const int32_t a3[3] = {1, 0, -7};
-	CHECK(g && seed_frame_encode_action(&b, 0, 0, 0, 0, 0, a3, 3, &err) == 0);
+	CHECK(g && seed_frame_encode_action(&b, 0, 0, 0, 0, 0, a3, NULL, 3, &err) == 0);
 	CHECK(g && g->bytes[0] == 0xde && g->bytes[1] == 0 && g->bytes[2] == 19 && b.data[0] == 0x88);
 	CHECK(g && g->len > b.len + 2 && memcmp(b.data + 1, g->bytes + 3, b.len - 1) == 0);
 
@@ -557,7 +557,7 @@ static void t_encode_action(void)
 	    'e',  0x91, 0x01, 0xa4, 'd',  'a',  't',  'a', 0xc4, 0x04, 0x05, 0x00, 0x00, 0x00};
 	const int32_t five = 5;
 	seed_buf_reset(&b);
-	CHECK(seed_frame_encode_action(&b, 7, 1, 128, 0, 2, &five, 1, &err) == 0);
+	CHECK(seed_frame_encode_action(&b, 7, 1, 128, 0, 2, &five, NULL, 1, &err) == 0);
 	CHECK_MSG(b.len == sizeof hand && memcmp(b.data, hand, sizeof hand) == 0, "%zu bytes, want %zu",
 	          b.len, sizeof hand);
 
@@ -579,8 +579,11 @@ static void t_encode_action(void)
 	    {"seq at its top", UINT32_MAX, 0, INT64_MAX, 0, (int64_t)1 << 32, 2},
 	};
 	int32_t *acts = malloc(16384 * sizeof *acts);
-	for (int i = 0; i < 16384; i++)
+	uint8_t *resets = malloc(16384);
+	for (int i = 0; i < 16384; i++) {
 		acts[i] = (int32_t)(i * 2654435761u);
+		resets[i] = i % 3 == 1;
+	}
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		seed_frame f;
 		int64_t n = cases[k].n;
@@ -592,9 +595,25 @@ static void t_encode_action(void)
 		seed_buf_reset(&b);
 		seed_buf_append(&b, "xy", 2);
 		CHECK(seed_frame_encode_action(&b, cases[k].run, cases[k].actor, cases[k].seq, cases[k].env0,
-		                               cases[k].version, acts, n, &err) == 0);
+		                               cases[k].version, acts, NULL, n, &err) == 0);
 		CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0, "%s: %zu bytes, want %zu",
 		          cases[k].name, b.len, ref.len);
+		/* With a reset mask: the same frame with "reset" set last. */
+		seed_frame_set_tensor(&f, "reset", seed_tensor_view(resets, SEED_DTYPE_U8, 1, &n));
+		seed_buf_reset(&ref);
+		seed_buf_append(&ref, "xy", 2);
+		CHECK(seed_frame_encode(&f, &ref, &err) == 0);
+		seed_buf_reset(&b);
+		seed_buf_append(&b, "xy", 2);
+		CHECK(seed_frame_encode_action(&b, cases[k].run, cases[k].actor, cases[k].seq, cases[k].env0,
+		                               cases[k].version, acts, resets, n, &err) == 0);
+		CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0,
+		          "%s with reset: %zu bytes, want %zu", cases[k].name, b.len, ref.len);
+		seed_frame dec;
+		CHECK(seed_frame_decode(&dec, b.data + 2, b.len - 2, &err) == 0);
+		const seed_tensor *rt = seed_frame_tensor(&dec, "reset");
+		CHECK(rt && rt->dtype == SEED_DTYPE_U8 && rt->shape[0] == n &&
+		      memcmp(rt->data, resets, (size_t)n) == 0);
 	}
 
 	/* Refusals: the generic path's code and message, out unchanged. */
@@ -618,12 +637,13 @@ static void t_encode_action(void)
 		seed_buf_reset(&b);
 		seed_buf_append(&b, "xy", 2);
 		int r2 =
-		    seed_frame_encode_action(&b, 1, 2, bad[k].seq, bad[k].env0, bad[k].version, acts, n, &e2);
+		    seed_frame_encode_action(&b, 1, 2, bad[k].seq, bad[k].env0, bad[k].version, acts, NULL, n, &e2);
 		CHECK_MSG(r1 == -SEED_EFRAME && r2 == r1, "%s: %d and %d", bad[k].name, r1, r2);
 		CHECK_MSG(strcmp(e1.msg, e2.msg) == 0, "%s: '%s' and '%s'", bad[k].name, e1.msg, e2.msg);
 		CHECK_MSG(b.len == 2, "%s: out changed", bad[k].name);
 	}
 	free(acts);
+	free(resets);
 	seed_buf_free(&b);
 	seed_buf_free(&ref);
 }

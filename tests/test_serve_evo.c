@@ -34,6 +34,8 @@ struct rig {
 	seed_serve *s;
 	char warned[4][600];
 	int nwarned;
+	uint8_t reset[K]; /* the last answer's restart requests (0: none) */
+	bool has_reset;   /* whether it had the field */
 };
 
 static void on_warn(void *ctx, const char *msg)
@@ -155,6 +157,11 @@ static bool step(struct rig *r, int64_t seq, const struct envs *e, int32_t act[K
 		}
 		memcpy(act, seed_frame_tensor(&a, "action")->data, sizeof(int32_t) * K);
 		*version = seed_frame_int(&a, "policy_version", -1);
+		const seed_tensor *rt = seed_frame_tensor(&a, "reset");
+		r->has_reset = rt != NULL;
+		memset(r->reset, 0, K);
+		if (rt)
+			memcpy(r->reset, rt->data, K);
 		return true;
 	}
 	CHECK_MSG(0, "no answer to seq %lld", (long long)seq);
@@ -322,37 +329,74 @@ static void t_population(void)
 	          "v %lld g %lld m %d gs %lld bad %lld warned %d: %s", (long long)version,
 	          (long long)st->generation, st->members, (long long)st->generations,
 	          (long long)st->bad_generations, r.nwarned, r.warned[0]);
-	/* Every episode under way plays on with its generation-5 member. */
+	/* Every episode under way is generation 5's, which the learner is
+	 * done with: each is reported as far as it went (truncated, under its
+	 * member), played by generation 6's member 0, and its actor asked to
+	 * restart it. */
 	const int still[K] = {0, 1, 2, 0};
+	CHECK(next_episodes(&r, &ep));
+	CHECK(ep.n == K);
+	for (int k = 0; k < K && k < ep.n; k++)
+		CHECK_MSG(ep.env[k] == k && ep.gen[k] == 5 && ep.member[k] == still[k] && ep.len[k] == e.len[k] &&
+		              ep.ret[k] == e.ret[k] && ep.trunc[k] == 1,
+		          "row %d: env %d, generation %lld, member %d, length %d, truncated %d", k, ep.env[k],
+		          (long long)ep.gen[k], ep.member[k], ep.len[k], ep.trunc[k]);
 	for (int k = 0; k < K; k++)
-		CHECK_MSG(act[k] == want5[still[k]][k], "row %d after generation 6: action %d, want %d", k,
-		          act[k], want5[still[k]][k]);
-	/* Row 2 is truncated: generation 5's member 2, truncated; its next
-	 * episode is generation 6's member 0. */
+		CHECK_MSG(act[k] == want6[0][k] && r.reset[k] == 1,
+		          "row %d after generation 6: action %d, want %d; reset %d", k, act[k], want6[0][k],
+		          r.reset[k]);
+	CHECK(st->restarts == K);
+	/* The actor restarts them (counters 0, no flags): each starts an
+	 * episode of generation 6, members 0, 1, 0, 1; nothing reported,
+	 * nothing asked. */
 	for (int k = 0; k < K; k++)
-		e.len[k]++;
+		e.len[k] = 0, e.ret[k] = 0;
+	CHECK(step(&r, seq++, &e, act, &version));
+	for (int k = 0; k < K; k++)
+		CHECK_MSG(act[k] == want6[k % 2][k] && r.reset[k] == 0,
+		          "row %d restarted: action %d, want member %d's %d; reset %d", k, act[k], k % 2,
+		          want6[k % 2][k], r.reset[k]);
+	CHECK(!r.has_reset && st->restarts == K);
+	/* Row 2 is truncated: generation 6's member 0, truncated; its next
+	 * episode is member 0's again (counts 2 and 2: the lowest). */
+	for (int k = 0; k < K; k++)
+		e.len[k] = 1;
+	e.len[2] = 6;
 	e.tr[2] = 1;
 	e.ret[2] = 3;
 	CHECK(step(&r, seq++, &e, act, &version));
 	CHECK(next_episodes(&r, &ep));
-	CHECK(ep.n == 1 && ep.env[0] == 2 && ep.gen[0] == 5 && ep.member[0] == 2 && ep.trunc[0] == 1 &&
-	      ep.len[0] == 6);
+	CHECK(ep.n == 1 && ep.env[0] == 2 && ep.gen[0] == 6 && ep.member[0] == 0 && ep.trunc[0] == 1 &&
+	      ep.len[0] == 6 && ep.ret[0] == 3);
 	CHECK(act[2] == want6[0][2]);
 	e.tr[2] = 0;
-	/* Row 2's new episode reaches the cap of 10 steps: reported then,
-	 * truncated, with its return so far; it plays on unreported. */
+	/* The episodes reach the cap of 10 steps (rows 0, 1 and 3 at step 9,
+	 * row 2 at step 10): reported then, truncated, with the return so
+	 * far; from then on the server asks for a restart, and an actor that
+	 * does not restart them plays on unreported. */
 	e.len[2] = 0;
 	for (int t = 1; t <= 12; t++) {
 		for (int k = 0; k < K; k++)
 			e.len[k]++;
 		e.ret[2] = (float)t;
 		CHECK(step(&r, seq++, &e, act, &version));
+		if (t == 9) {
+			CHECK(next_episodes(&r, &ep));
+			CHECK(ep.n == 3 && ep.env[0] == 0 && ep.env[1] == 1 && ep.env[2] == 3);
+			for (int i = 0; i < 3 && i < ep.n; i++)
+				CHECK(ep.gen[i] == 6 && ep.member[i] == ep.env[i] % 2 && ep.len[i] == 10 &&
+				      ep.trunc[i] == 1);
+		}
 		if (t == 10) {
 			CHECK(next_episodes(&r, &ep));
 			CHECK(ep.n == 1 && ep.env[0] == 2 && ep.gen[0] == 6 && ep.member[0] == 0 &&
 			      ep.ret[0] == 10 && ep.len[0] == 10 && ep.trunc[0] == 1);
 		}
+		for (int k = 0; k < K; k++)
+			CHECK_MSG(r.reset[k] == (k == 2 ? t >= 10 : t >= 9), "step %d: row %d reset %d", t, k,
+			          r.reset[k]);
 	}
+	CHECK(st->restarts == 2 * K);
 	seed_chan_msg m;
 	seed_err err;
 	CHECK(seed_chan_recv(r.pull, &m, 20, &err) == -EAGAIN); /* nothing after the cap */

@@ -379,6 +379,14 @@ void seed_envs_reset(seed_envs *e, void *obs)
 	e->was_reset = true;
 }
 
+int seed_envs_restart(seed_envs *e, int i, void *obs)
+{
+	if (!e->was_reset || i < 0 || i >= e->num)
+		return -EINVAL;
+	reset_one(e, i, obs);
+	return 0;
+}
+
 int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
                    uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
                    int32_t *ep_length)

@@ -658,7 +658,8 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 #define PUT_NAME(p, lit) put_str(p, lit, sizeof lit - 1)
 
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
-                             int64_t policy_version, const int32_t *action, int64_t K, seed_err *err)
+                             int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
+                             seed_err *err)
 {
 	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
 	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4) {
@@ -671,14 +672,16 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 		seed_frame_set_int(&f, "env0", env0);
 		seed_frame_set_int(&f, "policy_version", policy_version);
 		seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, SEED_DTYPE_I32, 1, &K));
+		if (reset)
+			seed_frame_set_tensor(&f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
 		return seed_frame_encode(&f, out, err);
 	}
 	size_t nbytes = 4 * (size_t)K;
 	/* 145 bytes at most before the data: names and headers, six ints of
 	 * 9 bytes at most, the bin's header of 5. */
-	seed_buf_reserve(out, 192 + nbytes);
+	seed_buf_reserve(out, 192 + nbytes + (reset ? 48 + (size_t)K : 0));
 	uint8_t *p = out->data + out->len;
-	*p++ = 0x88; /* type, version and six fields */
+	*p++ = reset ? 0x89 : 0x88; /* type, version and six fields, or seven */
 	p = PUT_NAME(p, "type");
 	p = PUT_NAME(p, "action");
 	p = PUT_NAME(p, "version");
@@ -702,6 +705,19 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 	p = put_uint(p, (uint64_t)K);
 	p = PUT_NAME(p, "data");
 	p = put_bin(p, action, nbytes);
+	if (reset) {
+		/* 33 bytes at most before the data: the name, the tensor's
+		 * names and headers, K, the bin's header of 5. */
+		p = PUT_NAME(p, "reset");
+		*p++ = 0x83;
+		p = PUT_NAME(p, "dtype");
+		p = PUT_NAME(p, "u8");
+		p = PUT_NAME(p, "shape");
+		*p++ = 0x91;
+		p = put_uint(p, (uint64_t)K);
+		p = PUT_NAME(p, "data");
+		p = put_bin(p, reset, (size_t)K);
+	}
 	out->len = (size_t)(p - out->data);
 	return 0;
 }

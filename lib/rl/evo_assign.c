@@ -227,8 +227,14 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 			go_loose(a, r);
 	} else if (r->state == SEED_EVO_ROW_PLAYING) {
 		int i = slot_of(a, r);
-		if (i < 0) {
-			r->state = SEED_EVO_ROW_CAPPED; /* orphaned: plays on unreported */
+		if (i != a->current) {
+			/* Of an earlier generation: the learner has moved on.
+			 * Reported as far as it went (its frames count), then
+			 * abandoned. */
+			*rep = (seed_evo_episode){r->generation, r->member, ep_return, ep_length, 1};
+			out = 1;
+			release(a, r);
+			r->state = SEED_EVO_ROW_CAPPED;
 		} else if (a->s[i].cap > 0 && ep_length >= a->s[i].cap) {
 			*rep = (seed_evo_episode){r->generation, r->member, ep_return, ep_length, 1};
 			out = 1;
@@ -238,6 +244,11 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 	}
 	r->length = ep_length;
 	return out;
+}
+
+bool seed_evo_assign_abandoned(const seed_evo_assign *a, const seed_evo_row *r)
+{
+	return a->current >= 0 && (r->state == SEED_EVO_ROW_CAPPED || r->state == SEED_EVO_ROW_LOOSE);
 }
 
 void seed_evo_assign_play(const seed_evo_assign *a, const seed_evo_row *r, int *slot, int32_t *member)

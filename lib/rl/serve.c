@@ -1313,10 +1313,20 @@ int seed_serve_run(seed_serve *s, double now)
 			for (int k = 0; k < K; k++)
 				h->actions[k] =
 				    (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
+		/* Population mode: rows playing an episode no generation
+		 * wants are asked to restart. */
+		bool any_reset = false;
+		if (pop)
+			for (int k = 0; k < K; k++) {
+				bool x = seed_evo_assign_abandoned(s->assign, &h->evo[k]);
+				s->st.restarts += x && !h->reset[k];
+				h->reset[k] = x;
+				any_reset |= x;
+			}
 		/* Straight into the half's kept answer, no seed_frame built. */
 		seed_buf_reset(&h->reply);
 		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
-		                             h->actions, K, NULL) == 0) {
+		                             h->actions, any_reset ? h->reset : NULL, K, NULL) == 0) {
 			double ts = seed_timing_now();
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
 			s->st.time[SEED_PHASE_SEND] += seed_timing_now() - ts;

@@ -83,6 +83,7 @@ static void release(seed_session *h)
 {
 	seed_buf_free(&h->reply);
 	free(h->actions);
+	free(h->reset);
 	free(h->env);
 	free(h->ep_env);
 	free(h->ep_len);
@@ -163,9 +164,10 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 	size_t ub = seed_unroll_bytes(full); /* validates the layout either way */
 	if (ub == 0)
 		return 0;
-	/* The answer: the actions twice (the array and the encoded frame) and
-	 * the frame's fixed part; the recurrent state. */
-	size_t own = sizeof(seed_session) + (3 * 4 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
+	/* The answer: the actions and restart requests twice (the arrays and
+	 * the encoded frame) and the frame's fixed part; each row's env and
+	 * assignment; the recurrent state. */
+	size_t own = sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
 	if (l->state_size > 0) /* its floats, and each row's reward and reset */
 		own += (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
 	/* With unrolls, an unroll's worth of ended episodes: 25 bytes each. */
@@ -226,6 +228,7 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 	h->pending = false;
 	seed_buf_init(&h->reply);
 	h->actions = seed_xcalloc((size_t)full->rows, sizeof *h->actions);
+	h->reset = seed_xcalloc((size_t)full->rows, 1);
 	h->core = h->core_reward = NULL;
 	h->core_reset = NULL;
 	if (full->state_size > 0) {

@@ -189,6 +189,14 @@ const seed_env_class *seed_envs_class(const seed_envs *e);
  * from where they were.  Must be called once before the first step. */
 void seed_envs_reset(seed_envs *e, void *obs);
 
+/* Start a new episode of env i at once, abandoning the one under way (no
+ * end is reported: the next step of env i is its new episode's first):
+ * writes its first observation to obs ([obs_bytes]) and zeroes its
+ * episode counters.  What an actor does when the server asks it to
+ * (seed-frames(7), an action frame's reset).  -EINVAL: no env i, or the
+ * vector was never reset. */
+int seed_envs_restart(seed_envs *e, int i, void *obs);
+
 /* Step envs first .. first+count-1 with actions[0..count).  Outputs are
  * indexed from 0 (row i is env first+i): obs [count][obs], reward,
  * terminated, truncated (0/1), and, where not NULL, ep_return and ep_length:

@@ -10,13 +10,18 @@
  * on once each member has its episodes, so extras keep every environment
  * busy until the next generation comes.
  *
- * An episode is played by one member's fixed weights to its end: when a
- * new generation starts, environments mid-episode finish with the old one
- * and report under its number.  The assigner keeps two generations: the
- * current one and the previous one while episodes of it are under way
- * ("in flight").  A third generation arriving while the previous one still
- * has episodes in flight orphans them: they play on with the current
- * generation's member 0 and are not reported.
+ * An episode is played by one member's fixed weights.  When a new
+ * generation starts, the learner has moved on: an episode of an earlier
+ * generation is reported at its next step as far as it went (truncated,
+ * under its generation and member, so its frames are counted) and then
+ * abandoned.  The server asks the actor to restart an abandoned episode
+ * (seed_evo_assign_abandoned; the reset of an action frame, seed-frames(7));
+ * an actor that does not, plays it out with the current generation's
+ * member 0, unreported.  The assigner keeps two generations: the current
+ * one and the previous one while episodes of it are under way ("in
+ * flight": stepped before the new generation came, acted on after).  A
+ * third generation arriving while the previous one still has episodes in
+ * flight orphans them, abandoned alike.
  *
  * The state of each environment is a seed_evo_row kept by the caller (in
  * its session; zeroed when the environment is first seen), and each step
@@ -31,10 +36,13 @@
  *            generation's member 0, reported at its end with member -1;
  *   CAPPED   an episode stopped at the generation's episode cap (reported
  *            then, truncated, with its return so far and length = the
- *            cap), or orphaned: played on, unreported, until it ends.
+ *            cap), or abandoned with its generation: played on,
+ *            unreported, until it ends or the actor restarts it.
  * A step whose episode length is not larger than the last one seen without
- * an end between (an end lost with frames the server never got) abandons
- * the episode: it is not reported, and the row goes on LOOSE.
+ * an end between (a restart the server asked for, or an end lost with
+ * frames the server never got) abandons the episode: it is not reported,
+ * and a step of length 0 (a restart's first) starts an assigned episode,
+ * a later one goes on LOOSE.
  *
  * Cost: O(1) a step; an assignment is O(1) amortised while the members
  * want the same number of episodes (the general bound: O(M) when one
@@ -107,6 +115,10 @@ void seed_evo_assign_stop(seed_evo_assign *a);
  * one report a step. */
 int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, bool truncated,
                          float ep_return, int32_t ep_length, seed_evo_episode *rep);
+
+/* Whether row r plays an episode no generation wants (LOOSE, CAPPED) while
+ * a generation is current: the server asks its actor to restart it. */
+bool seed_evo_assign_abandoned(const seed_evo_assign *a, const seed_evo_row *r);
 
 /* Who chooses row r's next action: *slot (0 or 1; -1: no generation) and
  * *member in it.  PLAYING rows their own; the others the current

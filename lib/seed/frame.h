@@ -248,15 +248,17 @@ int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *
 int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err);
 
 /* Append the action frame {run, actor, seq, env0, policy_version, action
- * i32[K]} to out, byte for byte as seed_frame_encode writes the frame with
- * those fields set in that order, without building and validating a
- * seed_frame: the answer on an inference server's hot path.  action holds
- * K int32 (host order, as tensor views do).  Errors (out unchanged): those
+ * i32[K], and reset u8[K] when reset is not NULL} to out, byte for byte as
+ * seed_frame_encode writes the frame with those fields set in that order,
+ * without building and validating a seed_frame: the answer on an inference
+ * server's hot path.  action holds K int32 (host order, as tensor views
+ * do), reset K bytes (seed-frames(7)).  Errors (out unchanged): those
  * of seed_frame_encode for that frame, with its messages (-SEED_EFRAME: seq,
  * env0 or policy_version negative, K < 1).  Allocates only when out must
  * grow. */
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
-                             int64_t policy_version, const int32_t *action, int64_t K, seed_err *err);
+                             int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
+                             seed_err *err);
 
 /* Validate f and append it as one line of JSON (no newline) to out.
  * Tensors become {"dtype":..,"shape":[..],"data":[..]} with data nested

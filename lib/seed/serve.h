@@ -130,10 +130,12 @@ typedef struct seed_serve_stats {
 	/* Population mode: the generation being played (-1: none, the
 	 * service acts with one model) and its members; generation frames
 	 * taken from the params channel, those played, repeats of the
-	 * current one ignored, and bad ones (dropped with a warning). */
+	 * current one ignored, and bad ones (dropped with a warning);
+	 * restarts: episodes no generation wants that actors were asked to
+	 * restart (answers asking it, counted once per row and episode). */
 	int64_t generation;
 	int members;
-	int64_t generations_taken, generations, generation_repeats, bad_generations;
+	int64_t generations_taken, generations, generation_repeats, bad_generations, restarts;
 	/* Seconds spent in each phase so far (seed_timing(3)): wait
 	 * (receiving, and waiting for requests while a batch fills), take
 	 * (decoding requests into the batch, taking parameters), forward

@@ -52,6 +52,7 @@ typedef struct seed_session {
 	int64_t gaps;        /* requests that came after lost ones */
 	seed_buf reply;      /* the last answer, for resent requests */
 	int32_t *actions;    /* (K): the last answer's actions */
+	uint8_t *reset;      /* (K): the last answer's restart requests */
 	int32_t *env;        /* (K): env0 + row, each row's environment */
 	seed_unroll *unroll; /* the unroll in progress; NULL without unrolls */
 	/* A recurrent agent's state of each row (layout.state_size = S > 0

@@ -518,6 +518,9 @@ a = Pairs([("type", "action"), ("version", 1), ("run", 1), ("actor", 2), ("seq",
 bad("action_dtype", replace(a, "action", T("i64", [0, 1])), EF, "action frame: field 'action': dtype i64, expected i32")
 bad("action_policy_version_negative", replace(a, "policy_version", -1), EF,
     "action frame: field 'policy_version': -1 out of range")
+bad("action_reset_dtype", add(a, "reset", T("i32", [0, 1])), EF, "action frame: field 'reset': dtype i32, expected u8")
+bad("action_reset_K", add(a, "reset", T("u8", [0, 1, 1])), EF,
+    "action frame: field 'reset': shape [3], expected [K]: dimension 0 is 3, but K = 2 (from 'action')")
 
 
 # ---- output ------------------------------------------------------------------
