@@ -20,6 +20,12 @@
 # (r2d2-minatar-GAME) instead.  Their evaluation is seed-train's, epsilon-
 # greedy at r2d2.eval_epsilon (the "greedy" column); a Q network has no
 # sampled policy, so the sampled column is left out (-).
+#
+# PRESETS=es-minatar- or ga-minatar- trains the evolution presets: the
+# "greedy" column is seed-train's evaluation of the checkpoint (the ES
+# centre, the GA elite; members act greedily, so no sampled column), the
+# training return is the last round's mean fitness over the members, and the
+# frames/s the median of the rounds' frames_per_s.
 set -eu
 out=${1:-}
 seeds=${2:-3}
@@ -67,9 +73,17 @@ for g in $games; do
 			sampled=$(retmean <"$d/eval-sampled.json")
 		fi
 		last=$(tail -n 1 "$d/metrics.jsonl")
-		train=$(echo "$last" | field episode_return)
 		fr=$(echo "$last" | field frames)
-		fps=$(field fps <"$d/metrics.jsonl" | median)
+		case $prefix in
+		es-* | ga-*)
+			train=$(echo "$last" | field mean)
+			fps=$(field frames_per_s <"$d/metrics.jsonl" | median)
+			;;
+		*)
+			train=$(echo "$last" | field episode_return)
+			fps=$(field fps <"$d/metrics.jsonl" | median)
+			;;
+		esac
 		printf '%-15s %4d %8d %10.2f %10.2f %10s %8.1f %7.0f\n' "$g" "$s" "$fr" "$train" "$greedy" "$sampled" \
 			"$wall" "$fps"
 		echo "$g $s $fr $train $greedy $sampled $wall $fps" >>"$out/rows"
