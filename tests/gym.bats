@@ -158,6 +158,47 @@ teardown() {
 	[ "$st" -eq 0 ]
 }
 
+@test "a population server's restarts: seed-gym starts a new episode where it is asked to" {
+	need_gym
+	# A random-search generation of 3 members whose episodes stop at 4
+	# steps (the episode cap): the server asks for a restart after each.
+	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
+		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
+	PIDS=$!
+	wait_for_handler $PIDS 15
+	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
+	local cat=$!
+	PIDS="$PIDS $cat"
+	wait_for_handler $cat 15
+	jq -nc --arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
+		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
+		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
+		  genome: {dtype: "i64", shape: [3, 1], data: [1, 2, 3]},
+		  episodes: {dtype: "i32", shape: [3], data: [1, 1, 1]}, model: $model, episode_cap: 4}' |
+		seed-cat --encode >"$D/gen.frames"
+	"$SEED_BUILDDIR/tests/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+	for _ in $(seq 100); do
+		tail -n 1 "$D/m.jsonl" 2>/dev/null | jq -e '.generation == 0' >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --steps 30 --connect "ipc://$D/s" \
+		--metrics "$D/actor.jsonl"
+	assert_success
+	echo "$stderr"
+	sleep 0.5
+	kill -TERM $cat
+	wait $cat || true
+	# No CartPole-v1 episode ends within 4 steps: every report is at the
+	# cap, and each is followed by a restart (5 steps an episode: 6 an
+	# environment in 30 steps), none ended by the game.
+	jq -e -s '[.[] | [.length.data, .truncated.data, .return.data] | transpose[] | select(. != [4, 1, 4])] | length == 0' "$D/eps.jsonl"
+	restarts=$(echo "$stderr" | sed -n 's/.* 0 episodes, \([0-9]*\) restarted by the server$/\1/p')
+	[ "$restarts" -ge 20 ] && [ "$restarts" -le 24 ]
+	[ "$(tail -n 1 "$D/actor.jsonl" | jq .restarts)" -eq "$restarts" ]
+	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
+	[ "$reports" -ge "$restarts" ] && [ "$reports" -le $((restarts + 4)) ]
+}
+
 @test "seed-train trains gym:CartPole-v1 through seed-gym and evaluates it with seed-gym --episodes" {
 	need_gym
 	run --separate-stderr seed-train gym-cartpole --seed 2 --frames 20000 --dir "$D/run" --set eval_episodes=5 --quiet
