@@ -210,8 +210,8 @@ static int step_rows(actor *a, half *h, int i, int j, seed_err *err)
 {
 	size_t ob = a->obs_bytes;
 	int rc = seed_envs_step(a->envs, h->env0 + i, j - i, h->actions + i, h->obs + (size_t)i * ob,
-	                        h->reward + i, h->terminated + i, h->truncated + i, h->final_obs + (size_t)i * ob,
-	                        h->ep_return + i, h->ep_length + i);
+	                        h->reward + i, h->terminated + i, h->truncated + i,
+	                        h->final_obs + (size_t)i * ob, h->ep_return + i, h->ep_length + i);
 	if (rc)
 		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0 + i, h->env0 + j - 1,
 		                    seed_strerror(rc));

@@ -29,7 +29,8 @@ static seed_frame_decoder *decoder;
 
 static bool is_plain_action(const seed_frame *f)
 {
-	static const char *const names[] = {"run", "actor", "seq", "env0", "policy_version", "action", "reset"};
+	static const char *const names[] = {"run",    "actor", "seq", "env0", "policy_version",
+	                                    "action", "reset"};
 	if (f->type != SEED_FRAME_ACTION || (f->nfields != 6 && f->nfields != 7))
 		return false;
 	for (int i = 0; i < f->nfields; i++)

@@ -337,8 +337,8 @@ static void t_population(void)
 	CHECK(next_episodes(&r, &ep));
 	CHECK(ep.n == K);
 	for (int k = 0; k < K && k < ep.n; k++)
-		CHECK_MSG(ep.env[k] == k && ep.gen[k] == 5 && ep.member[k] == still[k] && ep.len[k] == e.len[k] &&
-		              ep.ret[k] == e.ret[k] && ep.trunc[k] == 1,
+		CHECK_MSG(ep.env[k] == k && ep.gen[k] == 5 && ep.member[k] == still[k] &&
+		              ep.len[k] == e.len[k] && ep.ret[k] == e.ret[k] && ep.trunc[k] == 1,
 		          "row %d: env %d, generation %lld, member %d, length %d, truncated %d", k, ep.env[k],
 		          (long long)ep.gen[k], ep.member[k], ep.len[k], ep.trunc[k]);
 	for (int k = 0; k < K; k++)

@@ -145,12 +145,13 @@ static void t_bounds(void)
 	s = make(100, ub);
 	CHECK(get(s, 1, 0, 0, 8, 0, -E2BIG) == NULL);
 	seed_sessions_free(&s);
-	s = make(100,
-	         2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
+	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 +
+	                            25 * 8 * 3 + 256));
 	get(s, 1, 0, 0, 8, 0, 1);
 	get(s, 1, 1, 0, 8, 0, 1);
 	CHECK(seed_sessions_bytes(s) ==
-	      2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
+	      2 * ub +
+	          2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
 	get(s, 1, 2, 0, 8, 0, 1);
 	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
 	seed_sessions_free(&s);

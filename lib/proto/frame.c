@@ -427,8 +427,12 @@ static const struct fspec step_spec[] = {
 };
 
 static const struct fspec action_spec[] = {
-    INT("run", 0, U32),  INT("actor", 0, U32),          INT("seq", 0, I64),
-    INT("env0", 0, I32), INT("policy_version", 0, I64), TENSOR("action", DT(I32), D_K),
+    INT("run", 0, U32),
+    INT("actor", 0, U32),
+    INT("seq", 0, I64),
+    INT("env0", 0, I32),
+    INT("policy_version", 0, I64),
+    TENSOR("action", DT(I32), D_K),
     {.name = "reset", .kind = FK_TENSOR, .optional = true, .dtypes = DT(U8), .dims = {D_K}},
 };
 

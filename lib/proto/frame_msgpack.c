@@ -657,6 +657,19 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 
 #define PUT_NAME(p, lit) put_str(p, lit, sizeof lit - 1)
 
+/* A tensor of K elements of dtype (a short name) and nbytes of data. */
+static uint8_t *put_vector(uint8_t *p, const char *dtype, int64_t K, const void *data, size_t nbytes)
+{
+	*p++ = 0x83; /* dtype, shape, data */
+	p = PUT_NAME(p, "dtype");
+	p = put_str(p, dtype, strlen(dtype));
+	p = PUT_NAME(p, "shape");
+	*p++ = 0x91;
+	p = put_uint(p, (uint64_t)K);
+	p = PUT_NAME(p, "data");
+	return put_bin(p, data, nbytes);
+}
+
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
                              int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
                              seed_err *err)
@@ -673,7 +686,8 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 		seed_frame_set_int(&f, "policy_version", policy_version);
 		seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, SEED_DTYPE_I32, 1, &K));
 		if (reset)
-			seed_frame_set_tensor(&f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
+			seed_frame_set_tensor(&f, "reset",
+			                      seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
 		return seed_frame_encode(&f, out, err);
 	}
 	size_t nbytes = 4 * (size_t)K;
@@ -697,26 +711,12 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 	p = PUT_NAME(p, "policy_version");
 	p = put_uint(p, (uint64_t)policy_version);
 	p = PUT_NAME(p, "action");
-	*p++ = 0x83; /* dtype, shape, data */
-	p = PUT_NAME(p, "dtype");
-	p = PUT_NAME(p, "i32");
-	p = PUT_NAME(p, "shape");
-	*p++ = 0x91;
-	p = put_uint(p, (uint64_t)K);
-	p = PUT_NAME(p, "data");
-	p = put_bin(p, action, nbytes);
+	p = put_vector(p, "i32", K, action, nbytes);
 	if (reset) {
 		/* 33 bytes at most before the data: the name, the tensor's
 		 * names and headers, K, the bin's header of 5. */
 		p = PUT_NAME(p, "reset");
-		*p++ = 0x83;
-		p = PUT_NAME(p, "dtype");
-		p = PUT_NAME(p, "u8");
-		p = PUT_NAME(p, "shape");
-		*p++ = 0x91;
-		p = put_uint(p, (uint64_t)K);
-		p = PUT_NAME(p, "data");
-		p = put_bin(p, reset, (size_t)K);
+		p = put_vector(p, "u8", K, reset, (size_t)K);
 	}
 	out->len = (size_t)(p - out->data);
 	return 0;
