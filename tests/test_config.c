@@ -75,12 +75,16 @@ static void t_defaults_are_the_manuals(void)
 	CHECK(c.actors == 2 && c.envs_per_actor == 64);
 	CHECK(c.infer_max_batch == 256 && c.infer_timeout_us == 500 && c.infer_hwm == 64);
 	CHECK(c.eval_episodes == 100);
+	CHECK_NEAR(c.periodic_eval.interval, 0, 0);
+	CHECK(c.periodic_eval.episodes == 20 && isnan(c.periodic_eval.target));
 	/* Written back, so the saved config says what was trained. */
 	CHECK(json_integer_value(seed_config_get(c.root, "unroll_length")) == 20);
 	CHECK(strcmp(json_string_value(seed_config_get(c.root, "loss.reduce")), "mean") == 0);
 	CHECK(strcmp(json_string_value(seed_config_get(c.root, "checkpoint_failure")), "stop") == 0);
 	CHECK(json_is_null(seed_config_get(c.root, "target_return")));
 	CHECK(json_integer_value(seed_config_get(c.root, "infer.hwm")) == 64);
+	CHECK(json_integer_value(seed_config_get(c.root, "periodic_eval.episodes")) == 20);
+	CHECK(json_is_null(seed_config_get(c.root, "periodic_eval.target")));
 	seed_config_free(&c);
 	CHECK(c.root == NULL && c.model == NULL);
 	seed_config_free(&c); /* a zeroed config is fine */
@@ -109,6 +113,7 @@ static void t_values_are_taken(void)
 	               " \"discount\": 0.5, \"unroll_length\": 7, \"target_return\": 475,"
 	               " \"checkpoint_failure\": \"continue\", \"optimizer\": {\"lr_decay\": false,"
 	               " \"lr\": 0.25}, \"loss\": {\"reduce\": \"sum\", \"clip_rho\": null},"
+	               " \"periodic_eval\": {\"interval\": 7.5, \"episodes\": 3, \"target\": -21},"
 	               " \"seed\": 9007199254740993}");
 	seed_config c;
 	seed_err err = {""};
@@ -124,6 +129,10 @@ static void t_values_are_taken(void)
 	CHECK(c.loss.reduce == SEED_LOSS_SUM);
 	CHECK_NEAR(c.loss.clip_rho, 1, 0); /* null: the default */
 	CHECK(c.seed == 9007199254740993u);
+	CHECK_NEAR(c.periodic_eval.interval, 7.5, 0);
+	CHECK(c.periodic_eval.episodes == 3);
+	CHECK_NEAR(c.periodic_eval.target, -21, 0);
+	CHECK_NEAR(json_number_value(seed_config_get(c.root, "periodic_eval.target")), -21, 0);
 	seed_config_free(&c);
 }
 
@@ -348,6 +357,13 @@ static const struct bad_case {
     {"style_unknown", "optimizer.style=jax", NULL, "'optimizer.style'", "\"tf\" or \"torch\""},
     {"checkpoint_failure_unknown", "checkpoint_failure=retry", NULL, "'checkpoint_failure'",
      "\"stop\" or \"continue\""},
+    {"periodic_eval_not_object", "periodic_eval=10", NULL, "'periodic_eval'", "object"},
+    {"periodic_eval_unknown_key", "periodic_eval.every=10", NULL, "unknown key 'periodic_eval.every'", NULL},
+    {"periodic_eval_interval_negative", "periodic_eval.interval=-1", NULL, "'periodic_eval.interval' = -1",
+     "out of range"},
+    {"periodic_eval_episodes_zero", "periodic_eval.episodes=0", NULL, "'periodic_eval.episodes' = 0",
+     "out of range"},
+    {"periodic_eval_target_string", "periodic_eval.target=high", NULL, "'periodic_eval.target'", "number"},
     {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'",
      "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\" or \"rs\""},
     {"evolution_not_object", "evolution=[]", NULL, "'evolution'", "object"},

@@ -160,6 +160,7 @@ static const char *top_keys[] = {"env",
                                  "envs_per_actor",
                                  "infer",
                                  "eval_episodes",
+                                 "periodic_eval",
                                  "description",
                                  "algorithm",
                                  "r2d2",
@@ -172,6 +173,7 @@ static const char *optim_keys[] = {"kind", "lr",    "lr_decay", "lr_min", "beta1
 static const char *loss_keys[] = {"baseline_cost", "entropy_cost", "clip_rho", "clip_pg_rho",
                                   "lambda",        "reduce",       NULL};
 static const char *infer_keys[] = {"max_batch", "timeout_us", "hwm", NULL};
+static const char *periodic_eval_keys[] = {"interval", "episodes", "target", NULL};
 static const char *r2d2_keys[] = {
     "burn_in",      "n_step",        "target_update_period", "eta", "value_rescale_eps",
     "epsilon_base", "epsilon_alpha", "eval_epsilon",         NULL};
@@ -538,6 +540,20 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	TRY(get_int(inf, "infer", "hwm", 64, 1, 1 << 20, &i64, err));
 	c->infer_hwm = (int)i64;
 
+	json_t *pe = json_object_get(root, "periodic_eval");
+	if (pe && !json_is_object(pe))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'periodic_eval' must be an object");
+	if (pe)
+		TRY(check_keys(pe, periodic_eval_keys, "periodic_eval", err));
+	TRY(get_num(pe, "periodic_eval", "interval", 0, 0, 1e9, &c->periodic_eval.interval, err));
+	TRY(get_int(pe, "periodic_eval", "episodes", 20, 1, 1 << 30, &i64, err));
+	c->periodic_eval.episodes = (int)i64;
+	v = pe ? json_object_get(pe, "target") : NULL;
+	if (v && !json_is_null(v))
+		TRY(get_num(pe, "periodic_eval", "target", 0, -1e300, 1e300, &c->periodic_eval.target, err));
+	else
+		c->periodic_eval.target = NAN;
+
 	json_t *opt = json_object_get(root, "optimizer");
 	if (opt && !json_is_object(opt))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'optimizer' must be an object");
@@ -652,6 +668,15 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	json_object_set_new(in, "max_batch", json_integer(c->infer_max_batch));
 	json_object_set_new(in, "timeout_us", json_integer(c->infer_timeout_us));
 	json_object_set_new(in, "hwm", json_integer(c->infer_hwm));
+	json_t *pe_out = json_object_get(root, "periodic_eval");
+	if (!pe_out) {
+		pe_out = json_object();
+		json_object_set_new(root, "periodic_eval", pe_out);
+	}
+	json_object_set_new(pe_out, "interval", jf(c->periodic_eval.interval));
+	json_object_set_new(pe_out, "episodes", json_integer(c->periodic_eval.episodes));
+	json_object_set_new(pe_out, "target",
+	                    isnan(c->periodic_eval.target) ? json_null() : jf(c->periodic_eval.target));
 	if (!json_object_get(root, "env_options"))
 		json_object_set_new(root, "env_options", json_object());
 	json_object_set_new(root, "algorithm", json_string(seed_config_algorithm_name(c->algorithm)));

@@ -114,6 +114,15 @@ typedef struct seed_config {
 	int actors, envs_per_actor, infer_max_batch, infer_timeout_us;
 	int infer_hwm; /* frames queued on the unroll channel, at each end */
 	int eval_episodes;
+	/* Evaluations during training (config object "periodic_eval"), run by
+	 * seed-train, not by the learner: every `interval` seconds (0: none) the
+	 * latest checkpoint plays `episodes` episodes as the final evaluation
+	 * does; the best is kept, and a mean of at least `target` (NAN: none)
+	 * ends the run. */
+	struct {
+		double interval, target;
+		int episodes;
+	} periodic_eval;
 	seed_config_algorithm algorithm;
 	seed_config_r2d2 r2d2;
 	seed_config_replay replay;
