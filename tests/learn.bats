@@ -193,6 +193,39 @@ record_unrolls() {
 	[ -z "$(ls "$D/tmp")" ]
 }
 
+@test "periodic evaluations keep the best checkpoint, end the run at their target, and it is what is played" {
+	# No training target: only the evaluations can end this run early.
+	run timeout 300 seed-train cartpole --seed 3 --dir "$D/run" --set target_return=null --frames 100000000 \
+		--set checkpoint_interval=0.5 --set periodic_eval.interval=0.5 --set periodic_eval.episodes=5 \
+		--set periodic_eval.target=150
+	echo "$output"
+	assert_success
+	assert_output --partial "reached the target"
+	result=$(tail -n 1 <<<"$output")
+	E="$D/run/evals.jsonl"
+	# Numbered in order, 5 episodes each, the last of training at the target.
+	[ "$(jq -s '[.[].evaluation] == [range(1; length + 1)]' "$E")" = true ]
+	[ "$(jq -s 'all(.eval.episodes == 5)' "$E")" = true ]
+	[ "$(jq -s 'any(.eval.return.mean >= 150)' "$E")" = true ]
+	# The learner was stopped long before its budget.
+	[ "$(jq .frames "$D/run/checkpoint.json")" -lt 100000000 ]
+	# DIR/best links to the one directory that holds the first best evaluation's checkpoint.
+	[ -L "$D/run/best" ]
+	[ "$(find "$D/run" -maxdepth 1 -name '.best-*' | wc -l)" -eq 1 ]
+	step=$(jq -s 'max_by(.eval.return.mean) as $m | map(select(.eval.return.mean == $m.eval.return.mean)) | .[0].step' "$E")
+	[ "$(jq .step "$D/run/best/checkpoint.json")" -eq "$step" ]
+	case $(readlink "$D/run/best") in ".best-$step-"*) ;; *) false ;; esac
+	# The final evaluation played it: 100 episodes of DIR/best.
+	[ "$(jq -r .eval.checkpoint <<<"$result")" = "$D/run/best" ]
+	[ "$(jq .eval.episodes <<<"$result")" -eq 100 ]
+	run seed-eval --checkpoint "$D/run/best" --episodes 5 --greedy
+	assert_success
+	[ ! -e "$D/run/.periodic" ]
+	run pgrep -f "ipc://$D/tmp"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+	[ -z "$(ls "$D/tmp")" ]
+}
+
 @test "Ctrl-C (SIGINT to the whole job) lets the learner write its last checkpoint" {
 	# As a terminal does: SIGINT to every process of the job at once.  perl
 	# undoes the SIGINT-ignored that a background job starts with; setsid
