@@ -226,6 +226,27 @@ record_unrolls() {
 	[ -z "$(ls "$D/tmp")" ]
 }
 
+@test "SIGTERM in the middle of a periodic evaluation stops it too, and leaves no copy behind" {
+	seed-train cartpole --seed 4 --dir "$D/run" --set target_return=null --frames 100000000 --quiet \
+		--set checkpoint_interval=0.2 --set periodic_eval.interval=0.2 --set periodic_eval.episodes=1000000 &
+	train=$!
+	for i in $(seq 100); do
+		sleep 0.1
+		pgrep -f "seed-eval --checkpoint $D/run/.periodic" >/dev/null && break
+	done
+	pgrep -f "seed-eval --checkpoint $D/run/.periodic"
+	kill -TERM $train
+	st=0
+	wait $train || st=$?
+	[ "$st" -eq 143 ]
+	sleep 0.2
+	run pgrep -f "seed-eval --checkpoint $D/run"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+	[ ! -e "$D/run/.periodic" ]
+	[ -f "$D/run/checkpoint.json" ]
+	[ -z "$(ls "$D/tmp")" ]
+}
+
 @test "Ctrl-C (SIGINT to the whole job) lets the learner write its last checkpoint" {
 	# As a terminal does: SIGINT to every process of the job at once.  perl
 	# undoes the SIGINT-ignored that a background job starts with; setsid
