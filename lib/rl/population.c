@@ -29,6 +29,11 @@
  *     parameters; low rank: its stored copy of the non-2-D tensors),
  *     transposed for the kernels once per group;
  *   relu, tanh, scale, flatten: on all rows at once.
+ *
+ * It lives in rl, beside the evolution that builds its members (evo.c), as
+ * the layer map has it (a layer includes only those below): it reads the
+ * model's layout and calls the kernels through nn's internal headers, and
+ * nn knows nothing of genomes or noise tables.
  */
 #include "seed/population.h"
 
@@ -36,8 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "nn_kernels.h"
+#include "nn/model_internal.h"
+#include "nn/nn_kernels.h"
 #include "seed/blas.h"
 #include "seed/buf.h"
 #include "seed/policy.h"
