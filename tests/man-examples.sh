@@ -199,10 +199,10 @@ for page in "${pages[@]}"; do
 	dir=$tmp/$name
 	mkdir -p "$work" "$dir"
 	extract "$page" "$work" "$dir"
-	for meta in $(ls "$work"/ex.*.meta 2>/dev/null | sort -t. -k2 -n); do
-		ex=${meta%.meta}.sh
-		num=${ex##*/ex.}
-		num=${num%.sh}
+	# In the page's order, by number (ex.10 after ex.9: the sort sees only
+	# the numbers, not the paths, whose other dots would decide it).
+	for num in $(cd "$work" && ls ex.*.meta 2>/dev/null | sed 's/^ex\.\([0-9]*\)\.meta$/\1/' | sort -n); do
+		ex=$work/ex.$num.sh meta=$work/ex.$num.meta
 		n=$((n + 1))
 		if [ ! -s "$ex" ]; then
 			echo "not ok $n - $man example $num: a marker without a block after it"
