@@ -15,6 +15,8 @@
 # Usage: bench/minatar-train.sh [OUTDIR [SEEDS [FRAMES [GAMES]]]]  (from the build dir)
 # Defaults: a new temporary directory (kept), seeds 1 2 3, 5000000 frames,
 # all five games.  Each 5M-frame run takes about a minute on two cores.
+# FIRST_SEED=K in the environment numbers the seeds from K instead of 1
+# (SEEDS of them), to add seeds to a table run earlier.
 #
 # PRESETS=r2d2-minatar- in the environment trains the R2D2 presets
 # (r2d2-minatar-GAME) instead.  Their evaluation is seed-train's, epsilon-
@@ -60,8 +62,8 @@ echo "# output in $out"
 printf '%-15s %4s %8s %10s %10s %10s %8s %7s\n' game seed frames train_ret eval_grd eval_smp wall_s fps
 : >"$out/rows"
 for g in $games; do
-	s=1
-	while [ $s -le "$seeds" ]; do
+	s=${FIRST_SEED:-1}
+	while [ $s -lt $((${FIRST_SEED:-1} + seeds)) ]; do
 		d="$out/$g-$s"
 		rm -rf "$d"
 		r=$("$bin/seed-train" "$prefix$g" --dir "$d" --seed "$s" --frames "$frames" --quiet)
