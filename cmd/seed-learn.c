@@ -149,15 +149,15 @@ static double update_time(void)
 	return st->time_forward + st->time_backward + st->time_optim;
 }
 
-/* The fractions of the seconds since the totals were at from (at time
- * then) into frac; returns the seconds. */
-static double time_split(const double *from, double then, double *frac)
+/* The fractions of the seconds from then to at, the totals having been at
+ * from at time then, into frac; returns the seconds. */
+static double time_split(const double *from, double then, double at, double *frac)
 {
 	const seed_learner_status *st = seed_learner_get_status(L);
 	tm[SEED_PHASE_FORWARD] = st->time_forward;
 	tm[SEED_PHASE_BACKWARD] = st->time_backward;
 	tm[SEED_PHASE_OPTIM] = st->time_optim;
-	double dt = seed_timing_now() - then;
+	double dt = at - then;
 	seed_timing_fractions(from, tm, dt, frac);
 	return dt;
 }
@@ -290,8 +290,12 @@ static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 	json_t *o = seed_learner_metrics(L);
 	if (!o)
 		return;
+	/* The interval ends where this call began: the time spent here is
+	 * the next interval's (its checkpoint phase, added below), so that no
+	 * phase is counted in an interval it did not lie in, and an interval's
+	 * fractions sum to 1 at most, however short it is. */
 	double frac[SEED_PHASE_N];
-	double dt = time_split(tm_mark, tm_mark_at, frac);
+	double dt = time_split(tm_mark, tm_mark_at, t0, frac);
 	seed_timing_json(o, frac, LEARN_PHASES, dt);
 	memcpy(tm_mark, tm, sizeof tm);
 	tm_mark_at += dt;
@@ -433,7 +437,7 @@ static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 	double wall = unix_time(), t0 = seed_timing_now();
 	json_t *o = seed_evolver_metrics(E, cli_now());
 	tm[SEED_PHASE_OPTIM] = seed_evolver_get_status(E)->time_update;
-	double frac[SEED_PHASE_N], dt = seed_timing_now() - tm_mark_at;
+	double frac[SEED_PHASE_N], dt = t0 - tm_mark_at; /* as in write_metrics */
 	seed_timing_fractions(tm_mark, tm, dt, frac);
 	seed_timing_json(o, frac, EVO_PHASES, dt);
 	memcpy(tm_mark, tm, sizeof tm);
@@ -846,7 +850,7 @@ int main(int argc, char **argv)
 	if (!opt.quiet) {
 		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
 		char split[256];
-		double dt = time_split(zero, t_start, frac);
+		double dt = time_split(zero, t_start, seed_timing_now(), frac);
 		seed_timing_format(frac, LEARN_PHASES, split, sizeof split);
 		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, dt);
 	}
