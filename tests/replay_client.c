@@ -52,7 +52,10 @@ static seed_chan *open_chan(void *ctx, seed_chan_kind kind, const char *endpoint
 	return c;
 }
 
-static void send_frame(seed_chan *c, const seed_frame *f)
+/* Send f; with timeout_ms >= 0, give up after that long (returns -1): a
+ * DEALER with no peer to take the frame (one the server refused, say)
+ * would otherwise wait for one for ever. */
+static int send_frame_within(seed_chan *c, const seed_frame *f, int timeout_ms)
 {
 	seed_buf b = {0};
 	seed_err err;
@@ -60,11 +63,26 @@ static void send_frame(seed_chan *c, const seed_frame *f)
 		fprintf(stderr, "replay_client: encode: %s\n", err.msg);
 		exit(1);
 	}
-	if (seed_chan_send(c, NULL, 0, b.data, b.len, false)) {
+	int rc;
+	for (int waited = 0;; waited += 10) {
+		rc = seed_chan_send(c, NULL, 0, b.data, b.len, timeout_ms >= 0);
+		if (rc != -EAGAIN || waited >= timeout_ms)
+			break;
+		zmq_poll(NULL, 0, 10); /* a 10 ms nap */
+	}
+	seed_buf_free(&b);
+	if (rc == -EAGAIN)
+		return -1;
+	if (rc) {
 		fprintf(stderr, "replay_client: send failed\n");
 		exit(1);
 	}
-	seed_buf_free(&b);
+	return 0;
+}
+
+static void send_frame(seed_chan *c, const seed_frame *f)
+{
+	send_frame_within(c, f, -1);
 }
 
 static int unrolls(void *ctx, char **argv, int argc)
@@ -173,10 +191,9 @@ static int sample(void *ctx, char **argv, int argc)
 		seed_frame f;
 		seed_frame_init(&f, SEED_FRAME_SAMPLE);
 		seed_frame_set_int(&f, "batch", K);
-		send_frame(c, &f);
 		seed_chan_msg m;
 		seed_err err;
-		if (seed_chan_recv(c, &m, timeout, &err)) {
+		if (send_frame_within(c, &f, timeout) || seed_chan_recv(c, &m, timeout, &err)) {
 			printf("timeout after %d answers\n", i);
 			fflush(stdout);
 			seed_chan_close(&c);
