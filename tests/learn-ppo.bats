@@ -69,7 +69,11 @@ teardown() {
 	[ "$(jq -s 'last | .optim_steps == 16 * .updates and .version == .updates' "$D/run/metrics.jsonl")" = true ]
 	[ "$(jq -s 'last | (.approx_kl | type) == "number" and (.clip_fraction | type) == "number"' \
 		"$D/run/metrics.jsonl")" = true ]
-	[ "$(jq -s 'last | .episode_return >= 490 or .frames >= 500000' "$D/run/metrics.jsonl")" = true ]
+	# It stopped on an evaluation of 495 (or its budget), and the final
+	# evaluation played the best-evaluated checkpoint.
+	[ "$(jq -s 'map(.eval.return.mean) | max >= 495' "$D/run/evals.jsonl")" = true ] ||
+		[ "$(jq -s 'last | .frames >= 500000' "$D/run/metrics.jsonl")" = true ]
+	[ -L "$D/run/best" ] && [ -f "$D/run/best/checkpoint.json" ]
 	[ "$(jq -r .config.algorithm "$D/run/checkpoint.json")" = ppo ]
 	# Every process it started is gone.
 	run pgrep -f "ipc://$D/tmp"
