@@ -23,6 +23,9 @@
 #       ppo-minatar-GAME at the same frames on gymnax's settings: no sticky
 #       actions, the minimal action set, an episode cap of 1000 steps (2500 on
 #       Freeway); PRESETS=minatar- compares the V-trace presets instead.
+#       SETTINGS=minatar plays MinAtar's own settings on both sides instead:
+#       all 6 actions and sticky actions 0.1 (for the peer, a wrapper of
+#       gymnax.make: gymnax has no sticky actions), the same episode caps.
 #       Each Seed line says when its training return first reached the
 #       peer's final return (reached_peer_s, from the cold start); KEEP=DIR
 #       keeps the run directories there.
@@ -84,6 +87,12 @@ minatar)
 	frames=${3:-5000000}
 	games=${4:-breakout asterix freeway seaquest space-invaders}
 	prefix=${PRESETS:-ppo-minatar-}
+	settings=${SETTINGS:-gymnax}
+	case $settings in
+	gymnax) sticky=0 minimal=true ;;
+	minatar) sticky=0.1 minimal=false ;;
+	*) echo "ppo-peers: SETTINGS is gymnax or minatar, not $settings" >&2; exit 2 ;;
+	esac
 	for g in $games; do
 		case $g in
 		breakout) gx=Breakout cap=1000 ;;
@@ -95,12 +104,12 @@ minatar)
 		esac
 		for s in $seeds; do
 			# (the JSON line is the last: brax's import prints notes on stdout)
-			p=$("$py" "$top/bench/peers/purejaxrl_minatar.py" "$pjr" "$gx" "$s" "$frames" 2>/dev/null | tail -n 1)
+			p=$("$py" "$top/bench/peers/purejaxrl_minatar.py" "$pjr" "$gx" "$s" "$frames" "$settings" 2>/dev/null | tail -n 1)
 			echo "$p"
 			r="$d/$g-$s"
 			t0=$(now)
 			out=$("$bin/seed-train" "$prefix$g" --seed "$s" --frames "$frames" --dir "$r" --quiet \
-				--set "env_options={\"sticky_action_prob\": 0, \"minimal_action_set\": true, \"max_steps\": $cap}")
+				--set "env_options={\"sticky_action_prob\": $sticky, \"minimal_action_set\": $minimal, \"max_steps\": $cap}")
 			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
 			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return | awk '{ printf "%.2f", $1 }')
 			# When Seed's training return first reached the peer's final
@@ -116,7 +125,7 @@ minatar)
 					{ last = $1 }
 					END { if (hit != "") printf "%.2f", hit + wall - last; else printf "null" }')
 			fi
-			printf '{"seed-train": "%s", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s, "reached_peer_s": %s}\n' \
+			printf '{"seed-train": "%s", "settings": "'"$settings"'", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s, "reached_peer_s": %s}\n' \
 				"$prefix$g" "$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$(echo "$out" | retmean)" "$reach"
 			[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && cp -r "$r" "$KEEP/"; }
 		done

@@ -1,6 +1,6 @@
 """Time PureJaxRL's PPO (purejaxrl/ppo.py, unmodified) on a gymnax MinAtar game.
 
-usage: python3 purejaxrl_minatar.py PUREJAXRL_DIR GAME SEED [TOTAL_STEPS]
+usage: python3 purejaxrl_minatar.py PUREJAXRL_DIR GAME SEED [TOTAL_STEPS [SETTINGS]]
 
 GAME is gymnax's name without the suffix (Breakout, Asterix, Freeway, Seaquest,
 SpaceInvaders).  The settings are the ones the issue quotes for the peer: a
@@ -11,6 +11,14 @@ process start (imports and JIT compilation included), as Seed's figures count
 a cold start.  Prints one JSON line: the wall time, the steps, and the mean
 return of the episodes that ended in the last 1% of the updates (gymnax's
 episode cap, 1000 steps by default for MinAtar, ends some of them).
+
+SETTINGS is "gymnax" (the default: gymnax's environment as it is, its minimal
+action sets and no sticky actions) or "minatar": MinAtar's own settings, all 6
+actions (gymnax's use_minimal_action_set=False) and sticky actions with
+probability 0.1 as MinAtar plays them (the last executed action is repeated
+instead of the agent's; it is 0 after a reset).  gymnax has no sticky actions,
+so gymnax.make is wrapped for this; PureJaxRL's ppo.py runs unmodified on it,
+and gymnax's episode cap is kept.
 """
 import json
 import os
@@ -22,11 +30,56 @@ if len(sys.argv) < 4:
     sys.exit(__doc__)
 root, game, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 total = float(sys.argv[4]) if len(sys.argv) > 4 else 5e6
+settings = sys.argv[5] if len(sys.argv) > 5 else "gymnax"
+if settings not in ("gymnax", "minatar"):
+    sys.exit("purejaxrl_minatar.py: SETTINGS is gymnax or minatar, not %r" % settings)
 sys.path.insert(0, os.path.join(root, "purejaxrl"))
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import ppo  # noqa: E402  (purejaxrl/ppo.py)
+
+STICKY = 0.1
+
+
+class StickyFullActions:
+    """A gymnax environment with all 6 actions and MinAtar's sticky actions.
+
+    The state is the wrapped environment's and the last executed action; the
+    wrapped step resets by itself at the end of an episode, and the last action
+    goes back to 0 then, as MinAtar's reset does.
+    """
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def reset(self, key, params=None):
+        obs, state = self._env.reset(key, params)
+        return obs, (state, jnp.int32(0))
+
+    def step(self, key, state, action, params=None):
+        inner, last = state
+        key, k_sticky = jax.random.split(key)
+        a = jnp.where(jax.random.uniform(k_sticky) < STICKY, last, action).astype(jnp.int32)
+        obs, inner, reward, done, info = self._env.step(key, inner, a, params)
+        return obs, (inner, jnp.where(done, 0, a).astype(jnp.int32)), reward, done, info
+
+
+if settings == "minatar":
+    import gymnax  # noqa: E402
+
+    make = gymnax.make
+
+    def make_minatar(name, **kwargs):
+        env, params = make(name, use_minimal_action_set=False, **kwargs)
+        assert env.num_actions == 6, (name, env.num_actions)
+        return StickyFullActions(env), params
+
+    ppo.gymnax.make = make_minatar
 
 config = {
     "LR": 5e-3,
@@ -57,6 +110,7 @@ r = ret[-last:][done[-last:]]
 print(json.dumps({
     "peer": "purejaxrl-ppo",
     "game": game,
+    "settings": settings,
     "seed": seed,
     "steps": int(updates * config["NUM_STEPS"] * config["NUM_ENVS"]),
     "wall_s": round(time.time() - T0, 2),
