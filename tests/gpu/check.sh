@@ -183,11 +183,12 @@ printf '%s\n' "$out" | grep -E '^(not ok|# )' | head -20 | while IFS= read -r l;
 # ---- the programs on the device: short runs of the other learners ------------
 # R2D2 (an LSTM core under a dueling head, a target network, sequences with
 # burn-in), PPO (minibatch epochs) and V-trace through an LSTM: each must
-# finish its frames with seed-infer and seed-learn on the device.
+# finish its frames with seed-infer and seed-learn on the device (no training
+# target, no periodic evaluations: those presets stop on them).
 for spec in "r2d2-cartpole-masked 60000" "ppo-cartpole 100000" "lstm-cartpole-masked 60000"; do
 	set -- $spec
 	if run_limited 90 "$B/cmd/seed-train" "$1" --device "$dev" --frames "$2" --no-eval --quiet \
-		--set target_return=null --dir "$work/run-$1"; then
+		--set target_return=null --set periodic_eval.interval=0 --dir "$work/run-$1"; then
 		last=$(printf '%s\n' "$out" | tail -1)
 		if printf '%s\n' "$last" | grep -q '"restarts":{[^}]*[1-9]'; then
 			# A program died on the way (see WORK/run-PRESET/*.log).
