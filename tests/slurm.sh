@@ -113,11 +113,19 @@ trap teardown EXIT
 trap 'exit 1' INT TERM
 
 # Seven ports in a row that nothing listens on: slurmctld, three slurmd,
-# and the job's three (inference, unrolls, parameters).
+# and the job's three (inference, unrolls, parameters); below the ephemeral
+# ports (ip_local_port_range), which srun listens on and every outgoing
+# connection takes as it goes: a port picked there was once taken by srun's
+# I/O listener before seed-infer could bind it, and the job's actors talked
+# to srun.
+eph_lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+[ -n "$eph_lo" ] || eph_lo=32768
 free_base() {
+	span=$((eph_lo - 10 - 20000))
+	[ "$span" -gt 100 ] || span=12000
 	t=0
 	while [ $t -lt 20 ]; do
-		b=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
+		b=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % span))
 		busy=$(ss -Htan | awk -v lo="$b" -v hi="$((b + 9))" \
 			'{ p = $4; sub(/.*:/, "", p); if (p + 0 >= lo && p + 0 <= hi) print p }')
 		[ -z "$busy" ] && {
