@@ -226,6 +226,69 @@ record_unrolls() {
 	[ -z "$(ls "$D/tmp")" ]
 }
 
+@test "seed-train --resume continues a run: counters go on, --frames raises the budget, nothing is lost" {
+	R="$D/run"
+	# (After training the last checkpoint is evaluated too: evals.jsonl has a line at least.)
+	run timeout 300 seed-train cartpole --seed 5 --dir "$R" --set target_return=null --frames 30000 \
+		--set checkpoint_interval=0.3 --set periodic_eval.interval=0.3 --set periodic_eval.episodes=3 \
+		--set eval_episodes=5 --quiet
+	echo "$output"
+	assert_success
+	frames1=$(jq .frames "$R/checkpoint.json")
+	step1=$(jq .step "$R/checkpoint.json")
+	[ "$frames1" -ge 30000 ]
+	head1=$(cat "$R/metrics.jsonl")
+	n1=$(wc -l <"$R/evals.jsonl")
+	[ "$n1" -ge 1 ]
+	best1=$(jq -s 'max_by(.eval.return.mean) | .eval.return.mean' "$R/evals.jsonl")
+	lines_infer=$(wc -l <"$R/infer.metrics.jsonl")
+
+	run timeout 300 seed-train --resume "$R" --frames 60000 --quiet
+	echo "$output"
+	assert_success
+	# The configuration is the run's, with the new budget on top.
+	[ "$(jq .total_frames "$R/config.json")" -eq 60000 ]
+	[ "$(jq .seed "$R/config.json")" -eq 5 ]
+	[ "$(jq .target_return "$R/config.json")" = null ]
+	# The learner went on from the checkpoint: more frames and updates, not again from zero.
+	[ "$(jq .frames "$R/checkpoint.json")" -ge 60000 ]
+	[ "$(jq .step "$R/checkpoint.json")" -gt "$step1" ]
+	m1=$(wc -l <<<"$head1")
+	[ "$(wc -l <"$R/metrics.jsonl")" -gt "$m1" ]
+	[ "$(tail -n +$((m1 + 1)) "$R/metrics.jsonl" | jq -s "all(.frames >= $frames1)")" = true ]
+	# Every file of the first part is still there, appended to.
+	[ "$(head -c ${#head1} "$R/metrics.jsonl")" = "$head1" ]
+	[ "$(wc -l <"$R/infer.metrics.jsonl")" -gt "$lines_infer" ]
+	grep -q '^seed-train: resumed ' "$R/infer.log"
+	grep -q '^seed-train: resumed ' "$R/actor-0.log"
+	# The evaluations are numbered on from the first part's, and DIR/best is
+	# replaced only by a better one: it holds the highest mean of them all.
+	[ "$(jq -s '[.[].evaluation] == [range(1; length + 1)]' "$R/evals.jsonl")" = true ]
+	[ "$(wc -l <"$R/evals.jsonl")" -gt "$n1" ]
+	step=$(jq -s 'max_by(.eval.return.mean) as $m | map(select(.eval.return.mean == $m.eval.return.mean)) | .[0].step' "$R/evals.jsonl")
+	[ "$(jq .step "$R/best/checkpoint.json")" -eq "$step" ]
+	[ "$(jq -s "max_by(.eval.return.mean) | .eval.return.mean >= $best1" "$R/evals.jsonl")" = true ]
+	[ "$(find "$R" -maxdepth 1 -name '.best-*' | wc -l)" -eq 1 ]
+	[ "$(jq -r .eval.checkpoint <<<"$(tail -n 1 <<<"$output")")" = "$R/best" ]
+	run pgrep -f "ipc://$D/tmp"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "seed-train --resume: a directory with no checkpoint, a preset beside it, or --dir, are refused" {
+	mkdir "$D/empty"
+	run seed-train --resume "$D/empty"
+	assert_failure 1
+	assert_output --partial "--resume $D/empty: no checkpoint there"
+	run seed-train cartpole --resume "$D/empty"
+	assert_failure 2
+	assert_output --partial "give no preset ('cartpole')"
+	run seed-train --resume "$D/empty" --dir "$D/other"
+	assert_failure 2
+	assert_output --partial "--dir goes with a preset"
+	[ ! -e "$D/other" ]
+	[ -z "$(ls "$D/empty")" ]
+}
+
 @test "SIGTERM in the middle of a periodic evaluation stops it too, and leaves no copy behind" {
 	seed-train cartpole --seed 4 --dir "$D/run" --set target_return=null --frames 100000000 --quiet \
 		--set checkpoint_interval=0.2 --set periodic_eval.interval=0.2 --set periodic_eval.episodes=1000000 &
