@@ -204,7 +204,7 @@ static void report(const seed_serve_stats *st, const seed_serve_stats *last, dou
 	if (final && st->unrolls_unmodeled)
 		fprintf(stderr,
 		        "%s: %" PRId64
-		        " unrolls played at random before the first parameters were not pushed\n",
+		        " unrolls were not pushed: played at random before the first parameters came\n",
 		        cli_prog, st->unrolls_unmodeled);
 }
 
