@@ -28,7 +28,9 @@
 #       gymnax.make: gymnax has no sticky actions), the same episode caps.
 #       Each Seed line says when its training return first reached the
 #       peer's final return (reached_peer_s, from the cold start); KEEP=DIR
-#       keeps the run directories there.
+#       keeps the run directories there. SEED_FRAMES=N gives Seed a budget
+#       of its own (default FRAMES): the peer's return at FRAMES is the mark,
+#       and the question is whether Seed reaches it in less wall time.
 #
 # Run from the build directory; every figure is a wall time from a cold start.
 set -eu
@@ -85,6 +87,7 @@ minatar)
 	pjr=$1
 	seeds=${2:-1 2 3}
 	frames=${3:-5000000}
+	seed_frames=${SEED_FRAMES:-$frames}
 	games=${4:-breakout asterix freeway seaquest space-invaders}
 	prefix=${PRESETS:-ppo-minatar-}
 	settings=${SETTINGS:-gymnax}
@@ -108,7 +111,7 @@ minatar)
 			echo "$p"
 			r="$d/$g-$s"
 			t0=$(now)
-			out=$("$bin/seed-train" "$prefix$g" --seed "$s" --frames "$frames" --dir "$r" --quiet \
+			out=$("$bin/seed-train" "$prefix$g" --seed "$s" --frames "$seed_frames" --dir "$r" --quiet \
 				--set "env_options={\"sticky_action_prob\": $sticky, \"minimal_action_set\": $minimal, \"max_steps\": $cap}")
 			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
 			train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return | awk '{ printf "%.2f", $1 }')
