@@ -358,7 +358,9 @@ static int frame_from(seed_frame *f, const msgpack_object *root, seed_err *err)
 	for (uint32_t i = 0; i < n; i++) {
 		if (&kv[i].val == type || &kv[i].val == version)
 			continue;
-		const char *name = kv[i].key.via.str.ptr;
+		/* msgpack-c gives an empty key a NULL pointer: make it "", a
+		 * name that encodes again (seed_frame_encode refuses NULL). */
+		const char *name = kv[i].key.via.str.size ? kv[i].key.via.str.ptr : "";
 		size_t nl = kv[i].key.via.str.size;
 		for (int j = 0; j < f->nfields; j++)
 			if (f->fields[j].name_len == nl && memcmp(f->fields[j].name, name, nl) == 0)
