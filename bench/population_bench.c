@@ -1,6 +1,7 @@
 /* population_bench.c: rows/s of a population's forward pass (not a test).
  *
  *   bench/population_bench [--rows N] [--repeats R] [--cpu-time]
+ *                          [--net cartpole|minatar] [--members M] [--no-ga]
  *
  * For the CartPole MLP (examples/models/mlp64.json: f32[4], 2 actions) and
  * the MinAtar network of examples/presets/minatar-breakout.json (u8[10,10,4]
@@ -19,8 +20,11 @@
  * kept, as they do from one GA round to the next).  Each figure is the median of R
  * timed runs (default 7), each at least 20 ms long.  --cpu-time times by
  * the thread's CPU time (for a shared machine).  One BLAS thread unless
- * SEED_BLAS_THREADS says otherwise.
+ * SEED_BLAS_THREADS says otherwise.  --net, --members and --no-ga narrow
+ * the table to one network, one population size, and the ES rows (to
+ * time or profile one case).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,8 @@
 
 static int repeats = 7;
 static clockid_t clock_id = CLOCK_MONOTONIC;
+static int only_members; /* 0: 64 and 256 */
+static bool no_ga;
 
 static double now(void)
 {
@@ -108,7 +114,7 @@ static void run_set(void *p)
 }
 
 typedef struct netdef {
-	const char *name, *json;
+	const char *key, *name, *json;
 	seed_dtype dtype;
 	int rank;
 	int64_t shape[3];
@@ -116,7 +122,8 @@ typedef struct netdef {
 } netdef;
 
 static const netdef nets[] = {
-    {"CartPole MLP",
+    {"cartpole",
+     "CartPole MLP",
      "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}, {\"type\": \"linear\", "
      "\"out\": 64},"
      " {\"type\": \"tanh\"}]}",
@@ -124,7 +131,8 @@ static const netdef nets[] = {
      1,
      {4},
      2},
-    {"MinAtar network",
+    {"minatar",
+     "MinAtar network",
      "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 16, \"kernel\": 3}, {\"type\": \"relu\"}, {\"type\": "
      "\"flatten\"}, {\"type\": \"linear\", \"out\": 128}, {\"type\": \"relu\"}]}",
      SEED_DTYPE_U8,
@@ -161,6 +169,8 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 	static const int ranks[] = {0, 1, 4};
 	for (size_t mi = 0; mi < sizeof members / sizeof members[0]; mi++) {
 		int M = members[mi];
+		if (only_members && M != only_members)
+			continue;
 		int64_t *genome = malloc((size_t)M * sizeof *genome);
 		float *sign = malloc((size_t)M * sizeof *sign);
 		int32_t *episodes = malloc((size_t)M * sizeof *episodes);
@@ -205,7 +215,7 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 		}
 		/* GA: the cost of building members from genomes of 1 and 10
 		 * keys (the initialisation, then the mutations). */
-		for (int L = 1; L <= 10; L += 9) {
+		for (int L = 1; L <= 10 && !no_ga; L += 9) {
 			int64_t *gg = malloc((size_t)M * (size_t)L * sizeof *gg);
 			/* L = 1: a first round (every genome fresh); L = 10: a
 			 * later round, children of 20 parents of 9 keys each. */
@@ -254,6 +264,7 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 int main(int argc, char **argv)
 {
 	int rows = 4096;
+	const char *net = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
 			rows = atoi(argv[++i]);
@@ -261,13 +272,32 @@ int main(int argc, char **argv)
 			repeats = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--cpu-time") == 0)
 			clock_id = CLOCK_THREAD_CPUTIME_ID;
+		else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc)
+			net = argv[++i];
+		else if (strcmp(argv[i], "--members") == 0 && i + 1 < argc)
+			only_members = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--no-ga") == 0)
+			no_ga = true;
 		else {
-			fprintf(stderr, "usage: population_bench [--rows N] [--repeats R] [--cpu-time]\n");
+			fprintf(stderr,
+			        "usage: population_bench [--rows N] [--repeats R] [--cpu-time]\n"
+			        "                        [--net cartpole|minatar] [--members M] [--no-ga]\n");
 			return 2;
 		}
 	}
 	if (rows < 1 || repeats < 1) {
 		fprintf(stderr, "population_bench: --rows and --repeats must be at least 1\n");
+		return 2;
+	}
+	if (only_members != 0 && only_members != 64 && only_members != 256) {
+		fprintf(stderr, "population_bench: --members must be 64 or 256, not %d\n", only_members);
+		return 2;
+	}
+	bool known = net == NULL;
+	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
+		known = known || strcmp(net, nets[i].key) == 0;
+	if (!known) {
+		fprintf(stderr, "population_bench: --net must be cartpole or minatar, not '%s'\n", net);
 		return 2;
 	}
 	seed_noise *noise = NULL;
@@ -282,7 +312,8 @@ int main(int argc, char **argv)
 	printf(
 	    "| network | forward | members | rows/s | of single | set ms |\n|---|---|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
-		bench_net(&nets[i], noise, rows);
+		if (net == NULL || strcmp(net, nets[i].key) == 0)
+			bench_net(&nets[i], noise, rows);
 	seed_noise_free(&noise);
 	return 0;
 }

@@ -478,6 +478,59 @@ static void t_linear_variants(void)
 	}
 }
 
+/* matmul_acc, every variant against the reference: y's columns [c0, c0 +
+ * n) of a wider output (ld floats a row) get a (rows, k) m (k, n) added;
+ * the columns outside stay exactly as they were.  Shapes with every tail:
+ * rows past the row blocks, n short of a vector, between vectors and past
+ * four, k from 1 (rank 1) to 9. */
+static void t_matmul_acc_variants(void)
+{
+	static const int shapes[][5] = {
+	    /* rows, k, n, ld, c0 */
+	    {1, 1, 1, 1, 0},      {9, 1, 64, 64, 0}, {7, 4, 64, 67, 3}, {5, 2, 17, 20, 2},
+	    {13, 9, 130, 130, 0}, {3, 4, 3, 5, 1},   {64, 1, 2, 3, 0},  {6, 3, 80, 90, 10},
+	};
+	seed_rng rng;
+	seed_rng_init(&rng, 12, 0);
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		size_t R = (size_t)shapes[si][0], K = (size_t)shapes[si][1], N = (size_t)shapes[si][2];
+		size_t ld = (size_t)shapes[si][3], c0 = (size_t)shapes[si][4];
+		float *a = rnd(&rng, R * K, 1.0), *m = rnd(&rng, K * N, 1.0), *y0 = rnd(&rng, R * ld, 1.0);
+		float *ry = malloc(R * ld * sizeof *ry), *my = malloc(R * ld * sizeof *my);
+		float *aa = malloc(R * K * sizeof *aa), *am = malloc(K * N * sizeof *am);
+		float *y = malloc(R * ld * sizeof *y);
+		memcpy(aa, a, R * K * sizeof *aa);
+		memcpy(am, m, K * N * sizeof *am);
+		memcpy(ry, y0, R * ld * sizeof *ry);
+		memcpy(my, y0, R * ld * sizeof *my);
+		absf(aa, R * K);
+		absf(am, K * N);
+		absf(my, R * ld);
+		nnk_ref.matmul_acc(R, K, N, a, m, ry + c0, ld);
+		nnk_ref.matmul_acc(R, K, N, aa, am, my + c0, ld);
+		for (int v = 0; nnk_variants[v]; v++) {
+			const nnk_ops *k = nnk_variants[v];
+			if (!nnk_usable(k) || k == &nnk_ref)
+				continue;
+			memcpy(y, y0, R * ld * sizeof *y);
+			k->matmul_acc(R, K, N, a, m, y + c0, ld);
+			int bad = 0, touched = 0;
+			for (size_t r = 0; r < R; r++)
+				for (size_t j = 0; j < ld; j++) {
+					size_t i = r * ld + j;
+					if (j < c0 || j >= c0 + N)
+						touched += y[i] != y0[i];
+					else
+						bad += !(fabsf(y[i] - ry[i]) <= 1e-5f * (my[i] + 1e-30f));
+				}
+			CHECK_MSG(bad == 0 && touched == 0,
+			          "%s matmul_acc %zux%zu x %zu (ld %zu from %zu): %d off, %d outside changed",
+			          k->name, R, K, N, ld, c0, bad, touched);
+		}
+		free(a), free(m), free(y0), free(ry), free(my), free(aa), free(am), free(y);
+	}
+}
+
 /* A hand-worked linear layer for the reference itself: two rows, three
  * inputs, two outputs. */
 static void t_linear_reference_by_hand(void)
@@ -500,6 +553,15 @@ static void t_linear_reference_by_hand(void)
 	static const float want_dw[6] = {1 + 1 + 1, 1 + 2 + 0, 1 + 3 - 2, 1 + 2 - 3, 1 + 4 + 0, 1 + 6 + 6};
 	for (int i = 0; i < 6; i++)
 		CHECK(dw[i] == want_dw[i]);
+	/* matmul_acc onto columns 1..2 of a 2 x 4 output: y[r][1 + j] +=
+	 * sum_s x[r][s] m[s][j], x (2, 3) as above and m (3, 2) = w's six
+	 * values read as rows [1 0], [-1 2], [1 0]:
+	 * row 0: 1 - 2 + 3 = 2 and 0 + 4 + 0 = 4; row 1: -1 + 0 + 2 = 1 and 0. */
+	float acc[8] = {9, 1, 1, 9, 9, -1, 0, 9};
+	nnk_ref.matmul_acc(2, 3, 2, x, w, acc + 1, 4);
+	static const float want_acc[8] = {9, 1 + 2, 1 + 4, 9, 9, -1 + 1, 0 + 0, 9};
+	for (int i = 0; i < 8; i++)
+		CHECK(acc[i] == want_acc[i]);
 }
 
 /* A hand-worked convolution for the reference itself: 3x3 input, one
@@ -568,5 +630,6 @@ int main(void)
 	TAP_RUN(t_conv_variants);
 	TAP_RUN(t_linear_reference_by_hand);
 	TAP_RUN(t_linear_variants);
+	TAP_RUN(t_matmul_acc_variants);
 	return tap_done();
 }

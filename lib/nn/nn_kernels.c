@@ -220,6 +220,18 @@ static void ref_linear_dw(size_t rows, size_t n_in, size_t n_out, const float *d
 		}
 }
 
+static void ref_matmul_acc(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
+                           size_t ldy)
+{
+	for (size_t r = 0; r < rows; r++)
+		for (size_t j = 0; j < n; j++) {
+			float acc = y[r * ldy + j];
+			for (size_t s = 0; s < k; s++)
+				acc += a[r * k + s] * m[s * n + j];
+			y[r * ldy + j] = acc;
+		}
+}
+
 const nnk_ops nnk_ref = {
     .name = "reference",
     .fpad = 1,
@@ -238,6 +250,7 @@ const nnk_ops nnk_ref = {
     .linear_dx = ref_linear_dx,
     .linear_dx_relu = ref_linear_dx_relu,
     .linear_dw = ref_linear_dw,
+    .matmul_acc = ref_matmul_acc,
 };
 
 #if defined(__x86_64__)

@@ -110,6 +110,11 @@ typedef struct nnk_ops {
 	                       const float *y, float *dx);
 	/* dw (n_out, n_in) += dy (rows, n_out)^T x (rows, n_in). */
 	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
+	/* y (rows, n) += a (rows, k) m (k, n), y's rows ldy floats apart: a
+	 * product with a short shared dimension, added onto part of a wider
+	 * output (a population's low-rank correction, population.c). */
+	void (*matmul_acc)(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
+	                   size_t ldy);
 } nnk_ops;
 
 /* Fp for F filters under ops. */

@@ -682,6 +682,16 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 	for (; o < n_out; o++)
 		LIN_AXPY_ROWS(1, true, n_in, rows, dy + o, 1, n_out, x, n_in, dw + o * n_in, n_in, NULL);
 }
+
+NNK_STATIC void NNK_FN(matmul_acc)(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
+                                   size_t ldy)
+{
+	size_t r = 0;
+	for (; r + NNK_LR <= rows; r += NNK_LR)
+		LIN_AXPY_ROWS(NNK_LR, true, n, k, a + r * k, k, 1, m, n, y + r * ldy, ldy, NULL);
+	for (; r < rows; r++)
+		LIN_AXPY_ROWS(1, true, n, k, a + r * k, k, 1, m, n, y + r * ldy, ldy, NULL);
+}
 #undef LIN_AXPY_ROWS
 #undef NNK_LR
 
@@ -718,6 +728,7 @@ static const nnk_ops NNK_FN(nnk_ops) = {
     .linear_dx = NNK_FN(linear_dx),
     .linear_dx_relu = NNK_FN(linear_dx_relu),
     .linear_dw = NNK_FN(linear_dw),
+    .matmul_acc = NNK_FN(matmul_acc),
 };
 
 #undef VF

@@ -23,8 +23,9 @@
  *     weight (the head holds two: policy/advantage and value), with A and B
  *     from the member's noise slice, y[columns of the tensor] += c_m (x B)
  *     A^T, c_m = sign sigma / sqrt(r): T = x B by the kernels (B^T laid out
- *     as the weight of an r-output layer), then r axpys per row with the
- *     rows of c_m A^T (both laid out once per generation);
+ *     as the weight of an r-output layer), then T (c_m A^T) added onto
+ *     those columns by the kernels' matmul_acc (both laid out once per
+ *     generation);
  *   conv2d: per member group with the member's weight (full rank: its
  *     parameters; low rank: its stored copy of the non-2-D tensors),
  *     transposed for the kernels once per group;
@@ -89,7 +90,7 @@ struct seed_population {
 	float *buf[2]; /* (max_rows, widest) */
 	float *wt;     /* conv2d weight transposed (k k C, Fp) */
 	float *head;   /* (max_rows, A) logits in sorted order */
-	float *zeros;  /* (widest) a zero bias for the low-rank shared product */
+	float *zeros;  /* (widest) a zero bias for the kernels where none is wanted */
 	/* GA: the parents built by the last phase-0 set (their genomes, padded
 	 * with -1 to cache_L, and weights), for the next rounds' parents and
 	 * candidates; valid for the table, sigma and rank they were built with. */
@@ -566,17 +567,19 @@ static bool linear_direct(const seed_population *p, const layer *L)
 	return p->k->linear_fast && L->n_in >= 256 && (size_t)L->n_in * L->n_out <= ((size_t)1 << 18);
 }
 
-/* y (n, n_out) = x (n, n_in) w^T + b, then max(y, 0) with relu. */
+/* y (n, n_out) = x (n, n_in) w^T + b (b NULL: no bias), then max(y, 0)
+ * with relu. */
 static void linear(const seed_population *p, const layer *L, int n, const float *x, const float *w,
                    const float *b, float *y, bool relu)
 {
 	if (linear_direct(p, L)) {
-		(relu ? p->k->linear_fwd_relu : p->k->linear_fwd)((size_t)n, (size_t)L->n_in,
-		                                                  (size_t)L->n_out, x, w, b, y);
+		(relu ? p->k->linear_fwd_relu : p->k->linear_fwd)(
+		    (size_t)n, (size_t)L->n_in, (size_t)L->n_out, x, w, b ? b : p->zeros, y);
 		return;
 	}
 	seed_blas_sgemm(false, true, n, L->n_out, L->n_in, 1.0f, x, L->n_in, w, L->n_in, 0.0f, y, L->n_out);
-	p->k->bias_add((size_t)n, (size_t)L->n_out, b, y);
+	if (b)
+		p->k->bias_add((size_t)n, (size_t)L->n_out, b, y);
 	if (relu)
 		p->k->relu_fwd((size_t)n * (size_t)L->n_out, y, y);
 }
@@ -610,16 +613,10 @@ static const float *member_b(const seed_population *p, int i, int m)
 	return p->members + (size_t)m * p->P + p->pl[i].b_off;
 }
 
-/* y += t a over n floats (an axpy the compiler vectorises). */
-static void axpy(int n, float t, const float *restrict a, float *restrict y)
-{
-	for (int i = 0; i < n; i++)
-		y[i] += t * a[i];
-}
-
 /* Low rank: y (the n rows of member m, n_out) += b_m + c_m (x B) A^T per
  * 2-D tensor of the layer: T = x B by the kernels (B^T is a weight of r
- * outputs), then each row's r axpys of c A^T's rows. */
+ * outputs), then T (c A^T) added onto the tensor's columns of y by the
+ * kernels too (a product of shared dimension r). */
 static void lowrank_correct(seed_population *p, int i, int m, int n, const float *x, float *y)
 {
 	const layer *L = &p->model->layers[i];
@@ -630,13 +627,8 @@ static void lowrank_correct(seed_population *p, int i, int m, int n, const float
 	for (int s = 0; s < q->nseg; s++) {
 		const lr_seg *sg = &q->seg[s];
 		p->k->linear_fwd((size_t)n, (size_t)L->n_in, (size_t)r, x, blk + sg->bt, p->zeros, p->T);
-		const float *a_t = blk + sg->at;
-		for (int row = 0; row < n; row++) {
-			float *yr = y + (size_t)row * nout + sg->row0;
-			const float *t = p->T + (size_t)row * r;
-			for (int k = 0; k < r; k++)
-				axpy(sg->rows, t[k], a_t + (size_t)k * sg->rows, yr);
-		}
+		p->k->matmul_acc((size_t)n, (size_t)r, (size_t)sg->rows, p->T, blk + sg->at, y + sg->row0,
+		                 (size_t)nout);
 	}
 }
 
@@ -660,7 +652,7 @@ static void layer_forward(seed_population *p, int i, int n, const float *x, floa
 	switch (L->kind) {
 	case L_LINEAR:
 		if (p->lowrank) {
-			linear(p, L, n, x, L->w, p->zeros, y, false);
+			linear(p, L, n, x, L->w, NULL, y, false); /* the members' biases come after */
 			for (int m = 0; m < p->M; m++)
 				if (st[m + 1] > st[m])
 					lowrank_correct(p, i, m, st[m + 1] - st[m],
