@@ -646,31 +646,33 @@ NNK_INLINE void NNK_FN(lin_axpy_rows)(int R, bool acc_out, size_t ncols, size_t 
 }
 #undef LIN_AXPY_BLOCK
 
-/* The body of linear_dx and linear_dx_relu (mask: the relu's output y,
- * laid out as dx, or NULL). */
+/* out (rows, n; rows ldo floats apart) = a (rows, k) m (k, n), or += with
+ * acc_out, zeroed where mask (NULL, or laid out as out) is not > 0: the
+ * body of linear_dx and linear_dx_relu (a = dy, m = w, the mask the relu's
+ * output) and of matmul_acc. */
 #define LIN_AXPY_ROWS NNK_FN(lin_axpy_rows)
-NNK_INLINE void NNK_FN(linear_dx_body)(size_t rows, size_t n_in, size_t n_out, const float *dy,
-                                       const float *w, const float *mask, float *dx)
+NNK_INLINE void NNK_FN(matmul_rows)(size_t rows, const bool acc_out, size_t k, size_t n, const float *a,
+                                    const float *m, float *out, size_t ldo, const float *mask)
 {
 	size_t r = 0;
 	for (; r + NNK_LR <= rows; r += NNK_LR)
-		LIN_AXPY_ROWS(NNK_LR, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in,
-		              n_in, mask ? mask + r * n_in : NULL);
+		LIN_AXPY_ROWS(NNK_LR, acc_out, n, k, a + r * k, k, 1, m, n, out + r * ldo, ldo,
+		              mask ? mask + r * ldo : NULL);
 	for (; r < rows; r++)
-		LIN_AXPY_ROWS(1, false, n_in, n_out, dy + r * n_out, n_out, 1, w, n_in, dx + r * n_in, n_in,
-		              mask ? mask + r * n_in : NULL);
+		LIN_AXPY_ROWS(1, acc_out, n, k, a + r * k, k, 1, m, n, out + r * ldo, ldo,
+		              mask ? mask + r * ldo : NULL);
 }
 
 NNK_STATIC void NNK_FN(linear_dx)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *w,
                                   float *dx)
 {
-	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, NULL, dx);
+	NNK_FN(matmul_rows)(rows, false, n_out, n_in, dy, w, dx, n_in, NULL);
 }
 
 NNK_STATIC void NNK_FN(linear_dx_relu)(size_t rows, size_t n_in, size_t n_out, const float *dy,
                                        const float *w, const float *y, float *dx)
 {
-	NNK_FN(linear_dx_body)(rows, n_in, n_out, dy, w, y, dx);
+	NNK_FN(matmul_rows)(rows, false, n_out, n_in, dy, w, dx, n_in, y);
 }
 
 NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x,
@@ -686,11 +688,7 @@ NNK_STATIC void NNK_FN(linear_dw)(size_t rows, size_t n_in, size_t n_out, const 
 NNK_STATIC void NNK_FN(matmul_acc)(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
                                    size_t ldy)
 {
-	size_t r = 0;
-	for (; r + NNK_LR <= rows; r += NNK_LR)
-		LIN_AXPY_ROWS(NNK_LR, true, n, k, a + r * k, k, 1, m, n, y + r * ldy, ldy, NULL);
-	for (; r < rows; r++)
-		LIN_AXPY_ROWS(1, true, n, k, a + r * k, k, 1, m, n, y + r * ldy, ldy, NULL);
+	NNK_FN(matmul_rows)(rows, true, k, n, a, m, y, ldy, NULL);
 }
 #undef LIN_AXPY_ROWS
 #undef NNK_LR
