@@ -333,6 +333,9 @@ kill_every_start() {
 	st=0
 	wait $TRAIN || st=$?
 	cat "$D/err"
+	# (Shown when the test fails: a program that exits non-zero on the way
+	# out says why at the end of its log, a sanitizer's report included.)
+	tail -n 40 "$RUN"/*.log
 	[ "$st" -eq 130 ]
 	# One restart (the kill: said on stderr and in the log), none on the way
 	# out; the learner saved its checkpoint.

@@ -24,7 +24,14 @@ setup() {
 	# Under AddressSanitizer (SEED_ASAN=1, .ci/run's sanitizer stage) a
 	# program stopped at the end of these tests sometimes exits non-zero, in
 	# about half the runs and never in a plain build; until that is
-	# understood the plain stage and make distcheck run these tests.
+	# understood the plain stage and make distcheck run these tests.  What
+	# is known (2026-12-03): it is seed-infer, and LeakSanitizer's report at
+	# its exit: one message of 18,886 bytes (CartPole's params are 18,700
+	# bytes, with a frame's header around them) with its connection's metadata, allocated in a ZeroMQ I/O
+	# thread and never closed.  It came in 2 of 3 runs of the third test on
+	# a loaded machine, in none of the 7 after it (4 of them with the
+	# params SUB not conflating, so no evidence either way); a stand-alone
+	# conflating SUB under a flood of such messages leaked nothing.
 	[ -z "${SEED_ASAN:-}" ] || skip "not under AddressSanitizer: an exit status there is not yet understood"
 	D=$(mktemp -d)
 	# The learner's preset, from the source tree (a VPATH build, as in
