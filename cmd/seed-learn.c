@@ -488,7 +488,10 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 	int64_t rows = cfg.envs_per_actor > 65536 ? cfg.envs_per_actor : 65536;
 	int64_t max_msg = seed_limit_unroll(rows, 1, 0, 0, 0) + 12 * rows;
 	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop, .max_msg = max_msg};
-	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
+	/* The params PUB queues little for a slow subscriber (one that conflates
+	 * queues little itself): beyond it a publication is dropped for that
+	 * subscriber, and the next one, an update later, gets through. */
+	seed_chan_opts po = {.bind = true, .hwm = SEED_CHAN_CONFLATE_HWM, .stop = &cli_stop};
 	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
 	cli_curve_chan(ctx, &po, opt.params, "--params");
 	if (!ctx || seed_chan_open(&uch, ctx, SEED_CHAN_PULL, opt.unrolls, &uo, &err))
@@ -725,7 +728,10 @@ int main(int argc, char **argv)
 		max_msg = seqs > episodes ? seqs : episodes;
 	}
 	seed_chan_opts uo = {.bind = false, .hwm = cfg.infer_hwm, .stop = &cli_stop, .max_msg = max_msg};
-	seed_chan_opts po = {.bind = true, .stop = &cli_stop};
+	/* The params PUB queues little for a slow subscriber (one that conflates
+	 * queues little itself): beyond it a publication is dropped for that
+	 * subscriber, and the next one, an update later, gets through. */
+	seed_chan_opts po = {.bind = true, .hwm = SEED_CHAN_CONFLATE_HWM, .stop = &cli_stop};
 	cli_curve_chan(ctx, &uo, opt.unrolls, "--unrolls");
 	cli_curve_chan(ctx, &po, opt.params, "--params");
 	if (!ctx ||

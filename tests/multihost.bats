@@ -21,24 +21,6 @@ setup() {
 	load netns
 	local why
 	why=$(netns_usable) || skip "$why"
-	# Under AddressSanitizer (SEED_ASAN=1, .ci/run's sanitizer stage) a
-	# program stopped at the end of these tests sometimes exits non-zero, in
-	# about half the runs and never in a plain build; until it is fixed the
-	# plain stage and make distcheck run these tests. It is seed-infer, and
-	# LeakSanitizer's report at its exit (2026-12-03): one message of 18,886
-	# bytes (CartPole's params are 18,700 bytes, with a frame's header
-	# around them) with its connection's metadata, allocated in a ZeroMQ I/O
-	# thread and never closed. The cause (2026-12-04) is ZeroMQ's, in the
-	# conflating pipe our params SUB uses (ZMQ_CONFLATE): in libzmq 4.3.4
-	# (Debian 12), dbuffer_t::write copies the new message into the back
-	# buffer without closing the one there, which is still there when the
-	# previous write's try-lock lost to the reader; so a params frame leaks
-	# whenever the next one comes before a successful swap (libzmq pull
-	# request 4925, "Fix buffer leak on contended CONFLATE socket", open).
-	# Rare: seed-infer's memory stayed flat through an hour of Pong. The way
-	# out on our side: conflate in seed_chan instead (drain the SUB, keep
-	# the newest) with a small receive bound.
-	[ -z "${SEED_ASAN:-}" ] || skip "not under AddressSanitizer: a leak in ZeroMQ's conflating pipe (see the comment)"
 	D=$(mktemp -d)
 	# The learner's preset, from the source tree (a VPATH build, as in
 	# make distcheck, has no examples/ beside it).

@@ -705,6 +705,39 @@ static void t_sub_everything(void)
 	pub_sub(false);
 }
 
+/* A conflating SUB drops multi-part messages (not frames) among those it
+ * skips, and keeps the newest whole one even when one comes after it. */
+static void t_sub_conflate_parts(void)
+{
+	seed_chan *pub = NULL, *sub = NULL;
+	seed_err err;
+	seed_chan_opts pb = {.bind = true}, so = {.conflate = 1};
+	const char *url = "inproc://pub-conflate-parts";
+	CHECK(seed_chan_open(&pub, ctx, SEED_CHAN_PUB, url, &pb, &err) == 0);
+	CHECK(seed_chan_open(&sub, ctx, SEED_CHAN_SUB, url, &so, &err) == 0);
+	if (!pub || !sub || !subscribed(pub, sub)) {
+		CHECK(!"subscribed");
+		goto out;
+	}
+	void *ps = seed_chan_socket(pub);
+	CHECK(seed_chan_send(pub, NULL, 0, "1", 1, false) == 0);
+	CHECK(zmq_send(ps, "x", 1, ZMQ_SNDMORE) == 1 && zmq_send(ps, "y", 1, 0) == 1);
+	CHECK(seed_chan_send(pub, NULL, 0, "2", 1, false) == 0);
+	CHECK(seed_chan_send(pub, NULL, 0, "3", 1, false) == 0);
+	struct timespec d = {0, 100 * 1000 * 1000};
+	nanosleep(&d, NULL);
+	seed_chan_msg m;
+	CHECK(seed_chan_recv(sub, &m, 1000, &err) == 0 && msg_is(&m, "3", 1));
+	CHECK(seed_chan_send(pub, NULL, 0, "4", 1, false) == 0);
+	CHECK(zmq_send(ps, "x", 1, ZMQ_SNDMORE) == 1 && zmq_send(ps, "y", 1, 0) == 1);
+	nanosleep(&d, NULL);
+	CHECK(seed_chan_recv(sub, &m, 1000, &err) == 0 && msg_is(&m, "4", 1));
+	CHECK(seed_chan_recv(sub, &m, 50, &err) == -EAGAIN);
+out:
+	seed_chan_close(&sub);
+	seed_chan_close(&pub);
+}
+
 /* ---- files and '-' ---------------------------------------------------- */
 
 static void write_objects(seed_chan_kind kind, const char *path)
@@ -890,6 +923,7 @@ int main(void)
 	TAP_RUN(t_hwm);
 	TAP_RUN(t_sub_conflate);
 	TAP_RUN(t_sub_everything);
+	TAP_RUN(t_sub_conflate_parts);
 	TAP_RUN(t_file_roundtrip);
 	TAP_RUN(t_file_truncated_on_open);
 	TAP_RUN(t_file_not_msgpack);

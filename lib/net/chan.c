@@ -37,6 +37,7 @@ struct seed_chan {
 	void *sock;
 	zmq_msg_t msg;
 	bool msg_live;
+	bool conflate; /* a SUB that keeps the newest message: take_newest */
 	/* file */
 	int fd;
 	bool own_fd;
@@ -298,9 +299,16 @@ static int open_socket(seed_chan *c, void *ctx, const char *url, bool bind, cons
 		zmq_setsockopt(c->sock, ZMQ_RCVHWM, &o->hwm, sizeof o->hwm);
 	}
 	if (c->kind == SEED_CHAN_SUB) {
+		/* Conflating here, not with ZMQ_CONFLATE: libzmq 4.3.4's
+		 * conflating pipe leaks a message when the I/O thread's write
+		 * finds the reader holding the pipe's lock and another message
+		 * comes before the next successful swap (its dbuffer_t::write
+		 * overwrites the back buffer without closing it).  A small
+		 * receive bound keeps a stalled reader from queueing many. */
 		if (o && o->conflate) {
-			int one = 1;
-			zmq_setsockopt(c->sock, ZMQ_CONFLATE, &one, sizeof one);
+			c->conflate = true;
+			int hwm = o->hwm > 0 ? o->hwm : SEED_CHAN_CONFLATE_HWM;
+			zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
 		}
 		zmq_setsockopt(c->sock, ZMQ_SUBSCRIBE, "", 0);
 	}
@@ -609,6 +617,24 @@ static int recv_part(seed_chan *c)
 	return zmq_msg_more(&c->msg) ? 1 : 0;
 }
 
+/* A conflating SUB: replace the message just received by the newest whole
+ * one queued behind it; the ones between, and multi-part ones (not
+ * frames), are dropped. */
+static void take_newest(seed_chan *c)
+{
+	zmq_msg_t next;
+	zmq_msg_init(&next);
+	while (zmq_msg_recv(&next, c->sock, ZMQ_DONTWAIT) >= 0) {
+		if (zmq_msg_more(&next)) {
+			while (zmq_msg_more(&next) && zmq_msg_recv(&next, c->sock, ZMQ_DONTWAIT) >= 0)
+				;
+			continue;
+		}
+		zmq_msg_move(&c->msg, &next);
+	}
+	zmq_msg_close(&next);
+}
+
 /* The next object of a file channel; a non-blocking fd with nothing yet is
  * waited for as a socket waits for its peer. */
 static int recv_file(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err)
@@ -680,6 +706,8 @@ int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err
 			return seed_err_set(err, -SEED_EFRAME, "%s: multi-part message (a frame is one part)",
 			                    c->endpoint);
 		}
+		if (c->conflate)
+			take_newest(c);
 		m->data = zmq_msg_data(&c->msg);
 		m->len = zmq_msg_size(&c->msg);
 		m->offset = 0;

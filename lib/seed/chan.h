@@ -61,10 +61,15 @@ typedef void seed_chan_log_fn(void *arg, const char *msg);
  * peers: without max_msg, they take this bound. */
 #define SEED_CHAN_SEND_ONLY_MAX_MSG 4096
 
+/* What a conflating SUB (seed_chan_opts.conflate: a receive takes the
+ * newest message queued and drops those before it) queues at most when
+ * hwm is 0; more wait in the publisher's queue, or are dropped there. */
+#define SEED_CHAN_CONFLATE_HWM 4
+
 typedef struct seed_chan_opts {
 	bool bind;                   /* default when the endpoint has no @ or > */
 	int hwm;                     /* send/receive high-water mark in messages; 0: ZeroMQ's */
-	int conflate;                /* SUB: keep only the newest message */
+	int conflate;                /* SUB: a receive takes the newest message queued */
 	volatile sig_atomic_t *stop; /* give up blocking calls when *stop != 0 */
 	/* The most bytes a peer's message may have; a bigger one drops the
 	 * connection (ZMQ_MAXMSGSIZE).  0: no bound for kinds that receive,
