@@ -146,7 +146,8 @@ for _ in range(n): a = r.randrange(6); print(' '.join([str(a)] * k))"
 	assert_success
 	echo "$output" | jq -e '.eval.env == "gym:ALE/Pong-v5" and .eval.episodes == 1 and .eval.return.mean >= -21'
 	[ -s "$D/run/checkpoint.json" ]
-	grep -q '"frac_step"' "$D/run/actor-0.metrics.jsonl"
+	# Either actor may be stopped before it served (tests/gym.bats says why).
+	cat "$D"/run/actor-[01].metrics.jsonl | grep -q '"frac_step"'
 }
 
 @test "--backend: misuse is a usage error before any import" {
