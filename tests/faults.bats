@@ -73,6 +73,21 @@ pid_of() {
 	pgrep -f -- "$pat" | head -1
 }
 
+# wait_pid NAME [ACTOR]: pid_of, once the program runs (30 s at most).  The
+# learner's metrics file does not wait for every program: on a loaded
+# machine, under a sanitizer, actor 0 was once still in its libtool wrapper
+# script then, which pid_of rightly does not take for the program.
+wait_pid() {
+	local i pid
+	for i in $(seq 300); do
+		pid=$(pid_of "$@")
+		[ -n "$pid" ] && echo "$pid" && return 0
+		sleep 0.1
+	done
+	echo "wait_pid: no $* of this run after 30 s" >&2
+	return 1
+}
+
 # killer SEED INTERVAL: until seed-train ($TRAIN) ends, SIGKILL one program
 # every INTERVAL seconds, and log each kill to $D/kills.log as "K KIND PID".
 # After killing the learner (once it is gone, and before its restart: no
@@ -293,7 +308,8 @@ kill_every_start() {
 		sleep 0.1
 	done
 	reserved=$(jq .reserved_through "$RUN/versions.json")
-	kill -KILL "$(pid_of seed-learn)"
+	pid=$(wait_pid seed-learn)
+	kill -KILL "$pid"
 	for i in $(seq 100); do
 		[ "$(grep -c '^seed-learn: ' "$D/err")" -ge 2 ] && break
 		sleep 0.1
@@ -323,7 +339,8 @@ kill_every_start() {
 		[ -s "$RUN/metrics.jsonl" ] && break
 		sleep 0.1
 	done
-	kill -KILL "$(pid_of seed-actor 0)"
+	pid=$(wait_pid seed-actor 0)
+	kill -KILL "$pid"
 	for i in $(seq 100); do
 		grep -q 'restart 1 of seed-actor 0' "$RUN/actor-0.log" && break
 		sleep 0.1
@@ -354,7 +371,8 @@ kill_every_start() {
 		[ -s "$RUN/metrics.jsonl" ] && break
 		sleep 0.1
 	done
-	kill -KILL "$(pid_of seed-infer)"
+	pid=$(wait_pid seed-infer)
+	kill -KILL "$pid"
 	for i in $(seq 100); do
 		grep -q 'seed-infer was killed by signal 9 after .* restart 1 in 60 s' "$D/err" && break
 		sleep 0.1
