@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zmq.h>
 
 #include "cli.h"
 #include "secure.h"
@@ -466,25 +465,24 @@ int main(int argc, char **argv)
 	while (!cli_stop) {
 		bool can_insert = seed_replay_insert_ready(S.r);
 		bool waiting = S.npending > 0;
-		zmq_pollitem_t items[2] = {{seed_chan_socket(S.learners), 0, ZMQ_POLLIN, 0},
-		                           {seed_chan_socket(S.unrolls), 0, ZMQ_POLLIN, 0}};
-		int rc = zmq_poll(items, can_insert ? 2 : 1, 100);
+		bool ready[2] = {false, false};
+		int rc =
+		    seed_chan_poll((seed_chan *[]){S.learners, S.unrolls}, can_insert ? 2 : 1, 100, ready);
 		double now = cli_now();
 		if (!can_insert)
 			S.insert_blocked += now - t;
 		if (waiting)
 			S.sample_blocked += now - t;
 		t = now;
-		if (rc < 0 && errno != EINTR)
-			cli_die("poll: %s", zmq_strerror(errno));
+		if (rc < 0 && rc != -EINTR)
+			cli_die("poll: %s", seed_strerror(rc));
 		/* At most 64 frames of each socket a turn, so neither starves the other. */
-		for (int i = 0; i < 64 && rc > 0 && (items[0].revents & ZMQ_POLLIN); i++) {
+		for (int i = 0; i < 64 && rc > 0 && ready[0]; i++) {
 			if (!take_request(now))
 				break;
 			serve_pending();
 		}
-		for (int i = 0; i < 64 && rc > 0 && can_insert && (items[1].revents & ZMQ_POLLIN) &&
-		                seed_replay_insert_ready(S.r);
+		for (int i = 0; i < 64 && rc > 0 && can_insert && ready[1] && seed_replay_insert_ready(S.r);
 		     i++)
 			if (!take_unroll(now))
 				break;

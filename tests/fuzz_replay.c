@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "seed/bytes.h"
 #include "fuzz/fuzz.h"
 #include "seed/replay.h"
 

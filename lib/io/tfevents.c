@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/bytes.h"
+#include "seed/bytes.h"
 #include "seed/buf.h"
 
 struct seed_tfevents {

@@ -538,6 +538,24 @@ static int wait_for(seed_chan *c, short events, int timeout_ms)
 	}
 }
 
+int seed_chan_poll(seed_chan *const *cs, int n, int timeout_ms, bool *ready)
+{
+	zmq_pollitem_t it[8];
+	if (n < 1 || n > 8)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (!cs[i]->sock)
+			return -EINVAL;
+		it[i] = (zmq_pollitem_t){.socket = cs[i]->sock, .events = ZMQ_POLLIN};
+	}
+	int rc = zmq_poll(it, n, timeout_ms);
+	if (rc < 0)
+		return -errno;
+	for (int i = 0; ready && i < n; i++)
+		ready[i] = (it[i].revents & ZMQ_POLLIN) != 0;
+	return rc;
+}
+
 static int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

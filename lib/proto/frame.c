@@ -521,7 +521,7 @@ static const struct fspec priority_spec[] = {
 static const char *const evo_algorithms[] = {"es", "ga", "rs", NULL};
 
 /* A round of neuroevolution for the population server (seed_evo_gen in
- * seed/evo.h; lib/rl/evo_frame.c checks what the schema cannot: the genome's
+ * seed/evo.h; lib/evo/evo_frame.c checks what the schema cannot: the genome's
  * keys, the episodes wanted, which optional fields an algorithm needs). */
 static const struct fspec generation_spec[] = {
     INT("run", 0, U32),

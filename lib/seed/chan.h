@@ -140,6 +140,14 @@ typedef struct seed_chan_msg {
  * dropped: a frame is one part). */
 int seed_chan_recv(seed_chan *c, seed_chan_msg *m, int timeout_ms, seed_err *err);
 
+/* Wait until a frame can be received on one of the n socket channels cs
+ * or timeout_ms passes (0: do not wait; -1: forever), taking nothing: the
+ * number of ready channels (> 0), with ready[i] set for each (ready may be
+ * NULL), 0 on timeout, -EINTR when interrupted by a signal, -EINVAL for a
+ * file channel, or -errno from ZeroMQ.  For a program that waits on a few
+ * channels in a loop of its own (seed/loop.h is the general loop). */
+int seed_chan_poll(seed_chan *const *cs, int n, int timeout_ms, bool *ready);
+
 /* Answer the sender of `to` (a message received on c): as seed_chan_send
  * to to->id, and, when to->envelope, with the empty delimiter part a REQ
  * socket needs to receive it (then never blocking: -EAGAIN when the queue

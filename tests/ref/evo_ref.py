@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/ref/evo_ref.py: golden values for tests/test_noise.c and tests/test_evo.c.
 
-Independent of lib/rl/noise.c and lib/rl/evo.c: plain Python and numpy, written
+Independent of lib/evo/noise.c and lib/evo/evo.c: plain Python and numpy, written
 from what seed/noise.h and seed/evo.h document:
   - the noise table: seed_rng (tests/ref/rng_ref.py's xoshiro256** and its
     seeding) with Marsaglia's polar method, math.log for the logarithm (the

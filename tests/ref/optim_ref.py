@@ -2,7 +2,7 @@
 """Golden values for tests/test_optim.c: optimizer updates in numpy (float64).
 
 Each rule is written from its framework's documented algorithm, not from
-lib/rl/optim.c:
+lib/nn/optim.c:
   Adam:          torch.optim.Adam / AdamW (bias-corrected, eps after sqrt)
   RMSProp TF:    tf.compat.v1.train.RMSPropOptimizer (ms starts at 1,
                  eps inside sqrt, lr inside momentum)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden values for tests/test_sumtree.c: prioritized sampling from its definitions.
 
-Independent of lib/rl/sumtree.c on purpose: no tree.  The buffer is the list of
+Independent of lib/replay/sumtree.c on purpose: no tree.  The buffer is the list of
 the last `capacity` insertions (FIFO), item id k in slot k % capacity; then
 
     P(i) = p_i^alpha / sum_j p_j^alpha                     (p = 0 gives 0)

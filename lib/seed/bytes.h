@@ -1,9 +1,11 @@
-/* core/bytes.h: little-endian integers, the bits of a double and FNV-1a,
+/* seed/bytes.h: little-endian integers, the bits of a double and FNV-1a,
  * for the library's own binary formats (the sum tree's and the replay's
- * snapshots, safetensors' header length), whatever the host's byte order.
- * Internal to libseed (not installed): static inline, no state. */
-#ifndef SEED_CORE_BYTES_H
-#define SEED_CORE_BYTES_H
+ * snapshots, safetensors' header length, TensorBoard's records), whatever
+ * the host's byte order.  Shared by core, io and replay, so it is a public
+ * header (installed with the others, seed_bytes(3)): static inline, no
+ * state, nothing exported from the library. */
+#ifndef SEED_BYTES_H
+#define SEED_BYTES_H
 
 #include <stddef.h>
 #include <stdint.h>

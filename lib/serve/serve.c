@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zmq.h>
 
 #include "seed/agent.h"
 #include "seed/batcher.h"
@@ -1445,9 +1444,8 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 	if (seed_serve_ready(s, now))
 		return seed_serve_run(s, now);
 	if (rc == -EAGAIN) {
-		zmq_pollitem_t it = {.socket = seed_chan_socket(s->actors), .events = ZMQ_POLLIN};
 		double tw = seed_timing_now();
-		zmq_poll(&it, 1, 1);
+		(void)seed_chan_poll(&s->actors, 1, 1, NULL);
 		s->st.time[SEED_PHASE_WAIT] += seed_timing_now() - tw;
 	}
 	return 0;

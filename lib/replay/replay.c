@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "seed/bytes.h"
 #include "seed/buf.h"
 #include "seed/sumtree.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "seed/bytes.h"
 
 struct seed_sumtree {
 	uint64_t capacity, leaves;

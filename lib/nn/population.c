@@ -42,8 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/model_internal.h"
-#include "nn/nn_kernels.h"
+#include "model_internal.h"
+#include "nn_kernels.h"
 #include "seed/blas.h"
 #include "seed/buf.h"
 #include "seed/policy.h"
