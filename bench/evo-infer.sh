@@ -33,7 +33,7 @@ members=${4:-256}
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEED_BIN:-$top/cmd}
 sink=${SEED_SINK:-$top/bench/sink}
-push=${SEED_PUSH:-$top/tests/frame_push}
+push=${SEED_PUSH:-$top/tests/cli/frame_push}
 d=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$d"' EXIT
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/fuzz-long.sh: long libFuzzer runs of the targets of tests/fuzz.sh,
+# bench/fuzz-long.sh: long libFuzzer runs of the targets of tests/fuzz/fuzz.sh,
 # one after another, and their corpora minimised.
 #
 #   nice -n 15 sh bench/fuzz-long.sh [TARGET...]      # default: every target
@@ -25,8 +25,8 @@ echo "# work directory: $work"
 echo "# target  executions  seconds  exec/s  cov  ft  corpus-before  corpus-after  failures"
 status=0
 for t in $targets; do
-	max_len=$(sh "$src/tests/fuzz.sh" --max-len "$t") || exit 2
-	FUZZ_CFLAGS=-O2 SEED_BUILDDIR=${SEED_BUILDDIR:-$src} sh "$src/tests/fuzz.sh" --build "$t" "$work/fuzz_$t" ||
+	max_len=$(sh "$src/tests/fuzz/fuzz.sh" --max-len "$t") || exit 2
+	FUZZ_CFLAGS=-O2 SEED_BUILDDIR=${SEED_BUILDDIR:-$src} sh "$src/tests/fuzz/fuzz.sh" --build "$t" "$work/fuzz_$t" ||
 		exit 1
 	rm -rf "$work/$t.grown" "$work/$t.merged"
 	mkdir "$work/$t.grown" "$work/$t.merged"

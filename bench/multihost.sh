@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/multihost.sh: the actor <-> inference loop across hosts, over tcp.
 #
-# Hosts are network namespaces on one bridge (tests/netns.bash): seed-infer
+# Hosts are network namespaces on one bridge (tests/cli/netns.bash): seed-infer
 # (random policy, unrolls of 20 pushed to a counting sink on the same host)
 # on host A, and two seed-actors of ENVS CartPole envs each, laid out three
 # ways, in turn within every run so that the machine's noise falls on all
@@ -30,8 +30,8 @@ sink=${SEED_SINK:-$top/bench/sink}
 	echo "$0: no $sink: run make bench first" >&2
 	exit 1
 }
-# shellcheck source=../tests/netns.bash
-. "$top/tests/netns.bash"
+# shellcheck source=../tests/cli/netns.bash
+. "$top/tests/cli/netns.bash"
 if ! why=$(netns_usable); then
 	echo "$0: $why (this benchmark needs root)" >&2
 	exit 1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/scaling.sh: the figures of doc/scaling.md, measured with light
-# clients (tests/lightclient) against one seed-infer --policy random.
+# clients (tests/cli/lightclient) against one seed-infer --policy random.
 #
 #   bench/scaling.sh latency [RUNS [SECONDS [K [THINK_US [N...]]]]]
 #       For each number N of connected actor halves (default 1 2 4 8 16 32
@@ -18,7 +18,7 @@
 #       Defaults: 3 runs, 4 s, K 1, THINK_US 0.
 #   bench/scaling.sh frames
 #       Bytes on the wire per frame, from frames encoded by libseed: step
-#       and action frames of K = 1 and 64 (tests/lightclient --frame-sizes),
+#       and action frames of K = 1 and 64 (tests/cli/lightclient --frame-sizes),
 #       and unroll frames of 20 steps of one env (what seed-infer wrote with
 #       --unrolls to a file, from a light client of one half, K = 1, no
 #       episode ends): CartPole f32[4], MinAtar u8[10,10,4] and [10,10,10]
@@ -40,12 +40,12 @@
 #   unshare --net sh -c 'ip link set lo up; SEED_ENDPOINT=tcp://127.0.0.1:5555 bench/scaling.sh latency'
 #
 # Run from the build directory after make check (which builds
-# tests/lightclient).  The machine is shared: take the medians of several
+# tests/cli/lightclient).  The machine is shared: take the medians of several
 # runs, and say what else ran.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEED_BIN:-$top/cmd}
-lc=${SEED_LIGHTCLIENT:-$top/tests/lightclient}
+lc=${SEED_LIGHTCLIENT:-$top/tests/cli/lightclient}
 d=$(mktemp -d "${TMPDIR:-/tmp}/seed-scaling.XXXXXX")
 infer=""
 cleanup() {

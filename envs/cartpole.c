@@ -5,8 +5,8 @@
  * to float32.  Every expression below follows the operation order of
  * gymnasium/envs/classic_control/cartpole.py (CartPoleEnv.step), and the
  * build uses -ffp-contract=off, so that with the same libm (sin, cos) the
- * trajectories agree bit for bit; tests/test_env.c checks that against
- * trajectories recorded with Gymnasium (tests/ref/cartpole_ref.py).
+ * trajectories agree bit for bit; tests/unit/env/test_env.c checks that against
+ * trajectories recorded with Gymnasium (tests/golden/cartpole_ref.py).
  *
  * Episode end: terminated when x leaves [-2.4, 2.4] or theta leaves
  * [-12 degrees, 12 degrees] (12 * 2 * pi / 360 radians); truncated after 500

@@ -21,7 +21,7 @@
  * -0.4) with velocity 0 (Gymnasium's bounds; the draws come from Seed's
  * generator, not numpy's).  Built with -ffp-contract=off (no fused
  * multiply-add), with the same libm the trajectories agree with Gymnasium's
- * bit for bit (tests/ref/mountaincar_ref.py in Seed's tree checks them).
+ * bit for bit (tests/golden/mountaincar_ref.py in Seed's tree checks them).
  *
  * Options: "init_state": [position, velocity] starts every episode from that
  * exact state (for replaying recorded trajectories), as cartpole's option

@@ -14,7 +14,7 @@
 # WORK (default /tmp/seed-gpu-check, emptied first).
 # Then, each under a time limit:
 #   tests/gpu/test_cuda   the backend against the CPU (TAP; exit 77: no GPU)
-#   tests/test_device     device names
+#   tests/unit/nn/test_device     device names
 #   seed-train            short runs of r2d2-cartpole-masked, ppo-cartpole and
 #                         lstm-cartpole-masked with --device cuda
 #   bench/gpu_bench       inference forward and learner update rows/s:
@@ -141,7 +141,7 @@ zmq=""
 (cd "$work/build" && "$src/configure" --enable-cuda NVCC="$nvcc" ${zmq:+"ZMQ_CFLAGS=-I$root/usr/include"} \
 	${zmq:+"ZMQ_LIBS=-L$root/usr/lib/$ma -lzmq"} >>"$log" 2>&1) || die "configure --enable-cuda (see $log)"
 (cd "$work/build" && make -j"$jobs" >>"$log" 2>&1 &&
-	make -j"$jobs" tests/gpu/test_cuda tests/test_device bench/gpu_bench >>"$log" 2>&1) || die "the build (see $log)"
+	make -j"$jobs" tests/gpu/test_cuda tests/unit/nn/test_device bench/gpu_bench >>"$log" 2>&1) || die "the build (see $log)"
 note "build: configure --enable-cuda and make in $(($(date +%s) - b0)) s"
 B=$work/build
 export SEED_BUILDDIR=$B SEED_SRCDIR=$src
@@ -155,7 +155,7 @@ run_limited() { # SECONDS COMMAND...: the command's output into the log and $out
 	printf '%s\n' "$out" >>"$log"
 	return $rc
 }
-run_limited 60 "$B/tests/test_device"
+run_limited 60 "$B/tests/unit/nn/test_device"
 rc=$?
 note "test_device: $(printf '%s\n' "$out" | grep -c '^ok ') passed, $(printf '%s\n' "$out" | grep -c '^not ok ') failed (exit $rc)"
 [ $rc -eq 0 ] || status=1

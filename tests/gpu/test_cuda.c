@@ -2,7 +2,7 @@
  *
  * llm.c's habit: every model runs twice from the same parameters, once on
  * the CPU (cpu.c, itself checked against numpy and PyTorch goldens in
- * tests/test_nn.c) and once on the GPU (cuda.cu), and the outputs and every
+ * tests/unit/nn/test_nn.c) and once on the GPU (cuda.cu), and the outputs and every
  * gradient tensor must agree within the tolerances below.  The shapes cover
  * every kernel: linear (cuBLAS) with and without a relu fused, tanh, scale
  * (one factor and one per channel, in the middle of a network so that its

@@ -1,0 +1,265 @@
+#!/usr/bin/env bats
+# seed-gym: Gymnasium's environments through a bridge actor.  Its step frames
+# are byte for byte seed-actor's for the same trajectories (Gymnasium's
+# CartPole-v1 against Seed's cartpole, both from one initial state, replaying
+# one file of actions); it keeps two halves in flight, resends an unanswered
+# one, counts seq per half; seed-train trains a gym:ID environment with it.
+# Without python3's gymnasium, numpy, pyzmq or msgpack those tests skip,
+# saying which is missing (scripts/install-deps installs them).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers
+	load_helpers
+	D=$(mktemp -d)
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
+	export TMPDIR=$D
+}
+
+teardown() {
+	for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$D"
+}
+
+@test "--help and --version go to stdout and exit 0, without any Python package" {
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	run --separate-stderr seed-gym --help
+	assert_success
+	assert_line --index 0 --partial "Usage: seed-gym --env ID --envs K"
+	assert_output --partial "--connect ENDPOINT"
+	[ -z "$stderr" ]
+	run --separate-stderr seed-gym -V
+	assert_success
+	assert_output --regexp '^seed-gym \(seed\) '
+}
+
+@test "misuse gets one message and the short usage on stderr, exit 2" {
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	run --separate-stderr seed-gym --envs 2 --actions - --out -
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "seed-gym: --env is required" ]
+	[ "${stderr_lines[1]}" = "usage: seed-gym --env ID --envs K (--connect ENDPOINT | --actions FILE --out FILE) [OPTION]..." ]
+	run --separate-stderr seed-gym --env CartPole-v1
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: give either --connect, or --actions and --out" ]
+	run --separate-stderr seed-gym --env CartPole-v1 --actions -
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: offline mode needs both --actions and --out" ]
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 0 --actions - --out -
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: --envs: 0 is out of range [1, 1048576]" ]
+	run --separate-stderr seed-gym --env CartPole-v1 --bogus
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: unknown option '--bogus'" ]
+	run --separate-stderr seed-gym --env CartPole-v1 --episodes 3 --actions - --out -
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: --episodes goes with --connect (server mode)" ]
+}
+
+@test "the frames for CartPole-v1 are byte for byte seed-actor's for Seed's cartpole, but for the run id" {
+	need_gym
+	# Three envs: random actions, always right (short episodes, terminated),
+	# and a policy that holds the pole up until v1's limit truncates it at
+	# 500 steps (final_obs is sent).  Every episode starts from one state.
+	python3 "$SEED_SRCDIR/tests/golden/gym_frames.py" actions 0.01 -0.02 0.03 0.04 1200 >"$D/actions"
+	seed-actor --env cartpole --env-options '{"init_state": [0.01, -0.02, 0.03, 0.04]}' --envs 3 \
+		--actions "$D/actions" --out "$D/actor.msgpack" --quiet
+	seed-gym --env CartPole-v1 --init-state '[0.01, -0.02, 0.03, 0.04]' --envs 3 \
+		--actions "$D/actions" --out "$D/gym.msgpack" --quiet
+	run python3 "$SEED_SRCDIR/tests/golden/gym_frames.py" compare "$D/actor.msgpack" "$D/gym.msgpack"
+	echo "$output"
+	assert_success
+	assert_output "1201 frames equal"
+	# The trajectories did what they were chosen for: two truncations with
+	# final_obs (the policy's env at 500 steps), many terminations.
+	[ "$(seed-cat "$D/gym.msgpack" | jq -s '[.[] | select(.truncated.data[2] == 1 and .final_obs != null)] | length')" -eq 2 ]
+	[ "$(seed-cat "$D/gym.msgpack" | jq -s '[.[] | .terminated.data[1]] | add')" -ge 50 ]
+}
+
+@test "--spec, and environments Seed cannot take are errors that say why" {
+	need_gym
+	run --separate-stderr seed-gym --env gym:CartPole-v1 --spec
+	assert_success
+	assert_output '{"env": "gym:CartPole-v1", "obs_dtype": "f32", "obs_shape": [4], "num_actions": 2, "max_steps": 500}'
+	run --separate-stderr seed-gym --env Pendulum-v1 --spec
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
+	run --separate-stderr seed-gym --env FrozenLake-v1 --spec
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box"* ]]
+	run --separate-stderr seed-gym --env NoSuchEnv-v0 --actions /dev/null --out /dev/null
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"seed-gym: --env NoSuchEnv-v0: gymnasium.make failed: "* ]]
+	run --separate-stderr seed-gym --env CartPole-v1 --env-options '[1]' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "seed-gym: --env-options: not a JSON object" ]
+	# An action out of range names the line and the envs.
+	run --separate-stderr sh -c "printf '0 2\n' | seed-gym --env CartPole-v1 --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "seed-gym: -:1: stepping envs 0..1: action 2 out of range [0, 2)" ]
+}
+
+@test "a half left unanswered is resent every --retry-ms while the other half is served" {
+	need_gym
+	[ "${SEED_VALGRIND:-0}" != 1 ] || skip "timing-dependent; the actor runs too slowly under valgrind"
+	# The server answers half 0 (envs 0..1) at once and never half 1
+	# (envs 2..3): its request must be resent every 200 ms, same seq.
+	seed-gym --env CartPole-v1 --envs 4 --connect "ipc://$D/half" --retry-ms 200 --quiet 2>"$D/err" &
+	actor=$!
+	PIDS=$actor
+	wait_for_handler $actor 15
+	half_server "ipc://$D/half" 3 >"$D/counts" # about 14 resends due; 4 asked: slack for a loaded machine
+	kill -TERM $actor
+	st=0
+	wait $actor || st=$?
+	cat "$D/counts" "$D/err"
+	[ "$st" -eq 0 ]
+	read -r _ answered _ ignored <"$D/counts"
+	[ "$answered" -gt 20 ]
+	[ "$ignored" -ge 4 ]
+	grep -q "seed-gym: no answer from ipc://$D/half for [0-9.]* s: resending the request of envs 2..3 (seq 0); 1 resends so far" "$D/err"
+	[ "$(grep -c 'no answer from' "$D/err")" -eq 1 ]
+	grep -q "^seed-gym: resent [0-9]* unanswered requests$" "$D/err"
+}
+
+@test "against seed-infer: seq per half, no gaps, unrolls of both halves; SIGTERM stops it with status 0" {
+	need_gym
+	seed-infer --bind "ipc://$D/infer" --policy random --unrolls "$D/u.msgpack" --unroll-length 4 \
+		--stats-interval 0 2>"$D/infer.err" &
+	infer=$!
+	PIDS=$infer
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 5 --steps 12 --connect "ipc://$D/infer"
+	assert_success
+	[[ "$stderr" == *"seed-gym: 60 env steps in "* ]]
+	wait_for_handler $infer 15
+	kill -TERM $infer
+	wait $infer
+	cat "$D/infer.err"
+	grep -q ' 60 steps, .* 0 bad frames, 0 resends, 0 gaps, 2 halves' "$D/infer.err"
+	# Half 0 is envs 0..1, half 1 envs 2..4; 12 steps send the step frames
+	# 0..11 of each half: two unrolls of 4 steps (5 frames, overlapping by one).
+	run sh -c "seed-cat '$D/u.msgpack' | jq -c 'select(.type == \"unroll\") | .env.data'"
+	assert_output "$(printf '[0,1]\n[2,3,4]\n[0,1]\n[2,3,4]')"
+	# A serving seed-gym stops on SIGTERM with status 0 (seed-train restarts
+	# none that do).
+	seed-infer --bind "ipc://$D/infer2" --policy random --stats-interval 0 --quiet &
+	PIDS="$PIDS $!"
+	seed-gym --env CartPole-v1 --envs 4 --connect "ipc://$D/infer2" --quiet &
+	actor=$!
+	PIDS="$PIDS $actor"
+	wait_for_handler $actor 15
+	sleep 1
+	kill -TERM $actor
+	st=0
+	wait $actor || st=$?
+	[ "$st" -eq 0 ]
+}
+
+@test "a population server's restarts: seed-gym starts a new episode where it is asked to" {
+	need_gym
+	# A random-search generation of 3 members whose episodes stop at 4
+	# steps (the episode cap): the server asks for a restart after each.
+	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
+		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
+	PIDS=$!
+	wait_for_handler $PIDS 15
+	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
+	local cat=$!
+	PIDS="$PIDS $cat"
+	wait_for_handler $cat 15
+	jq -nc --arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
+		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
+		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
+		  genome: {dtype: "i64", shape: [3, 1], data: [1, 2, 3]},
+		  episodes: {dtype: "i32", shape: [3], data: [1, 1, 1]}, model: $model, episode_cap: 4}' |
+		seed-cat --encode >"$D/gen.frames"
+	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+	for _ in $(seq 100); do
+		tail -n 1 "$D/m.jsonl" 2>/dev/null | jq -e '.generation == 0' >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --steps 30 --connect "ipc://$D/s" \
+		--metrics "$D/actor.jsonl"
+	assert_success
+	echo "$stderr"
+	sleep 0.5
+	kill -TERM $cat
+	wait $cat || true
+	# No CartPole-v1 episode ends within 4 steps: every report is at the
+	# cap, and each is followed by a restart (5 steps an episode: 6 an
+	# environment in 30 steps), none ended by the game.
+	jq -e -s '[.[] | [.length.data, .truncated.data, .return.data] | transpose[] | select(. != [4, 1, 4])] | length == 0' "$D/eps.jsonl"
+	restarts=$(echo "$stderr" | sed -n 's/.* 0 episodes, \([0-9]*\) restarted by the server$/\1/p')
+	[ "$restarts" -ge 20 ] && [ "$restarts" -le 24 ]
+	[ "$(tail -n 1 "$D/actor.jsonl" | jq .restarts)" -eq "$restarts" ]
+	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
+	[ "$reports" -ge "$restarts" ] && [ "$reports" -le $((restarts + 4)) ]
+}
+
+@test "stopped while its packages load, seed-gym exits 0 and leaves its metrics line at exit" {
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	# A gymnasium that takes its time to load, and turns an exception
+	# raised in it into an ImportError, as numpy's C extensions do with
+	# the one a SIGTERM's handler raises.
+	mkdir -p "$D/slow/gymnasium"
+	cat >"$D/slow/gymnasium/__init__.py" <<-EOF
+		import os, time
+		open(os.path.join("$D", "loading"), "w").close()
+		try:
+		    time.sleep(30)
+		except BaseException as e:
+		    raise ImportError("interrupted while loading") from e
+	EOF
+	PYTHONPATH="$D/slow" seed-gym --env CartPole-v1 --connect "ipc://$D/none" --metrics "$D/m.jsonl" \
+		2>"$D/err" &
+	local gym=$!
+	PIDS="$PIDS $gym"
+	for _ in $(seq 200); do [ -e "$D/loading" ] && break; sleep 0.05; done
+	[ -e "$D/loading" ]
+	kill -TERM $gym
+	local rc=0
+	wait $gym || rc=$?
+	cat "$D/err"
+	[ "$rc" -eq 0 ]
+	[ ! -s "$D/err" ]
+	[ "$(wc -l <"$D/m.jsonl")" -eq 1 ]
+	jq -e '.env_steps == 0 and .episodes == 0 and .time > 0 and (has("frac_step") | not)' "$D/m.jsonl"
+	# Any other ImportError is still said, exit 1.
+	printf 'raise ImportError("no such thing")\n' >"$D/slow/gymnasium/__init__.py"
+	run --separate-stderr env PYTHONPATH="$D/slow" seed-gym --env CartPole-v1 --connect "ipc://$D/none"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"needs Python's gymnasium, numpy, pyzmq and msgpack: no such thing"* ]]
+}
+
+@test "seed-train trains gym:CartPole-v1 through seed-gym and evaluates it with seed-gym --episodes" {
+	need_gym
+	run --separate-stderr seed-train gym-cartpole --seed 2 --frames 20000 --dir "$D/run" --set eval_episodes=5 --quiet
+	echo "$stderr"
+	assert_success
+	echo "$output" | jq -e '.eval.env == "gym:CartPole-v1" and .eval.episodes == 5 and .eval.policy == "server" and .eval.return.mean > 0'
+	[ -s "$D/run/checkpoint.json" ]
+	# Each actor leaves its line at exit, with the fractions where it
+	# served (actor 1 may be stopped while Gymnasium still loads, on a
+	# busy machine: actor 0 alone can bring the 20000 frames).
+	for i in 0 1; do grep -q '"env_steps"' "$D/run/actor-$i.metrics.jsonl"; done
+	cat "$D"/run/actor-[01].metrics.jsonl | grep -q '"frac_step"'
+	# seed-learn asks seed-gym for the spec; a bad id is said.
+	run --separate-stderr seed-learn --config gym-cartpole --set env=gym:NoSuchEnv-v0 --unrolls "ipc://$D/u" \
+		--params "ipc://$D/p" --quiet
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"gymnasium.make failed"* ]]
+	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 1; its message is above)'* ]]
+}
+
+@test "an r2d2 configuration on a gym: env trains through seed-replay and is evaluated epsilon-greedily" {
+	need_gym
+	run --separate-stderr seed-train r2d2-cartpole-masked --set env=gym:CartPole-v1 --set 'env_options={}' \
+		--frames 30000 --set eval_episodes=5 --dir "$D/run" --quiet
+	echo "$stderr"
+	assert_success
+	echo "$output" | jq -e '.restarts.replay == 0 and .eval.env == "gym:CartPole-v1" and .eval.episodes == 5'
+	[ -s "$D/run/checkpoint.json" ]
+}

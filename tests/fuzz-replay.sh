@@ -1,4 +1,0 @@
-#!/bin/sh
-# tests/fuzz-replay.sh: make check's bounded libFuzzer run of tests/fuzz_replay.c
-# (tests/fuzz.sh builds and runs it; SEED_FUZZ_TIME=600 for a longer run).
-exec sh "$(dirname "$0")/fuzz.sh" replay

@@ -1,0 +1,427 @@
+/* tests/unit/evo/test_evo_frame.c: generations as generation frames (seed/evo_frame.h):
+ * round trips through the wire and JSON, a frame packed by Python (the
+ * golden frames of tests/golden/make_golden.py) read back to the values Python
+ * wrote, and every refusal of both directions with its message. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/evo_frame.h"
+#include "seed/frame.h"
+#include "tap.h"
+/* after seed/frame.h: it uses the SEED_VALUE_* and error codes */
+#include "golden_frames.h"
+
+static bool has(const char *s, const char *part)
+{
+	return strstr(s, part) != NULL;
+}
+
+/* An es round of 4 members (antithetic pairs) of a 3-parameter model. */
+static int64_t es_genome[4] = {5, 5, 9, 9};
+static float es_sign[4] = {1, -1, 1, -1};
+static int32_t es_episodes[4] = {1, 1, 1, 2};
+static float es_centre[3] = {0.5f, -1.25f, 3e-7f};
+
+static seed_evo_gen es_gen(void)
+{
+	return (seed_evo_gen){.algo = SEED_EVO_ES,
+	                      .generation = 7,
+	                      .phase = 0,
+	                      .noise_seed = UINT64_C(1) << 62,
+	                      .noise_size = 1 << 20,
+	                      .sigma = 0.02,
+	                      .rank = 2,
+	                      .members = 4,
+	                      .genome_len = 1,
+	                      .genome = es_genome,
+	                      .sign = es_sign,
+	                      .episodes = es_episodes,
+	                      .centre = es_centre,
+	                      .num_params = 3};
+}
+
+/* A GA round: 3 members, genomes of up to 3 keys, -1 padding. */
+static int64_t ga_genome[3][3] = {{4, 8, 15}, {16, -1, -1}, {0, 23, -1}};
+static int32_t ga_episodes[3] = {30, 30, 1};
+
+static seed_evo_gen ga_gen(void)
+{
+	return (seed_evo_gen){.algo = SEED_EVO_GA,
+	                      .generation = 0,
+	                      .phase = 1,
+	                      .noise_seed = 0,
+	                      .noise_size = 1,
+	                      .sigma = 0.002,
+	                      .rank = 0,
+	                      .members = 3,
+	                      .genome_len = 3,
+	                      .genome = &ga_genome[0][0],
+	                      .episodes = ga_episodes};
+}
+
+static void same_gen(const seed_evo_gen *a, const seed_evo_gen *b)
+{
+	CHECK(a->algo == b->algo);
+	CHECK(a->generation == b->generation && a->phase == b->phase);
+	CHECK(a->noise_seed == b->noise_seed && a->noise_size == b->noise_size);
+	CHECK(a->sigma == b->sigma && a->rank == b->rank);
+	CHECK(a->members == b->members && a->genome_len == b->genome_len);
+	size_t ML = (size_t)a->members * (size_t)a->genome_len;
+	CHECK(memcmp(a->genome, b->genome, ML * 8) == 0);
+	CHECK(memcmp(a->episodes, b->episodes, (size_t)a->members * 4) == 0);
+	CHECK(!a->sign == !b->sign);
+	if (a->sign && b->sign)
+		CHECK(memcmp(a->sign, b->sign, (size_t)a->members * 4) == 0);
+	CHECK(!a->centre == !b->centre && a->num_params == b->num_params);
+	if (a->centre && b->centre)
+		CHECK(memcmp(a->centre, b->centre, a->num_params * 4) == 0);
+}
+
+/* to_frame, then back three ways: the built frame itself, the wire, JSON. */
+static void roundtrip(const seed_evo_gen *g)
+{
+	seed_err err = {""};
+	seed_frame f, back, fj;
+	int rc = seed_evo_gen_to_frame(g, 42, &f, &err);
+	CHECK_MSG(rc == 0, "to_frame: %s", err.msg);
+	if (rc)
+		return;
+	CHECK(f.type == SEED_FRAME_GENERATION && seed_frame_int(&f, "run", -1) == 42);
+	/* Built frames point at g's arrays, aligned: read in place. */
+	seed_evo_gen x;
+	rc = seed_evo_gen_from_frame(&f, &x, &err);
+	CHECK_MSG(rc == 0, "from_frame: %s", err.msg);
+	if (rc == 0) {
+		same_gen(g, &x);
+		CHECK(x.genome == g->genome && x.episodes == g->episodes);
+	}
+	seed_buf m = {0}, js = {0};
+	seed_evo_gen_copy c = {0};
+	CHECK(seed_frame_encode(&f, &m, &err) == 0);
+	CHECK(seed_frame_decode(&back, m.data, m.len, &err) == 0);
+	rc = seed_evo_gen_from_frame_copy(&back, &c, &err);
+	CHECK_MSG(rc == 0, "from_frame_copy: %s", err.msg);
+	if (rc == 0)
+		same_gen(g, &c.gen);
+	CHECK(seed_frame_to_json(&f, &js, &err) == 0);
+	rc = seed_frame_from_json(&fj, (const char *)js.data, js.len, &err);
+	CHECK_MSG(rc == 0, "from_json: %s", err.msg);
+	if (rc == 0) {
+		seed_evo_gen_copy c2 = {0};
+		CHECK(seed_evo_gen_from_frame_copy(&fj, &c2, &err) == 0);
+		same_gen(g, &c2.gen);
+		seed_evo_gen_copy_free(&c2);
+		seed_frame_clear(&fj);
+	}
+	seed_evo_gen_copy_free(&c);
+	CHECK(c.mem == NULL);
+	seed_buf_free(&m);
+	seed_buf_free(&js);
+}
+
+static void t_roundtrip_es(void)
+{
+	seed_evo_gen g = es_gen();
+	roundtrip(&g);
+}
+
+static void t_roundtrip_ga(void)
+{
+	seed_evo_gen g = ga_gen();
+	roundtrip(&g);
+	g.algo = SEED_EVO_RS;
+	g.genome_len = 1;
+	int64_t keys[3] = {1, 2, 3};
+	g.genome = keys;
+	roundtrip(&g);
+}
+
+/* The frame Python packed (tests/golden/make_golden.py), read back to the
+ * values written there. */
+static void t_python_frame(void)
+{
+	const struct golden_frame *gf = NULL;
+	for (size_t i = 0; i < sizeof golden_frames / sizeof golden_frames[0]; i++)
+		if (strcmp(golden_frames[i].name, "generation") == 0)
+			gf = &golden_frames[i];
+	CHECK(gf != NULL);
+	if (!gf)
+		return;
+	seed_frame f;
+	seed_err err;
+	CHECK(seed_frame_decode(&f, gf->bytes, gf->len, &err) == 0);
+	seed_evo_gen_copy c = {0};
+	int rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	const seed_evo_gen *g = &c.gen;
+	CHECK(g->algo == SEED_EVO_ES && g->generation == 12 && g->phase == 0);
+	CHECK(g->noise_seed == (UINT64_C(1) << 40) + 7 && g->noise_size == 1000003);
+	CHECK(g->sigma == 0.02 && g->rank == 0);
+	CHECK(g->members == 4 && g->genome_len == 1);
+	CHECK(g->genome[0] == 17 && g->genome[1] == 17 && g->genome[2] == INT64_C(1) << 62 &&
+	      g->genome[3] == 0);
+	CHECK(g->episodes[0] == 1 && g->episodes[2] == 2 && g->episodes[3] == 1);
+	CHECK(g->sign[0] == 1 && g->sign[1] == -1 && g->sign[2] == 1 && g->sign[3] == -1);
+	CHECK(g->num_params == 5 && g->centre[0] == 0.5f && g->centre[1] == -0.25f && g->centre[3] == 1e-3f &&
+	      g->centre[4] == 3.0f);
+	/* The optional fields a server reads itself. */
+	CHECK(seed_frame_int(&f, "episode_cap", 0) == 500);
+	const seed_value *gv = seed_frame_get(&f, "greedy");
+	CHECK(gv && gv->kind == SEED_VALUE_BOOL && !gv->u.b);
+	seed_evo_gen_copy_free(&c);
+	/* And the bad generation frames Python packed are refused by the
+	 * schema (their messages are test_frame's business). */
+	int nbad = 0;
+	for (size_t i = 0; i < sizeof golden_bad / sizeof golden_bad[0]; i++) {
+		if (strncmp(golden_bad[i].name, "generation_", 11) != 0)
+			continue;
+		nbad++;
+		seed_frame b;
+		CHECK(seed_frame_decode(&b, golden_bad[i].bytes, golden_bad[i].len, &err) == -SEED_EFRAME);
+	}
+	CHECK(nbad >= 10);
+}
+
+struct bad_gen {
+	const char *name;
+	void (*edit)(seed_evo_gen *g);
+	const char *parts[3];
+};
+
+static int64_t key_minus2[4] = {5, 5, -2, 9}, first_pad[4] = {5, -1, 9, 9};
+static int64_t ga_after_pad[3][3] = {{4, -1, 15}, {16, -1, -1}, {0, 23, -1}};
+static int64_t ga_minus2[3][3] = {{4, 8, 15}, {16, -2, -1}, {0, 23, -1}};
+static int32_t zero_episodes[4] = {1, 1, 0, 1};
+static float half_sign[4] = {1, -1, 0.5f, -1};
+
+static void e_algo(seed_evo_gen *g)
+{
+	g->algo = (seed_evo_algo)7;
+}
+static void e_generation(seed_evo_gen *g)
+{
+	g->generation = -1;
+}
+static void e_phase(seed_evo_gen *g)
+{
+	g->phase = 2;
+}
+static void e_noise_seed(seed_evo_gen *g)
+{
+	g->noise_seed = UINT64_C(1) << 63;
+}
+static void e_noise_size(seed_evo_gen *g)
+{
+	g->noise_size = 0;
+}
+static void e_noise_size_big(seed_evo_gen *g)
+{
+	g->noise_size = INT64_C(1) << 31;
+}
+static void e_sigma_nan(seed_evo_gen *g)
+{
+	g->sigma = NAN;
+}
+static void e_sigma_neg(seed_evo_gen *g)
+{
+	g->sigma = -0.5;
+}
+static void e_rank(seed_evo_gen *g)
+{
+	g->rank = -1;
+}
+static void e_members(seed_evo_gen *g)
+{
+	g->members = 0;
+}
+static void e_es_columns(seed_evo_gen *g)
+{
+	g->genome_len = 2, g->members = 2;
+}
+static void e_es_sign(seed_evo_gen *g)
+{
+	g->sign = NULL;
+}
+static void e_es_centre(seed_evo_gen *g)
+{
+	g->centre = NULL;
+}
+static void e_es_first_pad(seed_evo_gen *g)
+{
+	g->genome = first_pad;
+}
+static void e_es_key(seed_evo_gen *g)
+{
+	g->genome = key_minus2;
+}
+static void e_episodes(seed_evo_gen *g)
+{
+	g->episodes = zero_episodes;
+}
+static void e_sign_value(seed_evo_gen *g)
+{
+	g->sign = half_sign;
+}
+static void e_ga_sign(seed_evo_gen *g)
+{
+	*g = ga_gen(), g->sign = es_sign;
+}
+static void e_ga_centre(seed_evo_gen *g)
+{
+	*g = ga_gen(), g->centre = es_centre, g->num_params = 3;
+}
+static void e_ga_after_pad(seed_evo_gen *g)
+{
+	*g = ga_gen(), g->genome = &ga_after_pad[0][0];
+}
+static void e_ga_key(seed_evo_gen *g)
+{
+	*g = ga_gen(), g->genome = &ga_minus2[0][0];
+}
+
+static const struct bad_gen bad_gens[] = {
+    {"algorithm", e_algo, {"field 'algorithm'", "7 is not an algorithm"}},
+    {"generation", e_generation, {"field 'generation': -1, expected >= 0"}},
+    {"phase", e_phase, {"field 'phase': 2, expected 0 or 1"}},
+    {"noise_seed", e_noise_seed, {"field 'noise_seed': 9223372036854775808, expected below 2^63"}},
+    {"noise_size", e_noise_size, {"field 'noise_size': 0, expected in [1, 2^31 - 1]"}},
+    {"noise_size_big", e_noise_size_big, {"field 'noise_size': 2147483648"}},
+    {"sigma_nan", e_sigma_nan, {"field 'sigma': nan, expected a finite value >= 0"}},
+    {"sigma_negative", e_sigma_neg, {"field 'sigma': -0.5"}},
+    {"rank", e_rank, {"field 'rank': -1, expected >= 0"}},
+    {"members", e_members, {"field 'genome': 0 members"}},
+    {"es_columns", e_es_columns, {"field 'genome': 2 columns, expected 1 for es"}},
+    {"es_sign", e_es_sign, {"field 'sign': missing"}},
+    {"es_centre", e_es_centre, {"field 'centre': missing"}},
+    {"first_key_pad", e_es_first_pad, {"field 'genome': member 1: first key -1, expected >= 0"}},
+    {"es_key_negative", e_es_key, {"member 2: first key -2"}},
+    {"episodes", e_episodes, {"field 'episodes': member 2 wants 0, expected >= 1"}},
+    {"sign_value", e_sign_value, {"field 'sign': member 2: 0.5, expected +1 or -1"}},
+    {"ga_sign", e_ga_sign, {"field 'sign': only es generations have signs, not ga"}},
+    {"ga_centre", e_ga_centre, {"field 'centre': only es generations have a centre, not ga"}},
+    {"ga_key_after_pad", e_ga_after_pad, {"field 'genome': member 0: key 15 at column 2 after -1"}},
+    {"ga_key_negative", e_ga_key, {"member 1: key -2 at column 1 (keys are >= 0, -1 pads"}},
+};
+
+/* Every rule, refused by to_frame with its message; and by from_frame on
+ * a frame that carries it (built field by field: to_frame would not). */
+static void t_refusals(void)
+{
+	for (size_t i = 0; i < sizeof bad_gens / sizeof bad_gens[0]; i++) {
+		const struct bad_gen *b = &bad_gens[i];
+		seed_evo_gen g = es_gen();
+		b->edit(&g);
+		seed_err err = {""};
+		seed_frame f;
+		f.type = SEED_FRAME_STEP; /* untouched on error: not made a generation frame */
+		f.nfields = 0;
+		int rc = seed_evo_gen_to_frame(&g, 0, &f, &err);
+		CHECK_MSG(rc == -EINVAL, "%s: to_frame %d (%s)", b->name, rc, err.msg);
+		CHECK_MSG(has(err.msg, "generation frame: "), "%s: '%s'", b->name, err.msg);
+		for (int k = 0; k < 3 && b->parts[k]; k++)
+			CHECK_MSG(has(err.msg, b->parts[k]), "%s: '%s' lacks '%s'", b->name, err.msg,
+			          b->parts[k]);
+		CHECK(f.type == SEED_FRAME_STEP);
+	}
+	seed_evo_gen g = es_gen();
+	seed_err err = {""};
+	seed_frame f;
+	CHECK(seed_evo_gen_to_frame(&g, -1, &f, &err) == -EINVAL && has(err.msg, "field 'run': -1"));
+	CHECK(seed_evo_gen_to_frame(&g, INT64_C(1) << 32, &f, &err) == -EINVAL &&
+	      has(err.msg, "field 'run': 4294967296, expected in [0, 2^32)"));
+}
+
+/* A good es frame built by hand, then edited: what from_frame refuses
+ * beyond the schema. */
+static void hand_frame(seed_frame *f, const void *genome, int64_t L, const float *sign,
+                       const int32_t *episodes, const char *algo)
+{
+	int64_t M = 4, ML[2] = {4 / L, L}, P = 3;
+	seed_frame_init(f, SEED_FRAME_GENERATION);
+	seed_frame_set_int(f, "run", 0);
+	seed_frame_set_int(f, "generation", 3);
+	seed_frame_set_int(f, "phase", 0);
+	seed_frame_set_str(f, "algorithm", algo);
+	seed_frame_set_int(f, "noise_seed", 1);
+	seed_frame_set_int(f, "noise_size", 100);
+	seed_frame_set_int(f, "sigma", 1); /* an int for a float: accepted */
+	seed_frame_set_int(f, "rank", 0);
+	seed_frame_set_tensor(f, "genome", seed_tensor_view((void *)genome, SEED_DTYPE_I64, 2, ML));
+	M = ML[0];
+	seed_frame_set_tensor(f, "episodes", seed_tensor_view((void *)episodes, SEED_DTYPE_I32, 1, &M));
+	if (sign)
+		seed_frame_set_tensor(f, "sign", seed_tensor_view((void *)sign, SEED_DTYPE_F32, 1, &M));
+	seed_frame_set_tensor(f, "centre", seed_tensor_view(es_centre, SEED_DTYPE_F32, 1, &P));
+}
+
+static void t_from_frame_refusals(void)
+{
+	seed_frame f;
+	seed_evo_gen g, untouched = {.generation = 99};
+	seed_err err = {""};
+	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+	g = untouched;
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == 0 && g.sigma == 1.0 && g.generation == 3);
+	struct {
+		const int64_t *genome;
+		int64_t L;
+		const float *sign;
+		const int32_t *episodes;
+		const char *algo, *part;
+	} cases[] = {
+	    {key_minus2, 1, es_sign, es_episodes, "es", "member 2: first key -2"},
+	    {es_genome, 1, NULL, es_episodes, "es", "field 'sign': missing"},
+	    {es_genome, 1, half_sign, es_episodes, "es", "member 2: 0.5, expected +1 or -1"},
+	    {es_genome, 1, es_sign, zero_episodes, "es", "member 2 wants 0"},
+	    {es_genome, 2, NULL, es_episodes, "es", "2 columns, expected 1 for es"},
+	    {es_genome, 1, NULL, es_episodes, "rs", "only es generations have a centre, not rs"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hand_frame(&f, cases[i].genome, cases[i].L, cases[i].sign, cases[i].episodes, cases[i].algo);
+		g = untouched;
+		int rc = seed_evo_gen_from_frame(&f, &g, &err);
+		CHECK_MSG(rc == -EINVAL && has(err.msg, cases[i].part), "case %zu: %d '%s'", i, rc, err.msg);
+		CHECK(g.generation == 99);
+		/* The copy refuses the same and keeps what it had. */
+		seed_evo_gen_copy c = {0};
+		hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+		CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == 0);
+		hand_frame(&f, cases[i].genome, cases[i].L, cases[i].sign, cases[i].episodes, cases[i].algo);
+		CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == -EINVAL && has(err.msg, cases[i].part));
+		CHECK(c.gen.generation == 3 && c.gen.members == 4 && c.gen.genome[3] == 9);
+		seed_evo_gen_copy_free(&c);
+	}
+	/* Another type; a frame the schema refuses. */
+	seed_frame_init(&f, SEED_FRAME_PARAMS);
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -SEED_ETYPE &&
+	      has(err.msg, "params frame: expected a generation frame"));
+	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+	seed_frame_set_str(&f, "algorithm", "cma");
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -SEED_EFRAME &&
+	      has(err.msg, "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs'"));
+	/* Data not aligned for its dtype: refused in place, copied fine. */
+	_Alignas(8) unsigned char raw[8 * 4 + 1];
+	memcpy(raw + 1, es_genome, sizeof es_genome);
+	hand_frame(&f, raw + 1, 1, es_sign, es_episodes, "es");
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -EINVAL &&
+	      has(err.msg, "field 'genome': data at an address not aligned for i64"));
+	seed_evo_gen_copy c = {0};
+	CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == 0 && c.gen.genome[2] == 9 &&
+	      (uintptr_t)c.gen.genome % 8 == 0);
+	seed_evo_gen_copy_free(&c);
+	seed_evo_gen_copy_free(NULL);
+}
+
+int main(void)
+{
+	TAP_RUN(t_roundtrip_es);
+	TAP_RUN(t_roundtrip_ga);
+	TAP_RUN(t_python_frame);
+	TAP_RUN(t_refusals);
+	TAP_RUN(t_from_frame_refusals);
+	return tap_done();
+}

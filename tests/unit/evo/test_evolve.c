@@ -1,0 +1,428 @@
+/* tests/unit/evo/test_evolve.c: the evolution loop of seed-learn (seed/evolve.h).
+ *
+ * The clock is the test's: rounds, deadlines and rates are driven by the
+ * times passed in.  The statistics a metrics line carries are checked
+ * against returns chosen here and worked by hand (best, mean, median of
+ * 1, 2, 3, 4 are 4, 2.5, 2.5); a GA checkpoint's parameters are rebuilt
+ * from its genome and the noise table its configuration names alone.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/checkpoint.h"
+#include "seed/config.h"
+#include "seed/evo.h"
+#include "seed/evo_frame.h"
+#include "seed/evolve.h"
+#include "seed/noise.h"
+#include "tap.h"
+#include "tmpdir.h"
+
+static const char *BASE =
+    "{\"env\": \"cartpole\", \"model\": {\"torso\": [{\"type\": \"linear\", \"out\": 8}, "
+    "{\"type\": \"tanh\"}]}, \"seed\": 3, \"total_frames\": 1000000, "
+    "\"evolution\": {\"population\": 4, \"noise_size\": 100000, \"sigma\": 0.1, "
+    "\"truncation\": 2, \"elite_candidates\": 2, \"elite_episodes\": 2, "
+    "\"generation_deadline\": 5, \"episode_cap\": 123, \"greedy\": false}}";
+
+/* A configuration: BASE with the algorithm and extra assignments. */
+static int config(seed_config *c, const char *algorithm, const char *const *sets, int nsets)
+{
+	json_t *root = json_loads(BASE, 0, NULL);
+	seed_err err = {""};
+	char a[64];
+	snprintf(a, sizeof a, "algorithm=%s", algorithm);
+	int rc = seed_config_set(root, a, &err);
+	for (int i = 0; rc == 0 && i < nsets; i++)
+		rc = seed_config_set(root, sets[i], &err);
+	if (rc == 0)
+		rc = seed_config_parse(root, c, &err);
+	if (rc) {
+		printf("# config: %s\n", err.msg);
+		json_decref(root);
+	}
+	return rc;
+}
+
+/* An episode frame of n episodes: generation gen[i] (NULL: no generation
+ * fields), member mem[i], return ret[i], length len[i]. */
+static void episodes(seed_frame *f, int n, const int64_t *gen, const int32_t *mem, const float *ret,
+                     const int32_t *len)
+{
+	static int32_t env[64];
+	static uint8_t trunc[64];
+	int64_t N = n;
+	seed_frame_init(f, SEED_FRAME_EPISODE);
+	seed_frame_set_int(f, "run", 0);
+	seed_frame_set_int(f, "actor", 0);
+	seed_frame_set_tensor(f, "env", seed_tensor_view(env, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(f, "return", seed_tensor_view((void *)ret, SEED_DTYPE_F32, 1, &N));
+	seed_frame_set_tensor(f, "length", seed_tensor_view((void *)len, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(f, "truncated", seed_tensor_view(trunc, SEED_DTYPE_U8, 1, &N));
+	if (gen) {
+		seed_frame_set_tensor(f, "generation", seed_tensor_view((void *)gen, SEED_DTYPE_I64, 1, &N));
+		seed_frame_set_tensor(f, "member", seed_tensor_view((void *)mem, SEED_DTYPE_I32, 1, &N));
+	}
+}
+
+/* Report one episode of every member m of the current round with return
+ * ret0 + m and length len; the number reported. */
+static int play_round(seed_evolver *E, double ret0, int32_t len)
+{
+	const seed_evo_gen *g = seed_evo_current(seed_evolver_evo(E));
+	int64_t gen[64];
+	int32_t mem[64], lens[64];
+	float ret[64];
+	int n = 0;
+	for (int m = 0; m < g->members; m++)
+		for (int k = 0; k < g->episodes[m] && n < 64; k++, n++) {
+			gen[n] = g->generation;
+			mem[n] = m;
+			ret[n] = (float)(ret0 + m);
+			lens[n] = len;
+		}
+	seed_frame f;
+	episodes(&f, n, gen, mem, ret, lens);
+	seed_err err = {""};
+	int rc = seed_evolver_feed(E, &f, &err);
+	seed_frame_clear(&f);
+	if (rc < 0)
+		printf("# feed: %s\n", err.msg);
+	return rc;
+}
+
+static void t_refuses(void)
+{
+	seed_config c;
+	seed_evolver *E = (seed_evolver *)1;
+	seed_err err = {""};
+	CHECK(config(&c, "vtrace", NULL, 0) == 0);
+	CHECK(seed_evolver_new(&E, &c, NULL, 0, &err) == -EINVAL && E == NULL);
+	CHECK_MSG(strstr(err.msg, "vtrace"), "%s", err.msg);
+	seed_config_free(&c);
+	const char *dueling[] = {"model.head=\"dueling\""};
+	CHECK(config(&c, "es", dueling, 1) == 0);
+	CHECK(seed_evolver_new(&E, &c, NULL, 0, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "actor-critic"), "%s", err.msg);
+	seed_config_free(&c);
+}
+
+/* The generation frame says the round, the model and the settings the
+ * server needs. */
+static void t_generation_frame(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	CHECK(config(&c, "es", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	seed_buf out = {0};
+	CHECK_MSG(seed_evolver_generation_frame(E, &out, &err) == 0, "%s", err.msg);
+	seed_frame f;
+	CHECK_MSG(seed_frame_decode(&f, out.data, out.len, &err) == 0, "%s", err.msg);
+	seed_evo_gen_copy gc = {0};
+	CHECK_MSG(seed_evo_gen_from_frame_copy(&f, &gc, &err) == 0, "%s", err.msg);
+	const seed_evo_gen g = gc.gen;
+	const seed_evo_gen *cur = seed_evo_current(seed_evolver_evo(E));
+	CHECK(g.algo == SEED_EVO_ES && g.generation == 0 && g.phase == 0 && g.members == 4);
+	CHECK(g.noise_size == 100000 && g.num_params == seed_model_num_params(seed_evolver_model(E)));
+	CHECK_NEAR(g.sigma, 0.1, 1e-12);
+	for (int m = 0; m < 4; m++)
+		CHECK(g.genome[m] == cur->genome[m] && g.sign[m] == cur->sign[m] && g.episodes[m] == 1);
+	CHECK(memcmp(g.centre, cur->centre, g.num_params * sizeof(float)) == 0);
+	CHECK(seed_frame_int(&f, "episode_cap", -1) == 123);
+	const seed_value *gr = seed_frame_get(&f, "greedy");
+	CHECK(gr && gr->kind == SEED_VALUE_BOOL && !gr->u.b);
+	const char *model;
+	size_t len;
+	CHECK(seed_frame_str(&f, "model", &model, &len) == 0 && len == strlen(c.model) &&
+	      memcmp(model, c.model, len) == 0);
+	seed_evo_gen_copy_free(&gc);
+	seed_frame_clear(&f);
+	seed_buf_free(&out);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* Episodes of the round count; those of another round are stale, those of
+ * no member or without generation fields ignored; frames count the
+ * members' episodes, stale ones too.
+ * A complete round finishes; its metrics are the returns' by hand. */
+static void t_round(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	CHECK(config(&c, "es", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 10, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *st = seed_evolver_get_status(E);
+	/* Other rounds, no member, no generation fields. */
+	int64_t gen[3] = {7, 0, 0};
+	int32_t mem[3] = {0, -1, 0}, len[3] = {10, 20, 30};
+	float ret[3] = {100, 100, 100};
+	seed_frame f;
+	episodes(&f, 3, gen, mem, ret, len);
+	f.type = SEED_FRAME_UNROLL;
+	CHECK(seed_evolver_feed(E, &f, &err) == -SEED_EFRAME);
+	f.type = SEED_FRAME_EPISODE;
+	CHECK(seed_evolver_feed(E, &f, &err) == 1);
+	seed_frame_clear(&f);
+	CHECK(st->stale == 1 && st->ignored == 1 && st->frames == 40 && st->episodes == 2);
+	episodes(&f, 2, NULL, NULL, ret, len);
+	CHECK(seed_evolver_feed(E, &f, &err) == 0);
+	seed_frame_clear(&f);
+	CHECK(st->ignored == 3 && st->frames == 40);
+	/* Member 0 has its episode (return 100): not complete yet. */
+	CHECK(seed_evolver_step(E, 11, &err) == 0 && st->rounds == 0);
+	CHECK(play_round(E, 1, 50) == 4); /* members 0..3: returns 1, 2, 3, 4 */
+	CHECK(st->frames == 240);
+	CHECK(seed_evolver_step(E, 12, &err) == 1);
+	CHECK(st->rounds == 1 && st->generation == 1 && st->deadlines == 0);
+	CHECK_NEAR(st->round_seconds, 2, 1e-12);
+	json_t *o = seed_evolver_metrics(E, 14);
+	/* Member 0 averages its two episodes (100 and 1): 50.5. */
+	CHECK_NEAR(json_number_value(json_object_get(o, "best")), 50.5, 1e-9);
+	CHECK_NEAR(json_number_value(json_object_get(o, "mean")), (50.5 + 2 + 3 + 4) / 4, 1e-9);
+	CHECK_NEAR(json_number_value(json_object_get(o, "median")), 3.5, 1e-9);
+	CHECK(json_is_null(json_object_get(o, "elite")));
+	CHECK(json_integer_value(json_object_get(o, "generation")) == 1);
+	CHECK(json_integer_value(json_object_get(o, "evaluated")) == 4);
+	CHECK(json_integer_value(json_object_get(o, "frames")) == 240);
+	CHECK(json_integer_value(json_object_get(o, "episodes")) == 6);
+	CHECK_NEAR(json_number_value(json_object_get(o, "frames_per_s")), 240.0 / 4, 1e-9);
+	CHECK_NEAR(json_number_value(json_object_get(o, "time")), 4, 1e-9);
+	CHECK(strcmp(json_string_value(json_object_get(o, "algorithm")), "es") == 0);
+	json_decref(o);
+	/* An episode of round 0 is stale now. */
+	gen[0] = 0;
+	episodes(&f, 1, gen, mem, ret, len);
+	CHECK(seed_evolver_feed(E, &f, &err) == 0 && st->stale == 2);
+	seed_frame_clear(&f);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* The deadline finishes an incomplete round, counted; a round in which
+ * nothing came back also ends at it. */
+static void t_deadline(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	CHECK(config(&c, "es", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 100, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *st = seed_evolver_get_status(E);
+	int64_t gen[2] = {0, 0};
+	int32_t mem[2] = {0, 1}, len[2] = {5, 5};
+	float ret[2] = {1, 2};
+	seed_frame f;
+	episodes(&f, 2, gen, mem, ret, len);
+	CHECK(seed_evolver_feed(E, &f, &err) == 2);
+	seed_frame_clear(&f);
+	CHECK_NEAR(seed_evolver_deadline_in(E, 101), 4, 1e-12);
+	CHECK(seed_evolver_step(E, 104.9, &err) == 0);
+	CHECK(seed_evolver_step(E, 105, &err) == 1 && st->deadlines == 1 && st->rounds == 1);
+	CHECK(seed_evolver_stats(E)->evaluated == 2);
+	CHECK(seed_evolver_step(E, 109.9, &err) == 0);
+	CHECK(seed_evolver_step(E, 110, &err) == 1 && st->deadlines == 2 && st->rounds == 2);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	/* No deadline: never. */
+	const char *none[] = {"evolution.generation_deadline=0"};
+	CHECK(config(&c, "es", none, 1) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK(isinf(seed_evolver_deadline_in(E, 1e9)));
+	CHECK(seed_evolver_step(E, 1e9, &err) == 0);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* The frame budget counts every frame played; ES's target is the round's
+ * mean, GA's the elite's re-evaluated mean. */
+static void t_done(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	const char *sets[] = {"total_frames=1000", "target_return=30"};
+	CHECK(config(&c, "es", sets, 2) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK(seed_evolver_done(E) == NULL);
+	CHECK(play_round(E, 28, 10) == 4); /* 28, 29, 30, 31: mean 29.5 */
+	CHECK(seed_evolver_step(E, 1, &err) == 1);
+	CHECK(seed_evolver_done(E) == NULL);
+	CHECK(play_round(E, 29, 10) == 4); /* mean 30.5 */
+	CHECK(seed_evolver_step(E, 2, &err) == 1);
+	CHECK(seed_evolver_done(E) && strcmp(seed_evolver_done(E), "target return reached") == 0);
+	seed_evolver_free(&E);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK(play_round(E, 0, 250) == 4);
+	CHECK(seed_evolver_done(E) && strcmp(seed_evolver_done(E), "frame budget reached") == 0);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+
+	CHECK(config(&c, "ga", sets, 2) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK(play_round(E, 100, 1) == 4); /* every member far above the target */
+	CHECK(seed_evolver_step(E, 1, &err) == 1);
+	CHECK(seed_evolver_done(E) == NULL); /* the elite is not re-evaluated yet */
+	CHECK(seed_evo_current(seed_evolver_evo(E))->phase == 1);
+	CHECK(play_round(E, 100, 1) > 0);
+	CHECK(seed_evolver_step(E, 2, &err) == 1);
+	CHECK(!isnan(seed_evolver_stats(E)->elite));
+	CHECK(seed_evolver_done(E) && strcmp(seed_evolver_done(E), "target return reached") == 0);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* A GA checkpoint: its parameters are the elite's, rebuilt here from
+ * best.genome and the noise table its configuration names; it resumes
+ * into the same round and counters. */
+static void t_checkpoint_ga(void)
+{
+	seed_config c;
+	seed_evolver *E, *R;
+	seed_err err = {""};
+	const char *dir = tmpdir_new();
+	CHECK(config(&c, "ga", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK(seed_evolver_save(E, &err) == -EINVAL);
+	CHECK_MSG(seed_evolver_open_dir(E, dir, &err) == 0, "%s", err.msg);
+	/* Two generations of mutation, then the elite's re-evaluation: its
+	 * genome holds an initialisation and mutations. */
+	for (int r = 0; r < 6; r++) {
+		CHECK(play_round(E, 10 * r, 7) > 0);
+		CHECK(seed_evolver_step(E, r + 1, &err) == 1);
+	}
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *st = seed_evolver_get_status(E);
+	CHECK(st->saved_rounds == 6);
+
+	seed_checkpoint *ck;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	const seed_tensor *gt = seed_checkpoint_get(ck, "best.genome");
+	CHECK(gt && gt->dtype == SEED_DTYPE_I64 && gt->rank == 1 && gt->shape[0] >= 2);
+	CHECK(ck->step == 6 && ck->frames == st->frames);
+	/* The noise table's identity from the saved configuration alone. */
+	json_t *ev = json_object_get(ck->config, "evolution");
+	uint64_t nseed = (uint64_t)json_integer_value(json_object_get(ev, "noise_seed"));
+	int64_t nsize = json_integer_value(json_object_get(ev, "noise_size"));
+	double sigma = json_number_value(json_object_get(ev, "sigma"));
+	seed_noise *noise;
+	CHECK(seed_noise_new(&noise, nseed, nsize, &err) == 0);
+	seed_model *m = seed_evolver_model(E);
+	size_t P = seed_model_num_params(m);
+	int32_t one = 1;
+	seed_evo_gen g = {.algo = SEED_EVO_GA,
+	                  .noise_seed = nseed,
+	                  .noise_size = nsize,
+	                  .sigma = sigma,
+	                  .members = 1,
+	                  .genome_len = (int)gt->shape[0],
+	                  .genome = gt->data,
+	                  .episodes = &one,
+	                  .num_params = P};
+	float *rebuilt = calloc(P, sizeof *rebuilt);
+	seed_model *scratch;
+	CHECK(seed_model_new(&scratch, c.model, SEED_DTYPE_F32, 1, (int64_t[]){4}, 2, 1, &err) == 0);
+	CHECK_MSG(seed_evo_member_params(noise, scratch, &g, 0, rebuilt, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_checkpoint_load_model(ck, scratch, &err) == 0, "%s", err.msg);
+	CHECK(memcmp(seed_model_params(scratch), rebuilt, P * sizeof(float)) == 0);
+	/* And they differ from a bare initialisation: the mutations count. */
+	g.genome_len = 1;
+	float *init = calloc(P, sizeof *init);
+	CHECK(seed_evo_member_params(noise, m, &g, 0, init, &err) == 0);
+	CHECK(memcmp(init, rebuilt, P * sizeof(float)) != 0);
+
+	/* Resume: the same round, the counters. */
+	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 50, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_restore(R, ck, 50, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *rs = seed_evolver_get_status(R);
+	CHECK(rs->rounds == 6 && rs->frames == st->frames && rs->episodes == st->episodes);
+	CHECK(rs->generation == st->generation && rs->phase == st->phase);
+	CHECK_NEAR(seed_evolver_wall_time(R, 51), ck->wall_time + 1, 1e-9);
+	const seed_evo_gen *a = seed_evo_current(seed_evolver_evo(E)),
+	                   *b = seed_evo_current(seed_evolver_evo(R));
+	CHECK(a->members == b->members && a->genome_len == b->genome_len &&
+	      memcmp(a->genome, b->genome, (size_t)a->members * (size_t)a->genome_len * 8) == 0);
+	seed_evolver_free(&R);
+	free(init);
+	free(rebuilt);
+	seed_model_free(&scratch);
+	seed_noise_free(&noise);
+	seed_checkpoint_free(&ck);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	tmpdir_remove(dir);
+}
+
+/* An ES checkpoint's parameters are the centre; it resumes to the same
+ * updates (Adam's moments restored). */
+static void t_checkpoint_es(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	const char *dir = tmpdir_new();
+	CHECK(config(&c, "es", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_open_dir(E, dir, &err) == 0, "%s", err.msg);
+	CHECK(play_round(E, 0, 3) == 4);
+	CHECK(seed_evolver_step(E, 1, &err) == 1);
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	const seed_evo_gen *g = seed_evo_current(seed_evolver_evo(E));
+	seed_model *m = seed_evolver_model(E);
+	size_t P = seed_model_num_params(m);
+	seed_model *scratch;
+	CHECK(seed_model_new(&scratch, c.model, SEED_DTYPE_F32, 1, (int64_t[]){4}, 2, 1, &err) == 0);
+	CHECK_MSG(seed_checkpoint_load_model(ck, scratch, &err) == 0, "%s", err.msg);
+	CHECK(memcmp(seed_model_params(scratch), g->centre, P * sizeof(float)) == 0);
+	CHECK(seed_checkpoint_get(ck, "best.genome") == NULL);
+	/* Resume: the same centre and keys, and the next round after it
+	 * equal to the one the first evolver makes from the same episodes. */
+	seed_evolver *R;
+	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 5, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_restore(R, ck, 5, &err) == 0, "%s", err.msg);
+	const seed_evo_gen *rg = seed_evo_current(seed_evolver_evo(R));
+	CHECK(rg->generation == g->generation && rg->members == g->members);
+	CHECK(memcmp(rg->centre, g->centre, P * sizeof(float)) == 0);
+	CHECK(memcmp(rg->genome, g->genome, (size_t)g->members * 8) == 0);
+	CHECK(play_round(E, 5, 3) == 4 && play_round(R, 5, 3) == 4);
+	CHECK(seed_evolver_step(E, 3, &err) == 1 && seed_evolver_step(R, 6, &err) == 1);
+	g = seed_evo_current(seed_evolver_evo(E));
+	rg = seed_evo_current(seed_evolver_evo(R));
+	CHECK(memcmp(rg->centre, g->centre, P * sizeof(float)) == 0);
+	seed_evolver_free(&R);
+	char line[512];
+	seed_evolver_summary(E, "frame budget reached", 2, line, sizeof line);
+	/* A round past the checkpoint: the summary says the run is not saved. */
+	CHECK_MSG(strstr(line, "frame budget reached: 24 frames, 2 rounds") && strstr(line, "NOT SAVED") &&
+	              strstr(line, "holds the checkpoint of round 1"),
+	          "%s", line);
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	seed_evolver_summary(E, NULL, 2, line, sizeof line);
+	CHECK_MSG(strstr(line, "stopped by a signal: 24 frames, 2 rounds") && strstr(line, "checkpoint in"),
+	          "%s", line);
+	seed_model_free(&scratch);
+	seed_checkpoint_free(&ck);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	tmpdir_remove(dir);
+}
+
+int main(void)
+{
+	TAP_RUN(t_refuses);
+	TAP_RUN(t_generation_frame);
+	TAP_RUN(t_round);
+	TAP_RUN(t_deadline);
+	TAP_RUN(t_done);
+	TAP_RUN(t_checkpoint_ga);
+	TAP_RUN(t_checkpoint_es);
+	return tap_done();
+}

@@ -1,0 +1,789 @@
+/* test_serve.c: seed_serve over inproc:// channels, a table of requests and
+ * the answer each must get (actions, the kept answer again, error frames
+ * with the refused frame's type), then unroll assembly end to end: the
+ * frames pushed for a half, their overlap and their identity.  The wanted
+ * values follow from the protocol (seed-frames(7)), worked out below.
+ * Last, that a step request allocates nothing once the buffers have grown:
+ * the test counts this thread's malloc/calloc/realloc calls (glibc: its
+ * own definitions forward to __libc_*), as tests/unit/proto/test_frame_decoder.c
+ * does, but per thread, so that ZeroMQ's I/O threads do not count.
+ * The phases' seconds (seed_serve_stats.time): each within the wall time
+ * the test took, and a push that waits for room counted as blocked, for at
+ * least the time a slow consumer made it wait. */
+#include "seed/serve.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "seed/buf.h"
+#include "seed/frame.h"
+#include "seed/nn.h"
+#include "seed/rng.h"
+#include "alloc_count.h"
+#include "tap.h"
+
+struct rig {
+	void *ctx;
+	seed_chan *router, *dealer, *push, *pull;
+	seed_serve *s;
+};
+
+/* A rig whose server acts greedily with a model (given by
+ * seed_serve_policy), with unrolls of T transitions overlapping by
+ * overlap steps. */
+static void rig_open_model(struct rig *r, const char *name, int T, int overlap);
+
+/* Options a test sets beyond the rig's (NULL: none). */
+static void (*rig_tweak)(seed_serve_opts *o);
+
+static void rig_open_opts(struct rig *r, const char *name, bool unrolls, int T, bool model, int overlap)
+{
+	memset(r, 0, sizeof *r);
+	r->ctx = seed_chan_context();
+	seed_err err;
+	char ep[64], up[64];
+	snprintf(ep, sizeof ep, "inproc://%s", name);
+	snprintf(up, sizeof up, "inproc://%s-unrolls", name);
+	seed_chan_opts bind = {.bind = true}, conn = {.bind = false};
+	CHECK(seed_chan_open(&r->router, r->ctx, SEED_CHAN_ROUTER, ep, &bind, &err) == 0);
+	CHECK(seed_chan_open(&r->dealer, r->ctx, SEED_CHAN_DEALER, ep, &conn, &err) == 0);
+	if (unrolls) {
+		CHECK(seed_chan_open(&r->push, r->ctx, SEED_CHAN_PUSH, up, &bind, &err) == 0);
+		CHECK(seed_chan_open(&r->pull, r->ctx, SEED_CHAN_PULL, up, &conn, &err) == 0);
+	}
+	seed_serve_opts o = {.max_batch = 64,
+	                     .timeout = 0.05,
+	                     .T = T,
+	                     .idle_expiry = 60,
+	                     .max_halves = 16,
+	                     .max_bytes = 1 << 20,
+	                     .max_envs = 8,
+	                     .max_actions = 16,
+	                     .max_row_bytes = 64,
+	                     .model = model,
+	                     .greedy = model,
+	                     .overlap = overlap};
+	if (rig_tweak)
+		rig_tweak(&o);
+	CHECK_MSG(seed_serve_new(&r->s, &o, r->router, r->push, NULL, &err) == 0, "%s", err.msg);
+}
+
+static void rig_open(struct rig *r, const char *name, bool unrolls, int T)
+{
+	rig_open_opts(r, name, unrolls, T, false, 1);
+}
+
+static void rig_open_model(struct rig *r, const char *name, int T, int overlap)
+{
+	rig_open_opts(r, name, true, T, true, overlap);
+}
+
+static void rig_close(struct rig *r)
+{
+	seed_serve_free(&r->s);
+	CHECK(r->s == NULL);
+	seed_chan_close(&r->dealer);
+	seed_chan_close(&r->router);
+	seed_chan_close(&r->pull);
+	seed_chan_close(&r->push);
+	seed_chan_context_free(&r->ctx);
+}
+
+/* A step frame of K rows of 2 f32 observations (all x), rewards 0.5,
+ * terminated at row `term` (-1: none), encoded into out. */
+static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K, int A, float x, int term)
+{
+	/* K up to 15: one past the bound of 8 is refused, but built first. */
+	static float obs[32], rew[16], ret[16];
+	static uint8_t te[16], tr[16];
+	static int32_t len[16];
+	for (int i = 0; i < 2 * K; i++)
+		obs[i] = x;
+	for (int k = 0; k < K; k++) {
+		rew[k] = 0.5f;
+		te[k] = k == term;
+		tr[k] = 0;
+		ret[k] = 3.0f;
+		len[k] = 6;
+	}
+	int64_t os[2] = {K, 2}, ks = K;
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_STEP);
+	seed_frame_set_int(&f, "run", 7);
+	seed_frame_set_int(&f, "actor", actor);
+	seed_frame_set_int(&f, "seq", seq);
+	seed_frame_set_int(&f, "env0", env0);
+	seed_frame_set_int(&f, "num_actions", A);
+	seed_frame_set_tensor(&f, "obs", seed_tensor_view(obs, SEED_DTYPE_F32, 2, os));
+	seed_frame_set_tensor(&f, "reward", seed_tensor_view(rew, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(te, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "truncated", seed_tensor_view(tr, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_return", seed_tensor_view(ret, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view(len, SEED_DTYPE_I32, 1, &ks));
+	seed_buf_reset(out);
+	seed_err err;
+	CHECK_MSG(seed_frame_encode(&f, out, &err) == 0, "%s", err.msg);
+}
+
+/* Send out's bytes from the dealer and turn the service until an answer
+ * comes (1 s at most); the answer's bytes go to got.  false if none. */
+static bool ask(struct rig *r, const seed_buf *out, seed_buf *got)
+{
+	seed_chan_send(r->dealer, NULL, 0, out->data, out->len, false);
+	for (int i = 0; i < 200; i++) {
+		seed_serve_turn(r->s, 5);
+		seed_chan_msg m;
+		seed_err err;
+		if (seed_chan_recv(r->dealer, &m, 0, &err) == 0) {
+			seed_buf_reset(got);
+			seed_buf_append(got, m.data, m.len);
+			return true;
+		}
+	}
+	return false;
+}
+
+enum want { W_ACTION, W_SAME, W_ERROR };
+
+/* Requests of one half (actor 1, env0 0) and others, in order. */
+static const struct {
+	const char *name;
+	uint32_t actor;
+	int64_t seq, env0;
+	int K, A;
+	enum want want;
+	const char *msg; /* a part of the error's message */
+} cases[] = {
+    {"first step", 1, 0, 0, 2, 3, W_ACTION, NULL},
+    {"the next step", 1, 1, 0, 2, 3, W_ACTION, NULL},
+    {"the same seq again: the kept answer", 1, 1, 0, 2, 3, W_SAME, NULL},
+    {"K past the bound of 8", 1, 2, 0, 9, 3, W_ERROR, "9 environments"},
+    {"num_actions past the bound of 16", 1, 2, 0, 2, 17, W_ERROR, "17 actions"},
+    {"another half of the same actor", 1, 0, 2, 2, 3, W_ACTION, NULL},
+    {"another K for the half: remade", 1, 5, 0, 3, 3, W_ACTION, NULL},
+};
+
+static void t_requests(void)
+{
+	struct rig r;
+	rig_open(&r, "requests", false, 2);
+	seed_buf out, got, last;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_buf_init(&last);
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		step(&out, cases[k].actor, cases[k].seq, cases[k].env0, cases[k].K, cases[k].A, 0, -1);
+		if (!ask(&r, &out, &got)) {
+			CHECK_MSG(0, "%s: no answer", cases[k].name);
+			continue;
+		}
+		seed_frame f;
+		seed_err err;
+		CHECK_MSG(seed_frame_decode(&f, got.data, got.len, &err) == 0, "%s: %s", cases[k].name,
+		          err.msg);
+		if (cases[k].want == W_ERROR) {
+			const char *msg, *type;
+			size_t ml, tl;
+			CHECK_MSG(f.type == SEED_FRAME_ERROR, "%s: a %s frame", cases[k].name,
+			          seed_frame_type_name(f.type));
+			CHECK(seed_frame_str(&f, "message", &msg, &ml) == 0 &&
+			      seed_frame_str(&f, "frame", &type, &tl) == 0);
+			CHECK_MSG(memmem(msg, ml, cases[k].msg, strlen(cases[k].msg)) != NULL, "%s: %.*s",
+			          cases[k].name, (int)ml, msg);
+			CHECK(tl == 4 && memcmp(type, "step", 4) == 0);
+			continue;
+		}
+		CHECK_MSG(f.type == SEED_FRAME_ACTION, "%s: a %s frame", cases[k].name,
+		          seed_frame_type_name(f.type));
+		const seed_tensor *a = seed_frame_tensor(&f, "action");
+		CHECK(a && a->shape[0] == cases[k].K);
+		for (int i = 0; a && i < cases[k].K; i++) {
+			int32_t v;
+			memcpy(&v, (const uint8_t *)a->data + 4 * i, 4);
+			CHECK_MSG(v >= 0 && v < cases[k].A, "%s: action %d", cases[k].name, v);
+		}
+		CHECK(seed_frame_int(&f, "seq", -1) == cases[k].seq &&
+		      seed_frame_int(&f, "env0", -1) == cases[k].env0 &&
+		      seed_frame_int(&f, "policy_version", -1) == 0 && seed_frame_int(&f, "run", -1) == 7);
+		if (cases[k].want == W_SAME)
+			CHECK_MSG(got.len == last.len && memcmp(got.data, last.data, got.len) == 0, "%s",
+			          cases[k].name);
+		seed_buf_reset(&last);
+		seed_buf_append(&last, got.data, got.len);
+	}
+	/* Not a step frame: refused, its type named. */
+	seed_frame e;
+	seed_frame_init(&e, SEED_FRAME_ERROR);
+	seed_frame_set_int(&e, "code", -1);
+	seed_frame_set_str(&e, "message", "hello");
+	seed_buf_reset(&out);
+	seed_frame_encode(&e, &out, NULL);
+	CHECK(ask(&r, &out, &got));
+	seed_frame f;
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ERROR);
+	const char *type;
+	size_t tl;
+	CHECK(seed_frame_str(&f, "frame", &type, &tl) == 0 && tl == 5 && memcmp(type, "error", 5) == 0);
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	/* 4 answered steps of 2, 2, 2, 3 rows; one resend; three refusals. */
+	CHECK_MSG(st->steps == 9 && st->resends == 1 && st->bad == 3, "steps %lld resends %lld bad %lld",
+	          (long long)st->steps, (long long)st->resends, (long long)st->bad);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	seed_buf_free(&last);
+	rig_close(&r);
+}
+
+/* T 2: steps 0..4 of one half of 2 envs make two unrolls of 3 steps, the
+ * second starting with the first's last step (seq 2), and one episode frame
+ * for the termination at seq 3, row 1, just before that second unroll (the
+ * one holding seq 3).  A gap (seq 7 after 4) drops the step in progress:
+ * seq 7, 8 do not complete an unroll, and the episode that row 0 ends at
+ * seq 8 waits for the next unroll: seed_serve_flush pushes it. */
+static void t_unrolls(void)
+{
+	struct rig r;
+	rig_open(&r, "unrolls", true, 2);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	const int64_t seqs[] = {0, 1, 2, 3, 4, 7, 8};
+	const int term[] = {-1, -1, -1, 1, -1, -1, 0};
+	for (int i = 0; i < 7; i++) {
+		step(&out, 4, seqs[i], 6, 2, 3, (float)seqs[i], term[i]);
+		CHECK(ask(&r, &out, &got));
+	}
+	int unrolls = 0, episodes = 0;
+	char order[8] = "";
+	seed_chan_msg m;
+	seed_err err;
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0 && strlen(order) < 7) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
+		if (f.type == SEED_FRAME_EPISODE) {
+			strcat(order, "e");
+			episodes++;
+			const seed_tensor *env = seed_frame_tensor(&f, "env");
+			int32_t e;
+			memcpy(&e, env->data, 4);
+			CHECK(env->shape[0] == 1 && e == 7 && seed_frame_int(&f, "actor", -1) == 4);
+			continue;
+		}
+		strcat(order, "u");
+		CHECK(f.type == SEED_FRAME_UNROLL);
+		const seed_tensor *obs = seed_frame_tensor(&f, "obs"), *env = seed_frame_tensor(&f, "env");
+		CHECK(obs->shape[0] == 2 && obs->shape[1] == 3);
+		int32_t e[2];
+		memcpy(e, env->data, 8);
+		CHECK(e[0] == 6 && e[1] == 7);
+		/* Step 0 of unroll n is seq 2n: obs (2n, 2n) in both rows. */
+		float o0;
+		memcpy(&o0, obs->data, 4);
+		CHECK_MSG(o0 == 2.0f * (float)unrolls, "unroll %d starts at obs %g", unrolls, o0);
+		const uint8_t *te = seed_frame_tensor(&f, "terminated")->data;
+		/* row 1, step 1 of the second unroll is seq 3: terminated */
+		CHECK(te[1 * 3 + 1] == (unrolls == 1));
+		unrolls++;
+	}
+	CHECK_MSG(unrolls == 2 && episodes == 1, "%d unrolls, %d episodes", unrolls, episodes);
+	CHECK_MSG(strcmp(order, "ueu") == 0, "frames in the order %s, want ueu", order);
+	CHECK(seed_serve_get_stats(r.s)->gaps == 1 && seed_serve_get_stats(r.s)->episodes == 1);
+	/* The episode of seq 8 comes out with the flush, and only once. */
+	CHECK(seed_serve_flush(r.s) == 0);
+	CHECK(seed_serve_flush(r.s) == 0);
+	int flushed = 0;
+	while (seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0 && f.type == SEED_FRAME_EPISODE);
+		const seed_tensor *env = seed_frame_tensor(&f, "env");
+		int32_t e;
+		memcpy(&e, env->data, 4);
+		CHECK(env->shape[0] == 1 && e == 6);
+		flushed++;
+	}
+	CHECK_MSG(flushed == 1, "%d episode frames flushed, want 1", flushed);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* Recurrent state held by the server: two halves of 2 environments step
+ * 7 times each, interleaved, one row of each ending an episode on the way.
+ * The reference steps a copy of the model itself (seed_model_forward_seq,
+ * T = 1, carrying each environment's state, previous reward and action,
+ * resetting at an episode's first step), so every answer must be its
+ * greedy action, and every unroll (T 2, overlap 2: 4 steps, the next
+ * starting at the previous one's third) must carry the state and the
+ * previous action before its step 0 and the logits of each step. */
+static void t_recurrent_state(void)
+{
+	enum { K = 2, A = 3, N = 7, S = 4, HALVES = 2 };
+	const char *json = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 2, "
+	                   "\"prev_reward\": true, \"prev_action\": true}}";
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&m, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, K, &err) == 0, "%s",
+	          err.msg);
+	CHECK(seed_model_state_floats(m) == S);
+	seed_rng rng;
+	seed_rng_init(&rng, 3, 0);
+	seed_model_init(m, &rng);
+	struct rig r;
+	rig_open_model(&r, "recurrent", 2, 2);
+	CHECK(seed_serve_policy(r.s, json, strlen(json), seed_model_params(m), 4 * seed_model_num_params(m),
+	                        5) == 0);
+	/* The reference: per half, the state before each step (pre-reset),
+	 * the previous actions, the logits. */
+	float state[HALVES][K][S] = {{{0}}}, before[HALVES][N][K][S], logits[HALVES][N][K][A];
+	int32_t prev[HALVES][K] = {{-1, -1}, {-1, -1}}, prev_at[HALVES][N][K];
+	const int term[HALVES][N] = {{-1, -1, 1, -1, -1, -1, -1}, {-1, -1, -1, 0, -1, -1, -1}};
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	int mismatches = 0;
+	for (int n = 0; n < N; n++)
+		for (int half = 0; half < HALVES; half++) {
+			float x = 0.25f * (float)n - 0.6f * (float)half;
+			step(&out, 9, n, 2 * half, K, A, x, term[half][n]);
+			CHECK(ask(&r, &out, &got));
+			seed_frame f;
+			CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 &&
+			      f.type == SEED_FRAME_ACTION);
+			const int32_t *act = seed_frame_tensor(&f, "action")->data;
+			float obs[K][2] = {{x, x}, {x, x}}, rew[K] = {0.5f, 0.5f}, out_state[K][S];
+			uint8_t reset[K];
+			for (int k = 0; k < K; k++)
+				reset[k] = k == term[half][n];
+			memcpy(before[half][n], state[half], sizeof state[half]);
+			memcpy(prev_at[half][n], prev[half], sizeof prev[half]);
+			seed_model_seq q = {.T = 1,
+			                    .B = K,
+			                    .obs = obs,
+			                    .prev_reward = rew,
+			                    .prev_action = prev[half],
+			                    .reset = reset,
+			                    .state0 = &state[half][0][0],
+			                    .state_out = &out_state[0][0]};
+			CHECK(seed_model_forward_seq(m, &q, &logits[half][n][0][0], NULL) == 0);
+			memcpy(state[half], out_state, sizeof out_state);
+			for (int k = 0; k < K; k++) {
+				int32_t greedy = 0;
+				for (int a = 1; a < A; a++)
+					if (logits[half][n][k][a] > logits[half][n][k][greedy])
+						greedy = a;
+				mismatches += act[k] != greedy;
+				prev[half][k] = act[k];
+			}
+		}
+	CHECK_MSG(mismatches == 0, "%d actions differ from the reference's greedy ones", mismatches);
+	/* Unrolls of steps 0-3 and 2-5 of each half. */
+	int unrolls = 0, count[HALVES] = {0};
+	double worst = 0;
+	seed_chan_msg msg;
+	while (seed_chan_recv(r.pull, &msg, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, msg.data, msg.len, &err) == 0);
+		if (f.type != SEED_FRAME_UNROLL)
+			continue;
+		const seed_tensor *st = seed_frame_tensor(&f, "state"),
+		                  *pa = seed_frame_tensor(&f, "prev_action"),
+		                  *lg = seed_frame_tensor(&f, "logits"), *env = seed_frame_tensor(&f, "env");
+		CHECK(st && pa && st->shape[0] == K && st->shape[1] == S && lg->shape[1] == 4);
+		if (!st || !pa)
+			break;
+		int32_t e0;
+		memcpy(&e0, env->data, 4);
+		/* Which unroll of this half: the first starts at step 0. */
+		int half = e0 / 2, t0 = 2 * count[half]++;
+		for (int k = 0; k < K; k++) {
+			int32_t p;
+			memcpy(&p, (const int32_t *)pa->data + k, 4);
+			mismatches += p != prev_at[half][t0][k];
+			for (int j = 0; j < S; j++) {
+				float v;
+				memcpy(&v, (const float *)st->data + k * S + j, 4);
+				worst = fmax(worst, fabs(v - before[half][t0][k][j]));
+			}
+			for (int t = 0; t < 4; t++)
+				for (int a = 0; a < A; a++) {
+					float v;
+					memcpy(&v,
+					       (const float *)lg->data + ((size_t)k * 4 + (size_t)t) * A +
+					           (size_t)a,
+					       4);
+					worst = fmax(worst, fabs(v - logits[half][t0 + t][k][a]));
+				}
+		}
+		unrolls++;
+	}
+	CHECK_MSG(unrolls == 4, "%d unroll frames, want 4", unrolls);
+	CHECK_MSG(mismatches == 0 && worst < 1e-6, "%d previous actions differ, largest difference %g",
+	          mismatches, worst);
+	/* The state mattered: step 3's state of half 0 row 0 is not zero. */
+	CHECK(fabs(before[0][3][0][0]) > 1e-3);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0 && seed_serve_get_stats(r.s)->refused == 0);
+	seed_model_free(&m);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* ---- Q models ---------------------------------------------------------- */
+
+/* A dueling model of A actions on 2 inputs, no torso, every parameter 0
+ * but value.bias = 3: every Q value is 3 (V + Adv - mean Adv = 3 + 0), so
+ * the greedy action is 0 (ties go to the lowest index). */
+static const char q_json[] = "{\"torso\": [], \"head\": \"dueling\"}";
+
+static void q_policy(struct rig *r, int A)
+{
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&m, q_json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, 1, &err) == 0, "%s",
+	          err.msg);
+	const seed_model_param *vb = seed_model_param_find(m, "value.bias");
+	CHECK(vb != NULL);
+	seed_model_params(m)[vb->offset] = 3.0f;
+	CHECK(seed_serve_policy(r->s, q_json, strlen(q_json), seed_model_params(m),
+	                        4 * seed_model_num_params(m), 2) == 0);
+	seed_model_free(&m);
+}
+
+static void tweak_priorities(seed_serve_opts *o)
+{
+	o->greedy = false;
+	o->epsilon = 0;
+	o->n_step = 1;
+	o->discount = 0.5;
+	o->rescale_eps = 0;
+	o->eta = 0.9;
+}
+
+/* First priorities, worked by hand: Q = 3 everywhere, actions 0, rewards
+ * 0.5 at every step, n-step 1, discount 0.5, no rescaling epsilon (h(x) =
+ * sign(x) (sqrt(|x| + 1) - 1), h^-1(3) = 4^2 - 1 = 15), eta 0.9; unrolls of
+ * T 2, overlap 1: 3 steps, 2 TD errors
+ *   delta_t = h(r_{t+1} + 0.5 (1 - done_{t+1}) 15) - 3.
+ * Row 1 never ends: h(8) - 3 = -1 twice, priority 1.  Row 0 terminates at
+ * step 1: delta_0 = h(0.5) - 3 = sqrt(1.5) - 4 = -2.7752551286, delta_1 =
+ * -1, priority 0.9 * 2.7752551286 + 0.1 * 1.8876275643 = 2.6864923722.
+ * The logits field holds the Q values. */
+static void t_q_priorities(void)
+{
+	enum { K = 2, A = 3 };
+	struct rig r;
+	rig_tweak = tweak_priorities;
+	rig_open_model(&r, "q-priorities", 2, 1);
+	rig_tweak = NULL;
+	q_policy(&r, A);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_err err;
+	for (int n = 0; n < 3; n++) {
+		step(&out, 1, n, 0, K, A, 0.25f * (float)n, n == 1 ? 0 : -1);
+		CHECK(ask(&r, &out, &got));
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 && f.type == SEED_FRAME_ACTION);
+		const int32_t *act = seed_frame_tensor(&f, "action")->data;
+		CHECK(act[0] == 0 && act[1] == 0);
+	}
+	seed_chan_msg msg;
+	int unrolls = 0;
+	while (seed_chan_recv(r.pull, &msg, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, msg.data, msg.len, &err) == 0);
+		if (f.type != SEED_FRAME_UNROLL)
+			continue;
+		unrolls++;
+		const seed_tensor *p = seed_frame_tensor(&f, "priority"),
+		                  *lg = seed_frame_tensor(&f, "logits");
+		CHECK(p && p->dtype == SEED_DTYPE_F32 && p->rank == 1 && p->shape[0] == K);
+		if (!p)
+			break;
+		float pr[K], q[K * 3 * A];
+		memcpy(pr, p->data, sizeof pr);
+		memcpy(q, lg->data, sizeof q);
+		CHECK_MSG(fabs(pr[0] - 2.6864923722) < 1e-5 && fabs(pr[1] - 1.0) < 1e-6,
+		          "priorities %.9g %.9g, want 2.6864923722 1", pr[0], pr[1]);
+		for (int i = 0; i < K * 3 * A; i++)
+			CHECK(q[i] == 3.0f);
+	}
+	CHECK_MSG(unrolls == 1, "%d unroll frames, want 1", unrolls);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+static void tweak_schedule(seed_serve_opts *o)
+{
+	tweak_priorities(o);
+	o->epsilon_envs = 2;
+	o->epsilon_base = 0.5;
+	o->epsilon_alpha = 30;
+}
+
+/* Ape-X's schedule over 2 environments, base 0.5, alpha 30: environment 0
+ * explores with epsilon 0.5, environment 1 with 0.5^31 (never, here).
+ * Actor 1 steps two halves of one environment each: its environments are
+ * taken to be 2 (twice the rows of the half at env0 0; env0 + rows of the
+ * other), so the half at env0 0 is environment (1 * 2 + 0) mod 2 = 0 and
+ * the one at env0 1 is (1 * 2 + 1) mod 2 = 1.  All Q values tie at 3
+ * (greedy: action 0), and an exploring step picks one of 3 uniformly: the
+ * first half's actions are not 0 a third of the time (0.5 * 2/3) and the
+ * second half's always 0.  300 steps: within 5 standard errors. */
+static void t_q_epsilon_schedule(void)
+{
+	enum { A = 3, N = 300 };
+	struct rig r;
+	rig_tweak = tweak_schedule;
+	rig_open_opts(&r, "q-schedule", false, 2, true, 1);
+	rig_tweak = NULL;
+	q_policy(&r, A);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	seed_err err;
+	int off[2] = {0};
+	for (int n = 0; n < N; n++)
+		for (int half = 0; half < 2; half++) {
+			step(&out, 1, n, half, 1, A, 0.0f, -1);
+			CHECK(ask(&r, &out, &got));
+			seed_frame f;
+			CHECK(seed_frame_decode(&f, got.data, got.len, &err) == 0 &&
+			      f.type == SEED_FRAME_ACTION);
+			int32_t a;
+			memcpy(&a, seed_frame_tensor(&f, "action")->data, 4);
+			off[half] += a != 0;
+		}
+	double f0 = (double)off[0] / N, p0 = 1.0 / 3, se = sqrt(p0 * (1 - p0) / N);
+	CHECK_MSG(fabs(f0 - p0) < 5 * se, "environment 0 left the greedy action %.3f of the time, want %.3f",
+	          f0, p0);
+	CHECK_MSG(off[1] == 0, "environment 1 left the greedy action %d times", off[1]);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* Bad Q settings are refused by name. */
+static void t_q_bad_settings(void)
+{
+	seed_serve_opts ok = {.max_batch = 4,
+	                      .timeout = 0.01,
+	                      .T = 4,
+	                      .idle_expiry = 1,
+	                      .max_halves = 4,
+	                      .max_bytes = 1 << 20,
+	                      .max_envs = 4,
+	                      .max_actions = 4,
+	                      .max_row_bytes = 64,
+	                      .model = true,
+	                      .discount = 0.99,
+	                      .eta = 0.9};
+	void *ctx = seed_chan_context();
+	seed_chan *router = NULL, *push = NULL;
+	seed_chan_opts bind = {.bind = true};
+	seed_err err;
+	CHECK(seed_chan_open(&router, ctx, SEED_CHAN_ROUTER, "inproc://q-bad", &bind, &err) == 0);
+	CHECK(seed_chan_open(&push, ctx, SEED_CHAN_PUSH, "inproc://q-bad-u", &bind, &err) == 0);
+	seed_serve *sv = NULL;
+	CHECK(seed_serve_new(&sv, &ok, router, push, NULL, &err) == 0);
+	seed_serve_free(&sv);
+	struct {
+		const char *what, *msg;
+		seed_serve_opts o;
+	} bad[] = {{"epsilon 1.5", "epsilon 1.5", ok},
+	           {"base 2", "base 2", ok},
+	           {"burn-in 4 of 5 steps", "burn-in 4", ok},
+	           {"discount 1.5", "discount 1.5", ok},
+	           {"eta NaN", "eta nan", ok}};
+	bad[0].o.epsilon = 1.5;
+	bad[1].o.epsilon_envs = 8;
+	bad[1].o.epsilon_base = 2;
+	bad[2].o.burn_in = 4;
+	bad[3].o.discount = 1.5;
+	bad[4].o.eta = NAN;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_MSG(seed_serve_new(&sv, &bad[i].o, router, push, NULL, &err) == -EINVAL && !sv, "%s",
+		          bad[i].what);
+		CHECK_MSG(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].what, err.msg);
+	}
+	/* Burn-in 3 of 5 steps leaves 2: fine. */
+	ok.burn_in = 3;
+	CHECK(seed_serve_new(&sv, &ok, router, push, NULL, &err) == 0);
+	seed_serve_free(&sv);
+	seed_chan_close(&push);
+	seed_chan_close(&router);
+	seed_chan_context_free(&ctx);
+}
+
+/* A thousand step requests of two halves, with unrolls and episodes (one
+ * row ends its episode at every step), taken one by one: the taking
+ * (decoding, the half's lookup, the batch, the unroll's step, the episodes
+ * gathered) allocates
+ * nothing.  The answers and pushes go through ZeroMQ, which allocates its
+ * messages: they are not counted. */
+static void t_no_allocation_per_request(void)
+{
+#if COUNT_ALLOCATIONS
+	const char *preload = getenv("LD_PRELOAD");
+	if (preload && strstr(preload, "vgpreload")) {
+		printf("# under valgrind, which owns malloc: not counted\n");
+		return;
+	}
+	struct rig r;
+	rig_open(&r, "allocations", true, 4);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	long taken = 0, answered = 0;
+	for (int64_t seq = 0; seq < 1000; seq++)
+		for (int half = 0; half < 2; half++) {
+			step(&out, 3, seq, 4 * half, 4, 3, (float)seq, (int)(seq % 4));
+			seed_chan_send(r.dealer, NULL, 0, out.data, out.len, false);
+			seed_chan_msg m;
+			seed_err err;
+			if (seed_chan_recv(r.router, &m, 1000, &err) != 0)
+				continue;
+			/* The first steps grow the buffers: count from seq 10. */
+			long before = alloc_count;
+			alloc_counting = seq >= 10;
+			seed_serve_take(r.s, &m, seed_serve_now());
+			alloc_counting = false;
+			taken += alloc_count - before;
+			seed_serve_run(r.s, seed_serve_now());
+			answered += seed_chan_recv(r.dealer, &m, 1000, &err) == 0;
+			while (seed_chan_recv(r.pull, &m, 0, &err) == 0)
+				;
+		}
+	CHECK_MSG(answered == 2000, "%ld of 2000 requests answered", answered);
+	CHECK_MSG(taken == 0, "%ld allocations taking 1980 step requests", taken);
+	CHECK(seed_serve_get_stats(r.s)->bad == 0);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+#else
+	printf("# not glibc, or a sanitizer owns malloc: allocations not counted\n");
+#endif
+}
+
+/* Where the time went, over a rig's requests: every phase within the wall
+ * time, their sum too; waiting, answering and encoding took some. */
+static void t_timing(void)
+{
+	struct rig r;
+	double t0 = seed_serve_now();
+	rig_open(&r, "timing", true, 2);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	for (int i = 0; i < 6; i++) {
+		step(&out, 2, i, 0, 2, 3, (float)i, -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	double wall = seed_serve_now() - t0, sum = 0;
+	for (int p = 0; p < SEED_PHASE_N; p++) {
+		CHECK_MSG(st->time[p] >= 0 && st->time[p] <= wall, "%s %g s of %g", seed_phase_name(p),
+		          st->time[p], wall);
+		sum += st->time[p];
+		if (!(SEED_SERVE_PHASES & SEED_PHASE_BIT(p)))
+			CHECK_MSG(st->time[p] == 0, "%s: not a phase of the service", seed_phase_name(p));
+	}
+	CHECK_MSG(sum <= wall, "the phases sum to %g s of %g", sum, wall);
+	CHECK(st->time[SEED_PHASE_WAIT] > 0 && st->time[SEED_PHASE_TAKE] > 0 &&
+	      st->time[SEED_PHASE_SEND] > 0 && st->time[SEED_PHASE_ENCODE] > 0);
+	CHECK(st->time[SEED_PHASE_BLOCKED] == 0); /* the queue had room */
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* A consumer that starts reading after `delay` seconds, then reads for a
+ * second. */
+struct slow_pull {
+	seed_chan *pull;
+	double delay;
+	int got;
+};
+
+static void *slow_pull(void *arg)
+{
+	struct slow_pull *sp = arg;
+	nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)(sp->delay * 1e9)}, NULL);
+	seed_chan_msg m;
+	seed_err err;
+	while (seed_chan_recv(sp->pull, &m, 1000, &err) == 0)
+		sp->got++;
+	return NULL;
+}
+
+/* Backpressure: unroll frames into queues of 1 message on each side, and
+ * a consumer that reads nothing for 0.3 s: the push that found no room
+ * waited until it read, and that wait counts as blocked, not send. */
+static void t_timing_blocked(void)
+{
+	void *ctx = seed_chan_context();
+	seed_err err;
+	seed_chan *router, *dealer, *push, *pull;
+	seed_chan_opts bind = {.bind = true}, conn = {.bind = false};
+	seed_chan_opts pbind = {.bind = true, .hwm = 1}, pconn = {.bind = false, .hwm = 1};
+	CHECK(seed_chan_open(&router, ctx, SEED_CHAN_ROUTER, "inproc://blocked", &bind, &err) == 0);
+	CHECK(seed_chan_open(&dealer, ctx, SEED_CHAN_DEALER, "inproc://blocked", &conn, &err) == 0);
+	CHECK(seed_chan_open(&push, ctx, SEED_CHAN_PUSH, "inproc://blocked-u", &pbind, &err) == 0);
+	CHECK(seed_chan_open(&pull, ctx, SEED_CHAN_PULL, "inproc://blocked-u", &pconn, &err) == 0);
+	seed_serve_opts o = {.max_batch = 64,
+	                     .timeout = 0.05,
+	                     .T = 1,
+	                     .idle_expiry = 60,
+	                     .max_halves = 16,
+	                     .max_bytes = 1 << 20,
+	                     .max_envs = 8,
+	                     .max_actions = 16,
+	                     .max_row_bytes = 64};
+	struct rig r = {.ctx = ctx, .router = router, .dealer = dealer, .push = push, .pull = pull};
+	CHECK_MSG(seed_serve_new(&r.s, &o, router, push, NULL, &err) == 0, "%s", err.msg);
+	struct slow_pull sp = {.pull = pull, .delay = 0.3};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, slow_pull, &sp) == 0);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	/* Each step after the first completes an unroll of T 1: eight of
+	 * them cannot all fit in two queues of 1. */
+	double t0 = seed_serve_now();
+	for (int i = 0; i < 9; i++) {
+		step(&out, 3, i, 0, 2, 3, (float)i, -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	double wall = seed_serve_now() - t0;
+	pthread_join(th, NULL);
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	CHECK_MSG(st->time[SEED_PHASE_BLOCKED] >= 0.2 && st->time[SEED_PHASE_BLOCKED] <= wall,
+	          "blocked %g s of %g", st->time[SEED_PHASE_BLOCKED], wall);
+	CHECK_MSG(st->time[SEED_PHASE_SEND] < 0.1, "send %g s", st->time[SEED_PHASE_SEND]);
+	CHECK_MSG(sp.got == 8, "%d unrolls read, want 8", sp.got);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+int main(void)
+{
+	TAP_RUN(t_requests);
+	TAP_RUN(t_unrolls);
+	TAP_RUN(t_recurrent_state);
+	TAP_RUN(t_q_priorities);
+	TAP_RUN(t_q_epsilon_schedule);
+	TAP_RUN(t_q_bad_settings);
+	TAP_RUN(t_no_allocation_per_request);
+	TAP_RUN(t_timing);
+	TAP_RUN(t_timing_blocked);
+	return tap_done();
+}
