@@ -1,6 +1,9 @@
 /* seed/learner.h: the learner of seed-learn as a library: V-trace
- * (algorithm "vtrace", on unroll frames) or R2D2 (algorithm "r2d2", on
- * sequences frames from seed-replay; see "R2D2" below).
+ * (algorithm "vtrace", on unroll frames), PPO (algorithm "ppo", on unroll
+ * frames; see "PPO" below) or R2D2 (algorithm "r2d2", on sequences frames
+ * from seed-replay; see "R2D2" below).  Each algorithm is one file of
+ * lib/learn behind a table of functions; the learner allocates the chosen
+ * algorithm's buffers and no other's.
  *
  * A learner owns the training copy of a model, its optimizer and the batch
  * being filled.  Unroll frames (seed-frames(7)) are copied into the batch,
