@@ -387,6 +387,26 @@ static void t_null_is_the_default(void)
 	seed_config_free(&c);
 }
 
+/* "summary": an optional string of one line, kept as given and not
+ * written in when absent. */
+static void t_summary(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.summary == NULL && !seed_config_get(c.root, "summary"));
+	seed_config_free(&c);
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "summary=\"CartPole, MLP of 64\"", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.summary && strcmp(c.summary, "CartPole, MLP of 64") == 0);
+	char *t = seed_config_text(c.root, "summary", &err);
+	CHECK(t && strcmp(t, "CartPole, MLP of 64") == 0);
+	free(t);
+	seed_config_free(&c);
+}
+
 /* ---- seed-config(5) and the table ----------------------------------------- */
 
 #define MAX_ENTRIES 256
@@ -495,6 +515,8 @@ static const struct bad_case {
     {"env_not_string", "env=3", NULL, "'env'", NULL},
     {"model_missing", NULL, "{\"env\": \"cartpole\"}", "'model'", "required"},
     {"env_options_not_object", "env_options=[1]", NULL, "'env_options'", "object"},
+    {"summary_not_string", "summary=3", NULL, "'summary'", "must be a string"},
+    {"summary_two_lines", "summary=\"one\\ntwo\"", NULL, "'summary'", "one line"},
     {"dotted_top_key", NULL, "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"optimizer.lr\": 1}",
      "unknown key 'optimizer.lr'", NULL},
     {"optimizer_not_object", "optimizer=3", NULL, "'optimizer'", "object"},
@@ -788,6 +810,7 @@ int main(void)
 	TAP_RUN(t_evolution_defaults);
 	TAP_RUN(t_defaults_are_the_libraries);
 	TAP_RUN(t_null_is_the_default);
+	TAP_RUN(t_summary);
 	TAP_RUN(t_manual_is_the_table);
 	t_bad_configs();
 	TAP_RUN(t_set_dotted_keys);

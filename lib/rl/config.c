@@ -178,7 +178,8 @@ enum when {
 
 enum {
 	F_REQUIRED = 1, /* T_STRING, T_OBJECT: no default; refused as "'KEY' (DOC) is required" */
-	F_KNOWN = 2,    /* T_CHOICE: refused as "'KEY' = 'VALUE' (known: a, b)" */
+	F_ONE_LINE = 2, /* T_STRING: no newline */
+	F_KNOWN = 4,    /* T_CHOICE: refused as "'KEY' = 'VALUE' (known: a, b)" */
 };
 
 struct choice {
@@ -275,6 +276,7 @@ static const struct key keys[] = {
     {STRING("env", env, F_REQUIRED, "the environment's name")},
     {OBJECT("model", model, F_REQUIRED, W_NEVER, "an object with a torso")},
     {ANY("description", "free text for people; no program reads it")},
+    {STRING("summary", summary, F_ONE_LINE, "one line saying what the configuration trains, for people")},
     /* V-trace's optimizer and loss. */
     {SECTION("optimizer", "the optimizer and its learning rate")},
     {CHOICE("optimizer.kind", optim.kind, optim_kinds, SEED_OPTIM_ADAM, W_ALWAYS, "the optimizer"),
@@ -499,6 +501,8 @@ static int get_text(const struct key *k, const json_t *v, void *p, seed_err *err
 		                    k->type == T_STRING ? "a string" : "an object");
 	if (k->type == T_STRING) {
 		const char *s = given ? json_string_value(v) : NULL;
+		if (s && (k->flags & F_ONE_LINE) && strchr(s, '\n'))
+			return seed_err_set(err, -SEED_EOPTION, "config: '%s' must be one line", k->name);
 		*(const char **)p = s;
 	} else {
 		char *text = given ? json_dumps(v, JSON_COMPACT) : strcpy(seed_xmalloc(3), "{}");

@@ -94,10 +94,11 @@ typedef struct seed_config_replay {
 /* A parsed configuration.  Strings point into root or are owned by the
  * config; everything is freed by seed_config_free. */
 typedef struct seed_config {
-	json_t *root;      /* the whole object, defaults written in (owned) */
-	const char *env;   /* environment name (in root) */
-	char *env_options; /* JSON text of env_options */
-	char *model;       /* JSON text of model */
+	json_t *root;        /* the whole object, defaults written in (owned) */
+	const char *env;     /* environment name (in root) */
+	const char *summary; /* one line for people (in root), or NULL */
+	char *env_options;   /* JSON text of env_options */
+	char *model;         /* JSON text of model */
 	uint64_t seed;
 	float discount;
 	int unroll_length, batch_size;
