@@ -94,10 +94,11 @@ typedef struct seed_config_replay {
 /* A parsed configuration.  Strings point into root or are owned by the
  * config; everything is freed by seed_config_free. */
 typedef struct seed_config {
-	json_t *root;      /* the whole object, defaults written in (owned) */
-	const char *env;   /* environment name (in root) */
-	char *env_options; /* JSON text of env_options */
-	char *model;       /* JSON text of model */
+	json_t *root;        /* the whole object, defaults written in (owned) */
+	const char *env;     /* environment name (in root) */
+	const char *summary; /* one line for people (in root), or NULL */
+	char *env_options;   /* JSON text of env_options */
+	char *model;         /* JSON text of model */
 	uint64_t seed;
 	float discount;
 	int unroll_length, batch_size;
@@ -131,6 +132,14 @@ typedef struct seed_config {
 	seed_ppo_config ppo;
 	seed_config_evolution evolution;
 } seed_config;
+
+/* The keys a configuration may hold, one line each in the order parsing
+ * reads them: "NAME\tSYNOPSIS\tMEANING\n", NAME dotted inside an object
+ * ("optimizer.lr"), SYNOPSIS the type, default and range as seed-config(5)
+ * opens the key's entry ("Number, default 0.0006, from 0 to 10"), MEANING
+ * one line.  A new string (free it); it is made from the same table that
+ * seed_config_parse reads, so a test holds the manual to it. */
+char *seed_config_describe(void);
 
 /* "vtrace", "r2d2", "ppo", "es", "ga" or "rs". */
 const char *seed_config_algorithm_name(seed_config_algorithm a);

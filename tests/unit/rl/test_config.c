@@ -325,6 +325,181 @@ static void t_evolution_defaults(void)
 	seed_config_free(&c);
 }
 
+/* The table's defaults for the optimizer, the loss and PPO are those of
+ * the libraries that run them (seed_optim_config_default,
+ * seed_loss_config_default, seed_ppo_config_default), field by field. */
+static void t_defaults_are_the_libraries(void)
+{
+	for (int kind = SEED_OPTIM_ADAM; kind <= SEED_OPTIM_RMSPROP; kind++) {
+		json_t *root = parse_json(MINIMAL);
+		seed_err err = {""};
+		if (kind == SEED_OPTIM_RMSPROP)
+			CHECK(seed_config_set(root, "optimizer.kind=rmsprop", &err) == 0);
+		CHECK(seed_config_set(root, "algorithm=ppo", &err) == 0);
+		seed_config c;
+		CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+		seed_optim_config o;
+		seed_optim_config_default(&o, (seed_optim_kind)kind);
+		CHECK(c.optim.kind == o.kind && c.optim.rmsprop_style == o.rmsprop_style);
+		CHECK(c.optim.beta1 == o.beta1 && c.optim.beta2 == o.beta2 && c.optim.eps == o.eps);
+		CHECK(c.optim.decay == o.decay && c.optim.momentum == o.momentum);
+		CHECK(c.optim.weight_decay == o.weight_decay &&
+		      c.optim.decoupled_weight_decay == o.decoupled_weight_decay);
+		seed_loss_config l;
+		seed_loss_config_default(&l);
+		CHECK(c.loss.baseline_cost == l.baseline_cost && c.loss.entropy_cost == l.entropy_cost);
+		CHECK(c.loss.kl_cost == l.kl_cost && c.loss.clip_rho == l.clip_rho);
+		CHECK(c.loss.clip_pg_rho == l.clip_pg_rho && c.loss.lambda == l.lambda &&
+		      c.loss.reduce == l.reduce);
+		seed_ppo_config p;
+		seed_ppo_config_default(&p);
+		CHECK(c.ppo.epochs == p.epochs && c.ppo.minibatches == p.minibatches && c.ppo.clip == p.clip);
+		CHECK(c.ppo.clip_value == p.clip_value && c.ppo.value_clip == p.value_clip);
+		CHECK(c.ppo.value_cost == p.value_cost && c.ppo.entropy_cost == p.entropy_cost);
+		CHECK(c.ppo.lambda == p.lambda && c.ppo.normalize_advantages == p.normalize_advantages);
+		seed_config_free(&c);
+	}
+}
+
+/* null is the default, for a key of every type and for a whole object
+ * (seed-config(5)), and the default is written back. */
+static void t_null_is_the_default(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_err err = {""};
+	const char *sets[] = {"optimizer=null", "loss.reduce=null",        "loss.lambda=null",
+	                      "infer.hwm=null", "env_options=null",        "seed=null",
+	                      "algorithm=null", "checkpoint_failure=null", "periodic_eval=null"};
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+		CHECK(seed_config_set(root, sets[i], &err) == 0);
+	seed_config c;
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.optim.kind == SEED_OPTIM_ADAM && c.lr_decay);
+	CHECK_NEAR(c.lr, 0.0006, 1e-10);
+	CHECK(c.loss.reduce == SEED_LOSS_MEAN && c.infer_hwm == 64 && c.seed == 0);
+	CHECK_NEAR(c.loss.lambda, 1, 0);
+	CHECK(strcmp(c.env_options, "{}") == 0 && c.algorithm == SEED_CONFIG_VTRACE);
+	CHECK(c.checkpoint_failure == SEED_CONFIG_CKPT_STOP && c.periodic_eval.episodes == 20);
+	CHECK(json_is_true(seed_config_get(c.root, "optimizer.lr_decay")));
+	CHECK(strcmp(json_string_value(seed_config_get(c.root, "loss.reduce")), "mean") == 0);
+	CHECK(json_is_object(seed_config_get(c.root, "env_options")));
+	CHECK(json_integer_value(seed_config_get(c.root, "periodic_eval.episodes")) == 20);
+	seed_config_free(&c);
+}
+
+/* "summary": an optional string of one line, kept as given and not
+ * written in when absent. */
+static void t_summary(void)
+{
+	json_t *root = parse_json(MINIMAL);
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.summary == NULL && !seed_config_get(c.root, "summary"));
+	seed_config_free(&c);
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "summary=\"CartPole, MLP of 64\"", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.summary && strcmp(c.summary, "CartPole, MLP of 64") == 0);
+	char *t = seed_config_text(c.root, "summary", &err);
+	CHECK(t && strcmp(t, "CartPole, MLP of 64") == 0);
+	free(t);
+	seed_config_free(&c);
+}
+
+/* ---- seed-config(5) and the table ----------------------------------------- */
+
+#define MAX_ENTRIES 256
+
+/* The entries of seed-config(5)'s KEYS section: for each ".TP" whose tag is
+ * ".B NAME", the dotted name (NAME inside the ".RS" of an object's entry is
+ * OBJECT.NAME) and the text that opens it, up to the next request, with
+ * \- and \(dq read as - and ". */
+static int manual_entries(char names[][64], char texts[][512])
+{
+	char path[4200], line[1024], section[64] = "";
+	snprintf(path, sizeof path, "%s/man/seed-config.5", srcdir());
+	FILE *f = fopen(path, "r");
+	CHECK_MSG(f != NULL, "cannot read %s", path);
+	if (!f)
+		return 0;
+	int n = 0, depth = 0, in_keys = 0, after_tp = 0, open = -1;
+	while (fgets(line, sizeof line, f) && n < MAX_ENTRIES) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] != '.' && open >= 0) {
+			size_t at = strlen(texts[open]);
+			snprintf(texts[open] + at, 512 - at, "%s%s", at ? " " : "", line);
+			continue;
+		}
+		open = -1;
+		if (strncmp(line, ".SH", 3) == 0)
+			in_keys = strcmp(line, ".SH KEYS") == 0;
+		else if (strcmp(line, ".RS") == 0)
+			depth++;
+		else if (strcmp(line, ".RE") == 0)
+			depth--;
+		else if (in_keys && after_tp && strncmp(line, ".B ", 3) == 0) {
+			if (depth == 0)
+				snprintf(section, sizeof section, "%.40s", line + 3);
+			snprintf(names[n], 64, "%s%s%.20s", depth ? section : "", depth ? "." : "", line + 3);
+			texts[n][0] = '\0';
+			open = n++;
+		}
+		after_tp = in_keys && strcmp(line, ".TP") == 0;
+	}
+	fclose(f);
+	for (int i = 0; i < n; i++) {
+		char *t = texts[i], *w = t;
+		for (char *r = t; *r;)
+			if (strncmp(r, "\\-", 2) == 0)
+				*w++ = '-', r += 2;
+			else if (strncmp(r, "\\(dq", 4) == 0)
+				*w++ = '"', r += 4;
+			else
+				*w++ = *r++;
+		*w = '\0';
+	}
+	return n;
+}
+
+/* seed-config(5) documents every key of the table and no other, each
+ * opening with the table's type, default and range. */
+static void t_manual_is_the_table(void)
+{
+	static char names[MAX_ENTRIES][64], texts[MAX_ENTRIES][512];
+	int n = manual_entries(names, texts);
+	CHECK_MSG(n > 50, "only %d entries read from seed-config(5)", n);
+	char *list = seed_config_describe();
+	int rows = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save), rows++) {
+		char *syn = strchr(line, '\t');
+		CHECK(syn && strchr(syn + 1, '\t'));
+		if (!syn || !strchr(syn + 1, '\t'))
+			continue;
+		*syn++ = '\0';
+		*strchr(syn, '\t') = '\0';
+		int at = -1;
+		for (int i = 0; i < n && at < 0; i++)
+			if (strcmp(names[i], line) == 0)
+				at = i;
+		CHECK_MSG(at >= 0, "seed-config(5) has no entry for '%s'", line);
+		if (at < 0)
+			continue;
+		size_t len = strlen(syn);
+		char next = texts[at][strlen(texts[at]) < len ? 0 : len];
+		CHECK_MSG(strncmp(texts[at], syn, len) == 0 && strchr(".,:;", next),
+		          "seed-config(5) opens '%s' with \"%.*s\", the table says \"%s\"", line,
+		          (int)len + 1, texts[at], syn);
+		names[at][0] = '\0'; /* found once */
+	}
+	for (int i = 0; i < n; i++)
+		CHECK_MSG(names[i][0] == '\0', "seed-config(5) documents '%s' twice or without a row",
+		          names[i]);
+	CHECK_MSG(rows == n, "%d rows, %d entries in the manual", rows, n);
+	free(list);
+}
+
 /* ---- refused configurations: one named case each ------------------------ */
 
 static const struct bad_case {
@@ -340,6 +515,10 @@ static const struct bad_case {
     {"env_not_string", "env=3", NULL, "'env'", NULL},
     {"model_missing", NULL, "{\"env\": \"cartpole\"}", "'model'", "required"},
     {"env_options_not_object", "env_options=[1]", NULL, "'env_options'", "object"},
+    {"summary_not_string", "summary=3", NULL, "'summary'", "must be a string"},
+    {"summary_two_lines", "summary=\"one\\ntwo\"", NULL, "'summary'", "one line"},
+    {"dotted_top_key", NULL, "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"optimizer.lr\": 1}",
+     "unknown key 'optimizer.lr'", NULL},
     {"optimizer_not_object", "optimizer=3", NULL, "'optimizer'", "object"},
     {"number_as_string", "discount=\"0.9\"", NULL, "'discount'", "number"},
     {"bare_word_is_a_string", "batch_size=many", NULL, "'batch_size'", "number"},
@@ -629,6 +808,10 @@ int main(void)
 	TAP_RUN(t_r2d2_and_replay_defaults);
 	TAP_RUN(t_ppo_defaults);
 	TAP_RUN(t_evolution_defaults);
+	TAP_RUN(t_defaults_are_the_libraries);
+	TAP_RUN(t_null_is_the_default);
+	TAP_RUN(t_summary);
+	TAP_RUN(t_manual_is_the_table);
 	t_bad_configs();
 	TAP_RUN(t_set_dotted_keys);
 	TAP_RUN(t_set_refuses_bad_keys);
