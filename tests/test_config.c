@@ -340,6 +340,7 @@ static const struct bad_case {
     {"env_not_string", "env=3", NULL, "'env'", NULL},
     {"model_missing", NULL, "{\"env\": \"cartpole\"}", "'model'", "required"},
     {"env_options_not_object", "env_options=[1]", NULL, "'env_options'", "object"},
+    {"summary_not_string", "summary=3", NULL, "'summary'", "string"},
     {"optimizer_not_object", "optimizer=3", NULL, "'optimizer'", "object"},
     {"number_as_string", "discount=\"0.9\"", NULL, "'discount'", "number"},
     {"bare_word_is_a_string", "batch_size=many", NULL, "'batch_size'", "number"},

@@ -162,6 +162,7 @@ static const char *top_keys[] = {"env",
                                  "eval_episodes",
                                  "periodic_eval",
                                  "description",
+                                 "summary",
                                  "algorithm",
                                  "r2d2",
                                  "replay",
@@ -385,6 +386,9 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	if (!json_is_string(v))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'env' (the environment's name) is required");
 	c->env = json_string_value(v);
+	v = json_object_get(root, "summary"); /* carried for seed-train --list, read by no program */
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return seed_err_set(err, -SEED_EOPTION, "config: 'summary' must be a string (one line)");
 	v = json_object_get(root, "env_options");
 	if (v && !json_is_object(v))
 		return seed_err_set(err, -SEED_EOPTION, "config: 'env_options' must be an object");
