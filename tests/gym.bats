@@ -85,13 +85,13 @@ teardown() {
 	assert_success
 	assert_output '{"env": "gym:CartPole-v1", "obs_dtype": "f32", "obs_shape": [4], "num_actions": 2, "max_steps": 500}'
 	run --separate-stderr seed-gym --env Pendulum-v1 --spec
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
 	run --separate-stderr seed-gym --env FrozenLake-v1 --spec
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box"* ]]
 	run --separate-stderr seed-gym --env NoSuchEnv-v0 --actions /dev/null --out /dev/null
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env NoSuchEnv-v0: gymnasium.make failed: "* ]]
 	run --separate-stderr seed-gym --env CartPole-v1 --env-options '[1]' --spec
 	[ "$status" -eq 2 ]
@@ -249,9 +249,9 @@ teardown() {
 	# seed-learn asks seed-gym for the spec; a bad id is said.
 	run --separate-stderr seed-learn --config gym-cartpole --set env=gym:NoSuchEnv-v0 --unrolls "ipc://$D/u" \
 		--params "ipc://$D/p" --quiet
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"gymnasium.make failed"* ]]
-	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 1; its message is above)'* ]]
+	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 2; its message is above)'* ]]
 }
 
 @test "an r2d2 configuration on a gym: env trains through seed-replay and is evaluated epsilon-greedily" {
