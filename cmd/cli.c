@@ -104,6 +104,15 @@ void cli_die(const char *fmt, ...)
 	exit(1);
 }
 
+void cli_config_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(2);
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;

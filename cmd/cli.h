@@ -34,6 +34,10 @@ void cli_catch_signals(void);
 noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: message" on stderr; exit 1. */
 noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: message" on stderr; exit 2: a configuration that cannot work (an
+ * unknown environment or option, a value out of range), which a supervisor
+ * must not restart as it would a crash (seed-train(1)). */
+noreturn void cli_config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: message" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROG (seed) VERSION" to stdout and exit 0. */

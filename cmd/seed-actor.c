@@ -638,6 +638,9 @@ int main(int argc, char **argv)
 	/* Mix the actor id into the seed so actors started alike differ. */
 	uint64_t env_seed = opt.seed ^ ((uint64_t)actor_id * 0x9e3779b97f4a7c15ULL);
 	int rc = seed_envs_new(&a.envs, opt.env, opt.env_options, (int)k, env_seed, &err);
+	if (rc == -SEED_EOPTION || rc == -ENOENT)
+		cli_config_error("%s",
+		                 err.msg); /* an unknown environment or option: a restart cannot mend it */
 	if (rc)
 		cli_die("%s", err.msg);
 	a.spec = seed_envs_spec(a.envs);

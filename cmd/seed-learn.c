@@ -358,10 +358,12 @@ static int gym_spec(const seed_config *c, seed_env_spec *spec, seed_err *err)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* Its status 2: the environment cannot work (seed-gym(1)); else a runtime failure. */
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return seed_err_set(
-		    err, -SEED_EOPTION, "env \"%s\": `%s --spec` failed (status %d; its message is above)",
-		    c->env, prog, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		return seed_err_set(err, WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -SEED_EOPTION : -EIO,
+		                    "env \"%s\": `%s --spec` failed (status %d; its message is above)",
+		                    c->env, prog,
+		                    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	json_error_t je;
 	json_t *o = json_loads(buf, 0, &je);
 	const char *dt = json_string_value(json_object_get(o, "obs_dtype"));
@@ -469,7 +471,10 @@ static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, const seed_env_spec *gym)
 {
 	seed_err err;
-	if (seed_evolver_new(&E, &cfg, gym, cli_now(), &err))
+	int rc = seed_evolver_new(&E, &cfg, gym, cli_now(), &err);
+	if (rc == -SEED_EOPTION || rc == -ENOENT)
+		cli_config_error("config: %s", err.msg);
+	if (rc)
 		cli_die("config: %s", err.msg);
 	if (ck && seed_evolver_restore(E, ck, cli_now(), &err))
 		cli_die("--resume: %s", err.msg);
@@ -510,7 +515,7 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 		    cli_prog, summary, cfg.env, seed_config_algorithm_name(cfg.algorithm), ev->population,
 		    ev->noise_size, (double)ev->noise_size * 4 / (1 << 20), resumed ? "resumed" : "new run");
 	}
-	int rc = 0;
+	rc = 0;
 	const char *why = NULL;
 	double t_ckpt = cli_now(), t_pub = -1e300;
 	int64_t published = -1;
@@ -659,8 +664,8 @@ int main(int argc, char **argv)
 	int rc = seed_config_resolve(ck ? ck->config : NULL, opt.config, dirs, sets, nsets, &cfg, &err);
 	if (rc == -EINVAL)
 		cli_usage_error("%s", err.msg);
-	else if (rc)
-		cli_die("%s%s", resume ? "--resume: " : "", err.msg);
+	else if (rc) /* a configuration that does not load or check: a restart cannot mend it */
+		cli_config_error("%s%s", resume ? "--resume: " : "", err.msg);
 	free(sets);
 	seed_opt_strs_free(&opt.sets);
 	if (get_key || opt.print_config) {
@@ -677,7 +682,10 @@ int main(int argc, char **argv)
 	/* A gym:ID environment lives in seed-gym(1): its spec comes from there. */
 	seed_env_spec gym;
 	bool is_gym = strncmp(cfg.env, "gym:", 4) == 0;
-	if (is_gym && gym_spec(&cfg, &gym, &err))
+	rc = is_gym ? gym_spec(&cfg, &gym, &err) : 0;
+	if (rc == -SEED_EOPTION)
+		cli_config_error("config: %s", err.msg);
+	if (rc)
 		cli_die("config: %s", err.msg);
 	if (SEED_CONFIG_IS_EVO(cfg.algorithm) && opt.device && strcmp(opt.device, "cpu") != 0)
 		cli_usage_error("--device %s: algorithm %s runs no backward pass; its update (a few vector "
@@ -685,7 +693,10 @@ int main(int argc, char **argv)
 		                opt.device, seed_config_algorithm_name(cfg.algorithm));
 	if (SEED_CONFIG_IS_EVO(cfg.algorithm))
 		return evolve(ck, dir, metrics, is_gym ? &gym : NULL);
-	if (seed_learner_new(&L, &cfg, is_gym ? &gym : NULL, &err))
+	rc = seed_learner_new(&L, &cfg, is_gym ? &gym : NULL, &err);
+	if (rc == -SEED_EOPTION || rc == -ENOENT)
+		cli_config_error("config: %s", err.msg);
+	if (rc)
 		cli_die("config: %s", err.msg);
 	if (ck && seed_learner_restore(L, ck, &err))
 		cli_die("--resume: %s", err.msg);

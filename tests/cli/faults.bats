@@ -37,7 +37,10 @@
 # killed before the run's first checkpoint starts again from the
 # configuration (an earlier run's checkpoint in the directory does not
 # count); Ctrl-C restarts nothing; a stop during a restart's delay is
-# immediate.
+# immediate; a program that exits with status 2 (a configuration that
+# cannot work) is not restarted: the run ends at once with its message last;
+# an r2d2 run's seed-replay killed with SIGKILL comes back with what its last
+# snapshot held, and so does the replay of a --resume run.
 
 bats_require_minimum_version 1.5.0
 
@@ -293,6 +296,82 @@ kill_every_start() {
 	! grep -q restart "$D/err" "$RUN/infer.log" "$RUN"/actor-*.log
 	run pgrep -f "ipc://$D/tmp/"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "a configuration error (a program's status 2) ends the run at once, its message last, no restart" {
+	# An option cartpole does not take: seed-actor and seed-learn refuse it
+	# with status 2 (no Gymnasium needed).  Restarting would take 6 tries and
+	# about 12 s (--max-restarts 5): none is made.
+	run --separate-stderr timeout 60 seed-train cartpole --dir "$RUN" --set 'env_options={"bogus":1}'
+	echo "$stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ] # no JSON line
+	last=$(tail -n 1 <<<"$stderr")
+	[[ "$last" =~ ^seed-(actor|learn):\ (config:\ )?cartpole:\ unknown\ option\ \"bogus\" ]]
+	if [[ "$last" == seed-actor:* ]]; then
+		# seed-train names the actor and its log, then repeats its message.
+		n=$(tail -n 2 <<<"$stderr" | sed -n 's/^seed-train: seed-actor \([01]\) exited with status 2 (a usage or configuration error, which no restart mends): training stopped; its message, from .*actor-\([01]\)\.log:$/\1\2/p')
+		[ "$n" = 00 ] || [ "$n" = 11 ]
+		grep -qxF "$last" "$RUN/actor-${n:0:1}.log"
+	fi
+	[[ "$stderr" != *"; restart "* ]]
+	! grep -q '^seed-train: restart' "$RUN/infer.log" "$RUN"/actor-*.log
+	# The learner alone: a model that does not fit the observations.  Its
+	# message, on seed-train's standard error, is the last line there.
+	run --separate-stderr timeout 60 seed-train cartpole --dir "$D/run2" \
+		--set 'model={"torso": [{"type": "conv2d", "filters": 2, "kernel": 3}]}'
+	echo "$stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$(tail -n 1 <<<"$stderr")" = "seed-learn: config: model: torso[0] (conv2d): input has shape [4], not [H,W,C]" ]
+	[[ "$stderr" != *"; restart "* ]]
+	run pgrep -f "ipc://$D/tmp/"
+	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
+}
+
+@test "r2d2: a seed-replay killed with SIGKILL comes back with its snapshot, and so does --resume's" {
+	# The masked CartPole with R2D2, checkpoints (and so replay snapshots)
+	# every second, no periodic evaluations.
+	seed-train r2d2-cartpole-masked --seed 2 --frames 200000 --dir "$RUN" --set eval_episodes=2 \
+		--set replay.min_size=50 --set checkpoint_interval=1 --set periodic_eval.interval=0 --quiet \
+		>"$D/out" 2>"$D/err" &
+	TRAIN=$!
+	PIDS=$TRAIN
+	# Once a snapshot holds sequences, kill the replay.
+	for i in $(seq 600); do
+		grep -qE '^seed-replay: snapshot: [1-9][0-9]* sequences' "$RUN/replay.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	pid=$(wait_pid seed-replay)
+	kill -KILL "$pid"
+	st=0
+	wait $TRAIN || st=$?
+	cat "$D/err" "$RUN/replay.log"
+	[ "$st" -eq 0 ]
+	grep -q "^seed-train: seed-replay was killed by signal 9 after [0-9.]* s; restart 1 in 0.25 s (log: $RUN/replay.log)\$" "$D/err"
+	# The restarted replay resumed with what the last snapshot before the
+	# kill held (the replay's own lines), and the JSON line says so.
+	held=$(sed -n '/^seed-train: restart 1 of seed-replay/q; s/^seed-replay: snapshot: \([0-9]*\) sequences.*/\1/p' \
+		"$RUN/replay.log" | tail -n 1)
+	[ "$held" -gt 0 ]
+	sed -n '/^seed-train: restart 1 of seed-replay/,$p' "$RUN/replay.log" | sed -n 2p |
+		grep -q "^seed-replay: capacity 20000 sequences ([0-9]* bytes), resumed with $held stored, $held inserted\$"
+	last=$(tail -n 1 "$D/out")
+	[ "$(jq .restarts.replay <<<"$last")" -eq 1 ]
+	[ "$(jq .replay_restored <<<"$last")" -eq "$held" ]
+	[ "$(jq .eval.episodes <<<"$last")" -eq 2 ]
+	# --resume: the replay starts from the snapshot the run's replay wrote
+	# when it was stopped.
+	final=$(sed -n 's/^seed-replay: snapshot: \([0-9]*\) sequences.*/\1/p' "$RUN/replay.log" | tail -n 1)
+	[ "$final" -gt "$held" ]
+	run --separate-stderr seed-train --resume "$RUN" --frames 260000 --no-eval
+	echo "$stderr"
+	assert_success
+	[ "$(jq .replay_restored <<<"$output")" -eq "$final" ]
+	[ "$(jq .restarts.replay <<<"$output")" -eq 0 ]
+	[[ "$stderr" == *"seed-train: seed-replay restored $final sequences from its snapshots in $RUN/replay (see $RUN/replay.log)"* ]]
+	sed -n '/^seed-train: resumed /,$p' "$RUN/replay.log" | sed -n 2p |
+		grep -q "^seed-replay: capacity 20000 sequences ([0-9]* bytes), resumed with $final stored, $final inserted\$"
 }
 
 @test "a learner killed before this run's first checkpoint starts again from the configuration" {

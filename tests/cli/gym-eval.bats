@@ -141,7 +141,7 @@ EOF
 	run --separate-stderr seed-eval --env gym:NoSuchEnv-v0 --episodes 1
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"seed-gym: --env NoSuchEnv-v0: gymnasium.make failed: "* ]]
-	[[ "$stderr" == *"seed-eval: gym:NoSuchEnv-v0: seed-gym stopped before its first frame (status 1; its message is above)" ]]
+	[[ "$stderr" == *"seed-eval: gym:NoSuchEnv-v0: seed-gym stopped before its first frame (status 2; its message is above)" ]]
 	SEED_GYM="$D/no-such-program" run --separate-stderr seed-eval --env gym:CartPole-v1 --episodes 1
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "seed-eval: gym:CartPole-v1: cannot run $D/no-such-program: No such file or directory (it is installed with Seed; or set SEED_GYM)" ]

@@ -85,13 +85,13 @@ teardown() {
 	assert_success
 	assert_output '{"env": "gym:CartPole-v1", "obs_dtype": "f32", "obs_shape": [4], "num_actions": 2, "max_steps": 500}'
 	run --separate-stderr seed-gym --env Pendulum-v1 --spec
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
 	run --separate-stderr seed-gym --env FrozenLake-v1 --spec
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box"* ]]
 	run --separate-stderr seed-gym --env NoSuchEnv-v0 --actions /dev/null --out /dev/null
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env NoSuchEnv-v0: gymnasium.make failed: "* ]]
 	run --separate-stderr seed-gym --env CartPole-v1 --env-options '[1]' --spec
 	[ "$status" -eq 2 ]
@@ -249,9 +249,37 @@ teardown() {
 	# seed-learn asks seed-gym for the spec; a bad id is said.
 	run --separate-stderr seed-learn --config gym-cartpole --set env=gym:NoSuchEnv-v0 --unrolls "ipc://$D/u" \
 		--params "ipc://$D/p" --quiet
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"gymnasium.make failed"* ]]
-	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 1; its message is above)'* ]]
+	[[ "$stderr" == *'seed-learn: config: env "gym:NoSuchEnv-v0": `seed-gym --spec` failed (status 2; its message is above)'* ]]
+}
+
+@test "seed-train gym:ID trains ID with gym-cartpole's settings; an ID that cannot work ends at once, no restart" {
+	need_gym
+	cd "$D"
+	run --separate-stderr seed-train gym:Acrobot-v1 --seed 1 --frames 10000 --set eval_episodes=2 --quiet
+	echo "$stderr"
+	assert_success
+	[ "$(head -n 1 <<<"$stderr")" = "seed-train: gym:Acrobot-v1 is not a preset: training it with the gym-cartpole preset's settings (as: seed-train gym-cartpole --set env=gym:Acrobot-v1; another preset's may suit it better)" ]
+	# The run directory is named after the ID; its configuration is the
+	# preset's, with env and the options given on top.
+	dir=$(jq -r .run <<<"$output")
+	[[ "$dir" == runs/gym-Acrobot-v1-* ]]
+	keep='del(.env, .seed, .total_frames, .eval_episodes)'
+	[ "$(jq -S "$keep" "$dir/config.json")" = "$(seed-learn --config gym-cartpole --print-config | jq -S "$keep")" ]
+	jq -e '.env == "gym:Acrobot-v1" and .seed == 1 and .total_frames == 10000' "$dir/config.json"
+	jq -e '.eval.env == "gym:Acrobot-v1" and .eval.episodes == 2' <<<"$output"
+	# Pendulum-v1's actions are a Box: seed-gym (an actor, or seed-learn's
+	# seed-gym --spec) says so with status 2, and the run ends there.
+	run --separate-stderr timeout 120 seed-train gym:Pendulum-v1 --dir "$D/pendulum"
+	echo "$stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
+	last=$(tail -n 1 <<<"$stderr")
+	[[ "$last" == "seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only" ||
+		"$last" == 'seed-learn: config: env "gym:Pendulum-v1": `'*'seed-gym --spec` failed (status 2; its message is above)' ]]
+	[[ "$stderr" != *"; restart "* ]]
 }
 
 @test "an r2d2 configuration on a gym: env trains through seed-replay and is evaluated epsilon-greedily" {

@@ -2,7 +2,10 @@
 # seed-learn and seed-train: configurations, bad input, resuming a run,
 # checkpoints that cannot be written, versions across a kill -9, the
 # checkpoint guide's examples against a real run directory, and training
-# CartPole to the target for real.
+# CartPole to the target for real; seed-train --list and the README's table
+# of presets.
+
+bats_require_minimum_version 1.5.0
 
 setup() {
 	load helpers
@@ -52,6 +55,44 @@ teardown() {
 	run seed-learn --config "$D/bad-model.json" --unrolls "$D/none" --params "ipc://$D/p"
 	assert_failure
 	assert_output --partial "torso[0]"
+}
+
+@test "seed-train --list: every preset with its summary, sorted and aligned; --markdown: a table" {
+	# The reference: the preset files and their summaries, read with jq.
+	ls "$SEED_PRESETS" | sed -n 's/\.json$//p' | LC_ALL=C sort >"$D/names"
+	[ "$(wc -l <"$D/names")" -ge 34 ]
+	run --separate-stderr seed-train --list
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(cut -d ' ' -f 1 <<<"$output")" = "$(cat "$D/names")" ]
+	width=$(awk '{ if (length($0) > w) w = length($0) } END { print w }' "$D/names")
+	while read -r n; do
+		s=$(jq -r .summary "$SEED_PRESETS/$n.json")
+		[ -n "$s" ] && [ "$s" != null ] && [[ "$s" != *$'\n'* ]]
+		# The summary starts two columns after the longest name.
+		grep -qxF "$(printf '%-*s  %s' "$width" "$n" "$s")" <<<"$output"
+	done <"$D/names"
+	run --separate-stderr seed-train --list --markdown
+	assert_success
+	[ "$(sed -n 2p <<<"$output")" = "|---|---|" ]
+	[ "$(tail -n +3 <<<"$output" | sed 's/^| `\([^`]*\)` | .* |$/\1/')" = "$(cat "$D/names")" ]
+	grep -qxF "| \`cartpole\` | $(jq -r .summary "$SEED_PRESETS/cartpole.json") |" <<<"$output"
+	# --markdown alone, or --list with a preset, is misuse.
+	run seed-train --markdown
+	[ "$status" -eq 2 ]
+	run seed-train --list cartpole
+	[ "$status" -eq 2 ]
+}
+
+@test "the README's table of presets is seed-train --list --markdown" {
+	sed -n '/^<!-- seed-train --list --markdown/,/^<!-- end of the presets -->/p' "$SEED_SRCDIR/README.md" |
+		sed '1d;$d' >"$D/readme"
+	[ "$(wc -l <"$D/readme")" -ge 36 ]
+	seed-train --list --markdown >"$D/list"
+	diff "$D/readme" "$D/list" || {
+		echo "README.md's table differs: regenerate it with seed-train --list --markdown"
+		false
+	}
 }
 
 @test "a recurrent model trains end to end: seed-infer holds its state, seed-eval carries it" {

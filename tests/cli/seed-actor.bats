@@ -40,12 +40,12 @@ teardown() {
 	[ "$status" -eq 2 ]
 }
 
-@test "a bad environment or options are runtime errors that say what was wrong" {
+@test "a bad environment or options are configuration errors (status 2) that say what was wrong" {
 	run seed-actor --env no-such-env --actions /dev/null --out /dev/null
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	assert_output --partial "no-such-env"
 	run seed-actor --env cartpole --env-options '{"max_stepz": 3}' --actions /dev/null --out /dev/null
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	assert_output --partial "max_stepz"
 }
 
