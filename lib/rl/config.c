@@ -160,6 +160,7 @@ static const char *top_keys[] = {"env",
                                  "envs_per_actor",
                                  "infer",
                                  "eval_episodes",
+                                 "eval_max_episode_steps",
                                  "periodic_eval",
                                  "description",
                                  "algorithm",
@@ -435,6 +436,8 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	c->envs_per_actor = (int)i64;
 	TRY(get_int(root, "", "eval_episodes", 100, 1, 1 << 30, &i64, err));
 	c->eval_episodes = (int)i64;
+	TRY(get_int(root, "", "eval_max_episode_steps", 27000, 0, INT32_MAX, &i64, err));
+	c->eval_max_episode_steps = (int)i64;
 
 	v = json_object_get(root, "algorithm");
 	if (v && !json_is_null(v)) {
@@ -744,6 +747,7 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	json_object_set_new(root, "actors", json_integer(c->actors));
 	json_object_set_new(root, "envs_per_actor", json_integer(c->envs_per_actor));
 	json_object_set_new(root, "eval_episodes", json_integer(c->eval_episodes));
+	json_object_set_new(root, "eval_max_episode_steps", json_integer(c->eval_max_episode_steps));
 	c->root = root;
 	return 0;
 }
