@@ -267,6 +267,8 @@ teardown() {
 	echo "$stderr"
 	assert_success
 	echo "$output" | jq -e '.eval.env == "gym:CartPole-v1" and .eval.episodes == 5 and .eval.policy == "server" and .eval.return.mean > 0'
+	# Its episodes capped at eval_max_episode_steps (27000: none of CartPole-v1's 500 is cut).
+	echo "$output" | jq -e '.eval.max_episode_steps == 27000 and .eval.truncated == 0'
 	[ -s "$D/run/checkpoint.json" ]
 	# Each actor leaves its line at exit, with the fractions where it
 	# served (actor 1 may be stopped while Gymnasium still loads, on a
