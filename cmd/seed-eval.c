@@ -595,7 +595,7 @@ int main(int argc, char **argv)
 	};
 	const seed_opts spec = {
 	    .usage = "--env NAME [--policy random] [OPTION]...\n"
-	             "--checkpoint DIR|FILE [--greedy | --epsilon X] [OPTION]...\n"
+	             "--checkpoint DIR|FILE [--last] [--greedy | --epsilon X] [OPTION]...\n"
 	             "--list-envs",
 	    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
 	               "return and length statistics of exactly N episodes.",

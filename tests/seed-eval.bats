@@ -27,6 +27,9 @@ within() {
 	[[ "$output" == *"Usage: seed-eval --env NAME"* ]]
 	[[ "$output" == *"--episodes N"* ]]
 	[[ "$output" == *"--list-envs"* ]]
+	[[ "$output" == *"--last "*"DIR/best"* ]]
+	[[ "$output" == *"--max-episode-steps N"*"default"*"27000"* ]]
+	[[ "$output" == *"--stats-interval SEC"* ]]
 }
 
 @test "--version prints the version" {
