@@ -149,7 +149,7 @@ static int first_frame(gym_envs *g, seed_err *err)
 }
 
 int gym_envs_new(gym_envs **out, const char *env, const char *options, int k, uint64_t seed, bool rgb,
-                 seed_err *err)
+                 int max_episode_steps, seed_err *err)
 {
 	*out = NULL;
 	const char *prog = getenv("SEED_GYM");
@@ -164,9 +164,10 @@ int gym_envs_new(gym_envs **out, const char *env, const char *options, int k, ui
 		close(act[1]);
 		return seed_err_set(err, -e, "%s: a pipe from %s: %s", env, prog, strerror(e));
 	}
-	char kbuf[32], sbuf[32];
+	char kbuf[32], sbuf[32], cbuf[32];
 	snprintf(kbuf, sizeof kbuf, "%d", k);
 	snprintf(sbuf, sizeof sbuf, "%" PRIu64, seed);
+	snprintf(cbuf, sizeof cbuf, "%d", max_episode_steps);
 	const char *argv[20];
 	int n = 0;
 	argv[n++] = prog;
@@ -180,6 +181,8 @@ int gym_envs_new(gym_envs **out, const char *env, const char *options, int k, ui
 	argv[n++] = kbuf;
 	argv[n++] = "--seed";
 	argv[n++] = sbuf;
+	argv[n++] = "--max-episode-steps";
+	argv[n++] = cbuf;
 	argv[n++] = "--quiet";
 	argv[n++] = "--actions";
 	argv[n++] = "-";
@@ -277,7 +280,7 @@ static int take_row(gym_envs *g, const seed_frame *f, const char *name, seed_dty
 }
 
 int gym_envs_step(gym_envs *g, const int32_t *actions, void *obs, float *reward, uint8_t *terminated,
-                  uint8_t *truncated, float *ep_return, int32_t *ep_length, seed_err *err)
+                  uint8_t *truncated, uint8_t *capped, float *ep_return, int32_t *ep_length, seed_err *err)
 {
 	seed_buf_reset(&g->line);
 	for (int i = 0; i < g->k; i++) {
@@ -323,6 +326,16 @@ int gym_envs_step(gym_envs *g, const int32_t *actions, void *obs, float *reward,
 	    (rc = take_row(g, &f, "ep_return", SEED_DTYPE_F32, ep_return, err)) < 0 ||
 	    (rc = take_row(g, &f, "ep_length", SEED_DTYPE_I32, ep_length, err)) < 0)
 		return rc;
+	/* The rows seed-gym's step cap cut: "capped" where it has a cap. */
+	memset(capped, 0, (size_t)g->k);
+	if (seed_frame_tensor(&f, "capped") &&
+	    (rc = take_row(g, &f, "capped", SEED_DTYPE_U8, capped, err)) < 0)
+		return rc;
+	for (int i = 0; i < g->k; i++)
+		if (capped[i] && !truncated[i])
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "%s: %s's frame %lld: env %d is capped but not truncated", g->env,
+			                    g->prog, g->frames, i);
 	if (g->rgb) {
 		const seed_tensor *p = field(g, &f, "rgb", err);
 		if (!p || (rc = take_picture(g, p, false, err)) < 0)

@@ -4,8 +4,8 @@
  * Seed's own environments are a seed_envs; a gym:ID environment lives in
  * Python, so seed-eval runs seed-gym in its offline mode as a child,
  *
- *   seed-gym --env ID [--env-options JSON] --envs K --seed S --quiet
- *            --actions - --out - [--rgb]
+ *   seed-gym --env ID [--env-options JSON] --envs K --seed S
+ *            --max-episode-steps N --quiet --actions - --out - [--rgb]
  *
  * (the program named by $SEED_GYM, else seed-gym on PATH, as seed-learn
  * finds it), writes each step's K actions to its stdin as one line and
@@ -31,14 +31,15 @@
 typedef struct gym_envs gym_envs;
 
 /* Start seed-gym for env "gym:ID" with K envs seeded from seed, options a
- * JSON object of gymnasium.make's keyword arguments (NULL: none), and wait
- * for its first frame.  With rgb, env 0's pictures come with every frame
+ * JSON object of gymnasium.make's keyword arguments (NULL: none), episodes
+ * cut at max_episode_steps steps (0: never), and wait for its first
+ * frame.  With rgb, env 0's pictures come with every frame
  * and the spec's rgb_width x rgb_height is their size.  Errors: -ENOENT
  * (seed-gym could not be run), -SEED_EOPTION (it stopped before its first
  * frame: a bad id or option, an env it cannot take or draw; its message is
  * on stderr), -SEED_EFRAME (its first frame is not what was asked for). */
 int gym_envs_new(gym_envs **out, const char *env, const char *options, int k, uint64_t seed, bool rgb,
-                 seed_err *err);
+                 int max_episode_steps, seed_err *err);
 
 /* The spec read from the first frame (max_steps 0: not known here). */
 const seed_env_spec *gym_envs_spec(const gym_envs *g);
@@ -49,11 +50,12 @@ void gym_envs_reset(gym_envs *g, void *obs);
 /* Step every env with actions[0..K) (each in [0, num_actions)) and take
  * its outputs as seed_envs_step gives them (envs that ended are reset in
  * the same step; ep_return and ep_length the totals of the episodes that
- * ended).  Errors: -EINVAL (an action out of range; nothing is sent),
+ * ended); capped[i] is 1 where seed-gym's step cap cut env i's episode (it
+ * is then truncated), else 0.  Errors: -EINVAL (an action out of range; nothing is sent),
  * -EPIPE or -SEED_EOPTION (seed-gym stopped; its status is said), -EINTR
  * (a signal: cli_stop), -SEED_EFRAME (a frame that does not fit). */
 int gym_envs_step(gym_envs *g, const int32_t *actions, void *obs, float *reward, uint8_t *terminated,
-                  uint8_t *truncated, float *ep_return, int32_t *ep_length, seed_err *err);
+                  uint8_t *truncated, uint8_t *capped, float *ep_return, int32_t *ep_length, seed_err *err);
 
 /* A render_source's draw for env 0 (ctx: the gym_envs): the picture of the
  * last frame, or with final the picture its last episode ended in, scaled

@@ -15,6 +15,20 @@
  * so the result depends only on the environment, its options, K, the
  * policy and the seed.
  *
+ * A run directory as --checkpoint stands for what seed-train reports as
+ * the run's result: DIR/best where the run evaluates periodically and has
+ * kept a best, else its last checkpoint (resolve_checkpoint); --last plays
+ * the last one whatever.  The summary names the path played.
+ *
+ * No evaluation runs forever: an episode that reaches --max-episode-steps
+ * (default 27,000, the Atari convention's 108K frames at frame skip 4) is
+ * cut there, ends as truncated and counts, and the summary says how many
+ * were cut.  A Seed environment gets the cap as its time limit (max_steps)
+ * where its own is longer or none, so the cut is the environment's own
+ * truncation (its last picture, a recurrent state's reset); seed-gym cuts a
+ * Gymnasium environment's episode itself and marks the rows it cut.  Every
+ * --stats-interval seconds a line on stderr says how far play has come.
+ *
  * A checkpoint of a Q model (a dueling head, R2D2's) plays epsilon-greedily
  * (seed_agent(3)): --epsilon, else the checkpoint config's
  * r2d2.eval_epsilon, else 1e-3 (SEED RL's evaluation epsilon); --greedy
@@ -36,6 +50,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gymenvs.h"
@@ -73,7 +89,8 @@ typedef struct eval_options {
 	const char *checkpoint;
 	const char *device; /* --device; NULL: the CPU */
 	int greedy;
-	double epsilon; /* --epsilon; NaN: not given */
+	int max_episode_steps; /* --max-episode-steps; 0: no cap */
+	double epsilon;        /* --epsilon; NaN: not given */
 	long long episodes;
 	int envs;
 	uint64_t seed;
@@ -179,6 +196,10 @@ static seed_checkpoint *checkpoint; /* loaded before the envs: it names them */
 /* A Q model's evaluation epsilon when --epsilon is not given: --greedy's 0,
  * the checkpoint config's r2d2.eval_epsilon, or EVAL_EPSILON. */
 #define EVAL_EPSILON 1e-3
+/* The step cap of an evaluation episode: the Atari convention's 108,000
+ * frames (ALE v5's limit), 27,000 agent steps at frame skip 4; the same
+ * number of decisions for environments without frame skip. */
+#define EVAL_MAX_EPISODE_STEPS 27000
 static int q_epsilon(const eval_options *o, double *eps, seed_err *err)
 {
 	if (!isnan(o->epsilon)) {
@@ -275,13 +296,18 @@ typedef struct eval_envs {
 	gym_envs *gym;
 	const seed_env_spec *spec;
 	int k;
+	/* Local envs whose time limit is the evaluation's cap (it was below
+	 * their own or they had none): every truncation is a cut. */
+	bool local_capped;
 } eval_envs;
 
 /* Step envs with policy until n episodes have ended; their returns and
- * lengths go to ret[0..n) and len[0..n) in the order they ended.  view (may
- * be NULL) sees env 0's steps. */
-static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, double *len,
-                render_view *view, seed_err *err)
+ * lengths go to ret[0..n) and len[0..n) in the order they ended, and *cut
+ * counts those of them the evaluation's step cap ended.  view (may be NULL)
+ * sees env 0's steps.  Every stats_interval seconds (0: never) a line on
+ * stderr says how many episodes and steps are done. */
+static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, double *len, long long *cut,
+                double stats_interval, render_view *view, seed_err *err)
 {
 	const int k = envs->k;
 	const size_t ob = seed_env_spec_obs_bytes(envs->spec);
@@ -290,10 +316,14 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 	float *reward = seed_xmalloc((size_t)k * sizeof *reward);
 	uint8_t *term = seed_xmalloc((size_t)k);
 	uint8_t *trunc = seed_xmalloc((size_t)k);
+	uint8_t *capped = seed_xcalloc((size_t)k, 1);
 	float *ep_return = seed_xmalloc((size_t)k * sizeof *ep_return);
 	int32_t *ep_length = seed_xmalloc((size_t)k * sizeof *ep_length);
 	int rc = 0;
-	long long done = 0;
+	long long done = 0, steps = 0;
+	const double t0 = cli_now();
+	double next_stats = stats_interval > 0 ? t0 + stats_interval : 0;
+	*cut = 0;
 
 	if (envs->local)
 		seed_envs_reset(envs->local, obs);
@@ -310,8 +340,8 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 		if (rc < 0)
 			break;
 		if (envs->gym) {
-			rc = gym_envs_step(envs->gym, actions, obs, reward, term, trunc, ep_return, ep_length,
-			                   err);
+			rc = gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped, ep_return,
+			                   ep_length, err);
 			if (rc == -EINTR)
 				seed_err_set(err, rc, "interrupted after %lld of %lld episodes", done, n);
 			if (rc < 0)
@@ -320,7 +350,10 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 		                                ep_return, ep_length)) < 0) {
 			seed_err_set(err, rc, "policy %s chose an action out of range", policy->name);
 			break;
+		} else if (envs->local_capped) {
+			memcpy(capped, trunc, (size_t)k);
 		}
+		steps += k;
 		if (policy->stepped)
 			policy->stepped(policy, k, reward, term, trunc);
 		if (view && (rc = render_view_step(view, reward[0], term[0], trunc[0], err)) < 0)
@@ -329,11 +362,23 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 			if (term[i] || trunc[i]) {
 				ret[done] = ep_return[i];
 				len[done] = ep_length[i];
+				*cut += capped[i] != 0;
 				done++;
+			}
+		}
+		if (next_stats > 0 && done < n) {
+			double now = cli_now();
+			if (now >= next_stats) {
+				cli_warn("%lld of %lld episodes done (%lld cut at the step cap), %lld steps, "
+				         "%.0f s",
+				         done, n, *cut, steps, now - t0);
+				while (next_stats <= now)
+					next_stats += stats_interval;
 			}
 		}
 	}
 	free(obs);
+	free(capped);
 	free(actions);
 	free(reward);
 	free(term);
@@ -399,14 +444,104 @@ static void list_envs(void)
 	}
 }
 
+/* ---- which checkpoint ----------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(seed_xmalloc(n), s, n);
+}
+
+/* Whether the run in directory dir (its path without a trailing slash,
+ * dlen bytes of it) evaluates periodically: periodic_eval.interval above 0
+ * in DIR/config.json, the configuration seed-train runs it with, or, where
+ * there is none, in the config of DIR/checkpoint.json.  Neither there: no.
+ * A file there that is not JSON is an error naming it. */
+static int run_evaluates(const char *dir, int dlen, bool *yes, seed_err *err)
+{
+	char file[PATH_MAX];
+	json_error_t je;
+	json_t *config = NULL, *doc = NULL;
+	*yes = false;
+	snprintf(file, sizeof file, "%.*s/config.json", dlen, dir);
+	if (access(file, F_OK) == 0) {
+		config = doc = json_load_file(file, 0, &je);
+	} else {
+		snprintf(file, sizeof file, "%.*s/checkpoint.json", dlen, dir);
+		if (access(file, F_OK) != 0)
+			return 0;
+		doc = json_load_file(file, 0, &je);
+		config = json_object_get(doc, "config");
+	}
+	if (!doc)
+		return seed_err_set(err, -EBADMSG,
+		                    "%s: %s (line %d); it says whether %.*s/best is the run's result "
+		                    "(--last plays the last checkpoint)",
+		                    file, je.text, je.line, dlen, dir);
+	json_t *interval = json_object_get(json_object_get(config, "periodic_eval"), "interval");
+	*yes = json_number_value(interval) > 0;
+	json_decref(doc);
+	return 0;
+}
+
+/* What --checkpoint path plays, as a malloc'd path: for a run directory,
+ * what seed-train's final evaluation plays and reports (seed-train(1)):
+ * DIR/best, where the run evaluates periodically (run_evaluates) and
+ * DIR/best holds a checkpoint, else DIR, its last checkpoint.  With last,
+ * and for a file, path itself.  Errors: those of run_evaluates. */
+static int resolve_checkpoint(const char *path, bool last, char **out, seed_err *err)
+{
+	struct stat st;
+	*out = NULL;
+	if (last || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		*out = xstrdup(path);
+		return 0;
+	}
+	int dlen = (int)strlen(path);
+	while (dlen > 1 && path[dlen - 1] == '/')
+		dlen--;
+	char best[PATH_MAX];
+	snprintf(best, sizeof best, "%.*s/best/checkpoint.json", dlen, path);
+	bool evaluates = false;
+	if (access(best, F_OK) == 0) {
+		int rc = run_evaluates(path, dlen, &evaluates, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (!evaluates) {
+		*out = xstrdup(path);
+		return 0;
+	}
+	snprintf(best, sizeof best, "%.*s/best", dlen, path);
+	*out = xstrdup(best);
+	return 0;
+}
+
+/* Options JSON (NULL: {}) with max_steps set to cap, malloc'd; the options
+ * were taken by seed_envs_new already, so they are a JSON object. */
+static char *with_max_steps(const char *options, int cap)
+{
+	json_t *o = json_loads(options ? options : "{}", 0, NULL);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		o = json_object();
+	}
+	json_object_set_new(o, "max_steps", json_integer(cap));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!s)
+		cli_die("cannot format the environment options");
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0, .epsilon = NAN};
 	render_options ro = {.term_out = stdout, .delay_ms = 50, .gif_episodes = 1, .gif_fps = 15};
 	int64_t episodes = o.episodes, envs_n = o.envs, seed = 0, cols = 0, delay = ro.delay_ms,
-	        gif_episodes = ro.gif_episodes;
-	bool greedy = false, list = false, epsilon_seen = false;
-	double epsilon = 0;
+	        gif_episodes = ro.gif_episodes, max_episode_steps = EVAL_MAX_EPISODE_STEPS;
+	bool greedy = false, list = false, epsilon_seen = false, last = false;
+	double epsilon = 0, stats_interval = 10;
 	const seed_opt options[] = {
 	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME",
 	     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, a "
@@ -417,8 +552,11 @@ int main(int argc, char **argv)
 	     .help = "how to choose actions: random (uniform over the actions; the default without "
 	             "--checkpoint)"},
 	    {"checkpoint", 'm', SEED_OPT_STR, &o.checkpoint, "PATH",
-	     .help = "play a trained policy: a run directory or a .safetensors checkpoint (--env and "
-	             "--env-options default to those it was trained on)"},
+	     .help = "play a trained policy: a run directory (what the run reports: DIR/best where "
+	             "seed-train keeps one, else its last checkpoint) or a .safetensors checkpoint (--env "
+	             "and --env-options default to those it was trained on)"},
+	    {"last", 0, SEED_OPT_FLAG, &last,
+	     .help = "with --checkpoint DIR: play the run's last checkpoint, not DIR/best"},
 	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
 	     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
 	    {"device", 0, SEED_OPT_STR, &o.device, "DEV",
@@ -434,6 +572,11 @@ int main(int argc, char **argv)
 	     .help = "environments stepped side by side (default 1)"},
 	    {"seed", 's', SEED_OPT_INT, &seed, "S", 0, INT64_MAX,
 	     .help = "seed of the environments and of the policy (default 0)"},
+	    {"max-episode-steps", 0, SEED_OPT_INT, &max_episode_steps, "N", 0, INT32_MAX,
+	     .help = "cut an episode at N steps, as truncated (default 27000: Atari's 108K frames at "
+	             "frame skip 4; 0: no cap)"},
+	    {"stats-interval", 0, SEED_OPT_NUM, &stats_interval, "SEC", .lo = 0, .hi = 1e9,
+	     .help = "say on stderr how far play has come every SEC seconds (default 10; 0: never)"},
 	    {"render", 0, SEED_OPT_FLAG, &ro.term,
 	     .help = "draw each step of env 0 on stdout, before the summary: colour pictures and a status "
 	             "line"},
@@ -452,15 +595,17 @@ int main(int argc, char **argv)
 	};
 	const seed_opts spec = {
 	    .usage = "--env NAME [--policy random] [OPTION]...\n"
-	             "--checkpoint DIR|FILE [--greedy | --epsilon X] [OPTION]...\n"
+	             "--checkpoint DIR|FILE [--last] [--greedy | --epsilon X] [OPTION]...\n"
 	             "--list-envs",
 	    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
 	               "return and length statistics of exactly N episodes.",
 	    .epilogue =
 	        "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
-	        "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}}; std is the population\n"
-	        "standard deviation (divided by N); with --checkpoint also \"checkpoint\", \"greedy\"\n"
-	        "and, for a Q model, \"epsilon\".  The same arguments give the same output.\n"
+	        "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}, \"max_episode_steps\",\n"
+	        "\"truncated\" (episodes cut at the cap)}; std is the population standard\n"
+	        "deviation (divided by N); with --checkpoint also \"checkpoint\" (the path\n"
+	        "played), \"step\", \"greedy\" and, for a Q model, \"epsilon\".  The same arguments\n"
+	        "give the same output.\n"
 	        "\n"
 	        "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
 	        "          seed-eval --env catch --episodes 3 --render\n"
@@ -474,6 +619,7 @@ int main(int argc, char **argv)
 	o.envs = (int)envs_n;
 	o.seed = (uint64_t)seed;
 	o.greedy = greedy;
+	o.max_episode_steps = (int)max_episode_steps;
 	if (epsilon_seen)
 		o.epsilon = epsilon;
 	ro.term_cols = (int)cols;
@@ -484,7 +630,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	seed_err err = {""};
-	char *ck_env_options = NULL;
+	char *ck_env_options = NULL, *played = NULL;
 	if (o.device && seed_device_check(o.device, &err) < 0)
 		cli_die("--device: %s", err.msg);
 	if (o.checkpoint) {
@@ -492,6 +638,9 @@ int main(int argc, char **argv)
 			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
 			                o.policy);
 		o.policy = "checkpoint";
+		if (resolve_checkpoint(o.checkpoint, last, &played, &err) < 0)
+			cli_die("--checkpoint: %s", err.msg);
+		o.checkpoint = played;
 		if (seed_checkpoint_load(o.checkpoint, &checkpoint, &err) < 0)
 			cli_die("--checkpoint: %s", err.msg);
 		if (!o.env)
@@ -506,6 +655,8 @@ int main(int argc, char **argv)
 	}
 	if (o.greedy && !o.checkpoint)
 		cli_usage_error("--greedy goes with --checkpoint");
+	if (last && !o.checkpoint)
+		cli_usage_error("--last goes with --checkpoint DIR");
 	if (o.device && !o.checkpoint)
 		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
 	if (epsilon_seen && !o.checkpoint)
@@ -526,7 +677,7 @@ int main(int argc, char **argv)
 	int rc;
 	if (strncmp(o.env, "gym:", 4) == 0) {
 		rc = gym_envs_new(&envs.gym, o.env, o.env_options, o.envs, o.seed, ro.term || ro.gif_path,
-		                  &err);
+		                  o.max_episode_steps, &err);
 		if (rc < 0)
 			cli_die("%s", err.msg);
 		envs.spec = gym_envs_spec(envs.gym);
@@ -543,6 +694,17 @@ int main(int argc, char **argv)
 			cli_usage_error("--env-options: %s", err.msg);
 		if (rc < 0)
 			cli_die("%s", err.msg);
+		/* The cap as the time limit, where it is the shorter one. */
+		int own = seed_envs_spec(envs.local)->max_steps, cap = o.max_episode_steps;
+		if (cap > 0 && (own == 0 || own > cap)) {
+			char *capped = with_max_steps(o.env_options, cap);
+			seed_envs_free(&envs.local);
+			rc = seed_envs_new(&envs.local, o.env, capped, o.envs, o.seed, &err);
+			free(capped);
+			if (rc < 0)
+				cli_die("%s", err.msg);
+			envs.local_capped = true;
+		}
 		envs.spec = seed_envs_spec(envs.local);
 		source = render_source_envs(envs.local);
 	}
@@ -565,7 +727,8 @@ int main(int argc, char **argv)
 	cli_catch_signals();
 	double *ret = seed_xmalloc((size_t)o.episodes * sizeof *ret);
 	double *len = seed_xmalloc((size_t)o.episodes * sizeof *len);
-	rc = play(&envs, &policy, o.episodes, ret, len, view, &err);
+	long long cut = 0;
+	rc = play(&envs, &policy, o.episodes, ret, len, &cut, ro.term ? 0 : stats_interval, view, &err);
 	if (rc < 0)
 		cli_die("%s", err.msg);
 	render_view_free(&view);
@@ -573,11 +736,13 @@ int main(int argc, char **argv)
 		cli_die("%s", err.msg);
 
 	json_t *out =
-	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o}", "env", o.env, "policy", policy.name, "episodes",
-	              (json_int_t)o.episodes, "envs", o.envs, "seed", (json_int_t)o.seed, "return",
-	              summary(ret, o.episodes), "length", summary(len, o.episodes));
+	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o, s:i, s:I}", "env", o.env, "policy", policy.name,
+	              "episodes", (json_int_t)o.episodes, "envs", o.envs, "seed", (json_int_t)o.seed,
+	              "return", summary(ret, o.episodes), "length", summary(len, o.episodes),
+	              "max_episode_steps", o.max_episode_steps, "truncated", (json_int_t)cut);
 	if (o.checkpoint) {
 		json_object_set_new(out, "checkpoint", json_string(o.checkpoint));
+		json_object_set_new(out, "step", json_integer(checkpoint->step));
 		json_object_set_new(out, "greedy", json_boolean(o.greedy));
 		if (!isnan(policy.epsilon))
 			json_object_set_new(out, "epsilon", json_real(policy.epsilon));
@@ -596,5 +761,6 @@ int main(int argc, char **argv)
 	seed_envs_free(&envs.local);
 	seed_checkpoint_free(&checkpoint);
 	free(ck_env_options);
+	free(played);
 	return 0;
 }

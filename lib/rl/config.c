@@ -389,6 +389,8 @@ static const struct key keys[] = {
     {INT("actors", actors, 2, 1, 100000, W_ALWAYS, "actor processes")},
     {INT("envs_per_actor", envs_per_actor, 64, 1, 1 << 20, W_ALWAYS, "environments per actor")},
     {INT("eval_episodes", eval_episodes, 100, 1, 1 << 30, W_ALWAYS, "episodes of the final evaluation")},
+    {INT("eval_max_episode_steps", eval_max_episode_steps, 27000, 0, INT32_MAX, W_ALWAYS,
+         "the step cap of an evaluation episode (0: none)")},
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -115,6 +115,9 @@ typedef struct seed_config {
 	int actors, envs_per_actor, infer_max_batch, infer_timeout_us;
 	int infer_hwm; /* frames queued on the unroll channel, at each end */
 	int eval_episodes;
+	/* The step cap of an evaluation episode (seed-train's, seed-eval
+	 * --max-episode-steps): cut there, as truncated; 0: none. */
+	int eval_max_episode_steps;
 	/* Evaluations during training (config object "periodic_eval"), run by
 	 * seed-train, not by the learner: every `interval` seconds (0: none) the
 	 * latest checkpoint plays `episodes` episodes as the final evaluation

@@ -122,6 +122,19 @@ EOF
 	[[ "$(printf '%s\n' "$output" | head -n 1)" == $'\e[38;2;255;255;255m\e[48;2;255;255;255m'* ]]
 }
 
+@test "gym:CartPole-v1: --max-episode-steps cuts episodes and counts them; Gymnasium's shorter limit is no cut" {
+	need_gym
+	# CartPole-v1 cannot fail before its 8th step (tests/seed-eval.bats
+	# works it out): a cap of 5 cuts every episode at 5 steps.
+	run --separate-stderr seed-eval --env gym:CartPole-v1 --episodes 6 --envs 4 --max-episode-steps 5
+	assert_success
+	[ "$(jq -c '[.length.min, .length.max, .truncated, .max_episode_steps]' <<<"$output")" = "[5,5,6,5]" ]
+	run --separate-stderr seed-eval --env gym:CartPole-v1 --env-options '{"max_episode_steps": 3}' --episodes 6 \
+		--envs 4 --max-episode-steps 5
+	assert_success
+	[ "$(jq -c '[.length.min, .length.max, .truncated]' <<<"$output")" = "[3,3,0]" ]
+}
+
 @test "an environment that cannot draw RGB, a bad id, no seed-gym: errors that say so, and no GIF" {
 	need_gym
 	norgb_module

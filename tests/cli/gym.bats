@@ -158,6 +158,33 @@ teardown() {
 	[ "$st" -eq 0 ]
 }
 
+@test "--episodes: episodes cut at --max-episode-steps (27000 by default) are counted; progress on stderr" {
+	need_gym
+	seed-infer --bind "ipc://$D/infer" --policy random --stats-interval 0 --quiet &
+	PIDS=$!
+	# CartPole-v1 cannot fail before its 8th step (tests/seed-eval.bats
+	# works it out): a cap of 5 cuts every episode at 5 steps.
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --connect "ipc://$D/infer" --episodes 400 \
+		--max-episode-steps 5 --stats-interval 0.05 --quiet
+	assert_success
+	[ "$(jq -c '[.episodes, .length.min, .length.max, .truncated, .max_episode_steps]' <<<"$output")" = \
+		"[400,5,5,400,5]" ]
+	echo "$stderr"
+	[ -n "$stderr" ]
+	[ -z "$(printf '%s\n' "$stderr" |
+		grep -Ev '^seed-gym: [0-9]+ of 400 episodes done \([0-9]+ cut at the step cap\), [0-9]+ steps, [0-9]+ s$')" ]
+	# Gymnasium's own time limit, shorter, truncates first: no cut.
+	run --separate-stderr seed-gym --env CartPole-v1 --env-options '{"max_episode_steps": 3}' --envs 2 \
+		--connect "ipc://$D/infer" --episodes 6 --max-episode-steps 5 --quiet
+	[ "$(jq -c '[.length.min, .length.max, .truncated]' <<<"$output")" = "[3,3,0]" ]
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 2 --connect "ipc://$D/infer" --episodes 3 --quiet
+	[ "$(jq -c '[.max_episode_steps, .truncated]' <<<"$output")" = "[27000,0]" ]
+	run --separate-stderr seed-gym --env ALE/Pong-v5 --backend envpool --envs 2 --connect "ipc://$D/infer" \
+		--episodes 3 --max-episode-steps 100
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--max-episode-steps needs --backend gymnasium"* ]]
+}
+
 @test "a population server's restarts: seed-gym starts a new episode where it is asked to" {
 	need_gym
 	# A random-search generation of 3 members whose episodes stop at 4
@@ -240,6 +267,8 @@ teardown() {
 	echo "$stderr"
 	assert_success
 	echo "$output" | jq -e '.eval.env == "gym:CartPole-v1" and .eval.episodes == 5 and .eval.policy == "server" and .eval.return.mean > 0'
+	# Its episodes capped at eval_max_episode_steps (27000: none of CartPole-v1's 500 is cut).
+	echo "$output" | jq -e '.eval.max_episode_steps == 27000 and .eval.truncated == 0'
 	[ -s "$D/run/checkpoint.json" ]
 	# Each actor leaves its line at exit, with the fractions where it
 	# served (actor 1 may be stopped while Gymnasium still loads, on a

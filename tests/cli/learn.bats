@@ -7,6 +7,8 @@
 
 bats_require_minimum_version 1.5.0
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	load helpers
 	load_helpers
@@ -261,10 +263,37 @@ record_unrolls() {
 	[ "$(jq .eval.episodes <<<"$result")" -eq 100 ]
 	run seed-eval --checkpoint "$D/run/best" --episodes 5 --greedy
 	assert_success
+	# seed-eval on the run directory plays what the run reports: the same
+	# checkpoint, so with the final evaluation's arguments the same episodes.
+	run --separate-stderr seed-eval --checkpoint "$D/run" --greedy --episodes 100 --envs 20 --seed 3
+	assert_success
+	[ "$(jq -c '[.checkpoint, .return, .length, .truncated]' <<<"$output")" = \
+		"$(jq -c '[.eval.checkpoint, .eval.return, .eval.length, .eval.truncated]' <<<"$result")" ]
+	[ "$(seed-eval --checkpoint "$D/run" --last --episodes 1 | jq -r .checkpoint)" = "$D/run" ]
 	[ ! -e "$D/run/.periodic" ]
 	run pgrep -f "ipc://$D/tmp"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
 	[ -z "$(ls "$D/tmp")" ]
+}
+
+@test "seed-train's evaluation cuts episodes at eval_max_episode_steps, counts them, and says how far it has come" {
+	# CartPole cannot fail before its 8th step (tests/seed-eval.bats works it
+	# out): a cap of 5 cuts every episode of the evaluation at 5 steps.
+	SEED_EVAL_STATS_INTERVAL=0.01 run --separate-stderr timeout 300 seed-train cartpole --seed 2 --frames 20000 \
+		--dir "$D/run" --set eval_episodes=200000 --set eval_max_episode_steps=5
+	echo "$stderr" | tail -n 5
+	assert_success
+	[ "$(jq -c '.eval | [.episodes, .length.min, .length.max, .truncated, .max_episode_steps]' <<<"$output")" = \
+		"[200000,5,5,200000,5]" ]
+	[[ "$stderr" == *"seed-eval: "*" of 200000 episodes done ("*" cut at the step cap), "*" steps, "* ]]
+	# The same evaluation with --quiet says nothing but its result.
+	SEED_EVAL_STATS_INTERVAL=0.01 run --separate-stderr timeout 300 seed-train --resume "$D/run" --quiet
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(jq -c '.eval.truncated' <<<"$output")" = 200000 ]
+	SEED_EVAL_STATS_INTERVAL=soon run --separate-stderr seed-train cartpole --dir "$D/run2" --frames 1000
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"SEED_EVAL_STATS_INTERVAL: 'soon' is not a number of seconds"* ]]
 }
 
 @test "seed-train --resume continues a run: counters go on, --frames raises the budget, nothing is lost" {

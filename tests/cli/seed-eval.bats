@@ -27,6 +27,9 @@ within() {
 	[[ "$output" == *"Usage: seed-eval --env NAME"* ]]
 	[[ "$output" == *"--episodes N"* ]]
 	[[ "$output" == *"--list-envs"* ]]
+	[[ "$output" == *"--last "*"DIR/best"* ]]
+	[[ "$output" == *"--max-episode-steps N"*"default"*"27000"* ]]
+	[[ "$output" == *"--stats-interval SEC"* ]]
 }
 
 @test "--version prints the version" {
@@ -47,8 +50,10 @@ within() {
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
 	printf '%s' "$output" | jq -e '
-		(keys == ["env", "envs", "episodes", "length", "policy", "return", "seed"]) and
+		(keys == ["env", "envs", "episodes", "length", "max_episode_steps", "policy", "return", "seed",
+			"truncated"]) and
 		.env == "cartpole" and .policy == "random" and .episodes == 5 and .envs == 1 and .seed == 0 and
+		.max_episode_steps == 27000 and .truncated == 0 and
 		([.return, .length][] | (keys == ["max", "mean", "median", "min", "std"]) and
 			([.[] | type] | all(. == "number")) and .min <= .median and .median <= .max and
 			.min <= .mean and .mean <= .max and .std >= 0)'
@@ -287,4 +292,131 @@ qmodel() {
 	run seed-eval --checkpoint "$BATS_TEST_TMPDIR/none" --device cuda:4096
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"--device: device 'cuda:4096': "* ]]
+}
+
+# run_with_best DIR [CONFIG_JSON]: a run directory as seed-train leaves one
+# with periodic evaluations: its last checkpoint (a catch model whose greedy
+# play never catches: return -1 always) and DIR/best, a symbolic link to
+# .best-1 holding another (one that catches some balls), and the run's
+# configuration DIR/config.json (default: periodic evaluations on).
+run_with_best() {
+	local m='{"torso": [{"type": "flatten"}, {"type": "linear", "out": 8}, {"type": "relu"}]}'
+	qcheckpoint "$1" catch "$m" 2
+	qcheckpoint "$1/.best-1" catch "$m" 1
+	ln -s .best-1 "$1/best"
+	echo "${2:-{\"periodic_eval\": {\"interval\": 30, \"episodes\": 20, \"target\": null\}\}}" >"$1/config.json"
+}
+
+@test "a run directory plays what the run reports: DIR/best where it has one, the last with --last" {
+	D=$BATS_TEST_TMPDIR
+	run_with_best "$D/run"
+	play() { seed-eval --checkpoint "$@" --greedy --episodes 50 --envs 5 --seed 4; }
+	# The two checkpoints, each played from its own directory: the last
+	# never catches, the best does.
+	last=$(play "$D/run/checkpoint.json" | jq -c '[.return, .length]')
+	best=$(play "$D/run/.best-1" | jq -c '[.return, .length]')
+	[ "$(jq '.[0].max' <<<"$last")" = -1 ]
+	[ "$(jq '.[0].max' <<<"$best")" = 1 ]
+	run --separate-stderr play "$D/run"
+	assert_success
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$best" ]
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run/best" ]
+	run --separate-stderr play "$D/run/" # a trailing slash is the same directory
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run/best" ]
+	run --separate-stderr play "$D/run" --last
+	assert_success
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$last" ]
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run" ]
+	# DIR/best given as it is (what seed-train's final evaluation passes).
+	run --separate-stderr play "$D/run/best"
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$best" ]
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run/best" ]
+	# A run resumed without periodic evaluations reports its last
+	# checkpoint, though an earlier DIR/best is still there.
+	echo '{"periodic_eval": {"interval": 0}}' >"$D/run/config.json"
+	run --separate-stderr play "$D/run"
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$last" ]
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run" ]
+	# Without DIR/config.json, the checkpoint's own config says.
+	rm "$D/run/config.json"
+	run --separate-stderr play "$D/run"
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run" ]
+	qcheckpoint "$D/run" catch '{"torso": [{"type": "flatten"}, {"type": "linear", "out": 8}, {"type": "relu"}]}' 2 \
+		'{"periodic_eval": {"interval": 5}}'
+	run --separate-stderr play "$D/run"
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$best" ]
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run/best" ]
+	# No DIR/best: the last checkpoint.
+	rm "$D/run/best"
+	run --separate-stderr play "$D/run"
+	[ "$(jq -r .checkpoint <<<"$output")" = "$D/run" ]
+	[ "$(jq -c '[.return, .length]' <<<"$output")" = "$last" ]
+}
+
+@test "--last: only with --checkpoint; a run configuration that is not JSON is named" {
+	D=$BATS_TEST_TMPDIR
+	run --separate-stderr seed-eval --env catch --last
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--last goes with --checkpoint DIR"* ]]
+	run_with_best "$D/run" '{"periodic_eval": '
+	run --separate-stderr seed-eval --checkpoint "$D/run" --episodes 1
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"--checkpoint: $D/run/config.json: "*"--last plays the last checkpoint"* ]]
+	run --separate-stderr seed-eval --checkpoint "$D/run" --episodes 1 --last
+	assert_success
+}
+
+@test "--max-episode-steps cuts episodes that would not end, as truncated, and counts them" {
+	# CartPole cannot fail before its 8th step: from |theta| <= 0.05 and
+	# |theta_dot| <= 0.05, full force gives |theta_acc| < 16 rad/s^2, so
+	# after n steps of 0.02 s |theta| < 0.05 + 0.02 (0.05 n + 0.32 n (n-1) / 2),
+	# 0.12 at n = 5, below the 0.2094 (12 degrees) that ends it.  A cap of 5
+	# therefore ends every episode, at 5 steps.
+	run --separate-stderr seed-eval --env cartpole --episodes 10 --envs 3 --max-episode-steps 5
+	assert_success
+	[ "$(jq -c '[.length.min, .length.max, .return.mean, .truncated, .max_episode_steps]' <<<"$output")" = \
+		"[5,5,5,10,5]" ]
+	# The environment's own shorter limit truncates first: no cut.
+	run --separate-stderr seed-eval --env cartpole --env-options '{"max_steps": 3}' --episodes 10 --max-episode-steps 5
+	[ "$(jq -c '[.length.min, .length.max, .truncated]' <<<"$output")" = "[3,3,0]" ]
+	# A longer one is cut by the cap (which the user's limit does not lift).
+	run --separate-stderr seed-eval --env cartpole --env-options '{"max_steps": 9}' --episodes 10 --max-episode-steps 5
+	[ "$(jq -c '[.length.max, .truncated]' <<<"$output")" = "[5,10]" ]
+	# The default is 27000 (Atari's 108K frames at frame skip 4), far beyond
+	# every CartPole episode (500 at most); 0 is no cap.
+	run --separate-stderr seed-eval --env cartpole --episodes 5
+	[ "$(jq -c '[.max_episode_steps, .truncated]' <<<"$output")" = "[27000,0]" ]
+	run --separate-stderr seed-eval --env cartpole --env-options '{"max_steps": 0}' --episodes 5 --max-episode-steps 0
+	[ "$(jq -c '[.max_episode_steps, .truncated]' <<<"$output")" = "[0,0]" ]
+	run --separate-stderr seed-eval --env cartpole --max-episode-steps -1
+	[ "$status" -eq 2 ]
+	# Only the N episodes counted are: K = 4 envs end 4 episodes at step 5,
+	# of which 2 are counted.
+	run --separate-stderr seed-eval --env cartpole --episodes 2 --envs 4 --max-episode-steps 5
+	[ "$(jq .truncated <<<"$output")" = 2 ]
+}
+
+@test "MinAtar Freeway, whose episodes last 2501 steps, is cut at a cap below that" {
+	# Freeway ends itself after 2500 steps of its timer and the step that
+	# sees it run out, whatever is played (seed-eval(1), doc/minatar.md).
+	run --separate-stderr seed-eval --env minatar-freeway --episodes 4 --envs 2 --max-episode-steps 100
+	assert_success
+	[ "$(jq -c '[.length.min, .length.max, .truncated]' <<<"$output")" = "[100,100,4]" ]
+	run --separate-stderr seed-eval --env minatar-freeway --episodes 2 --envs 2
+	[ "$(jq -c '[.length.min, .length.max, .truncated]' <<<"$output")" = "[2501,2501,0]" ]
+}
+
+@test "a long evaluation says how far it has come on stderr every --stats-interval seconds" {
+	run --separate-stderr seed-eval --env cartpole --episodes 300000 --envs 16 --stats-interval 0.02
+	assert_success
+	echo "$stderr"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -ge 2 ]
+	[ -z "$(printf '%s\n' "$stderr" |
+		grep -Ev '^seed-eval: [0-9]+ of 300000 episodes done \(0 cut at the step cap\), [0-9]+ steps, [0-9]+ s$')" ]
+	jq -e '.episodes == 300000' <<<"$output"
+	# The default, every 10 s, says nothing about a short one; 0 never.
+	run --separate-stderr seed-eval --env cartpole --episodes 100
+	[ -z "$stderr" ]
+	run --separate-stderr seed-eval --env cartpole --episodes 300000 --envs 16 --stats-interval 0
+	[ -z "$stderr" ]
 }

@@ -75,6 +75,7 @@ static void t_defaults_are_the_manuals(void)
 	CHECK(c.actors == 2 && c.envs_per_actor == 64);
 	CHECK(c.infer_max_batch == 256 && c.infer_timeout_us == 500 && c.infer_hwm == 64);
 	CHECK(c.eval_episodes == 100);
+	CHECK(c.eval_max_episode_steps == 27000);
 	CHECK_NEAR(c.periodic_eval.interval, 0, 0);
 	CHECK(c.periodic_eval.episodes == 20 && isnan(c.periodic_eval.target));
 	/* Written back, so the saved config says what was trained. */
@@ -543,6 +544,8 @@ static const struct bad_case {
     {"periodic_eval_episodes_zero", "periodic_eval.episodes=0", NULL, "'periodic_eval.episodes' = 0",
      "out of range"},
     {"periodic_eval_target_string", "periodic_eval.target=high", NULL, "'periodic_eval.target'", "number"},
+    {"eval_max_episode_steps_negative", "eval_max_episode_steps=-1", NULL, "'eval_max_episode_steps' = -1",
+     "out of range"},
     {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'",
      "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\" or \"rs\""},
     {"evolution_not_object", "evolution=[]", NULL, "'evolution'", "object"},
