@@ -124,7 +124,7 @@ EOF
 
 @test "gym:CartPole-v1: --max-episode-steps cuts episodes and counts them; Gymnasium's shorter limit is no cut" {
 	need_gym
-	# CartPole-v1 cannot fail before its 8th step (tests/seed-eval.bats
+	# CartPole-v1 cannot fail before its 8th step (tests/cli/seed-eval.bats
 	# works it out): a cap of 5 cuts every episode at 5 steps.
 	run --separate-stderr seed-eval --env gym:CartPole-v1 --episodes 6 --envs 4 --max-episode-steps 5
 	assert_success

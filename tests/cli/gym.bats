@@ -162,7 +162,7 @@ teardown() {
 	need_gym
 	seed-infer --bind "ipc://$D/infer" --policy random --stats-interval 0 --quiet &
 	PIDS=$!
-	# CartPole-v1 cannot fail before its 8th step (tests/seed-eval.bats
+	# CartPole-v1 cannot fail before its 8th step (tests/cli/seed-eval.bats
 	# works it out): a cap of 5 cuts every episode at 5 steps.
 	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --connect "ipc://$D/infer" --episodes 400 \
 		--max-episode-steps 5 --stats-interval 0.05 --quiet

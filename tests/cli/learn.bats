@@ -277,7 +277,7 @@ record_unrolls() {
 }
 
 @test "seed-train's evaluation cuts episodes at eval_max_episode_steps, counts them, and says how far it has come" {
-	# CartPole cannot fail before its 8th step (tests/seed-eval.bats works it
+	# CartPole cannot fail before its 8th step (tests/cli/seed-eval.bats works it
 	# out): a cap of 5 cuts every episode of the evaluation at 5 steps.
 	SEED_EVAL_STATS_INTERVAL=0.01 run --separate-stderr timeout 300 seed-train cartpole --seed 2 --frames 20000 \
 		--dir "$D/run" --set eval_episodes=200000 --set eval_max_episode_steps=5

@@ -442,7 +442,7 @@ static int manual_entries(char names[][64], char texts[][512])
 		else if (in_keys && after_tp && strncmp(line, ".B ", 3) == 0) {
 			if (depth == 0)
 				snprintf(section, sizeof section, "%.40s", line + 3);
-			snprintf(names[n], 64, "%s%s%.20s", depth ? section : "", depth ? "." : "", line + 3);
+			snprintf(names[n], 64, "%s%s%.40s", depth ? section : "", depth ? "." : "", line + 3);
 			texts[n][0] = '\0';
 			open = n++;
 		}
