@@ -760,6 +760,7 @@ int main(int argc, char **argv)
 	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0, t_heard = t_ckpt;
 	int64_t published = -1;
 	const char *why = NULL;
+	char failed[sizeof err.msg + 16];
 	seed_frame f = {0};
 	seed_frame_decoder *dec; /* keeps its zone: decoding a frame allocates nothing */
 	if (seed_frame_decoder_new(&dec))
@@ -827,8 +828,11 @@ int main(int argc, char **argv)
 				send_priorities(uch);
 			publish(pch);
 		} else if (k < 0) {
-			cli_warn("update: %s", err.msg);
-			why = "policy versions could not be reserved";
+			/* An update that failed (a reservation that cannot be
+			 * written, the device): the report says why in the
+			 * library's words. */
+			snprintf(failed, sizeof failed, "update failed: %s", err.msg);
+			why = failed;
 			rc = 1;
 			break;
 		} else if (r != 0 && r != -EAGAIN && r != -EINTR) {

@@ -107,8 +107,9 @@ struct seed_serve {
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
-	double last_gap_warn, last_build_warn, last_evict_warn;
+	double last_gap_warn, last_build_warn, last_evict_warn, last_push_warn;
 	int64_t evict_warns;
+	int64_t push_warned; /* push_failed at the last warning of it */
 	int64_t gaps_warned;
 	bool build_warned;
 };
@@ -164,6 +165,9 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 		                    "serve: discount %g and eta %g must be in [0, 1], the value rescaling's "
 		                    "epsilon %g finite and >= 0",
 		                    o->discount, o->eta, o->rescale_eps);
+	if (!(o->push_warn_interval >= 0 && isfinite(o->push_warn_interval)))
+		return seed_err_set(err, -EINVAL, "serve: push_warn_interval %g (finite, >= 0)",
+		                    o->push_warn_interval);
 	seed_serve *s = seed_xcalloc(1, sizeof *s);
 	seed_sessions_opts so = {.unrolls = unrolls != NULL,
 	                         .T = o->T,
@@ -378,6 +382,23 @@ void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const ch
 	send_error(s, m, NULL, 0, code, msg, NULL);
 }
 
+/* A frame that could not be pushed (its unrolls or episodes are lost):
+ * counted, and said at once the first time, then at most once every
+ * push_warn_interval seconds with the count since the last warning. */
+static void push_failed(seed_serve *s, int rc)
+{
+	s->st.push_failed++;
+	double now = seed_serve_now(), every = s->o.push_warn_interval > 0 ? s->o.push_warn_interval : 5;
+	if (s->push_warned > 0 && now - s->last_push_warn < every)
+		return;
+	warn(s,
+	     "unrolls channel: %" PRId64 " frames not pushed since the last warning, %" PRId64
+	     " in all (their unrolls and episodes are lost): %s",
+	     s->st.push_failed - s->push_warned, s->st.push_failed, seed_strerror(rc));
+	s->last_push_warn = now;
+	s->push_warned = s->st.push_failed;
+}
+
 /* Push a frame on the unrolls channel: at once when its queue has room
  * (time counted as send), else waiting for room (blocked: the consumer
  * falls behind). */
@@ -387,10 +408,12 @@ static int push(seed_serve *s, const void *data, size_t len)
 	int rc = seed_chan_send(s->unrolls, NULL, 0, data, len, true);
 	double t1 = seed_timing_now();
 	s->st.time[SEED_PHASE_SEND] += t1 - t0;
-	if (rc != -EAGAIN)
-		return rc;
-	rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
-	s->st.time[SEED_PHASE_BLOCKED] += seed_timing_now() - t1;
+	if (rc == -EAGAIN) {
+		rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
+		s->st.time[SEED_PHASE_BLOCKED] += seed_timing_now() - t1;
+	}
+	if (rc)
+		push_failed(s, rc);
 	return rc;
 }
 
@@ -426,7 +449,8 @@ static int send_episodes(seed_serve *s, seed_session *h)
 	int rc = seed_frame_encode(&e, &s->out, NULL);
 	if (rc == 0)
 		rc = push(s, s->out.data, s->out.len);
-	s->st.episodes += (int64_t)h->ep_n;
+	if (rc == 0)
+		s->st.episodes += (int64_t)h->ep_n;
 	h->ep_n = 0;
 	h->ep_evo = false;
 	return rc;
