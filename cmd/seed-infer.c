@@ -35,6 +35,7 @@
 #include "seed/agent.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
 #include "seed/metrics.h"
@@ -371,13 +372,13 @@ int main(int argc, char **argv)
 	seed_metrics *mx = NULL;
 	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
 		cli_die("--metrics: %s", err.msg);
-	double start = cli_now(), last_report = start, last_metrics = start;
+	double start = seed_now_s(), last_report = start, last_metrics = start;
 	seed_serve_stats last = {0}, mlast = {0};
 	while (!cli_stop) {
 		/* A push that failed is counted and warned about by the
 		 * service (push_failed); the loop serves on. */
 		seed_serve_turn(sv, 100);
-		double now = cli_now();
+		double now = seed_now_s();
 		if (!quiet && stats_interval > 0 && now - last_report >= stats_interval) {
 			report(seed_serve_get_stats(sv), &last, now - last_report, false);
 			last = *seed_serve_get_stats(sv);
@@ -394,7 +395,7 @@ int main(int argc, char **argv)
 	int frc = seed_serve_flush(sv);
 	if (frc)
 		cli_warn("the episodes still gathered at exit were not all pushed: %s", seed_strerror(frc));
-	double end = cli_now();
+	double end = seed_now_s();
 	if (mx)
 		metrics_line(mx, seed_serve_get_stats(sv), &mlast, end - last_metrics, end - start);
 	seed_metrics_close(&mx);

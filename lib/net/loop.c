@@ -23,6 +23,7 @@
 #include <zmq.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 
 /* How long one sleep may last while waiting for ever: the longest a stop
  * flag set just before the loop went to sleep can go unseen. */
@@ -60,13 +61,6 @@ struct seed_loop {
 	uint64_t seq, turn;
 	bool stopping; /* a handler called seed_loop_stop */
 };
-
-int64_t seed_loop_now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
 
 int seed_loop_new(seed_loop **out, volatile sig_atomic_t *stop)
 {
@@ -183,7 +177,7 @@ int seed_loop_timer(seed_loop *l, int64_t delay_us, unsigned times, seed_loop_ti
 			taken = l->timers[i].id == id;
 	}
 	l->last_id = id;
-	*t = (timer){id, seed_loop_now_us() + delay_us, delay_us, times, l->seq++, l->turn, fn, arg};
+	*t = (timer){id, seed_now_us() + delay_us, delay_us, times, l->seq++, l->turn, fn, arg};
 	return id;
 }
 
@@ -244,7 +238,7 @@ static int wait_ready(seed_loop *l, int64_t until, seed_err *err)
 			return n;
 		int64_t left = SLICE_US;
 		if (until >= 0) {
-			left = until - seed_loop_now_us();
+			left = until - seed_now_us();
 			if (left <= 0)
 				return 0;
 			if (left > SLICE_US)
@@ -295,7 +289,7 @@ int seed_loop_run_once(seed_loop *l, int64_t timeout_us, seed_err *err)
 	}
 	l->turn++;
 
-	int64_t now = seed_loop_now_us(), until = timeout_us < 0 ? -1 : now + timeout_us;
+	int64_t now = seed_now_us(), until = timeout_us < 0 ? -1 : now + timeout_us;
 	for (int i = 0; i < l->ntimers; i++)
 		if (l->timers[i].id && (until < 0 || l->timers[i].deadline < until))
 			until = l->timers[i].deadline;
@@ -322,7 +316,7 @@ int seed_loop_run_once(seed_loop *l, int64_t timeout_us, seed_err *err)
 
 	/* Timers due now, earliest first; a timer's slot is updated before its
 	 * handler runs, which may add, cancel or reuse slots. */
-	now = seed_loop_now_us();
+	now = seed_now_us();
 	for (timer *t; (t = next_due(l, now));) {
 		int id = t->id;
 		seed_loop_timer_fn fn = t->fn;

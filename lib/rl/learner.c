@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/fsutil.h"
 #include "seed/metrics.h"
 #include "seed/optim.h"
@@ -103,13 +104,6 @@ struct seed_learner {
 	int64_t ck_version;                 /* the restored checkpoint's policy_version */
 	int64_t src_reserved, dir_reserved; /* found at restore and open; -1: none */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err)
 {
@@ -253,7 +247,7 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	    .rewards = L->rewards_t,
 	    .discounts = L->discounts_t,
 	};
-	L->wall0 = now_s();
+	L->wall0 = seed_now_s();
 	L->mark.t = L->wall0;
 	*out = L;
 	return 0;
@@ -406,7 +400,7 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 	L->st.frames = ck->frames;
 	L->rng = ck->rng;
 	L->wall_before = ck->wall_time;
-	L->wall0 = now_s();
+	L->wall0 = seed_now_s();
 	L->mark.t = L->wall0;
 	L->mark.frames = ck->frames;
 	L->mark.updates = ck->step;
@@ -728,7 +722,7 @@ static int vtrace_grad(seed_learner *L, seed_err *err)
 	int rc = seed_loss_vtrace_ws(&c->loss, &batch, L->loss_ws, &L->st.loss, L->dlogits, L->dvalues, err);
 	if (rc)
 		return rc;
-	L->t_backward = now_s();
+	L->t_backward = seed_now_s();
 	seed_model_zero_grad(L->model);
 	if (L->S > 0) /* the bootstrap step's rows, after the T*B the loss wrote, stay zero */
 		seed_model_backward_seq(L->model, L->dlogits, L->dvalues);
@@ -829,7 +823,7 @@ static int r2d2_grad(seed_learner *L, seed_err *err)
 	for (size_t i = off; i < n - (size_t)B; i++)
 		L->st.lag_sum += (double)(L->st.policy_version - L->version[i]);
 	L->st.lag_count += (int64_t)(Tt - 1) * B;
-	L->t_backward = now_s();
+	L->t_backward = seed_now_s();
 	seed_model_zero_grad(L->model);
 	if (L->S > 0)
 		seed_model_backward_seq_q(L->model, L->dq);
@@ -871,7 +865,7 @@ static int ppo_update(seed_learner *L, seed_err *err)
 	const seed_ppo_config *pc = &c->ppo;
 	int T = L->T1 - 1, B = L->B, A = L->A, M = L->M;
 	size_t TB = (size_t)T * (size_t)B, ob = L->obs_bytes, Az = (size_t)A;
-	double t_start = now_s();
+	double t_start = seed_now_s();
 	/* The values of all T+1 rows, bootstrap row included: the old values
 	 * of the value clip, and GAE's. */
 	seed_model_forward(L->model, B, L->obs + TB * ob, NULL, L->values + TB);
@@ -926,12 +920,12 @@ static int ppo_update(seed_learner *L, seed_err *err)
 			/* Forward: the values and GAE, the gathering, the
 			 * forward pass and the loss; then backward; then the
 			 * optimizer step. */
-			double tb = now_s();
+			double tb = seed_now_s();
 			seed_model_zero_grad(L->model);
 			seed_model_backward(L->model, M, L->mb_dlogits, L->mb_dvalues);
-			double to = now_s();
+			double to = seed_now_s();
 			optim_step(L);
-			double te = now_s();
+			double te = seed_now_s();
 			L->st.time_forward += tb - t_mark;
 			L->st.time_backward += to - tb;
 			L->st.time_optim += te - to;
@@ -978,7 +972,7 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 		return rc;
 	const seed_config *c = L->cfg;
 	int T = L->T1 - 1, B = L->B;
-	double t0 = now_s();
+	double t0 = seed_now_s();
 	L->t_backward = 0;
 	/* PPO takes its optimizer steps itself, one per minibatch, and times
 	 * its phases as it goes. */
@@ -988,11 +982,11 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	if (!L->ppo) {
 		/* Forward until the gradient function began its backward pass
 		 * (all of it, should one not say when). */
-		double t1 = now_s(), tb = L->t_backward >= t0 ? L->t_backward : t1;
+		double t1 = seed_now_s(), tb = L->t_backward >= t0 ? L->t_backward : t1;
 		L->st.time_forward += tb - t0;
 		L->st.time_backward += t1 - tb;
 		optim_step(L); /* a skipped step still counts its frames */
-		L->st.time_optim += now_s() - t1;
+		L->st.time_optim += seed_now_s() - t1;
 	}
 	L->st.optim_steps = seed_optim_steps(L->optim);
 	L->st.updates++;
@@ -1106,7 +1100,7 @@ const char *seed_learner_dir(const seed_learner *L)
 
 double seed_learner_wall_time(const seed_learner *L)
 {
-	return L->wall_before + (now_s() - L->wall0);
+	return L->wall_before + (seed_now_s() - L->wall0);
 }
 
 void seed_learner_progress(const seed_learner *L, const json_t *metrics, char *buf, size_t n)
@@ -1152,7 +1146,7 @@ void seed_learner_summary(const seed_learner *L, const char *why, char *buf, siz
 json_t *seed_learner_metrics(seed_learner *L)
 {
 	const seed_learner_status *st = &L->st;
-	double now = now_s(), dt = now - L->mark.t;
+	double now = seed_now_s(), dt = now - L->mark.t;
 	if (dt <= 0)
 		return NULL;
 	int64_t nlag = st->lag_count - L->mark.lag_count;

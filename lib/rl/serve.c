@@ -19,12 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
 #include "seed/agent.h"
 #include "seed/batcher.h"
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/evo_assign.h"
 #include "seed/evo_frame.h"
 #include "seed/frame.h"
@@ -317,7 +317,7 @@ static void build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t act
 		seed_agent_free(&a);
 		s->build_failed = true;
 		/* A learner publishes after every update: say it once in a while. */
-		double now = seed_serve_now();
+		double now = seed_now_s();
 		if (s->build_warned && now - s->last_build_warn < 10)
 			return;
 		s->build_warned = true;
@@ -388,7 +388,7 @@ void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const ch
 static void push_failed(seed_serve *s, int rc)
 {
 	s->st.push_failed++;
-	double now = seed_serve_now(), every = s->o.push_warn_interval > 0 ? s->o.push_warn_interval : 5;
+	double now = seed_now_s(), every = s->o.push_warn_interval > 0 ? s->o.push_warn_interval : 5;
 	if (s->push_warned > 0 && now - s->last_push_warn < every)
 		return;
 	warn(s,
@@ -404,13 +404,13 @@ static void push_failed(seed_serve *s, int rc)
  * falls behind). */
 static int push(seed_serve *s, const void *data, size_t len)
 {
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_chan_send(s->unrolls, NULL, 0, data, len, true);
-	double t1 = seed_timing_now();
+	double t1 = seed_now_s();
 	s->st.time[SEED_PHASE_SEND] += t1 - t0;
 	if (rc == -EAGAIN) {
 		rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
-		s->st.time[SEED_PHASE_BLOCKED] += seed_timing_now() - t1;
+		s->st.time[SEED_PHASE_BLOCKED] += seed_now_s() - t1;
 	}
 	if (rc)
 		push_failed(s, rc);
@@ -1289,7 +1289,7 @@ int seed_serve_run(seed_serve *s, double now)
 		return 0;
 	s->st.batches++;
 	s->st.rows += b->rows;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	if (s->o.model && !s->agent && s->json && !s->build_failed) {
 		const seed_session *h0 = b->req[0].owner;
 		build_agent(s, &h0->layout, h0->actor);
@@ -1318,7 +1318,7 @@ int seed_serve_run(seed_serve *s, double now)
 		act_population(s);
 	else if (modeled)
 		act(s);
-	double t1 = seed_timing_now();
+	double t1 = seed_now_s();
 	s->st.time[SEED_PHASE_FORWARD] += t1 - t0;
 	double c0 = counted(s);
 	int64_t version = pop ? s->st.generation : modeled ? seed_agent_policy_version(s->agent) : 0;
@@ -1351,9 +1351,9 @@ int seed_serve_run(seed_serve *s, double now)
 		seed_buf_reset(&h->reply);
 		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
 		                             h->actions, any_reset ? h->reset : NULL, K, NULL) == 0) {
-			double ts = seed_timing_now();
+			double ts = seed_now_s();
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
-			s->st.time[SEED_PHASE_SEND] += seed_timing_now() - ts;
+			s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
 		}
 		s->st.steps += K;
 		if (s->population) {
@@ -1380,7 +1380,7 @@ int seed_serve_run(seed_serve *s, double now)
 	seed_batcher_clear(b);
 	/* The rest of the loop: choosing random actions, encoding answers and
 	 * unrolls. */
-	s->st.time[SEED_PHASE_ENCODE] += seed_timing_now() - t1 - (counted(s) - c0);
+	s->st.time[SEED_PHASE_ENCODE] += seed_now_s() - t1 - (counted(s) - c0);
 	return rc;
 }
 
@@ -1416,7 +1416,7 @@ static void poll_params(seed_serve *s)
 			 * taken in population mode are answered in it first:
 			 * their steps were not recorded in the unrolls. */
 			if (s->b->n > 0)
-				seed_serve_run(s, seed_serve_now());
+				seed_serve_run(s, seed_now_s());
 			switch_mode(s, false);
 		}
 		s->have_pending = false;
@@ -1425,27 +1425,20 @@ static void poll_params(seed_serve *s)
 	}
 }
 
-double seed_serve_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int seed_serve_turn(seed_serve *s, int wait_ms)
 {
 	seed_chan_msg m;
 	seed_err err;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_chan_recv(s->actors, &m, seed_serve_pending(s) ? 0 : wait_ms, &err);
-	double now = seed_serve_now();
+	double now = seed_now_s();
 	s->st.time[SEED_PHASE_WAIT] += now - t0;
 	if (rc == 0) {
 		double c0 = counted(s);
 		seed_serve_take(s, &m, now);
 		/* (taking a request may push a half's episodes, or run the
 		 * batch before a request of another dtype: timed apart) */
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - now - (counted(s) - c0);
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - now - (counted(s) - c0);
 	} else if (rc == -SEED_EFRAME && m.idlen)
 		seed_serve_refuse(s, &m, rc, err.msg);
 	else if (rc != -EAGAIN && rc != -EINTR)
@@ -1453,26 +1446,26 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 	/* While idle, take what the learner sent: a generation then applies
 	 * from the first request on, not from the first batch. */
 	if (rc == -EAGAIN && !seed_serve_pending(s) && s->params) {
-		double tp = seed_timing_now();
+		double tp = seed_now_s();
 		poll_params(s);
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - tp;
 	}
 	/* Drain what has come before deciding: a batch is only worth waiting
 	 * for while more may arrive. */
 	if (!seed_serve_pending(s) || (rc == 0 && now < s->b->deadline && !seed_serve_full(s)))
 		return 0;
 	if (s->params) {
-		double tp = seed_timing_now();
+		double tp = seed_now_s();
 		poll_params(s);
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - tp;
 	}
 	if (seed_serve_ready(s, now))
 		return seed_serve_run(s, now);
 	if (rc == -EAGAIN) {
 		zmq_pollitem_t it = {.socket = seed_chan_socket(s->actors), .events = ZMQ_POLLIN};
-		double tw = seed_timing_now();
+		double tw = seed_now_s();
 		zmq_poll(&it, 1, 1);
-		s->st.time[SEED_PHASE_WAIT] += seed_timing_now() - tw;
+		s->st.time[SEED_PHASE_WAIT] += seed_now_s() - tw;
 	}
 	return 0;
 }

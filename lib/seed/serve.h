@@ -61,6 +61,8 @@
  * grow only when a batch or a half is larger than any before; a step
  * request allocates nothing once they have grown.
  *
+ * Times: the now arguments are seconds of seed_now_s (seed/clock.h).
+ *
  * Threads: a seed_serve and its channels belong to one thread.
  */
 #ifndef SEED_SERVE_H
@@ -224,9 +226,6 @@ int seed_serve_flush(seed_serve *s);
  * Returns 0, or an error of pushing unrolls (-EINTR when stopped), which is
  * also counted in push_failed and warned about (see "Pushes" above). */
 int seed_serve_turn(seed_serve *s, int wait_ms);
-
-/* The monotonic clock the service's times are on, in seconds. */
-double seed_serve_now(void);
 
 const seed_serve_stats *seed_serve_get_stats(const seed_serve *s);
 
