@@ -28,6 +28,7 @@
 /* Classes added with seed_env_register, after the built-ins. */
 static const seed_env_class **registered;
 static int nregistered;
+static size_t cap_registered;
 
 static int nbuiltins(void)
 {
@@ -65,7 +66,7 @@ int seed_env_register(const seed_env_class *cls)
 		return -EINVAL;
 	if (seed_env_find(cls->name))
 		return -EEXIST;
-	registered = seed_xrealloc(registered, (size_t)(nregistered + 1) * sizeof *registered);
+	registered = seed_xgrow(registered, &cap_registered, (size_t)nregistered + 1, sizeof *registered);
 	registered[nregistered++] = cls;
 	return 0;
 }

@@ -291,10 +291,7 @@ static int load_dir(seed_zap *z, const char *dir, seed_err *err)
 		free(path);
 		if (rc)
 			break;
-		if (z->nkeys == cap) {
-			cap = cap ? 2 * cap : 16;
-			z->keys = seed_xrealloc(z->keys, cap * sizeof *z->keys);
-		}
+		z->keys = seed_xgrow(z->keys, &cap, (size_t)z->nkeys + 1, sizeof *z->keys);
 		zmq_z85_decode(z->keys[z->nkeys++], k.pub);
 	}
 	closedir(d);

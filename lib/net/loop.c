@@ -51,12 +51,14 @@ typedef struct timer {
 struct seed_loop {
 	volatile sig_atomic_t *stop;
 	reader *readers;
-	int nreaders, cap_readers;
+	int nreaders;
+	size_t cap_readers;
 	struct pollfd *fds; /* [cap_readers] */
 	int nfds;
 	bool dirty; /* a reader ended since the last compaction */
 	timer *timers;
-	int ntimers, cap_timers; /* slots in use (some free), allocated */
+	int ntimers;       /* slots in use (some free) */
+	size_t cap_timers; /* allocated */
 	int last_id;
 	uint64_t seq, turn;
 	bool stopping; /* a handler called seed_loop_stop */
@@ -108,11 +110,10 @@ int seed_loop_reader(seed_loop *l, seed_chan *c, seed_loop_reader_fn fn, void *a
 			return seed_err_set(err, -EINVAL, "%s: a send-only channel cannot have a reader",
 			                    seed_chan_endpoint(c));
 	}
-	if (l->nreaders == l->cap_readers) {
-		l->cap_readers = l->cap_readers ? 2 * l->cap_readers : 4;
-		l->readers = seed_xrealloc(l->readers, (size_t)l->cap_readers * sizeof *l->readers);
-		l->fds = seed_xrealloc(l->fds, (size_t)l->cap_readers * sizeof *l->fds);
-	}
+	/* readers and fds grow together: one capacity */
+	size_t cap = l->cap_readers, need = (size_t)l->nreaders + 1;
+	l->readers = seed_xgrow(l->readers, &cap, need, sizeof *l->readers);
+	l->fds = seed_xgrow(l->fds, &l->cap_readers, need, sizeof *l->fds);
 	l->readers[l->nreaders++] = (reader){c, sock, fn, arg, true, false};
 	l->dirty = true; /* fds gets its descriptor at the next compaction */
 	return 0;
@@ -161,10 +162,7 @@ int seed_loop_timer(seed_loop *l, int64_t delay_us, unsigned times, seed_loop_ti
 		if (!l->timers[i].id)
 			t = &l->timers[i];
 	if (!t) {
-		if (l->ntimers == l->cap_timers) {
-			l->cap_timers = l->cap_timers ? 2 * l->cap_timers : 4;
-			l->timers = seed_xrealloc(l->timers, (size_t)l->cap_timers * sizeof *l->timers);
-		}
+		l->timers = seed_xgrow(l->timers, &l->cap_timers, (size_t)l->ntimers + 1, sizeof *l->timers);
 		t = &l->timers[l->ntimers++];
 		t->id = 0; /* free until filled in below (the id search reads it) */
 	}

@@ -256,19 +256,6 @@ void seed_serve_free(seed_serve **sp)
 	*sp = NULL;
 }
 
-/* Grow *p to hold n elements of size es (capacity *cap, doubling). */
-static void grow(void *pp, size_t *cap, size_t n, size_t es)
-{
-	if (n <= *cap)
-		return;
-	size_t c = *cap ? *cap : 256;
-	while (c < n)
-		c *= 2;
-	void **p = pp;
-	*p = seed_xrealloc(*p, c * es);
-	*cap = c;
-}
-
 int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
                       int64_t version)
 {
@@ -287,7 +274,7 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 		s->have_staged = false;
 		return 0;
 	}
-	grow(&s->staged, &s->staged_cap, nbytes, 1);
+	s->staged = seed_xgrow(s->staged, &s->staged_cap, nbytes, 1);
 	memcpy(s->staged, params, nbytes);
 	s->staged_len = nbytes;
 	s->staged_version = version;
@@ -750,7 +737,7 @@ static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs,
 	if (obs->dtype == seed_agent_obs_dtype(s->agent))
 		return 0;
 	size_t n = (size_t)h->layout.rows * seed_agent_obs_bytes(s->agent);
-	grow(&s->conv, &s->cap_conv, 2 * n, 1);
+	s->conv = seed_xgrow(s->conv, &s->cap_conv, 2 * n, 1);
 	seed_err e;
 	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->conv, &e);
 	if (rc == 0 && fin) {
@@ -978,11 +965,11 @@ static void gather_core(seed_serve *s, int S)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows;
-	grow(&s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
-	grow(&s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
-	grow(&s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
-	grow(&s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
-	grow(&s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
+	s->core_in = seed_xgrow(s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
+	s->core_out = seed_xgrow(s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
+	s->core_reward = seed_xgrow(s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
+	s->core_action = seed_xgrow(s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
+	s->core_reset = seed_xgrow(s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		const seed_session *h = r->owner;
@@ -996,9 +983,9 @@ static void gather_core(seed_serve *s, int S)
 	if (b->nfinal == 0)
 		return;
 	size_t F = (size_t)b->nfinal;
-	grow(&s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
-	grow(&s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
-	grow(&s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
+	s->final_in = seed_xgrow(s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
+	s->final_reward = seed_xgrow(s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
+	s->final_action = seed_xgrow(s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
 	for (size_t f = 0; f < F; f++) {
 		size_t row = (size_t)b->req[b->final_req[f]].row0 + (size_t)b->final_row[f];
 		memcpy(s->final_in + f * (size_t)S, s->core_in + row * (size_t)S, (size_t)S * sizeof(float));
@@ -1026,7 +1013,7 @@ static bool gather_eps(seed_serve *s)
 	if (s->o.epsilon_envs < 1 || seed_agent_head(s->agent) != SEED_HEAD_DUELING)
 		return false;
 	seed_batcher *b = s->b;
-	grow(&s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
+	s->eps = seed_xgrow(s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		for (int j = 0; j < r->rows; j++)
@@ -1136,8 +1123,8 @@ static void act_population(seed_serve *s)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows, rb = b->row_bytes;
-	grow(&s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
-	grow(&s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
+	s->row_slot = seed_xgrow(s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
+	s->row_member = seed_xgrow(s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
 	bool one = true;
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
@@ -1158,10 +1145,12 @@ static void act_population(seed_serve *s)
 		int32_t *actions = s->actions;
 		size_t n = R;
 		if (!one) {
-			grow(&s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
-			grow(&s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
-			grow(&s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
-			grow(&s->pop_obs, &s->cap_pop_obs, R * rb, 1);
+			s->pop_index = seed_xgrow(s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
+			s->pop_member =
+			    seed_xgrow(s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
+			s->pop_actions =
+			    seed_xgrow(s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
+			s->pop_obs = seed_xgrow(s->pop_obs, &s->cap_pop_obs, R * rb, 1);
 			n = 0;
 			for (size_t k = 0; k < R; k++)
 				if (s->row_slot[k] == t) {
@@ -1209,12 +1198,12 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 	if (A != s->agent_layout.num_actions) /* played at random for another layout */
 		return false;
 	size_t Lp = (size_t)(L - b0), n = Lp * (size_t)B;
-	grow(&s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
-	grow(&s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
-	grow(&s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
-	grow(&s->preward, &s->cap_preward, n, sizeof *s->preward);
-	grow(&s->paction, &s->cap_paction, n, sizeof *s->paction);
-	grow(&s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
+	s->prio = seed_xgrow(s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
+	s->ploss = seed_xgrow(s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
+	s->pq = seed_xgrow(s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
+	s->preward = seed_xgrow(s->preward, &s->cap_preward, n, sizeof *s->preward);
+	s->paction = seed_xgrow(s->paction, &s->cap_paction, n, sizeof *s->paction);
+	s->pdone = seed_xgrow(s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
 	const float *q = u->field[SEED_UNROLL_LOGITS], *rew = u->field[SEED_UNROLL_REWARD];
 	const int32_t *act = u->field[SEED_UNROLL_ACTION];
 	const uint8_t *te = u->field[SEED_UNROLL_TERMINATED], *tr = u->field[SEED_UNROLL_TRUNCATED];
@@ -1296,11 +1285,12 @@ int seed_serve_run(seed_serve *s, double now)
 	}
 	if (s->have_pending && s->agent)
 		apply_generation(s);
-	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
+	s->actions = seed_xgrow(s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
-	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
-	grow(&s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
-	grow(&s->failed, &s->cap_req, (size_t)b->n, 1);
+	s->logits = seed_xgrow(s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
+	s->final_values =
+	    seed_xgrow(s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
+	s->failed = seed_xgrow(s->failed, &s->cap_req, (size_t)b->n, 1);
 	memset(s->failed, 0, (size_t)b->n);
 	/* An agent built since these requests came may keep a state their
 	 * sessions do not have: they play at random this once, and are remade

@@ -83,7 +83,7 @@ typedef struct seed_evolver_status {
  * noise table of evolution.noise_seed and noise_size, the algorithm seeded
  * by cfg->seed.  now: the caller's clock, the first round's start.
  * Errors: -EINVAL for another algorithm, a model without an actor-critic
- * head or with a core, what seed_evo_new refuses; -ENOMEM. */
+ * head or with a core, what seed_evo_new refuses. */
 int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_spec *spec, double now,
                      seed_err *err);
 
