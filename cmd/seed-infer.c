@@ -163,7 +163,6 @@ static const seed_opts usage_spec = {
 
 static void warn_cb(void *ctx, const char *msg)
 {
-	(void)ctx;
 	cli_warn("%s", msg);
 }
 

@@ -659,7 +659,7 @@ static void t_no_allocation_per_request(void)
 			seed_serve_take(r.s, &m, seed_now_s());
 			alloc_counting = false;
 			taken += alloc_count - before;
-			seed_serve_run(r.s, seed_now_s());
+			seed_serve_run(r.s);
 			answered += seed_chan_recv(r.dealer, &m, 1000, &err) == 0;
 			while (seed_chan_recv(r.pull, &m, 0, &err) == 0)
 				;

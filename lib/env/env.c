@@ -118,23 +118,6 @@ int seed_env_option_int(const json_t *options, const char *env, const char *key,
 	return 0;
 }
 
-int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
-                           double *out, seed_err *err)
-{
-	json_t *v = json_object_get(options, key);
-	if (!v)
-		return 0;
-	if (!json_is_number(v))
-		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be a number in [%g, %g]", env,
-		                    key, min, max);
-	double x = json_number_value(v);
-	if (!(x >= min && x <= max))
-		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %g, not in [%g, %g]", env, key,
-		                    x, min, max);
-	*out = x;
-	return 0;
-}
-
 int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err)
 {
 	json_t *v = json_object_get(options, key);

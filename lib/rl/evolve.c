@@ -338,11 +338,6 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now)
 	return o;
 }
 
-int seed_evolver_best_params(seed_evolver *E, float *out, seed_err *err)
-{
-	return seed_evo_best_params(E->evo, out, err);
-}
-
 int seed_evolver_save(seed_evolver *E, seed_err *err)
 {
 	if (!E->dir)

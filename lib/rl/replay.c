@@ -526,11 +526,6 @@ void seed_replay_stats_get(const seed_replay *r, seed_replay_stats *st)
 	                          .has_layout = r->has_layout};
 }
 
-seed_rng *seed_replay_rng(seed_replay *r)
-{
-	return &r->rng;
-}
-
 /* ---- snapshots ----------------------------------------------------------- */
 
 /* The stored items in key order as at most two runs of slots each:

@@ -872,7 +872,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	 * matrix: answer the batch first. */
 	bool gather = s->o.model;
 	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
-		seed_serve_run(s, now);
+		seed_serve_run(s);
 	int req = seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? rows : NULL, row_bytes, now);
 	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
 		seed_err_set(&err, req, "step frame: cannot join the batch");
@@ -913,11 +913,6 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 bool seed_serve_pending(const seed_serve *s)
 {
 	return s->b->n > 0;
-}
-
-double seed_serve_deadline(const seed_serve *s)
-{
-	return s->b->deadline;
 }
 
 bool seed_serve_full(const seed_serve *s)
@@ -1270,9 +1265,8 @@ static int send_unroll(seed_serve *s, seed_session *h)
 	return rc ? rc : erc;
 }
 
-int seed_serve_run(seed_serve *s, double now)
+int seed_serve_run(seed_serve *s)
 {
-	(void)now;
 	seed_batcher *b = s->b;
 	if (b->n == 0)
 		return 0;
@@ -1406,7 +1400,7 @@ static void poll_params(seed_serve *s)
 			 * taken in population mode are answered in it first:
 			 * their steps were not recorded in the unrolls. */
 			if (s->b->n > 0)
-				seed_serve_run(s, seed_now_s());
+				seed_serve_run(s);
 			switch_mode(s, false);
 		}
 		s->have_pending = false;
@@ -1450,7 +1444,7 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - tp;
 	}
 	if (seed_serve_ready(s, now))
-		return seed_serve_run(s, now);
+		return seed_serve_run(s);
 	if (rc == -EAGAIN) {
 		zmq_pollitem_t it = {.socket = seed_chan_socket(s->actors), .events = ZMQ_POLLIN};
 		double tw = seed_now_s();

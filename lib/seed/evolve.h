@@ -137,9 +137,6 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now);
  * seed_checkpoint_save (the previous checkpoint then stays current). */
 int seed_evolver_save(seed_evolver *E, seed_err *err);
 
-/* The best network's parameters (P floats, seed_evo_best_params) into out. */
-int seed_evolver_best_params(seed_evolver *E, float *out, seed_err *err);
-
 /* Borrowed views, valid while E lives. */
 const seed_evolver_status *seed_evolver_get_status(const seed_evolver *E);
 const seed_evo_stats *seed_evolver_stats(const seed_evolver *E);

@@ -175,8 +175,6 @@ int seed_replay_update_frame(seed_replay *r, const seed_frame *f, size_t *applie
 /* The priority of a stored key: 0 and *p, or -ESTALE. */
 int seed_replay_priority(const seed_replay *r, int64_t key, double *p);
 void seed_replay_stats_get(const seed_replay *r, seed_replay_stats *st);
-/* The sampling generator (for tests: its state is part of a snapshot). */
-seed_rng *seed_replay_rng(seed_replay *r);
 
 /* A snapshot as parts of a file (for seed_fs_write_atomic): *nparts (at
  * most SEED_REPLAY_SNAPSHOT_PARTS) pieces, the first two held by the

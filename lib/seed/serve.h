@@ -197,9 +197,8 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now);
  * m's id set) with an error frame of code and msg, and count it. */
 void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const char *msg);
 
-/* Whether a batch is open, and its deadline. */
+/* Whether a batch is open. */
 bool seed_serve_pending(const seed_serve *s);
-double seed_serve_deadline(const seed_serve *s);
 /* Whether the open batch holds max_batch rows. */
 bool seed_serve_full(const seed_serve *s);
 /* Whether the open batch should run at now: full, past its deadline, or
@@ -209,7 +208,7 @@ bool seed_serve_ready(const seed_serve *s, double now);
 /* Act on the open batch, answer every request in it and push the unrolls
  * it completed.  Errors: those of pushing on the unrolls channel (-EINTR
  * when its stop flag was raised while blocked there). */
-int seed_serve_run(seed_serve *s, double now);
+int seed_serve_run(seed_serve *s);
 
 /* Push the episodes every half has gathered since its last unroll frame
  * (they go out just before a half's next unroll frame): call it before
