@@ -182,6 +182,28 @@ record_unrolls() {
 	[ "$(jq .config.total_frames "$D/run/checkpoint.json")" -eq "$budget" ]
 }
 
+@test "a resumed run's mean return goes on from the window it had: one curve, no spike at the resume" {
+	record_unrolls 200
+	run seed-learn --config cartpole --set return_window=10 --unrolls "$D/unrolls.msgpack" \
+		--params "ipc://$D/params" --dir "$D/run" --batch-size 8 --quiet
+	assert_success
+	# The window the checkpoint holds: the stream's last 10 returns, read
+	# from its episode frames (random CartPole: whole numbers, exact).
+	want=$(seed-cat "$D/unrolls.msgpack" |
+		jq -s '[.[] | select(.type == "episode") | .return.data[]] | .[-10:] | add / 10')
+	echo "the last 10 returns of the stream average $want"
+	[ "$(jq -s 'last | .episode_return' "$D/run/metrics.jsonl")" = "$want" ]
+	# Resumed on a stream with no episode in it: its metrics line says the
+	# same mean (a learner that started its window over would say null,
+	# then the mean of its first few episodes).
+	: >"$D/empty.msgpack"
+	before=$(wc -l <"$D/run/metrics.jsonl")
+	run seed-learn --resume "$D/run" --unrolls "$D/empty.msgpack" --params "ipc://$D/params" --quiet
+	assert_success
+	[ "$(wc -l <"$D/run/metrics.jsonl")" -eq $((before + 1)) ]
+	[ "$(jq -s 'last | .episode_return' "$D/run/metrics.jsonl")" = "$want" ]
+}
+
 @test "seed-train cartpole trains a policy that evaluates to at least 475 (fixed seed)" {
 	run timeout 300 seed-train cartpole --seed 3 --dir "$D/run" --quiet
 	echo "$output"
