@@ -9,17 +9,10 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/env.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -49,7 +42,7 @@ int main(int argc, char **argv)
 
 	seed_envs_reset(e, obs);
 	long long steps = 0, episodes = 0;
-	double t0 = now(), t;
+	double t0 = seed_now_s(), t;
 	do {
 		for (int r = 0; r < 100; r++) {
 			seed_envs_step(e, 0, k, act + (size_t)k * (size_t)(r % NACT), obs, rew, term, trunc,
@@ -58,7 +51,7 @@ int main(int argc, char **argv)
 				episodes += term[i] | trunc[i];
 		}
 		steps += 100LL * k;
-		t = now() - t0;
+		t = seed_now_s() - t0;
 	} while (t < seconds);
 	printf("%s K=%d: %.0f env-steps/s (%lld steps, %lld episodes, %.2f s)\n", name, k, (double)steps / t,
 	       steps, episodes, t);

@@ -11,17 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/rng.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void *random_bytes(size_t n, seed_rng *r)
 {
@@ -94,25 +87,25 @@ static void bench(const char *name, const seed_frame *f, double seconds)
 	size_t bytes = out.len;
 
 	long n = 0;
-	double t0 = now(), t;
+	double t0 = seed_now_s(), t;
 	do {
 		for (int i = 0; i < 100; i++) {
 			seed_buf_reset(&out);
 			seed_frame_encode(f, &out, &err);
 		}
 		n += 100;
-	} while ((t = now() - t0) < seconds);
+	} while ((t = seed_now_s() - t0) < seconds);
 	double enc = t / (double)n;
 
 	seed_frame g;
 	long ok = 0;
 	n = 0;
-	t0 = now();
+	t0 = seed_now_s();
 	do {
 		for (int i = 0; i < 100; i++)
 			ok += seed_frame_decode(&g, out.data, out.len, &err) == 0;
 		n += 100;
-	} while ((t = now() - t0) < seconds);
+	} while ((t = seed_now_s() - t0) < seconds);
 	double dec = t / (double)n;
 	if (ok != n) {
 		fprintf(stderr, "frame_bench: %s: decoding failed: %s\n", name, err.msg);

@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "seed/clock.h"
 #include "seed/error.h"
 #include "seed/nn.h"
 #include "seed/optim.h"
@@ -45,13 +45,6 @@ static const char nature_json[] = "{\"torso\": [{\"type\": \"scale\", \"by\": 0.
 static const char mlp_json[] =
     "{\"torso\": [{\"type\": \"linear\", \"out\": 64}, {\"type\": \"tanh\"}, {\"type\": "
     "\"linear\", \"out\": 64}, {\"type\": \"tanh\"}]}";
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void usage(void)
 {
@@ -147,7 +140,7 @@ int main(int argc, char **argv)
 		long calls_best = 0;
 		for (int rep = -1; rep < 3; rep++) { /* rep -1: the warm-up */
 			long calls = 0;
-			double t0 = now(), t;
+			double t0 = seed_now_s(), t;
 			do {
 				if (seed_model_forward(m, rows, obs, logits, values) < 0) {
 					fprintf(stderr, "gpu_bench: forward failed\n");
@@ -164,7 +157,7 @@ int main(int argc, char **argv)
 					}
 				}
 				calls++;
-				t = now() - t0;
+				t = seed_now_s() - t0;
 			} while (t < (rep < 0 ? seconds / 4 : seconds));
 			double rate = (double)calls * rows / t;
 			if (rep >= 0 && rate > best) {

@@ -9,16 +9,10 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "seed/clock.h"
 
 #include "../envs/minatar.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -48,7 +42,7 @@ int main(int argc, char **argv)
 		seed_rng_init(&policy_rng, 1, 1);
 
 		long episodes = 0;
-		double t0 = now();
+		double t0 = seed_now_s();
 		cls->reset(config, state, &env_rng, obs);
 		for (long i = 0; i < steps; i++) {
 			float r;
@@ -60,7 +54,7 @@ int main(int argc, char **argv)
 				episodes++;
 			}
 		}
-		double dt = now() - t0;
+		double dt = seed_now_s() - t0;
 		printf("%-24s %10.0f steps/s  (%ld steps, %ld episodes, %.2f s)\n", cls->name,
 		       (double)steps / dt, steps, episodes, dt);
 		free(obs);

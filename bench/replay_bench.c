@@ -17,19 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "seed/clock.h"
 #include "seed/replay.h"
 #include "seed/rng.h"
 
 enum { B = 64, T1 = 21, OBS = 4, A = 2 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -80,7 +73,7 @@ int main(int argc, char **argv)
 	}
 
 	long frames = n / B;
-	double t0 = now();
+	double t0 = seed_now_s();
 	for (long i = 0; i < frames; i++) {
 		for (int b = 0; b < B; b++)
 			prio[b] = 1e-3f + seed_rng_float(&rng);
@@ -89,7 +82,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	double t1 = now();
+	double t1 = seed_now_s();
 	seed_replay_batch bt;
 	void *mem = aligned_alloc(64, seed_replay_batch_bytes(r, B));
 	seed_replay_batch_carve(r, B, mem, &bt);
@@ -99,7 +92,7 @@ int main(int argc, char **argv)
 		seed_replay_sample(r, &bt, NULL);
 		sink += (uint64_t)bt.key[i % B];
 	}
-	double t2 = now();
+	double t2 = seed_now_s();
 	seed_replay_stats st;
 	seed_replay_stats_get(r, &st);
 	int64_t keys[B];
@@ -112,7 +105,7 @@ int main(int argc, char **argv)
 		}
 		seed_replay_update(r, B, keys, p);
 	}
-	double t3 = now();
+	double t3 = seed_now_s();
 	/* The sum tree: three arrays of 2 * leaves doubles (seed_sumtree(3)). */
 	uint64_t leaves = 1;
 	while (leaves < cap)

@@ -10,16 +10,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "seed/clock.h"
 #include "seed/sumtree.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,22 +30,22 @@ int main(int argc, char **argv)
 	double prob[64];
 	float w[64];
 
-	double t0 = now();
+	double t0 = seed_now_s();
 	for (long i = 0; i < ops; i++)
 		seed_sumtree_insert(t, 1e-3 + seed_rng_double(&rng), NULL);
-	double t1 = now();
+	double t1 = seed_now_s();
 	long batches = ops / 64;
 	for (long i = 0; i < batches; i++) {
 		seed_sumtree_sample(t, &rng, 64, 0.6, ids, prob, w);
 		sink += ids[i % 64];
 	}
-	double t2 = now();
+	double t2 = seed_now_s();
 	seed_sumtree_stats st;
 	seed_sumtree_stats_get(t, &st);
 	uint64_t first = st.inserted - st.count;
 	for (long i = 0; i < ops; i++)
 		seed_sumtree_update(t, first + seed_rng_u64(&rng) % st.count, seed_rng_double(&rng));
-	double t3 = now();
+	double t3 = seed_now_s();
 	printf("capacity %llu insert %.0f/s sample64 %.0f batches/s update %.0f/s (check %llu)\n", cap,
 	       ops / (t1 - t0), batches / (t2 - t1), ops / (t3 - t2), (unsigned long long)(sink % 10));
 	seed_sumtree_free(&t);

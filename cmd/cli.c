@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -125,11 +124,4 @@ void cli_version(void)
 {
 	printf("%s (seed) %s\n", cli_prog, PACKAGE_VERSION);
 	exit(0);
-}
-
-double cli_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -43,7 +43,4 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROG (seed) VERSION" to stdout and exit 0. */
 noreturn void cli_version(void);
 
-/* Seconds on a monotonic clock. */
-double cli_now(void);
-
 #endif

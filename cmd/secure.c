@@ -22,7 +22,6 @@ static seed_zap *zap;
  * another thread's. */
 static void log_cb(void *arg, const char *msg)
 {
-	(void)arg;
 	flockfile(stderr);
 	cli_warn("%s", msg);
 	funlockfile(stderr);

@@ -38,6 +38,7 @@
 #include "secure.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
+#include "seed/clock.h"
 #include "seed/env.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
@@ -340,7 +341,7 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 static int send_half(seed_chan *c, half *h)
 {
 	h->inflight = true;
-	h->sent_at = h->asked_at = cli_now();
+	h->sent_at = h->asked_at = seed_now_s();
 	h->tries = 0;
 	return seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
 }
@@ -365,9 +366,9 @@ static void resend_due(actor *a, seed_chan *c, int retry_ms, double now)
 		half *h = &a->halves[j];
 		if (h->inflight && now - h->sent_at >= retry_ms * 1e-3) {
 			/* Same bytes, same seq: the server answers it once. */
-			double t = seed_timing_now();
+			double t = seed_now_s();
 			seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
-			a->time[SEED_PHASE_SEND] += seed_timing_now() - t;
+			a->time[SEED_PHASE_SEND] += seed_now_s() - t;
 			h->sent_at = now;
 			h->tries++;
 			a->resends++;
@@ -497,7 +498,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	}
 	a->endpoint = endpoint;
 	a->last_resend_warn = a->last_answer_warn = -1;
-	double start = cli_now(), last_stats = start;
+	double start = seed_now_s(), last_stats = start;
 	double next_stats = stats_interval > 0 ? start + stats_interval : 0;
 	double next_metrics = mx && metrics_interval > 0 ? start + metrics_interval : 0;
 	int64_t stats_steps = 0;
@@ -509,7 +510,7 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	if (seed_frame_decoder_new(&dec))
 		cli_die("out of memory");
 	while (busy > 0 && !cli_stop) {
-		double now = cli_now();
+		double now = seed_now_s();
 		resend_due(a, c, retry_ms, now);
 		if (next_stats > 0 && now >= next_stats) {
 			time_line(a, stats_time, now - last_stats, false);
@@ -524,9 +525,9 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 				next_metrics += metrics_interval;
 		}
 		seed_chan_msg m;
-		double t0 = seed_timing_now();
+		double t0 = seed_now_s();
 		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, next_stats, next_metrics, now), &err);
-		double t1 = seed_timing_now();
+		double t1 = seed_now_s();
 		a->time[SEED_PHASE_WAIT] += t1 - t0;
 		if (r == -EAGAIN || r == -EINTR)
 			continue;
@@ -572,17 +573,17 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 		}
 		h->inflight = false;
 		if (h->tries > 0) {
-			double t = cli_now();
+			double t = seed_now_s();
 			if (say_now(&a->last_answer_warn, t))
 				cli_warn("%s answers again: the request of envs %d..%d (seq %" PRIu32
 				         ") waited %.1f s and was resent %" PRId64 " times",
 				         endpoint, h->env0, h->env0 + h->count - 1, h->seq, t - h->asked_at,
 				         h->tries);
 		}
-		double t2 = seed_timing_now();
+		double t2 = seed_now_s();
 		a->time[SEED_PHASE_TAKE] += t2 - t1;
 		int sr = step_half(a, h, &err);
-		double t3 = seed_timing_now();
+		double t3 = seed_now_s();
 		a->time[SEED_PHASE_STEP] += t3 - t2;
 		if (sr) {
 			cli_warn("%s", err.msg);
@@ -594,14 +595,14 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 			continue;
 		}
 		encode_step(a, h);
-		double t4 = seed_timing_now();
+		double t4 = seed_now_s();
 		a->time[SEED_PHASE_ENCODE] += t4 - t3;
 		sr = send_half(c, h);
-		a->time[SEED_PHASE_SEND] += seed_timing_now() - t4;
+		a->time[SEED_PHASE_SEND] += seed_now_s() - t4;
 		if (sr)
 			break;
 	}
-	double end = cli_now();
+	double end = seed_now_s();
 	if (mx)
 		metrics_line(a, mx, &mk, end, start);
 	if (!quiet) {
@@ -647,7 +648,7 @@ int main(int argc, char **argv)
 	a.obs_bytes = seed_env_spec_obs_bytes(a.spec);
 	a.actor_id = actor_id;
 	if (getrandom(&a.run, sizeof a.run, 0) != sizeof a.run)
-		a.run = (uint32_t)(cli_now() * 1e6) ^ (uint32_t)getpid();
+		a.run = (uint32_t)(seed_now_s() * 1e6) ^ (uint32_t)getpid();
 	if (endpoint && k >= 2) {
 		a.nhalves = 2;
 		half_alloc(&a.halves[0], &a, 0, (int)(k / 2));
@@ -663,12 +664,12 @@ int main(int argc, char **argv)
 		cli_usage_error("--metrics goes with --connect (server mode)");
 	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
 		cli_die("--metrics: %s", err.msg);
-	double t0 = cli_now();
+	double t0 = seed_now_s();
 	rc = endpoint ? run_server(&a, endpoint, max_steps, retry_ms, opt.stats_interval, mx,
 	                           opt.metrics_interval, opt.quiet)
 	              : run_offline(&a, opt.actions, opt.out, max_steps);
 	seed_metrics_close(&mx);
-	double dt = cli_now() - t0;
+	double dt = seed_now_s() - t0;
 
 	int64_t steps = env_steps(&a);
 	if (!opt.quiet) {

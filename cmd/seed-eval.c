@@ -58,6 +58,7 @@
 #include "render.h"
 #include "seed/agent.h"
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/env.h"
 #include "seed/checkpoint.h"
 #include "seed/gif.h"
@@ -321,7 +322,7 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 	int32_t *ep_length = seed_xmalloc((size_t)k * sizeof *ep_length);
 	int rc = 0;
 	long long done = 0, steps = 0;
-	const double t0 = cli_now();
+	const double t0 = seed_now_s();
 	double next_stats = stats_interval > 0 ? t0 + stats_interval : 0;
 	*cut = 0;
 
@@ -367,7 +368,7 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 			}
 		}
 		if (next_stats > 0 && done < n) {
-			double now = cli_now();
+			double now = seed_now_s();
 			if (now >= next_stats) {
 				cli_warn("%lld of %lld episodes done (%lld cut at the step cap), %lld steps, "
 				         "%.0f s",

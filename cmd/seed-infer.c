@@ -9,7 +9,10 @@
  *
  * The unroll channel is a PUSH socket with a bounded queue: when the
  * consumer falls behind, sends block, the server stops answering, and the
- * actors wait (SEED's backpressure).  Nothing is dropped silently.
+ * actors wait (SEED's backpressure).  Nothing is dropped silently: a push
+ * that fails (a file that cannot be written, a stop while waiting for
+ * room) is counted ("pushes failed" in the statistics, push_failed in the
+ * metrics) and warned about by the service, rate-limited.
  *
  * Neuroevolution: a learner's generation frames on the same parameter
  * channel switch the service to population mode (seed_serve(3)); the
@@ -32,6 +35,7 @@
 #include "seed/agent.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
 #include "seed/metrics.h"
@@ -159,7 +163,6 @@ static const seed_opts usage_spec = {
 
 static void warn_cb(void *ctx, const char *msg)
 {
-	(void)ctx;
 	cli_warn("%s", msg);
 }
 
@@ -195,12 +198,13 @@ static void report(const seed_serve_stats *st, const seed_serve_stats *last, dou
 	int64_t db = st->batches - last->batches;
 	fprintf(stderr,
 	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
-	        " unrolls, %" PRId64 " episodes, %" PRId64 " bad frames, %" PRId64 " resends, %" PRId64
-	        " gaps, %" PRId64 " halves, %" PRId64 " evicted, %" PRId64 " expired\n",
+	        " unrolls, %" PRId64 " episodes, %" PRId64 " pushes failed, %" PRId64 " bad frames, %" PRId64
+	        " resends, %" PRId64 " gaps, %" PRId64 " halves, %" PRId64 " evicted, %" PRId64 " expired\n",
 	        cli_prog, final ? "done: " : "", (double)(st->steps - last->steps) / dt,
 	        db ? (double)(st->rows - last->rows) / (double)db : 0.0,
 	        (double)(st->unroll_bytes - last->unroll_bytes) / dt / 1e6, st->steps, st->unrolls,
-	        st->episodes, st->bad, st->resends, st->gaps, st->halves, st->evicted, st->expired);
+	        st->episodes, st->push_failed, st->bad, st->resends, st->gaps, st->halves, st->evicted,
+	        st->expired);
 	if (final && st->unrolls_unmodeled)
 		fprintf(stderr,
 		        "%s: %" PRId64
@@ -222,8 +226,9 @@ static void metrics_line(seed_metrics *mx, const seed_serve_stats *st, const see
 	    {"rows_per_batch", db ? (double)(st->rows - last->rows) / (double)db : 0.0},
 	    {"requests", st->requests}, {"batches", st->batches}, {"unrolls", st->unrolls},
 	    {"unroll_frames", st->unroll_frames}, {"unroll_bytes", st->unroll_bytes},
-	    {"episodes", st->episodes}, {"bad_frames", st->bad}, {"resends", st->resends}, {"gaps", st->gaps},
-	    {"halves", st->halves}, {"evicted", st->evicted}, {"expired", st->expired});
+	    {"episodes", st->episodes}, {"push_failed", st->push_failed}, {"bad_frames", st->bad},
+	    {"resends", st->resends}, {"gaps", st->gaps}, {"halves", st->halves}, {"evicted", st->evicted},
+	    {"expired", st->expired});
 	if (st->generations_taken > 0) {
 		json_object_set_new(o, "generation", json_integer(st->generation));
 		json_object_set_new(o, "members", json_integer(st->members));
@@ -366,11 +371,13 @@ int main(int argc, char **argv)
 	seed_metrics *mx = NULL;
 	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
 		cli_die("--metrics: %s", err.msg);
-	double start = cli_now(), last_report = start, last_metrics = start;
+	double start = seed_now_s(), last_report = start, last_metrics = start;
 	seed_serve_stats last = {0}, mlast = {0};
 	while (!cli_stop) {
+		/* A push that failed is counted and warned about by the
+		 * service (push_failed); the loop serves on. */
 		seed_serve_turn(sv, 100);
-		double now = cli_now();
+		double now = seed_now_s();
 		if (!quiet && stats_interval > 0 && now - last_report >= stats_interval) {
 			report(seed_serve_get_stats(sv), &last, now - last_report, false);
 			last = *seed_serve_get_stats(sv);
@@ -382,7 +389,12 @@ int main(int argc, char **argv)
 			last_metrics = now;
 		}
 	}
-	double end = cli_now();
+	/* The episodes that ended after each half's last unroll, before the
+	 * last counts are reported. */
+	int frc = seed_serve_flush(sv);
+	if (frc)
+		cli_warn("the episodes still gathered at exit were not all pushed: %s", seed_strerror(frc));
+	double end = seed_now_s();
 	if (mx)
 		metrics_line(mx, seed_serve_get_stats(sv), &mlast, end - last_metrics, end - start);
 	seed_metrics_close(&mx);
@@ -390,8 +402,6 @@ int main(int argc, char **argv)
 		seed_serve_stats zero = {0};
 		report(seed_serve_get_stats(sv), &zero, end - start, true);
 	}
-	/* The episodes that ended after each half's last unroll. */
-	seed_serve_flush(sv);
 	seed_serve_free(&sv);
 	cli_curve_report((seed_chan *[]){actors, uch, params}, 3, quiet);
 	free(json);

@@ -49,6 +49,7 @@
 #include "seed/buf.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
+#include "seed/clock.h"
 #include "seed/config.h"
 #include "seed/env.h"
 #include "seed/evolve.h"
@@ -204,14 +205,14 @@ static void report_bad(const char *msg)
 
 static void publish(seed_chan *params)
 {
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	seed_err err;
 	if (seed_learner_params_frame(L, &out, &err))
 		cli_die("encoding parameters: %s", err.msg);
 	/* PUB never blocks: a slow subscriber only misses old versions, and only
 	 * the newest matters.  A failed send is retried with the next version. */
 	seed_chan_send(params, NULL, 0, out.data, out.len, true);
-	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
+	tm[SEED_PHASE_PUBLISH] += seed_now_s() - t0;
 }
 
 /* Save; on failure say so at once (the message says what the run
@@ -219,9 +220,9 @@ static void publish(seed_chan *params)
 static int checkpoint(bool last)
 {
 	seed_err err;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_learner_save(L, last, &err);
-	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	tm[SEED_PHASE_CHECKPOINT] += seed_now_s() - t0;
 	if (rc == 0)
 		return 0;
 	ckpt_failures++;
@@ -234,13 +235,13 @@ static int checkpoint(bool last)
  * keep their old priorities). */
 static void send_priorities(seed_chan *replay)
 {
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	seed_err err;
 	if (seed_learner_priority_frame(L, &out, &err))
 		cli_die("encoding priorities: %s", err.msg);
 	if (seed_chan_send(replay, NULL, 0, out.data, out.len, true) != 0 && ++priority_drops <= 10)
 		cli_warn("priority frame #%" PRId64 " not sent: seed-replay's queue is full", priority_drops);
-	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
+	tm[SEED_PHASE_PUBLISH] += seed_now_s() - t0;
 }
 
 /* r2d2: seconds without a frame from seed-replay after which the sample
@@ -286,7 +287,7 @@ static void open_outputs(const char *dir, const char *metrics, seed_metrics **mx
  * event file. */
 static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 {
-	double wall = unix_time(), t0 = seed_timing_now();
+	double wall = unix_time(), t0 = seed_now_s();
 	json_t *o = seed_learner_metrics(L);
 	if (!o)
 		return;
@@ -314,7 +315,7 @@ static void write_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 		fprintf(stderr, "\r%s: %s, wait %.0f%%   ", cli_prog, line, 100 * frac[SEED_PHASE_WAIT]);
 	}
 	json_decref(o);
-	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	tm[SEED_PHASE_CHECKPOINT] += seed_now_s() - t0;
 }
 
 /* The spec of a Gymnasium environment (a config env "gym:ID"), which no
@@ -411,20 +412,20 @@ static seed_evolver *E;
 
 static void evo_publish(seed_chan *params)
 {
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	seed_err err;
 	if (seed_evolver_generation_frame(E, &out, &err))
 		cli_die("encoding the generation: %s", err.msg);
 	seed_chan_send(params, NULL, 0, out.data, out.len, true);
-	tm[SEED_PHASE_PUBLISH] += seed_timing_now() - t0;
+	tm[SEED_PHASE_PUBLISH] += seed_now_s() - t0;
 }
 
 static int evo_checkpoint(void)
 {
 	seed_err err;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_evolver_save(E, &err);
-	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	tm[SEED_PHASE_CHECKPOINT] += seed_now_s() - t0;
 	if (rc == 0)
 		return 0;
 	ckpt_failures++;
@@ -436,8 +437,8 @@ static int evo_checkpoint(void)
  * and the event file (step: frames, as for the other algorithms). */
 static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 {
-	double wall = unix_time(), t0 = seed_timing_now();
-	json_t *o = seed_evolver_metrics(E, cli_now());
+	double wall = unix_time(), t0 = seed_now_s();
+	json_t *o = seed_evolver_metrics(E, seed_now_s());
 	tm[SEED_PHASE_OPTIM] = seed_evolver_get_status(E)->time_update;
 	double frac[SEED_PHASE_N], dt = t0 - tm_mark_at; /* as in write_metrics */
 	seed_timing_fractions(tm_mark, tm, dt, frac);
@@ -461,7 +462,7 @@ static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 		        json_number_value(json_object_get(o, "frames_per_s")), 100 * frac[SEED_PHASE_WAIT]);
 	}
 	json_decref(o);
-	tm[SEED_PHASE_CHECKPOINT] += seed_timing_now() - t0;
+	tm[SEED_PHASE_CHECKPOINT] += seed_now_s() - t0;
 }
 
 /* Evolve: publish the round as a generation frame on the params channel
@@ -471,12 +472,12 @@ static void evo_metrics(seed_metrics *mx, seed_tfevents *tb, bool progress)
 static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, const seed_env_spec *gym)
 {
 	seed_err err;
-	int rc = seed_evolver_new(&E, &cfg, gym, cli_now(), &err);
+	int rc = seed_evolver_new(&E, &cfg, gym, seed_now_s(), &err);
 	if (rc == -SEED_EOPTION || rc == -ENOENT)
 		cli_config_error("config: %s", err.msg);
 	if (rc)
 		cli_die("config: %s", err.msg);
-	if (ck && seed_evolver_restore(E, ck, cli_now(), &err))
+	if (ck && seed_evolver_restore(E, ck, seed_now_s(), &err))
 		cli_die("--resume: %s", err.msg);
 	bool resumed = ck != NULL;
 	seed_checkpoint_free(&ck);
@@ -517,16 +518,16 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 	}
 	rc = 0;
 	const char *why = NULL;
-	double t_ckpt = cli_now(), t_pub = -1e300;
+	double t_ckpt = seed_now_s(), t_pub = -1e300;
 	int64_t published = -1;
 	seed_frame f = {0};
 	seed_frame_decoder *dec;
 	if (seed_frame_decoder_new(&dec))
 		cli_die("out of memory");
-	double t_start = seed_timing_now();
+	double t_start = seed_now_s();
 	tm_mark_at = t_start;
 	while (!cli_stop) {
-		double now = cli_now();
+		double now = seed_now_s();
 		if (st->generation != published || now - t_pub >= EVO_REPUBLISH_S) {
 			evo_publish(pch);
 			published = st->generation;
@@ -540,9 +541,9 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 			wake = t_pub + EVO_REPUBLISH_S - now;
 		int timeout = wake <= 0 ? 0 : wake < 0.1 ? (int)(wake * 1000) + 1 : 100;
 		seed_chan_msg m;
-		double t0 = seed_timing_now();
+		double t0 = seed_now_s();
 		int r = seed_chan_recv(uch, &m, timeout, &err);
-		double t1 = seed_timing_now();
+		double t1 = seed_now_s();
 		tm[SEED_PHASE_WAIT] += t1 - t0;
 		if (r == -SEED_EEOF) {
 			why = "end of the episode stream";
@@ -557,8 +558,8 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 		} else if (r != -EAGAIN && r != -EINTR) {
 			cli_warn("%s", err.msg);
 		}
-		tm[SEED_PHASE_TAKE] += seed_timing_now() - t1;
-		int k = seed_evolver_step(E, cli_now(), &err);
+		tm[SEED_PHASE_TAKE] += seed_now_s() - t1;
+		int k = seed_evolver_step(E, seed_now_s(), &err);
 		if (k < 0) {
 			cli_warn("advancing the round: %s", err.msg);
 			why = "the next round could not be made";
@@ -568,10 +569,10 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 		if (k > 0) {
 			evo_publish(pch);
 			published = st->generation;
-			t_pub = cli_now();
+			t_pub = seed_now_s();
 			evo_metrics(mx, tb, progress);
 		}
-		now = cli_now();
+		now = seed_now_s();
 		if (dir && cfg.checkpoint_interval > 0 && now - t_ckpt >= cfg.checkpoint_interval) {
 			t_ckpt = now;
 			if (evo_checkpoint() && cfg.checkpoint_failure == SEED_CONFIG_CKPT_STOP) {
@@ -591,14 +592,14 @@ static int evolve(seed_checkpoint *ck, const char *dir, const char *metrics, con
 		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
 		char split[256];
 		tm[SEED_PHASE_OPTIM] = st->time_update;
-		double dt = seed_timing_now() - t_start;
+		double dt = seed_now_s() - t_start;
 		seed_timing_fractions(zero, tm, dt, frac);
 		seed_timing_format(frac, EVO_PHASES, split, sizeof split);
 		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, dt);
 	}
 	if (!opt.quiet || rc) {
 		char line[4400];
-		seed_evolver_summary(E, why, cli_now(), line, sizeof line);
+		seed_evolver_summary(E, why, seed_now_s(), line, sizeof line);
 		fprintf(stderr, "%s: %s\n", cli_prog, line);
 	}
 	cli_curve_report((seed_chan *[]){uch, pch}, 2, opt.quiet && !rc);
@@ -768,17 +769,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s on %s, %s; %s\n", cli_prog, summary, cfg.env, seed_blas_info(),
 		        resume ? "resumed" : "new run");
 
-	double t_ckpt = cli_now(), t_metrics = t_ckpt, t_pub = 0, t_heard = t_ckpt;
+	double t_ckpt = seed_now_s(), t_metrics = t_ckpt, t_pub = 0, t_heard = t_ckpt;
 	int64_t published = -1;
 	const char *why = NULL;
+	char failed[sizeof err.msg + 16];
 	seed_frame f = {0};
 	seed_frame_decoder *dec; /* keeps its zone: decoding a frame allocates nothing */
 	if (seed_frame_decoder_new(&dec))
 		cli_die("out of memory");
-	double t_start = seed_timing_now();
+	double t_start = seed_now_s();
 	tm_mark_at = t_start;
 	while (!cli_stop) {
-		double now = cli_now();
+		double now = seed_now_s();
 		/* Until updates flow, republish so late subscribers get parameters. */
 		if (st->policy_version != published || now - t_pub > 0.5) {
 			if (st->policy_version == published)
@@ -800,9 +802,9 @@ int main(int argc, char **argv)
 		if (r2d2)
 			request_samples(uch, &inflight, opt.prefetch);
 		seed_chan_msg m;
-		double t0 = seed_timing_now();
+		double t0 = seed_now_s();
 		int r = seed_chan_recv(uch, &m, 100, &err);
-		double t1 = seed_timing_now(), u0 = update_time();
+		double t1 = seed_now_s(), u0 = update_time();
 		tm[SEED_PHASE_WAIT] += t1 - t0;
 		if (r == -SEED_EEOF) {
 			why = "end of the unroll stream";
@@ -810,7 +812,7 @@ int main(int argc, char **argv)
 		}
 		int k = 0;
 		if (r == 0)
-			t_heard = cli_now();
+			t_heard = seed_now_s();
 		bool decoded = r == 0 && seed_frame_decoder_decode(dec, &f, m.data, m.len, &err) == 0;
 		if (decoded && r2d2 && f.type == SEED_FRAME_ERROR) {
 			/* seed-replay refused a request: one that can never be
@@ -830,7 +832,7 @@ int main(int argc, char **argv)
 		if (r == 0 && decoded)
 			k = seed_learner_feed(L, &f, &err);
 		/* Decoding and taking the frame in, less the updates it ran. */
-		tm[SEED_PHASE_TAKE] += seed_timing_now() - t1 - (update_time() - u0);
+		tm[SEED_PHASE_TAKE] += seed_now_s() - t1 - (update_time() - u0);
 		if (r == 0 && (!decoded || k == -SEED_EFRAME)) {
 			report_bad(err.msg);
 		} else if (k > 0) {
@@ -838,14 +840,17 @@ int main(int argc, char **argv)
 				send_priorities(uch);
 			publish(pch);
 		} else if (k < 0) {
-			cli_warn("update: %s", err.msg);
-			why = "policy versions could not be reserved";
+			/* An update that failed (a reservation that cannot be
+			 * written, the device): the report says why in the
+			 * library's words. */
+			snprintf(failed, sizeof failed, "update failed: %s", err.msg);
+			why = failed;
 			rc = 1;
 			break;
 		} else if (r != 0 && r != -EAGAIN && r != -EINTR) {
 			cli_warn("%s", err.msg);
 		}
-		now = cli_now();
+		now = seed_now_s();
 		if (cfg.metrics_interval > 0 && now - t_metrics >= cfg.metrics_interval)
 			write_metrics(mx, tb, progress), t_metrics = now;
 		if (dir && cfg.checkpoint_interval > 0 && now - t_ckpt >= cfg.checkpoint_interval) {
@@ -867,7 +872,7 @@ int main(int argc, char **argv)
 	if (!opt.quiet) {
 		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
 		char split[256];
-		double dt = time_split(zero, t_start, seed_timing_now(), frac);
+		double dt = time_split(zero, t_start, seed_now_s(), frac);
 		seed_timing_format(frac, LEARN_PHASES, split, sizeof split);
 		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, dt);
 	}

@@ -26,6 +26,7 @@
 #include "secure.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/fsutil.h"
 #include "seed/limits.h"
@@ -359,7 +360,7 @@ static void serve_pending(void)
 
 static void snapshot(const char *path)
 {
-	double t0 = cli_now();
+	double t0 = seed_now_s();
 	seed_err err;
 	if (seed_replay_save(S.r, path, &err)) {
 		cli_warn("snapshot: %s", err.msg);
@@ -371,7 +372,7 @@ static void snapshot(const char *path)
 		fprintf(stderr,
 		        "%s: snapshot: %" PRIu64 " sequences, %" PRIu64 " inserted, %" PRIu64
 		        " sampled, %" PRIu64 " updated, to %s in %.2f s\n",
-		        cli_prog, st.size, st.inserted, st.sampled, st.updated, path, cli_now() - t0);
+		        cli_prog, st.size, st.inserted, st.sampled, st.updated, path, seed_now_s() - t0);
 	}
 }
 
@@ -460,7 +461,8 @@ int main(int argc, char **argv)
 			        " MiB)\n",
 			        opt.max_memory);
 	}
-	double start = cli_now(), last_report = start, last_snap = start, last_ib = 0, last_sb = 0, t = start;
+	double start = seed_now_s(), last_report = start, last_snap = start, last_ib = 0, last_sb = 0,
+	       t = start;
 	seed_replay_stats last = st, first = st;
 	while (!cli_stop) {
 		bool can_insert = seed_replay_insert_ready(S.r);
@@ -468,7 +470,7 @@ int main(int argc, char **argv)
 		bool ready[2] = {false, false};
 		int rc =
 		    seed_chan_poll((seed_chan *[]){S.learners, S.unrolls}, can_insert ? 2 : 1, 100, ready);
-		double now = cli_now();
+		double now = seed_now_s();
 		if (!can_insert)
 			S.insert_blocked += now - t;
 		if (waiting)
@@ -489,7 +491,7 @@ int main(int argc, char **argv)
 		serve_pending();
 		if (opt.dir && opt.snapshot_every > 0 && now - last_snap >= opt.snapshot_every) {
 			snapshot(path);
-			last_snap = cli_now();
+			last_snap = seed_now_s();
 		}
 		if (!opt.quiet && opt.stats_interval > 0 && now - last_report >= opt.stats_interval) {
 			seed_replay_stats_get(S.r, &st);
@@ -502,7 +504,7 @@ int main(int argc, char **argv)
 	if (!opt.quiet) {
 		double zi = 0, zs = 0;
 		seed_replay_stats_get(S.r, &st);
-		report(&st, &first, cli_now() - start, &zi, &zs, true); /* since this process started */
+		report(&st, &first, seed_now_s() - start, &zi, &zs, true); /* since this process started */
 		fprintf(stderr,
 		        "%s: %" PRIu64 " batches answered, %" PRIu64 " dropped, %" PRIu64
 		        " priority frames, %" PRIu64 " bad unrolls, %" PRIu64 " bad requests, %" PRIu64

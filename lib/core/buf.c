@@ -1,6 +1,7 @@
 /* buf.c: growable byte buffers, and the one out-of-memory handler of libseed.
  *
- * Invariants: every allocation of libseed goes through seed_xmalloc & co or,
+ * Invariants: every allocation of libseed goes through seed_xmalloc & co
+ * (arrays grow through seed_xgrow, nowhere else) or,
  * for what a library does for us, ends in seed_oom(): jansson's allocations
  * are routed through seed_xmalloc at load time (route_jansson below), and
  * the few places that learn of a failure only from a library's return value
@@ -68,6 +69,21 @@ void *seed_xaligned(size_t n)
 		seed_oom(n);
 	if (posix_memalign(&p, 64, n ? (n + 63) / 64 * 64 : 64) != 0)
 		seed_oom(n);
+	return p;
+}
+
+void *seed_xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c = c > SIZE_MAX / 2 ? need : c * 2;
+	size_t bytes;
+	if (__builtin_mul_overflow(c, size, &bytes))
+		seed_oom(SIZE_MAX);
+	p = seed_xrealloc(p, bytes);
+	*cap = c;
 	return p;
 }
 

@@ -28,6 +28,7 @@
 /* Classes added with seed_env_register, after the built-ins. */
 static const seed_env_class **registered;
 static int nregistered;
+static size_t cap_registered;
 
 static int nbuiltins(void)
 {
@@ -65,7 +66,7 @@ int seed_env_register(const seed_env_class *cls)
 		return -EINVAL;
 	if (seed_env_find(cls->name))
 		return -EEXIST;
-	registered = seed_xrealloc(registered, (size_t)(nregistered + 1) * sizeof *registered);
+	registered = seed_xgrow(registered, &cap_registered, (size_t)nregistered + 1, sizeof *registered);
 	registered[nregistered++] = cls;
 	return 0;
 }
@@ -113,23 +114,6 @@ int seed_env_option_int(const json_t *options, const char *env, const char *key,
 	if (x < min || x > max)
 		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %lld, not in [%lld, %lld]", env,
 		                    key, x, min, max);
-	*out = x;
-	return 0;
-}
-
-int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
-                           double *out, seed_err *err)
-{
-	json_t *v = json_object_get(options, key);
-	if (!v)
-		return 0;
-	if (!json_is_number(v))
-		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be a number in [%g, %g]", env,
-		                    key, min, max);
-	double x = json_number_value(v);
-	if (!(x >= min && x <= max))
-		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %g, not in [%g, %g]", env, key,
-		                    x, min, max);
 	*out = x;
 	return 0;
 }

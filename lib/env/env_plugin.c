@@ -35,6 +35,7 @@ typedef struct loaded {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static loaded *plugins; /* [nplugins], guarded by lock */
 static int nplugins;
+static size_t cap_plugins;
 
 /* Class names: what a registry key may hold (lower case, no spaces, no ':'
  * or '/', which name files). */
@@ -154,7 +155,7 @@ static int load_locked(const char *path, const seed_env_plugin **out, seed_err *
 		dlclose(h);
 		return rc;
 	}
-	plugins = seed_xrealloc(plugins, (size_t)(nplugins + 1) * sizeof *plugins);
+	plugins = seed_xgrow(plugins, &cap_plugins, (size_t)nplugins + 1, sizeof *plugins);
 	plugins[nplugins].path = seed_xmalloc(strlen(real) + 1);
 	strcpy(plugins[nplugins].path, real);
 	plugins[nplugins].handle = h;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/buf.h"
 #include "seed/optim.h"
 #include "seed/rng.h"
 
@@ -253,19 +254,7 @@ void seed_evo_centered_ranks(const double *fitness, int n, float *shaped)
 	}
 	/* Insertion of indices sorted by fitness would be O(n^2); n is a
 	 * population (thousands at most), so sort an index array. */
-	int *idx = malloc((size_t)n * sizeof *idx);
-	if (!idx) {
-		/* O(n^2) without memory: rank = below + (equal - 1) / 2. */
-		for (int i = 0; i < n; i++) {
-			double below = 0, equal = 0;
-			for (int j = 0; j < n; j++) {
-				below += fitness[j] < fitness[i];
-				equal += fitness[j] == fitness[i];
-			}
-			shaped[i] = (float)((below + (equal - 1) / 2.0) / (n - 1) - 0.5);
-		}
-		return;
-	}
+	int *idx = seed_xmalloc((size_t)n * sizeof *idx);
 	for (int i = 0; i < n; i++)
 		idx[i] = i;
 	/* Shell sort (no qsort context for the fitness array). */
@@ -318,16 +307,16 @@ struct seed_evo {
 	seed_rng rng;
 	/* The current round: gen points at the arrays below. */
 	seed_evo_gen gen;
-	int64_t *genome;   /* (M, L) */
-	float *sign;       /* (M) ES */
-	int32_t *episodes; /* (M) */
-	int cap_members;   /* rows the arrays hold */
-	size_t cap_genome; /* int64s genome holds */
-	double *sum;       /* (cap_members) returns reported this round */
-	int32_t *count;    /* (cap_members) episodes reported this round */
-	double *fit;       /* (cap_members) scratch: fitness of the evaluated */
-	int *order;        /* (cap_members) scratch: members by fitness */
-	float *shaped;     /* (cap_members) ES scratch */
+	int64_t *genome;    /* (M, L) */
+	float *sign;        /* (M) ES */
+	int32_t *episodes;  /* (M) */
+	size_t cap_members; /* rows the arrays hold */
+	size_t cap_genome;  /* int64s genome holds */
+	double *sum;        /* (cap_members) returns reported this round */
+	int32_t *count;     /* (cap_members) episodes reported this round */
+	double *fit;        /* (cap_members) scratch: fitness of the evaluated */
+	int *order;         /* (cap_members) scratch: members by fitness */
+	float *shaped;      /* (cap_members) ES scratch */
 	/* ES */
 	float *centre, *grad; /* (P) */
 	seed_optim *adam;
@@ -390,45 +379,20 @@ static int config_check(const seed_evo_config *c, seed_err *err)
 }
 
 /* Room for a round of M members and L columns; the arrays keep their
- * contents (realloc). */
-static int reserve(seed_evo *e, int M, int L)
+ * contents.  The per-member arrays grow together, to one capacity. */
+static void reserve(seed_evo *e, int M, int L)
 {
-	size_t need = (size_t)M * (size_t)L;
-	if (need > e->cap_genome) {
-		int64_t *g = realloc(e->genome, need * sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		e->genome = g;
-		e->cap_genome = need;
-	}
-	if (M > e->cap_members) {
-		size_t n = (size_t)M;
-		float *s = realloc(e->sign, n * sizeof *s);
-		if (s)
-			e->sign = s;
-		int32_t *ep = realloc(e->episodes, n * sizeof *ep);
-		if (ep)
-			e->episodes = ep;
-		double *sum = realloc(e->sum, n * sizeof *sum);
-		if (sum)
-			e->sum = sum;
-		int32_t *cnt = realloc(e->count, n * sizeof *cnt);
-		if (cnt)
-			e->count = cnt;
-		double *fit = realloc(e->fit, n * sizeof *fit);
-		if (fit)
-			e->fit = fit;
-		int *ord = realloc(e->order, n * sizeof *ord);
-		if (ord)
-			e->order = ord;
-		float *sh = realloc(e->shaped, n * sizeof *sh);
-		if (sh)
-			e->shaped = sh;
-		if (!s || !ep || !sum || !cnt || !fit || !ord || !sh)
-			return -ENOMEM;
-		e->cap_members = M;
-	}
-	return 0;
+	e->genome = seed_xgrow(e->genome, &e->cap_genome, (size_t)M * (size_t)L, sizeof *e->genome);
+	size_t n = (size_t)M, c;
+	if (n <= e->cap_members)
+		return;
+	c = e->cap_members, e->sign = seed_xgrow(e->sign, &c, n, sizeof *e->sign);
+	c = e->cap_members, e->episodes = seed_xgrow(e->episodes, &c, n, sizeof *e->episodes);
+	c = e->cap_members, e->sum = seed_xgrow(e->sum, &c, n, sizeof *e->sum);
+	c = e->cap_members, e->count = seed_xgrow(e->count, &c, n, sizeof *e->count);
+	c = e->cap_members, e->fit = seed_xgrow(e->fit, &c, n, sizeof *e->fit);
+	c = e->cap_members, e->order = seed_xgrow(e->order, &c, n, sizeof *e->order);
+	e->shaped = seed_xgrow(e->shaped, &e->cap_members, n, sizeof *e->shaped);
 }
 
 /* Point gen at the arrays for a round of M members, L columns. */
@@ -459,11 +423,10 @@ static int64_t draw_key(seed_evo *e)
 }
 
 /* ES: M / 2 pairs, each a fresh key, +1 then -1. */
-static int round_es(seed_evo *e, int64_t generation)
+static void round_es(seed_evo *e, int64_t generation)
 {
 	int M = e->c.population;
-	if (reserve(e, M, 1))
-		return -ENOMEM;
+	reserve(e, M, 1);
 	for (int i = 0; i < M; i += 2) {
 		int64_t key = draw_key(e);
 		e->genome[i] = e->genome[i + 1] = key;
@@ -472,12 +435,11 @@ static int round_es(seed_evo *e, int64_t generation)
 		e->episodes[i] = e->episodes[i + 1] = e->c.episodes;
 	}
 	publish(e, generation, 0, M, 1);
-	return 0;
 }
 
 /* GA, RS phase 0: member 0 the elite when there is one, the others fresh
  * genomes (RS, and GA's first round) or children of the parents (GA). */
-static int round_evaluate(seed_evo *e, int64_t generation)
+static void round_evaluate(seed_evo *e, int64_t generation)
 {
 	int M = e->c.population;
 	bool children = e->c.algo == SEED_EVO_GA && e->nparents > 0;
@@ -486,8 +448,7 @@ static int round_evaluate(seed_evo *e, int64_t generation)
 		L = e->parents_len + 1;
 	if (e->elite_len > L)
 		L = e->elite_len;
-	if (reserve(e, M, L))
-		return -ENOMEM;
+	reserve(e, M, L);
 	int m = 0;
 	if (e->elite_len > 0) {
 		int64_t *row = e->genome;
@@ -515,7 +476,6 @@ static int round_evaluate(seed_evo *e, int64_t generation)
 	for (int i = 0; i < M; i++)
 		e->episodes[i] = e->c.episodes;
 	publish(e, generation, 0, M, L);
-	return 0;
 }
 
 /* Length of a genome row (keys before the first -1). */
@@ -527,15 +487,12 @@ static int row_len(const int64_t *row, int L)
 	return n;
 }
 
-static int set_genome(int64_t **dst, int *dst_len, const int64_t *row, int len)
+static void set_genome(int64_t **dst, int *dst_len, const int64_t *row, int len)
 {
-	int64_t *g = realloc(*dst, (size_t)(len > 0 ? len : 1) * sizeof *g);
-	if (!g)
-		return -ENOMEM;
+	int64_t *g = seed_xrealloc(*dst, (size_t)len * sizeof *g);
 	memcpy(g, row, (size_t)len * sizeof *g);
 	*dst = g;
 	*dst_len = len;
-	return 0;
 }
 
 int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
@@ -552,9 +509,7 @@ int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noi
 		    err, -EINVAL,
 		    "evolution: a member's noise takes %lld floats, more than the table's noise_size %lld",
 		    (long long)len, (long long)c->noise_size);
-	seed_evo *e = calloc(1, sizeof *e);
-	if (!e)
-		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	seed_evo *e = seed_xcalloc(1, sizeof *e);
 	e->c = *c;
 	e->noise = noise;
 	e->model = model;
@@ -563,24 +518,19 @@ int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noi
 	e->stats.best = e->stats.mean = e->stats.median = e->stats.elite = NAN;
 	e->elite_score = NAN;
 	if (c->algo == SEED_EVO_ES) {
-		e->centre = malloc(e->P * sizeof *e->centre);
-		e->grad = malloc(e->P * sizeof *e->grad);
+		e->centre = seed_xmalloc(e->P * sizeof *e->centre);
+		e->grad = seed_xmalloc(e->P * sizeof *e->grad);
 		seed_optim_config oc;
 		seed_optim_config_default(&oc, SEED_OPTIM_ADAM);
 		oc.weight_decay = c->l2;
-		if (!e->centre || !e->grad || seed_optim_new(&e->adam, &oc, e->P, err)) {
+		if ((rc = seed_optim_new(&e->adam, &oc, e->P, err))) {
 			seed_evo_free(&e);
-			return seed_err_set(err, -ENOMEM, "evolution: out of memory for %zu parameters",
-			                    e ? e->P : 0);
+			return rc;
 		}
 		memcpy(e->centre, seed_model_params(model), e->P * sizeof *e->centre);
-		rc = round_es(e, 0);
+		round_es(e, 0);
 	} else {
-		rc = round_evaluate(e, 0);
-	}
-	if (rc) {
-		seed_evo_free(&e);
-		return seed_err_set(err, rc, "evolution: out of memory");
+		round_evaluate(e, 0);
 	}
 	*out = e;
 	return 0;
@@ -706,7 +656,8 @@ static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
 	int rc = seed_optim_step(e->adam, e->centre, e->grad, e->c.lr);
 	if (rc)
 		return seed_err_set(err, rc, "evolution: the Adam step failed");
-	return round_es(e, next);
+	round_es(e, next);
+	return 0;
 }
 
 int seed_evo_advance(seed_evo *e, seed_err *err)
@@ -720,32 +671,26 @@ int seed_evo_advance(seed_evo *e, seed_err *err)
 		publish(e, next, e->gen.phase, e->gen.members, e->gen.genome_len);
 		return 0;
 	}
-	int rc = 0;
 	if (e->c.algo == SEED_EVO_ES) {
 		round_stats(e, n);
-		rc = advance_es(e, n, next, err);
-		return rc == -ENOMEM ? seed_err_set(err, rc, "evolution: out of memory") : rc;
+		return advance_es(e, n, next, err);
 	}
 	int L = e->gen.genome_len;
 	const int64_t *best = e->genome + (size_t)e->order[0] * (size_t)L;
 	if (e->gen.phase == 1) {
 		/* The elite: the best candidate by its re-evaluation. */
-		if (set_genome(&e->elite, &e->elite_len, best, row_len(best, L)))
-			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		set_genome(&e->elite, &e->elite_len, best, row_len(best, L));
 		e->elite_score = e->fit[e->order[0]];
 		e->stats.elite = e->elite_score;
-		rc = round_evaluate(e, next);
-		return rc ? seed_err_set(err, rc, "evolution: out of memory") : 0;
+		round_evaluate(e, next);
+		return 0;
 	}
 	round_stats(e, n);
-	if (set_genome(&e->last_best, &e->last_best_len, best, row_len(best, L)))
-		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	set_genome(&e->last_best, &e->last_best_len, best, row_len(best, L));
 	if (e->c.algo == SEED_EVO_GA) {
 		/* The parents: the top T of the evaluated. */
 		int T = e->c.truncation < n ? e->c.truncation : n;
-		int64_t *par = malloc((size_t)T * (size_t)L * sizeof *par);
-		if (!par)
-			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		int64_t *par = seed_xmalloc((size_t)T * (size_t)L * sizeof *par);
 		for (int i = 0; i < T; i++)
 			memcpy(par + (size_t)i * L, e->genome + (size_t)e->order[i] * L,
 			       (size_t)L * sizeof *par);
@@ -757,18 +702,15 @@ int seed_evo_advance(seed_evo *e, seed_err *err)
 	int E = e->c.elite_candidates < n ? e->c.elite_candidates : n;
 	if (E == 0) {
 		/* No re-evaluation: the best of the round is the elite. */
-		if (set_genome(&e->elite, &e->elite_len, best, row_len(best, L)))
-			return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+		set_genome(&e->elite, &e->elite_len, best, row_len(best, L));
 		e->elite_score = e->fit[e->order[0]];
 		e->stats.elite = e->elite_score;
-		rc = round_evaluate(e, next);
-		return rc ? seed_err_set(err, rc, "evolution: out of memory") : 0;
+		round_evaluate(e, next);
+		return 0;
 	}
 	/* Phase 1: the top E re-evaluated, best first (through a copy: their
 	 * rows may come from anywhere in the table). */
-	int64_t *cand = malloc((size_t)E * (size_t)L * sizeof *cand);
-	if (!cand)
-		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
+	int64_t *cand = seed_xmalloc((size_t)E * (size_t)L * sizeof *cand);
 	for (int i = 0; i < E; i++)
 		memcpy(cand + (size_t)i * L, e->genome + (size_t)e->order[i] * L, (size_t)L * sizeof *cand);
 	memcpy(e->genome, cand, (size_t)E * (size_t)L * sizeof *cand);
@@ -991,14 +933,13 @@ int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 	/* Everything checked: allocate, then commit. */
 	int64_t *par = NULL, *eli = NULL, *bst = NULL;
 	int elen = el ? (int)el->shape[0] : 0, blen = be ? (int)be->shape[0] : 0;
-	if ((pa && !(par = malloc((size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par + 1))) ||
-	    (el && set_genome(&eli, &elen, el->data, elen)) ||
-	    (be && set_genome(&bst, &blen, be->data, blen)) || reserve(e, (int)M, (int)L)) {
-		free(par);
-		free(eli);
-		free(bst);
-		return seed_err_set(err, -ENOMEM, "evolution: out of memory");
-	}
+	if (pa)
+		par = seed_xmalloc((size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par);
+	if (el)
+		set_genome(&eli, &elen, el->data, elen);
+	if (be)
+		set_genome(&bst, &blen, be->data, blen);
+	reserve(e, (int)M, (int)L);
 	memcpy(e->genome, ge->data, (size_t)(M * L) * sizeof *e->genome);
 	memcpy(e->episodes, ep->data, (size_t)M * sizeof *e->episodes);
 	if (es) {

@@ -29,7 +29,8 @@ struct slot {
 	bool live;
 	uint64_t epoch;
 	int64_t generation, cap;
-	int M, cap_m;
+	int M;
+	size_t cap_m;
 	int32_t *wanted;   /* (M) */
 	int64_t *assigned; /* (M) */
 	int64_t total_wanted, total_assigned;
@@ -112,11 +113,10 @@ int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, c
 	}
 	int t = seed_evo_assign_prepare(a);
 	struct slot *s = &a->s[t];
-	if (members > s->cap_m) {
-		s->wanted = seed_xrealloc(s->wanted, (size_t)members * sizeof *s->wanted);
-		s->assigned = seed_xrealloc(s->assigned, (size_t)members * sizeof *s->assigned);
-		s->cap_m = members;
-	}
+	/* wanted and assigned grow together: one capacity */
+	size_t cap_m = s->cap_m;
+	s->wanted = seed_xgrow(s->wanted, &cap_m, (size_t)members, sizeof *s->wanted);
+	s->assigned = seed_xgrow(s->assigned, &s->cap_m, (size_t)members, sizeof *s->assigned);
 	memcpy(s->wanted, episodes, (size_t)members * sizeof *s->wanted);
 	memset(s->assigned, 0, (size_t)members * sizeof *s->assigned);
 	s->M = members;

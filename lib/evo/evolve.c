@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/clock.h"
 #include "seed/evo_frame.h"
 #include "seed/fsutil.h"
 #include "seed/noise.h"
@@ -264,9 +265,9 @@ int seed_evolver_step(seed_evolver *E, double now, seed_err *err)
 	if (!complete && !(seed_evolver_deadline_in(E, now) <= 0))
 		return 0;
 	int phase = seed_evo_current(E->evo)->phase;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_evo_advance(E->evo, err);
-	E->st.time_update += seed_timing_now() - t0;
+	E->st.time_update += seed_now_s() - t0;
 	if (rc)
 		return rc;
 	if (!complete)
@@ -337,18 +338,13 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now)
 	return o;
 }
 
-int seed_evolver_best_params(seed_evolver *E, float *out, seed_err *err)
-{
-	return seed_evo_best_params(E->evo, out, err);
-}
-
 int seed_evolver_save(seed_evolver *E, seed_err *err)
 {
 	if (!E->dir)
 		return seed_err_set(err, -EINVAL, "evolver: no run directory to save into");
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_evo_best_params(E->evo, E->best, err);
-	E->st.time_update += seed_timing_now() - t0;
+	E->st.time_update += seed_now_s() - t0;
 	if (rc)
 		return rc;
 	int nt = seed_model_num_tensors(E->model);
@@ -394,7 +390,7 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	    .ntensors = (size_t)n,
 	    .tensors = ts,
 	};
-	t0 = seed_timing_now();
+	t0 = seed_now_s();
 	rc = seed_checkpoint_save(E->dir, &ck, err);
 	json_decref(env_opts);
 	json_decref(model);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/buf.h"
 #include "seed/rng.h"
 
 struct seed_noise {
@@ -45,16 +46,8 @@ int seed_noise_new(seed_noise **out, uint64_t seed, int64_t size, seed_err *err)
 	if (size < 1 || size > SEED_NOISE_MAX_SIZE)
 		return seed_err_set(err, -EINVAL, "noise table: size %lld is not in [1, %lld]",
 		                    (long long)size, (long long)SEED_NOISE_MAX_SIZE);
-	seed_noise *n = calloc(1, sizeof *n);
-	if (!n)
-		return seed_err_set(err, -ENOMEM, "noise table: out of memory");
-	size_t bytes = ((size_t)size * sizeof(float) + 63) / 64 * 64;
-	n->data = aligned_alloc(64, bytes);
-	if (!n->data) {
-		free(n);
-		return seed_err_set(err, -ENOMEM, "noise table: out of memory for %lld floats",
-		                    (long long)size);
-	}
+	seed_noise *n = seed_xcalloc(1, sizeof *n);
+	n->data = seed_xaligned((size_t)size * sizeof(float));
 	n->seed = seed;
 	n->size = size;
 	seed_rng r;

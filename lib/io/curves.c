@@ -60,7 +60,8 @@ static double number_of(const json_t *o, const char *key)
 static int parse_rows(const char *path, char *text, size_t len, json_t ***rowsp, int64_t *np, seed_err *err)
 {
 	json_t **rows = NULL;
-	int64_t n = 0, cap = 0, lineno = 0;
+	int64_t n = 0, lineno = 0;
+	size_t cap = 0;
 	char *p = text, *end = text + len;
 	int rc = 0;
 	while (p < end) {
@@ -98,10 +99,7 @@ static int parse_rows(const char *path, char *text, size_t len, json_t ***rowsp,
 		double frames = number_of(o, "frames");
 		while (n > 0 && number_of(rows[n - 1], "frames") > frames)
 			json_decref(rows[--n]);
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			rows = seed_xrealloc(rows, (size_t)cap * sizeof *rows);
-		}
+		rows = seed_xgrow(rows, &cap, (size_t)n + 1, sizeof *rows);
 		rows[n++] = o;
 		p = eol + 1;
 	}
@@ -136,7 +134,7 @@ int seed_curves_read(const char *path, seed_curves **out, seed_err *err)
 	c->path = dup_str(path);
 	c->n = n;
 	/* The columns: keys with a number or null, in order of first appearance. */
-	int cap = 0;
+	size_t cap = 0;
 	for (int64_t i = 0; i < n; i++) {
 		const char *key;
 		json_t *v;
@@ -146,10 +144,7 @@ int seed_curves_read(const char *path, seed_curves **out, seed_err *err)
 				continue;
 			if (column_of(c, key) >= 0)
 				continue;
-			if (c->ncols == cap) {
-				cap = cap ? 2 * cap : 32;
-				c->keys = seed_xrealloc(c->keys, (size_t)cap * sizeof *c->keys);
-			}
+			c->keys = seed_xgrow(c->keys, &cap, (size_t)c->ncols + 1, sizeof *c->keys);
 			c->keys[c->ncols++] = dup_str(key);
 		}
 	}

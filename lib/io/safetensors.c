@@ -139,10 +139,7 @@ int seed_safetensors_writer_add(seed_safetensors_writer *w, const char *name, co
 		                    shape_str(sh, sizeof sh, t->rank, t->shape));
 	if (nb > 0 && !t->data)
 		return seed_err_set(err, -EINVAL, "safetensors: tensor '%s': no data", name);
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 16;
-		w->t = seed_xrealloc(w->t, w->cap * sizeof *w->t);
-	}
+	w->t = seed_xgrow(w->t, &w->cap, w->n + 1, sizeof *w->t);
 	struct wtensor *e = &w->t[w->n++];
 	e->name = strcpy(seed_xmalloc(strlen(name) + 1), name);
 	e->t = *t;

@@ -260,10 +260,7 @@ int seed_tfevents_write_json(seed_tfevents *t, const json_t *obj, const char *st
 		                    step_key);
 	int64_t step = json_is_integer(s) ? (int64_t)json_integer_value(s) : (int64_t)sd;
 	size_t size = json_object_size(obj);
-	if (size > t->scratch_cap) {
-		t->scratch = seed_xrealloc(t->scratch, size * sizeof *t->scratch);
-		t->scratch_cap = size;
-	}
+	t->scratch = seed_xgrow(t->scratch, &t->scratch_cap, size, sizeof *t->scratch);
 	size_t n = 0;
 	const char *key;
 	json_t *val;

@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/fsutil.h"
 #include "seed/metrics.h"
 
@@ -44,9 +44,7 @@ static const learn_algo *algo_for(seed_config_algorithm id)
 
 double learn_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	return seed_now_s();
 }
 
 /* The shared message of the policy-gradient algorithms. */
@@ -194,6 +192,25 @@ int seed_learner_set_device(seed_learner *L, const char *device, seed_err *err)
 	return rc;
 }
 
+/* Put return x in the window of the last return_window returns. */
+static void take_return(seed_learner *L, float x)
+{
+	int W = L->cfg->return_window;
+	L->returns[L->ret_at] = x;
+	L->ret_at = (L->ret_at + 1) % W;
+	if (L->st.nreturns < W)
+		L->st.nreturns++;
+}
+
+/* The window's mean into the status (NaN while it is empty). */
+static void window_mean(seed_learner *L)
+{
+	double s = 0;
+	for (int i = 0; i < L->st.nreturns; i++)
+		s += L->returns[i];
+	L->st.mean_return = L->st.nreturns ? s / L->st.nreturns : NAN;
+}
+
 int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *err)
 {
 	int rc = seed_checkpoint_load_model(ck, L->model, err);
@@ -224,6 +241,20 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 	}
 	if (L->target)
 		L->st.target_updates = ck->step / L->cfg->r2d2.target_update_period;
+	/* The return window goes on where it was (a checkpoint saved before
+	 * an episode ended, or by an older Seed, has none): its last
+	 * return_window returns, oldest first. */
+	const seed_tensor *ret = seed_checkpoint_get(ck, "learner.returns");
+	if (ret && (ret->dtype != SEED_DTYPE_F32 || ret->rank != 1))
+		return seed_err_set(err, -EINVAL, "%s: tensor 'learner.returns' is not f32 [N]",
+		                    seed_checkpoint_file(ck) ? seed_checkpoint_file(ck) : "checkpoint");
+	int64_t nret = ret ? ret->shape[0] : 0;
+	for (int64_t i = nret > L->cfg->return_window ? nret - L->cfg->return_window : 0; i < nret; i++) {
+		float x;
+		memcpy(&x, (const uint8_t *)ret->data + 4 * i, 4);
+		take_return(L, x);
+	}
+	window_mean(L);
 	int64_t src = -1;
 	const char *file = seed_checkpoint_file(ck);
 	if (file) {
@@ -291,20 +322,13 @@ int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *er
 		memcpy(&n, (const uint8_t *)len->data + 4 * i, 4);
 		L->st.env_frames += n > 0 ? n : 0;
 	}
-	int W = L->cfg->return_window;
 	for (int64_t i = 0; i < r->shape[0]; i++) {
 		float x;
 		memcpy(&x, (const uint8_t *)r->data + 4 * i, 4);
-		L->returns[L->ret_at] = x;
-		L->ret_at = (L->ret_at + 1) % W;
-		if (L->st.nreturns < W)
-			L->st.nreturns++;
+		take_return(L, x);
 		L->st.episodes++;
 	}
-	double s = 0;
-	for (int i = 0; i < L->st.nreturns; i++)
-		s += L->returns[i];
-	L->st.mean_return = L->st.nreturns ? s / L->st.nreturns : NAN;
+	window_mean(L);
 	return 0;
 }
 
@@ -430,7 +454,8 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	int nt = seed_model_num_tensors(L->model);
 	int ns = seed_optim_slots(L->optim);
 	int ntg = L->target ? nt : 0; /* the target network's tensors, "target.NAME" */
-	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg), sizeof *ts);
+	int nr = L->st.nreturns > 0;  /* the return window, "learner.returns" */
+	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg + nr), sizeof *ts);
 	char(*names)[64] = seed_xcalloc((size_t)(ns + ntg) + 1, sizeof *names);
 	float *params = (float *)seed_model_params_read(L->model); /* a view for saving */
 	for (int i = 0; i < nt; i++) {
@@ -454,6 +479,19 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		ts[nt + ns + i].tensor =
 		    seed_tensor_view(tparams + p->offset, SEED_DTYPE_F32, p->rank, p->shape);
 	}
+	/* The window's returns, oldest first, so that a resumed run's mean
+	 * goes on from them instead of starting over from its first
+	 * episodes (the returns came as f32: saved exactly). */
+	float *window = NULL;
+	int64_t nw = L->st.nreturns;
+	if (nr) {
+		window = seed_xmalloc((size_t)nw * sizeof *window);
+		int W = L->cfg->return_window, first = nw < W ? 0 : L->ret_at;
+		for (int64_t i = 0; i < nw; i++)
+			window[i] = (float)L->returns[(first + i) % W];
+		ts[nt + ns + ntg].name = "learner.returns";
+		ts[nt + ns + ntg].tensor = seed_tensor_view(window, SEED_DTYPE_F32, 1, &nw);
+	}
 	const seed_config *c = L->cfg;
 	json_t *env_opts = json_loads(c->env_options, 0, NULL);
 	json_t *model = json_loads(c->model, 0, NULL);
@@ -468,13 +506,14 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	    .optim_step = seed_optim_steps(L->optim),
 	    .rng = L->rng,
 	    .wall_time = seed_learner_wall_time(L),
-	    .ntensors = (size_t)(nt + ns + ntg),
+	    .ntensors = (size_t)(nt + ns + ntg + nr),
 	    .tensors = ts,
 	};
 	int rc = seed_checkpoint_save(L->dir, &ck, err);
 	json_decref(env_opts);
 	json_decref(model);
 	free(names);
+	free(window);
 	free(ts);
 	if (rc && err) {
 		/* Say what the directory still holds: a failure must not read as

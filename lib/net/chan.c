@@ -25,6 +25,7 @@
 #include <zmq.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 
 #define MON_KINDS 4
@@ -106,13 +107,6 @@ static int zkind(seed_chan_kind k)
 	(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |                        \
 	 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
 
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Why a handshake failed, in words, for the side that saw it; the kind
  * (0-3) says which rate limit applies. */
 static int describe(const seed_chan *c, unsigned event, uint32_t value, char *buf, size_t n)
@@ -165,7 +159,7 @@ static int describe(const seed_chan *c, unsigned event, uint32_t value, char *bu
  * yet), at most once every SEED_CHAN_LOG_INTERVAL seconds per kind. */
 static void mon_say(seed_chan *c, int kind, const char *why)
 {
-	double now = mono_s();
+	double now = seed_now_s();
 	for (int k = why ? kind : 0; k <= (why ? kind : MON_KINDS - 1); k++) {
 		if (!c->log || now - c->last_log[k] < SEED_CHAN_LOG_INTERVAL || c->unlogged[k] == 0)
 			continue;
@@ -503,13 +497,6 @@ static bool stopped(const seed_chan *c)
 	return c->stop && *c->stop;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Wait until the socket (or, for a file channel, its descriptor) has events
  * (ZMQ_POLLIN/OUT) or timeout_ms passes (-1: forever), looking at *stop
  * every slice.  0 ready, -EAGAIN timeout, -EINTR stopped.  The time left is
@@ -517,13 +504,14 @@ static int64_t now_ms(void)
  * early must not shorten the timeout. */
 static int wait_for(seed_chan *c, short events, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? 0 : seed_now_us() + (int64_t)timeout_ms * 1000;
 	for (;;) {
 		if (stopped(c))
 			return -EINTR;
 		int slice = SLICE_MS;
 		if (timeout_ms >= 0) {
-			int64_t left = deadline - now_ms();
+			/* whole milliseconds left, rounded up: zmq_poll's unit */
+			int64_t left = (deadline - seed_now_us() + 999) / 1000;
 			if (left < slice)
 				slice = left > 0 ? (int)left : 0;
 		}
@@ -533,7 +521,7 @@ static int wait_for(seed_chan *c, short events, int timeout_ms)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (timeout_ms >= 0 && now_ms() >= deadline)
+		if (timeout_ms >= 0 && seed_now_us() >= deadline)
 			return -EAGAIN;
 	}
 }

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/fsutil.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
@@ -266,13 +266,6 @@ static int cmp_key(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
@@ -298,10 +291,7 @@ static int load_dir(seed_zap *z, const char *dir, seed_err *err)
 		free(path);
 		if (rc)
 			break;
-		if (z->nkeys == cap) {
-			cap = cap ? 2 * cap : 16;
-			z->keys = seed_xrealloc(z->keys, cap * sizeof *z->keys);
-		}
+		z->keys = seed_xgrow(z->keys, &cap, (size_t)z->nkeys + 1, sizeof *z->keys);
 		zmq_z85_decode(z->keys[z->nkeys++], k.pub);
 	}
 	closedir(d);
@@ -325,7 +315,7 @@ static void say(seed_zap *z, const char *msg)
 static void log_refusal(seed_zap *z, const char *addr, const uint8_t *key)
 {
 	z->unlogged++;
-	double now = mono_s();
+	double now = seed_now_s();
 	if (now - z->last_log < 1.0)
 		return;
 	char z85[SEED_CURVE_Z85_LEN + 1] = "?";
@@ -387,13 +377,13 @@ static void *zap_main(void *arg)
 		zmq_pollitem_t it = {.socket = z->sock, .events = ZMQ_POLLIN};
 		int r = zmq_poll(&it, 1, 100);
 		if (r <= 0) {
-			if (z->unlogged && mono_s() - z->last_log >= 1.0) {
+			if (z->unlogged && seed_now_s() - z->last_log >= 1.0) {
 				char msg[128];
 				snprintf(msg, sizeof msg, "refused %llu more client%s (keys not allowed)",
 				         (unsigned long long)z->unlogged, z->unlogged == 1 ? "" : "s");
 				say(z, msg);
 				z->unlogged = 0;
-				z->last_log = mono_s();
+				z->last_log = seed_now_s();
 			}
 			continue;
 		}

@@ -23,6 +23,7 @@
 #include <zmq.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 
 /* How long one sleep may last while waiting for ever: the longest a stop
  * flag set just before the loop went to sleep can go unseen. */
@@ -50,23 +51,18 @@ typedef struct timer {
 struct seed_loop {
 	volatile sig_atomic_t *stop;
 	reader *readers;
-	int nreaders, cap_readers;
+	int nreaders;
+	size_t cap_readers;
 	struct pollfd *fds; /* [cap_readers] */
 	int nfds;
 	bool dirty; /* a reader ended since the last compaction */
 	timer *timers;
-	int ntimers, cap_timers; /* slots in use (some free), allocated */
+	int ntimers;       /* slots in use (some free) */
+	size_t cap_timers; /* allocated */
 	int last_id;
 	uint64_t seq, turn;
 	bool stopping; /* a handler called seed_loop_stop */
 };
-
-int64_t seed_loop_now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
 
 int seed_loop_new(seed_loop **out, volatile sig_atomic_t *stop)
 {
@@ -114,11 +110,10 @@ int seed_loop_reader(seed_loop *l, seed_chan *c, seed_loop_reader_fn fn, void *a
 			return seed_err_set(err, -EINVAL, "%s: a send-only channel cannot have a reader",
 			                    seed_chan_endpoint(c));
 	}
-	if (l->nreaders == l->cap_readers) {
-		l->cap_readers = l->cap_readers ? 2 * l->cap_readers : 4;
-		l->readers = seed_xrealloc(l->readers, (size_t)l->cap_readers * sizeof *l->readers);
-		l->fds = seed_xrealloc(l->fds, (size_t)l->cap_readers * sizeof *l->fds);
-	}
+	/* readers and fds grow together: one capacity */
+	size_t cap = l->cap_readers, need = (size_t)l->nreaders + 1;
+	l->readers = seed_xgrow(l->readers, &cap, need, sizeof *l->readers);
+	l->fds = seed_xgrow(l->fds, &l->cap_readers, need, sizeof *l->fds);
 	l->readers[l->nreaders++] = (reader){c, sock, fn, arg, true, false};
 	l->dirty = true; /* fds gets its descriptor at the next compaction */
 	return 0;
@@ -167,10 +162,7 @@ int seed_loop_timer(seed_loop *l, int64_t delay_us, unsigned times, seed_loop_ti
 		if (!l->timers[i].id)
 			t = &l->timers[i];
 	if (!t) {
-		if (l->ntimers == l->cap_timers) {
-			l->cap_timers = l->cap_timers ? 2 * l->cap_timers : 4;
-			l->timers = seed_xrealloc(l->timers, (size_t)l->cap_timers * sizeof *l->timers);
-		}
+		l->timers = seed_xgrow(l->timers, &l->cap_timers, (size_t)l->ntimers + 1, sizeof *l->timers);
 		t = &l->timers[l->ntimers++];
 		t->id = 0; /* free until filled in below (the id search reads it) */
 	}
@@ -183,7 +175,7 @@ int seed_loop_timer(seed_loop *l, int64_t delay_us, unsigned times, seed_loop_ti
 			taken = l->timers[i].id == id;
 	}
 	l->last_id = id;
-	*t = (timer){id, seed_loop_now_us() + delay_us, delay_us, times, l->seq++, l->turn, fn, arg};
+	*t = (timer){id, seed_now_us() + delay_us, delay_us, times, l->seq++, l->turn, fn, arg};
 	return id;
 }
 
@@ -244,7 +236,7 @@ static int wait_ready(seed_loop *l, int64_t until, seed_err *err)
 			return n;
 		int64_t left = SLICE_US;
 		if (until >= 0) {
-			left = until - seed_loop_now_us();
+			left = until - seed_now_us();
 			if (left <= 0)
 				return 0;
 			if (left > SLICE_US)
@@ -295,7 +287,7 @@ int seed_loop_run_once(seed_loop *l, int64_t timeout_us, seed_err *err)
 	}
 	l->turn++;
 
-	int64_t now = seed_loop_now_us(), until = timeout_us < 0 ? -1 : now + timeout_us;
+	int64_t now = seed_now_us(), until = timeout_us < 0 ? -1 : now + timeout_us;
 	for (int i = 0; i < l->ntimers; i++)
 		if (l->timers[i].id && (until < 0 || l->timers[i].deadline < until))
 			until = l->timers[i].deadline;
@@ -322,7 +314,7 @@ int seed_loop_run_once(seed_loop *l, int64_t timeout_us, seed_err *err)
 
 	/* Timers due now, earliest first; a timer's slot is updated before its
 	 * handler runs, which may add, cancel or reuse slots. */
-	now = seed_loop_now_us();
+	now = seed_now_us();
 	for (timer *t; (t = next_due(l, now));) {
 		int id = t->id;
 		seed_loop_timer_fn fn = t->fn;

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "seed/buf.h"
 
 /* The most floats of a conv2d's patch matrix (im2col or its gradient) at
  * once: 32M floats, 128 MiB of device memory, whatever the batch; a layer
@@ -551,9 +552,7 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 	if (e != cudaSuccess)
 		return seed_err_set(err, -ENODEV, "device cuda:%d: cudaSetDevice: %s", m->ordinal,
 		                    cudaGetErrorString(e));
-	nn_backend *be = (nn_backend *)calloc(1, sizeof *be);
-	if (!be)
-		return seed_err_set(err, -ENOMEM, "device cuda:%d: out of host memory", m->ordinal);
+	nn_backend *be = (nn_backend *)seed_xcalloc(1, sizeof *be);
 	be->dev = m->ordinal;
 	be->nlayers = m->nlayers;
 	be->max_batch = m->max_batch;
@@ -574,12 +573,8 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 	cublasSetStream(be->blas, be->st);
 	/* FP32 products, as the CPU's (no TF32 tensor cores). */
 	cublasSetMathMode(be->blas, CUBLAS_DEFAULT_MATH);
-	be->out = (float **)calloc((size_t)m->nlayers, sizeof *be->out);
-	be->scale = (float **)calloc((size_t)m->nlayers, sizeof *be->scale);
-	if (!be->out || !be->scale) {
-		rc = seed_err_set(err, -ENOMEM, "device cuda:%d: out of host memory", m->ordinal);
-		goto fail;
-	}
+	be->out = (float **)seed_xcalloc((size_t)m->nlayers, sizeof *be->out);
+	be->scale = (float **)seed_xcalloc((size_t)m->nlayers, sizeof *be->scale);
 	if (!dalloc(&be->params, m->nparams, be->dev, err) || !dalloc(&be->grads, m->nparams, be->dev, err) ||
 	    !dalloc(&be->input, B * m->obs_numel, be->dev, err))
 		goto fail;

@@ -141,7 +141,6 @@ static int check_keys(const json_t *obj, int i, const char *type, const char *co
 	const json_t *v;
 	json_object_foreach((json_t *)obj, key, v)
 	{
-		(void)v;
 		int ok = strcmp(key, "type") == 0;
 		for (int j = 0; allowed[j] && !ok; j++)
 			ok = strcmp(key, allowed[j]) == 0;
@@ -311,7 +310,6 @@ static int parse_core(const json_t *obj, int D, int A, model_core *c, seed_err *
 	const json_t *v;
 	json_object_foreach((json_t *)obj, key, v)
 	{
-		(void)v;
 		if (strcmp(key, "type") != 0 && strcmp(key, "units") != 0 &&
 		    strcmp(key, "prev_reward") != 0 && strcmp(key, "prev_action") != 0)
 			return bad(err,

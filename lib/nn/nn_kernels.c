@@ -326,7 +326,6 @@ const nnk_ops *const nnk_variants[] = {&nnk_ops_base, &nnk_ref, NULL};
 
 int nnk_usable(const nnk_ops *ops)
 {
-	(void)ops;
 	return 1;
 }
 #endif

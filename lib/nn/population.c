@@ -351,20 +351,11 @@ static int build_genomes(seed_population *p, const seed_noise *noise, const seed
 	/* A phase-0 GA set keeps its parents for the next sets. */
 	bool keep = g->algo == SEED_EVO_GA && g->phase == 0;
 	int cap = keep ? (M < POP_CACHE ? M : POP_CACHE) : 0, nnew = 0;
-	genome_ref *refs = malloc((size_t)M * sizeof *refs);
-	float *init = malloc(P * sizeof *init), *parent = malloc(P * sizeof *parent);
-	int64_t *new_g = cap ? malloc((size_t)cap * (size_t)L * sizeof *new_g) : NULL;
-	int *new_len = cap ? malloc((size_t)cap * sizeof *new_len) : NULL;
-	float *new_w = cap ? malloc((size_t)cap * P * sizeof *new_w) : NULL;
-	if (!refs || !init || !parent || (cap && (!new_g || !new_len || !new_w))) {
-		free(refs);
-		free(init);
-		free(parent);
-		free(new_g);
-		free(new_len);
-		free(new_w);
-		return seed_err_set(err, -ENOMEM, "population: out of memory");
-	}
+	genome_ref *refs = seed_xmalloc((size_t)M * sizeof *refs);
+	float *init = seed_xmalloc(P * sizeof *init), *parent = seed_xmalloc(P * sizeof *parent);
+	int64_t *new_g = cap ? seed_xmalloc((size_t)cap * (size_t)L * sizeof *new_g) : NULL;
+	int *new_len = cap ? seed_xmalloc((size_t)cap * sizeof *new_len) : NULL;
+	float *new_w = cap ? seed_xmalloc((size_t)cap * P * sizeof *new_w) : NULL;
 	for (int m = 0; m < M; m++) {
 		const int64_t *row = g->genome + (size_t)m * (size_t)L;
 		int n = 0;
@@ -468,26 +459,18 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		    (unsigned long long)seed_noise_seed(noise), (long long)seed_noise_size(noise),
 		    (unsigned long long)g->noise_seed, (long long)g->noise_size);
 	int M = g->members;
-	if ((size_t)M + 1 > p->cap_members) {
-		free(p->start);
-		p->start = malloc(((size_t)M + 1) * sizeof *p->start);
-		p->cap_members = p->start ? (size_t)M + 1 : 0;
-		if (!p->start)
-			return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
-	}
+	p->start = seed_xgrow(p->start, &p->cap_members, (size_t)M + 1, sizeof *p->start);
 	p->noise = noise;
 	p->rank = g->rank;
 	p->lowrank = g->algo == SEED_EVO_ES && g->rank > 0;
 	if (!p->lowrank) {
 		size_t need = (size_t)M * p->P;
 		if (need > p->cap_floats) {
+			/* Exactly what is needed, not seed_xgrow's doubling: the
+			 * members' weights may take gigabytes, and none are kept. */
 			free(p->members);
-			p->members = malloc(need * sizeof(float));
-			p->cap_floats = p->members ? need : 0;
-			if (!p->members)
-				return seed_err_set(
-				    err, -ENOMEM,
-				    "population: out of memory for %d members of %zu parameters", M, p->P);
+			p->members = seed_xmalloc(need * sizeof(float));
+			p->cap_floats = need;
 		}
 		rc = g->algo == SEED_EVO_ES ? build_es(p, noise, g, err) : build_genomes(p, noise, g, err);
 		if (rc) {
@@ -507,13 +490,9 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		    err, -EINVAL, "population: a noise slice of %lld floats is longer than the table (%lld)",
 		    (long long)Q, (long long)seed_noise_size(noise));
 	lowrank_layout(p, r);
-	p->msmall = malloc((size_t)M * (p->small ? p->small : 1) * sizeof(float));
-	p->mlr = malloc((size_t)M * (p->lrsize ? p->lrsize : 1) * sizeof(float));
-	p->T = malloc((size_t)p->max_rows * (size_t)r * sizeof(float));
-	if (!p->msmall || !p->mlr || !p->T) {
-		drop_generation(p);
-		return seed_err_set(err, -ENOMEM, "population: out of memory for %d members", M);
-	}
+	p->msmall = seed_xmalloc((size_t)M * p->small * sizeof(float));
+	p->mlr = seed_xmalloc((size_t)M * p->lrsize * sizeof(float));
+	p->T = seed_xmalloc((size_t)p->max_rows * (size_t)r * sizeof(float));
 	const seed_model *mo = p->model;
 	memcpy(mo->params, g->centre, p->P * sizeof(float));
 	float inv = (float)(1.0 / sqrt((double)r));

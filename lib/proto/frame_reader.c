@@ -104,13 +104,7 @@ int seed_frame_reader_next(seed_frame_reader *r, const void **data, size_t *len,
 			r->tail -= r->head;
 			r->head = 0;
 		}
-		if (r->cap - r->head < want) {
-			size_t cap = r->cap;
-			while (cap - r->head < want)
-				cap *= 2;
-			r->buf = seed_xrealloc(r->buf, cap);
-			r->cap = cap;
-		}
+		r->buf = seed_xgrow(r->buf, &r->cap, r->head + want, 1);
 		ssize_t n = read(r->fd, r->buf + r->tail, r->cap - r->tail);
 		if (n < 0) {
 			int e = errno;

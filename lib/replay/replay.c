@@ -50,7 +50,7 @@ struct seed_replay {
 	uint64_t *ids; /* scratch for sampling: max_k of each */
 	double *prob;
 	float *weight;
-	int max_k;
+	size_t max_k;
 };
 
 int seed_replay_new(seed_replay **out, const seed_replay_opts *o, seed_err *err)
@@ -69,9 +69,7 @@ int seed_replay_new(seed_replay **out, const seed_replay_opts *o, seed_err *err)
 	if (!isfinite(o->tolerance) || o->tolerance < 0)
 		return seed_err_set(err, -EINVAL, "replay: rate tolerance %g: need a finite value >= 0",
 		                    o->tolerance);
-	seed_replay *r = calloc(1, sizeof *r);
-	if (!r)
-		return seed_err_set(err, -ENOMEM, "replay: no memory");
+	seed_replay *r = seed_xcalloc(1, sizeof *r);
 	r->o = *o;
 	int rc = seed_sumtree_new(&r->tree, o->capacity, o->alpha, err);
 	if (rc) {
@@ -212,10 +210,7 @@ int seed_replay_set_layout(seed_replay *r, const seed_replay_layout *l, seed_err
 		off[k] = total;
 		total += (row[k] * (size_t)r->o.capacity + 63) & ~(size_t)63;
 	}
-	void *mem = NULL;
-	if (posix_memalign(&mem, 64, total ? total : 64) != 0)
-		return seed_err_set(err, -ENOMEM, "replay: no memory for %llu items of layout %s (%zu bytes)",
-		                    (unsigned long long)r->o.capacity, a, total);
+	void *mem = seed_xaligned(total);
 	/* Touch it now, so that the memory is really held from the start. */
 	memset(mem, 0, total);
 	r->mem = mem;
@@ -391,24 +386,13 @@ int seed_replay_batch_carve(const seed_replay *r, int K, void *mem, seed_replay_
 	return 0;
 }
 
-static int grow_scratch(seed_replay *r, int K)
+/* The sampling scratch (ids, prob, weight) for K rows: one capacity. */
+static void grow_scratch(seed_replay *r, int K)
 {
-	if (K <= r->max_k)
-		return 0;
-	uint64_t *ids = realloc(r->ids, (size_t)K * sizeof *ids);
-	if (!ids)
-		return -ENOMEM;
-	r->ids = ids;
-	double *prob = realloc(r->prob, (size_t)K * sizeof *prob);
-	if (!prob)
-		return -ENOMEM;
-	r->prob = prob;
-	float *w = realloc(r->weight, (size_t)K * sizeof *w);
-	if (!w)
-		return -ENOMEM;
-	r->weight = w;
-	r->max_k = K;
-	return 0;
+	size_t cap = r->max_k, cap2 = r->max_k;
+	r->ids = seed_xgrow(r->ids, &cap, (size_t)K, sizeof *r->ids);
+	r->prob = seed_xgrow(r->prob, &cap2, (size_t)K, sizeof *r->prob);
+	r->weight = seed_xgrow(r->weight, &r->max_k, (size_t)K, sizeof *r->weight);
 }
 
 int seed_replay_sample(seed_replay *r, seed_replay_batch *b, seed_err *err)
@@ -421,8 +405,7 @@ int seed_replay_sample(seed_replay *r, seed_replay_batch *b, seed_err *err)
 		return seed_err_set(err, -EAGAIN, "replay: %llu sequences stored, sampling starts at %llu",
 		                    (unsigned long long)ts.count, (unsigned long long)r->o.min_size);
 	int K = b->K;
-	if (grow_scratch(r, K))
-		return seed_err_set(err, -ENOMEM, "replay: no memory for a batch of %d", K);
+	grow_scratch(r, K);
 	int rc = seed_sumtree_sample(r->tree, &r->rng, K, r->o.beta, r->ids, r->prob, r->weight);
 	if (rc == -ENOENT)
 		return seed_err_set(err, -ENOENT, "replay: every stored priority is 0");
@@ -543,11 +526,6 @@ void seed_replay_stats_get(const seed_replay *r, seed_replay_stats *st)
 	                          .has_layout = r->has_layout};
 }
 
-seed_rng *seed_replay_rng(seed_replay *r)
-{
-	return &r->rng;
-}
-
 /* ---- snapshots ----------------------------------------------------------- */
 
 /* The stored items in key order as at most two runs of slots each:
@@ -565,13 +543,7 @@ static void runs_of(const seed_replay *r, uint64_t *first, uint64_t *n0, uint64_
 int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *nparts, seed_err *err)
 {
 	size_t tree_bytes = seed_sumtree_save_size(r->tree), need = SNAP_HEADER + tree_bytes;
-	if (need > r->snap_size) {
-		unsigned char *s = realloc(r->snap, need);
-		if (!s)
-			return seed_err_set(err, -ENOMEM, "replay: no memory for a snapshot");
-		r->snap = s;
-		r->snap_size = need;
-	}
+	r->snap = seed_xgrow(r->snap, &r->snap_size, need, 1);
 	seed_sumtree_stats ts;
 	seed_sumtree_stats_get(r->tree, &ts);
 	unsigned char *h = r->snap;

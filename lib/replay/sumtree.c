@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "seed/bytes.h"
+#include "seed/buf.h"
 
 struct seed_sumtree {
 	uint64_t capacity, leaves;
@@ -41,14 +42,8 @@ int seed_sumtree_new(seed_sumtree **out, uint64_t capacity, double alpha, seed_e
 	uint64_t leaves = 1;
 	while (leaves < capacity)
 		leaves *= 2;
-	seed_sumtree *t = calloc(1, sizeof *t);
-	double *mem = malloc(3 * 2 * leaves * sizeof *mem);
-	if (!t || !mem) {
-		free(t);
-		free(mem);
-		return seed_err_set(err, -ENOMEM, "sum tree: no memory for %llu slots",
-		                    (unsigned long long)capacity);
-	}
+	seed_sumtree *t = seed_xcalloc(1, sizeof *t);
+	double *mem = seed_xmalloc(3 * 2 * leaves * sizeof *mem);
 	t->capacity = capacity;
 	t->leaves = leaves;
 	t->alpha = alpha;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const phase_names[SEED_PHASE_N] = {
     [SEED_PHASE_WAIT] = "wait",
@@ -33,13 +32,6 @@ static const char *const phase_names[SEED_PHASE_N] = {
 const char *seed_phase_name(seed_phase p)
 {
 	return (unsigned)p < SEED_PHASE_N ? phase_names[p] : NULL;
-}
-
-double seed_timing_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void seed_timing_fractions(const double *from, const double *to, double dt, double *frac)

@@ -50,6 +50,13 @@ void *seed_xcalloc(size_t n, size_t size);
 void *seed_xrealloc(void *p, size_t n);
 /* 64-byte aligned allocation, rounded up to a multiple of 64; free with free(). */
 void *seed_xaligned(size_t n);
+/* The one way an array of libseed grows: p (NULL or from these allocators)
+ * holds *cap elements of size bytes; when need > *cap it is reallocated,
+ * contents kept, to a capacity of at least need and at least twice *cap
+ * (16 the first time), and *cap is set to it.  Returns the array (p itself
+ * when it had room).  A capacity whose bytes overflow size_t calls
+ * seed_oom, as running out of memory does. */
+void *seed_xgrow(void *p, size_t *cap, size_t need, size_t size);
 
 #ifdef __cplusplus
 }

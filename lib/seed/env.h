@@ -139,15 +139,13 @@ int seed_env_lookup(const char *name, const seed_env_class **out, seed_err *err)
  * neither in known (a NULL-terminated list) nor "max_steps"; the message
  * names the key and lists the known ones.
  *
- * seed_env_option_int/_double/_bool: if options has key, check its type (an
- * integer; any number; true or false) and range [min, max], and store it in
+ * seed_env_option_int/_bool: if options has key, check its type (an
+ * integer; true or false) and range [min, max], and store it in
  * *out; if it does not, leave *out alone (the caller's default) and return
  * 0.  -SEED_EOPTION with a message naming the key if the value is wrong. */
 int seed_env_options_check(const json_t *options, const char *env, const char *const *known, seed_err *err);
 int seed_env_option_int(const json_t *options, const char *env, const char *key, long long min, long long max,
                         long long *out, seed_err *err);
-int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
-                           double *out, seed_err *err);
 int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err);
 /* seed_env_option_doubles: if options has key, check that it is an array
  * of exactly n finite numbers and store them in out[0..n); if it does not,

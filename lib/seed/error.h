@@ -2,7 +2,9 @@
  *
  * Functions in libseed return 0 on success or a negative errno-style code
  * (-EINVAL, -ENOMEM, ...) or one of the SEED_E* codes below.  Out-parameters
- * are written only on success.  libseed never prints and never exits.
+ * are written only on success.  libseed never prints and never exits,
+ * except in one place: when memory runs out, seed_oom (seed/buf.h) prints
+ * one line and aborts.
  * Where a human-readable reason matters (bad frames, bad options), the
  * function also takes a `seed_err` that receives a message naming what was
  * wrong and where.

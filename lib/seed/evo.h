@@ -169,7 +169,8 @@ typedef struct seed_evo seed_evo;
  * rank < 0; truncation not in [1, population]; elite_candidates not in
  * [0, population]; lr not finite or < 0; l2 not finite or < 0; a table
  * that is not (noise_seed, noise_size); a noise slice longer than the
- * table), -ENOMEM. */
+ * table); those of seed_optim_new (ES).  Allocation failure aborts
+ * (seed_oom). */
 int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
                  seed_err *err);
 /* Free *e (NULL is fine) and set *e to NULL. */
@@ -186,7 +187,8 @@ bool seed_evo_complete(const seed_evo *e);
  * of the update, both of an ES pair) and make the next one.  A round in
  * which no member (ES: no pair) had an episode changes nothing but the
  * round: the same members are played again under the next generation
- * number.  Errors: -ENOMEM, e unchanged. */
+ * number.  Errors: those of an ES update (seed_evo_add_noise, the Adam
+ * step), with a message in err. */
 int seed_evo_advance(seed_evo *e, seed_err *err);
 /* The best network so far: ES its centre, GA and RS the elite (after its re-evaluation;
  * before any, the best member of the last finished round; before any round
@@ -243,7 +245,7 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  * with no episodes reported (a resumed learner replays it from the start).
  * Errors: -ENOENT (a tensor missing), -EINVAL (a tensor of another dtype
  * or shape, a state of another algorithm, population, rank, P or noise
- * table: err says which), -ENOMEM; e is unchanged on error. */
+ * table: err says which); e is unchanged on error. */
 #define SEED_EVO_STATE_TENSORS 12
 int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max);
 int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err);

@@ -83,7 +83,7 @@ typedef struct seed_evolver_status {
  * noise table of evolution.noise_seed and noise_size, the algorithm seeded
  * by cfg->seed.  now: the caller's clock, the first round's start.
  * Errors: -EINVAL for another algorithm, a model without an actor-critic
- * head or with a core, what seed_evo_new refuses; -ENOMEM. */
+ * head or with a core, what seed_evo_new refuses. */
 int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_spec *spec, double now,
                      seed_err *err);
 
@@ -136,9 +136,6 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now);
  * without one; those of building the best network and of
  * seed_checkpoint_save (the previous checkpoint then stays current). */
 int seed_evolver_save(seed_evolver *E, seed_err *err);
-
-/* The best network's parameters (P floats, seed_evo_best_params) into out. */
-int seed_evolver_best_params(seed_evolver *E, float *out, seed_err *err);
 
 /* Borrowed views, valid while E lives. */
 const seed_evolver_status *seed_evolver_get_status(const seed_evolver *E);

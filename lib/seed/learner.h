@@ -12,7 +12,9 @@
  * clipping, the learning-rate schedule, and the optimizer step, skipped when
  * the gradient is not finite.  Each update advances the policy version by
  * one.  Checkpoints (seed/checkpoint.h) save and restore the model, the
- * optimizer state and the counters.
+ * optimizer state, the counters and the window of the last returns (so
+ * that a resumed run's mean return goes on, not over from its first
+ * episodes).
  *
  * Batch layout: time-major, (T+1, B) rows, so that the T*B rows of the
  * transitions are one matrix for the model, the loss reads (T, B) slices
@@ -168,8 +170,9 @@ void seed_learner_free(seed_learner **L);
  * of seed_model_set_device; the models stay where they were. */
 int seed_learner_set_device(seed_learner *L, const char *device, seed_err *err);
 
-/* Restore the parameters, the optimizer state and the counters from ck
- * (borrowed), before the first update.  A reservation of versions past
+/* Restore the parameters, the optimizer state, the counters and the
+ * return window ("learner.returns", when ck has it: its last return_window
+ * returns) from ck (borrowed), before the first update.  A reservation of versions past
  * ck's policy_version in the directory ck was loaded from moves the
  * version past it.  Errors: a tensor missing or of another shape (-ENOENT,
  * -EINVAL, naming the file and the tensor); L is then partly restored. */

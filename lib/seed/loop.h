@@ -110,10 +110,6 @@ int seed_loop_run(seed_loop *loop, seed_err *err);
  * seed_loop_stop, or a negative code as seed_loop_run. */
 int seed_loop_run_once(seed_loop *loop, int64_t timeout_us, seed_err *err);
 
-/* The loop's clock: CLOCK_MONOTONIC in microseconds, the clock of the
- * timers' deadlines. */
-int64_t seed_loop_now_us(void);
-
 #ifdef __cplusplus
 }
 #endif

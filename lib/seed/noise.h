@@ -50,8 +50,8 @@ typedef struct seed_noise seed_noise;
 /* Build the table: size floats, element i the i-th draw of a generator seeded
  * seed_rng_init(seed, SEED_NOISE_STREAM) (the polar method above,
  * deterministic on every machine). size in [1, 2^31 - 1].  Errors: -EINVAL
- * (size out of range, err says so), -ENOMEM; *out is written only on
- * success. */
+ * (size out of range, err says so); *out is written only on success.
+ * Allocation failure aborts (seed_oom). */
 int seed_noise_new(seed_noise **out, uint64_t seed, int64_t size, seed_err *err);
 /* Free *n (NULL is fine) and set *n to NULL. */
 void seed_noise_free(seed_noise **n);

@@ -63,7 +63,8 @@ typedef struct seed_population seed_population;
 /* As seed_agent_new's arguments: the model description, observation dtype (SEED_DTYPE_F32 or U8: rows
  * come already converted to it) and shape, actions, rows per call.
  * Errors: those of seed_model_new (-SEED_EOPTION for a bad description),
- * -EINVAL for a model with a recurrent core, -ENOMEM. */
+ * -EINVAL for a model with a recurrent core.  Allocation failure aborts
+ * (seed_oom). */
 int seed_population_new(seed_population **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
                         const int64_t *obs_shape, int num_actions, int max_rows, seed_err *err);
 /* Free *p (NULL is fine) and set *p to NULL. */
@@ -72,7 +73,7 @@ void seed_population_free(seed_population **p);
  * g is copied (nothing of it is kept); noise must stay alive until the
  * next seed_population_set or seed_population_free (low rank reads it).
  * Errors: -EINVAL (P mismatch, noise identity mismatch, a bad generation as
- * seed_evo_gen_check says), -ENOMEM; on error the population has no
+ * seed_evo_gen_check says); on error the population has no
  * generation (forward refuses until a set succeeds). */
 int seed_population_set(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err);
 /* Forward rows obs (rows x obs_bytes, the model's dtype) each with its member (member[r] in [0, M)):

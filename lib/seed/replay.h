@@ -96,7 +96,7 @@ typedef struct seed_replay_stats {
 
 /* A replay of options o (copied).  Nothing is allocated for items until the
  * first insert fixes the layout.  Errors: -EINVAL for bad options (err says
- * which), -ENOMEM. */
+ * which).  Allocation failure aborts (seed_oom). */
 int seed_replay_new(seed_replay **out, const seed_replay_opts *o, seed_err *err);
 /* Free *rp (NULL or *rp NULL: nothing) and set *rp to NULL. */
 void seed_replay_free(seed_replay **rp);
@@ -108,8 +108,8 @@ int seed_replay_layout_of(const seed_frame *f, seed_replay_layout *l, seed_err *
 size_t seed_replay_item_bytes(const seed_replay_layout *l);
 size_t seed_replay_bytes(const seed_replay_layout *l, uint64_t capacity);
 /* Fix the layout (allocating the items' memory) without inserting.
- * -EINVAL if one is fixed already and differs, -E2BIG past max_bytes,
- * -ENOMEM. */
+ * -EINVAL if one is fixed already and differs, -E2BIG past max_bytes
+ * (running out of memory below it aborts: seed_oom). */
 int seed_replay_set_layout(seed_replay *r, const seed_replay_layout *l, seed_err *err);
 /* The layout (NULL until fixed). */
 const seed_replay_layout *seed_replay_get_layout(const seed_replay *r);
@@ -118,7 +118,7 @@ const seed_replay_layout *seed_replay_get_layout(const seed_replay *r);
  * The first insert fixes the layout.  Refused with -SEED_EFRAME and a
  * message, nothing stored: another layout (counted in bad_layout), a
  * `priority` field that is not f32 [B] or holds a negative or non-finite
- * value.  -E2BIG / -ENOMEM when the first layout's memory cannot be had.
+ * value.  -E2BIG when the first layout's memory is past max_bytes.
  * Does not consult the rate limiter (see seed_replay_insert_ready).
  * Returns 0 and, when first_key is not NULL, the key of row 0 (rows get
  * consecutive keys). */
@@ -175,8 +175,6 @@ int seed_replay_update_frame(seed_replay *r, const seed_frame *f, size_t *applie
 /* The priority of a stored key: 0 and *p, or -ESTALE. */
 int seed_replay_priority(const seed_replay *r, int64_t key, double *p);
 void seed_replay_stats_get(const seed_replay *r, seed_replay_stats *st);
-/* The sampling generator (for tests: its state is part of a snapshot). */
-seed_rng *seed_replay_rng(seed_replay *r);
 
 /* A snapshot as parts of a file (for seed_fs_write_atomic): *nparts (at
  * most SEED_REPLAY_SNAPSHOT_PARTS) pieces, the first two held by the

@@ -13,6 +13,11 @@
  * pushes what is left); a half forgotten before its next unroll (expired,
  * evicted, remade for another layout) loses them with its unroll.
  *
+ * Pushes: a frame that could not be pushed on the unrolls channel is
+ * counted (push_failed) and warned about, at once the first time, then at
+ * most once every push_warn_interval seconds with the count since the last
+ * warning; its unrolls and episodes are not counted as pushed.
+ *
  * Every request gets an answer: an action frame, the kept answer again for
  * a resent request, or an error frame saying what was wrong (with the
  * frame's type when it is known).  Bad frames are counted and reported
@@ -55,6 +60,8 @@
  * Allocation: buffers are kept per half (seed_sessions) and per batch and
  * grow only when a batch or a half is larger than any before; a step
  * request allocates nothing once they have grown.
+ *
+ * Times: the now arguments are seconds of seed_now_s (seed/clock.h).
  *
  * Threads: a seed_serve and its channels belong to one thread.
  */
@@ -110,8 +117,11 @@ typedef struct seed_serve_opts {
 	/* The caller gave Q-model settings: warn if the model turns out to be
 	 * an actor-critic one, which ignores them. */
 	bool q_settings;
+	/* Seconds between two warnings of frames that could not be pushed
+	 * (the first is said at once); 0: 5. */
+	double push_warn_interval;
 	/* Called with a warning for a person (a bad frame, a gap in seq, a
-	 * model that cannot be built); NULL: none. */
+	 * model that cannot be built, a push that failed); NULL: none. */
 	void (*warn)(void *ctx, const char *msg);
 	/* Called once an agent is built, when no parameters came with
 	 * seed_serve_policy (a checkpoint): load its parameters into m and set
@@ -122,7 +132,11 @@ typedef struct seed_serve_opts {
 
 typedef struct seed_serve_stats {
 	int64_t steps, requests, batches, rows, bad, resends, gaps, refused;
-	int64_t unroll_frames, unrolls, unroll_bytes, episodes;
+	int64_t unroll_frames, unrolls, unroll_bytes, episodes; /* pushed */
+	/* Unroll and episode frames whose push failed (-EINTR: stopped while
+	 * waiting for room; a file's write error): their unrolls and
+	 * episodes are lost and not counted above. */
+	int64_t push_failed;
 	int64_t halves, evicted, expired; /* halves: known now */
 	/* Unrolls (rows) not pushed: played at random before the model that
 	 * opts.model names was built. */
@@ -183,9 +197,8 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now);
  * m's id set) with an error frame of code and msg, and count it. */
 void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const char *msg);
 
-/* Whether a batch is open, and its deadline. */
+/* Whether a batch is open. */
 bool seed_serve_pending(const seed_serve *s);
-double seed_serve_deadline(const seed_serve *s);
 /* Whether the open batch holds max_batch rows. */
 bool seed_serve_full(const seed_serve *s);
 /* Whether the open batch should run at now: full, past its deadline, or
@@ -195,7 +208,7 @@ bool seed_serve_ready(const seed_serve *s, double now);
 /* Act on the open batch, answer every request in it and push the unrolls
  * it completed.  Errors: those of pushing on the unrolls channel (-EINTR
  * when its stop flag was raised while blocked there). */
-int seed_serve_run(seed_serve *s, double now);
+int seed_serve_run(seed_serve *s);
 
 /* Push the episodes every half has gathered since its last unroll frame
  * (they go out just before a half's next unroll frame): call it before
@@ -209,11 +222,9 @@ int seed_serve_flush(seed_serve *s);
  * deadline), take the newest parameters from params and run the batch if
  * it is ready, else wait 1 ms at most for the next request (so that a half
  * gone silent stops holding the batch without waiting out the timeout).
- * Returns 0, or an error of pushing unrolls (-EINTR when stopped). */
+ * Returns 0, or an error of pushing unrolls (-EINTR when stopped), which is
+ * also counted in push_failed and warned about (see "Pushes" above). */
 int seed_serve_turn(seed_serve *s, int wait_ms);
-
-/* The monotonic clock the service's times are on, in seconds. */
-double seed_serve_now(void);
 
 const seed_serve_stats *seed_serve_get_stats(const seed_serve *s);
 

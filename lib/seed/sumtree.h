@@ -63,9 +63,9 @@ typedef struct seed_sumtree_stats {
 } seed_sumtree_stats;
 
 /* A tree of capacity slots (1 .. SEED_SUMTREE_MAX_CAPACITY) with exponent
- * alpha (finite, >= 0; SEED uses 0.9).  Returns 0 and *out, -EINVAL for bad
- * arguments, -ENOMEM when the memory cannot be had (with a message in err,
- * which may be NULL). */
+ * alpha (finite, >= 0; SEED uses 0.9).  Returns 0 and *out, or -EINVAL for
+ * bad arguments (with a message in err, which may be NULL).  Allocation
+ * failure aborts (seed_oom). */
 int seed_sumtree_new(seed_sumtree **out, uint64_t capacity, double alpha, seed_err *err);
 /* Free *tp (NULL or *tp == NULL: nothing) and set *tp to NULL. */
 void seed_sumtree_free(seed_sumtree **tp);

@@ -5,8 +5,8 @@
  * (seed_phase), so that "wait" or "forward" mean the same in seed-actor,
  * seed-infer and seed-learn: a program adds the seconds each phase took to
  * an array of totals (double[SEED_PHASE_N]), reading the clock once per
- * phase boundary (seed_timing_now, the monotonic clock through the vDSO:
- * some 20 ns a read), and reports the fractions of wall time between two
+ * phase boundary (seed_now_s of seed/clock.h, the monotonic clock through
+ * the vDSO: some 20 ns a read), and reports the fractions of wall time between two
  * readings of the totals (seed_timing_fractions) in its statistics lines
  * (seed_timing_format) and its metrics lines (seed_timing_json: a field
  * "frac_NAME" per phase and "interval", the seconds they cover).  What no
@@ -56,9 +56,6 @@ typedef enum seed_phase {
 /* "wait", "take", "step", "forward", "backward", "optim", "encode",
  * "send", "blocked", "publish", "checkpoint"; NULL outside the enum. */
 const char *seed_phase_name(seed_phase p);
-
-/* Seconds on the monotonic clock (CLOCK_MONOTONIC). */
-double seed_timing_now(void);
 
 /* The fractions of dt seconds of wall time spent in each phase between two
  * readings of the totals, from (earlier) and to (later), each

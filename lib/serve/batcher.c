@@ -40,18 +40,6 @@ void seed_batcher_free(seed_batcher **bp)
 	*bp = NULL;
 }
 
-/* Make room for `need` bytes in *p of capacity *cap (doubling). */
-static void reserve(unsigned char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return;
-	size_t c = *cap ? *cap : 4096;
-	while (c < need)
-		c *= 2;
-	*p = seed_xrealloc(*p, c);
-	*cap = c;
-}
-
 int seed_batcher_add(seed_batcher *b, void *owner, const void *id, size_t idlen, int rows, const void *obs,
                      size_t row_bytes, double now)
 {
@@ -63,13 +51,10 @@ int seed_batcher_add(seed_batcher *b, void *owner, const void *id, size_t idlen,
 		b->deadline = now + b->timeout;
 		b->row_bytes = obs ? row_bytes : 0;
 	}
-	if ((size_t)b->n == b->cap_req) {
-		b->cap_req = b->cap_req ? 2 * b->cap_req : 16;
-		b->req = seed_xrealloc(b->req, b->cap_req * sizeof *b->req);
-	}
+	b->req = seed_xgrow(b->req, &b->cap_req, (size_t)b->n + 1, sizeof *b->req);
 	if (obs) {
 		size_t at = (size_t)b->rows * row_bytes, n = (size_t)rows * row_bytes;
-		reserve(&b->obs, &b->cap_obs, at + n);
+		b->obs = seed_xgrow(b->obs, &b->cap_obs, at + n, 1);
 		memcpy(b->obs + at, obs, n);
 	}
 	seed_batch_req *r = &b->req[b->n];
@@ -84,12 +69,11 @@ int seed_batcher_add(seed_batcher *b, void *owner, const void *id, size_t idlen,
 
 void seed_batcher_add_final(seed_batcher *b, int req, int row, const void *obs)
 {
-	if ((size_t)b->nfinal == b->cap_final) {
-		b->cap_final = b->cap_final ? 2 * b->cap_final : 64;
-		b->final_req = seed_xrealloc(b->final_req, b->cap_final * sizeof *b->final_req);
-		b->final_row = seed_xrealloc(b->final_row, b->cap_final * sizeof *b->final_row);
-	}
-	reserve(&b->final_obs, &b->cap_final_obs, ((size_t)b->nfinal + 1) * b->row_bytes);
+	/* final_req and final_row grow together: one capacity */
+	size_t cap = b->cap_final, need = (size_t)b->nfinal + 1;
+	b->final_req = seed_xgrow(b->final_req, &cap, need, sizeof *b->final_req);
+	b->final_row = seed_xgrow(b->final_row, &b->cap_final, need, sizeof *b->final_row);
+	b->final_obs = seed_xgrow(b->final_obs, &b->cap_final_obs, need * b->row_bytes, 1);
 	memcpy(b->final_obs + (size_t)b->nfinal * b->row_bytes, obs, b->row_bytes);
 	b->final_req[b->nfinal] = req;
 	b->final_row[b->nfinal] = row;

@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "seed/agent.h"
 #include "seed/batcher.h"
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/evo_assign.h"
 #include "seed/evo_frame.h"
 #include "seed/frame.h"
@@ -106,8 +106,9 @@ struct seed_serve {
 	seed_buf out;
 	seed_frame f;
 	seed_serve_stats st;
-	double last_gap_warn, last_build_warn, last_evict_warn;
+	double last_gap_warn, last_build_warn, last_evict_warn, last_push_warn;
 	int64_t evict_warns;
+	int64_t push_warned; /* push_failed at the last warning of it */
 	int64_t gaps_warned;
 	bool build_warned;
 };
@@ -163,6 +164,9 @@ int seed_serve_new(seed_serve **out, const seed_serve_opts *o, seed_chan *actors
 		                    "serve: discount %g and eta %g must be in [0, 1], the value rescaling's "
 		                    "epsilon %g finite and >= 0",
 		                    o->discount, o->eta, o->rescale_eps);
+	if (!(o->push_warn_interval >= 0 && isfinite(o->push_warn_interval)))
+		return seed_err_set(err, -EINVAL, "serve: push_warn_interval %g (finite, >= 0)",
+		                    o->push_warn_interval);
 	seed_serve *s = seed_xcalloc(1, sizeof *s);
 	seed_sessions_opts so = {.unrolls = unrolls != NULL,
 	                         .T = o->T,
@@ -251,19 +255,6 @@ void seed_serve_free(seed_serve **sp)
 	*sp = NULL;
 }
 
-/* Grow *p to hold n elements of size es (capacity *cap, doubling). */
-static void grow(void *pp, size_t *cap, size_t n, size_t es)
-{
-	if (n <= *cap)
-		return;
-	size_t c = *cap ? *cap : 256;
-	while (c < n)
-		c *= 2;
-	void **p = pp;
-	*p = seed_xrealloc(*p, c * es);
-	*cap = c;
-}
-
 int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
                       int64_t version)
 {
@@ -282,7 +273,7 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 		s->have_staged = false;
 		return 0;
 	}
-	grow(&s->staged, &s->staged_cap, nbytes, 1);
+	s->staged = seed_xgrow(s->staged, &s->staged_cap, nbytes, 1);
 	memcpy(s->staged, params, nbytes);
 	s->staged_len = nbytes;
 	s->staged_version = version;
@@ -312,7 +303,7 @@ static void build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t act
 		seed_agent_free(&a);
 		s->build_failed = true;
 		/* A learner publishes after every update: say it once in a while. */
-		double now = seed_serve_now();
+		double now = seed_now_s();
 		if (s->build_warned && now - s->last_build_warn < 10)
 			return;
 		s->build_warned = true;
@@ -377,19 +368,38 @@ void seed_serve_refuse(seed_serve *s, const seed_chan_msg *m, int code, const ch
 	send_error(s, m, NULL, 0, code, msg, NULL);
 }
 
+/* A frame that could not be pushed (its unrolls or episodes are lost):
+ * counted, and said at once the first time, then at most once every
+ * push_warn_interval seconds with the count since the last warning. */
+static void push_failed(seed_serve *s, int rc)
+{
+	s->st.push_failed++;
+	double now = seed_now_s(), every = s->o.push_warn_interval > 0 ? s->o.push_warn_interval : 5;
+	if (s->push_warned > 0 && now - s->last_push_warn < every)
+		return;
+	warn(s,
+	     "unrolls channel: %" PRId64 " frames not pushed since the last warning, %" PRId64
+	     " in all (their unrolls and episodes are lost): %s",
+	     s->st.push_failed - s->push_warned, s->st.push_failed, seed_strerror(rc));
+	s->last_push_warn = now;
+	s->push_warned = s->st.push_failed;
+}
+
 /* Push a frame on the unrolls channel: at once when its queue has room
  * (time counted as send), else waiting for room (blocked: the consumer
  * falls behind). */
 static int push(seed_serve *s, const void *data, size_t len)
 {
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_chan_send(s->unrolls, NULL, 0, data, len, true);
-	double t1 = seed_timing_now();
+	double t1 = seed_now_s();
 	s->st.time[SEED_PHASE_SEND] += t1 - t0;
-	if (rc != -EAGAIN)
-		return rc;
-	rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
-	s->st.time[SEED_PHASE_BLOCKED] += seed_timing_now() - t1;
+	if (rc == -EAGAIN) {
+		rc = seed_chan_send(s->unrolls, NULL, 0, data, len, false);
+		s->st.time[SEED_PHASE_BLOCKED] += seed_now_s() - t1;
+	}
+	if (rc)
+		push_failed(s, rc);
 	return rc;
 }
 
@@ -425,7 +435,8 @@ static int send_episodes(seed_serve *s, seed_session *h)
 	int rc = seed_frame_encode(&e, &s->out, NULL);
 	if (rc == 0)
 		rc = push(s, s->out.data, s->out.len);
-	s->st.episodes += (int64_t)h->ep_n;
+	if (rc == 0)
+		s->st.episodes += (int64_t)h->ep_n;
 	h->ep_n = 0;
 	h->ep_evo = false;
 	return rc;
@@ -725,7 +736,7 @@ static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs,
 	if (obs->dtype == seed_agent_obs_dtype(s->agent))
 		return 0;
 	size_t n = (size_t)h->layout.rows * seed_agent_obs_bytes(s->agent);
-	grow(&s->conv, &s->cap_conv, 2 * n, 1);
+	s->conv = seed_xgrow(s->conv, &s->cap_conv, 2 * n, 1);
 	seed_err e;
 	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->conv, &e);
 	if (rc == 0 && fin) {
@@ -860,7 +871,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	 * matrix: answer the batch first. */
 	bool gather = s->o.model;
 	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
-		seed_serve_run(s, now);
+		seed_serve_run(s);
 	int req = seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? rows : NULL, row_bytes, now);
 	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
 		seed_err_set(&err, req, "step frame: cannot join the batch");
@@ -901,11 +912,6 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 bool seed_serve_pending(const seed_serve *s)
 {
 	return s->b->n > 0;
-}
-
-double seed_serve_deadline(const seed_serve *s)
-{
-	return s->b->deadline;
 }
 
 bool seed_serve_full(const seed_serve *s)
@@ -953,11 +959,11 @@ static void gather_core(seed_serve *s, int S)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows;
-	grow(&s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
-	grow(&s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
-	grow(&s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
-	grow(&s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
-	grow(&s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
+	s->core_in = seed_xgrow(s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
+	s->core_out = seed_xgrow(s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
+	s->core_reward = seed_xgrow(s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
+	s->core_action = seed_xgrow(s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
+	s->core_reset = seed_xgrow(s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		const seed_session *h = r->owner;
@@ -971,9 +977,9 @@ static void gather_core(seed_serve *s, int S)
 	if (b->nfinal == 0)
 		return;
 	size_t F = (size_t)b->nfinal;
-	grow(&s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
-	grow(&s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
-	grow(&s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
+	s->final_in = seed_xgrow(s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
+	s->final_reward = seed_xgrow(s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
+	s->final_action = seed_xgrow(s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
 	for (size_t f = 0; f < F; f++) {
 		size_t row = (size_t)b->req[b->final_req[f]].row0 + (size_t)b->final_row[f];
 		memcpy(s->final_in + f * (size_t)S, s->core_in + row * (size_t)S, (size_t)S * sizeof(float));
@@ -1001,7 +1007,7 @@ static bool gather_eps(seed_serve *s)
 	if (s->o.epsilon_envs < 1 || seed_agent_head(s->agent) != SEED_HEAD_DUELING)
 		return false;
 	seed_batcher *b = s->b;
-	grow(&s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
+	s->eps = seed_xgrow(s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		for (int j = 0; j < r->rows; j++)
@@ -1111,8 +1117,8 @@ static void act_population(seed_serve *s)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows, rb = b->row_bytes;
-	grow(&s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
-	grow(&s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
+	s->row_slot = seed_xgrow(s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
+	s->row_member = seed_xgrow(s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
 	bool one = true;
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
@@ -1133,10 +1139,12 @@ static void act_population(seed_serve *s)
 		int32_t *actions = s->actions;
 		size_t n = R;
 		if (!one) {
-			grow(&s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
-			grow(&s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
-			grow(&s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
-			grow(&s->pop_obs, &s->cap_pop_obs, R * rb, 1);
+			s->pop_index = seed_xgrow(s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
+			s->pop_member =
+			    seed_xgrow(s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
+			s->pop_actions =
+			    seed_xgrow(s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
+			s->pop_obs = seed_xgrow(s->pop_obs, &s->cap_pop_obs, R * rb, 1);
 			n = 0;
 			for (size_t k = 0; k < R; k++)
 				if (s->row_slot[k] == t) {
@@ -1184,12 +1192,12 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 	if (A != s->agent_layout.num_actions) /* played at random for another layout */
 		return false;
 	size_t Lp = (size_t)(L - b0), n = Lp * (size_t)B;
-	grow(&s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
-	grow(&s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
-	grow(&s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
-	grow(&s->preward, &s->cap_preward, n, sizeof *s->preward);
-	grow(&s->paction, &s->cap_paction, n, sizeof *s->paction);
-	grow(&s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
+	s->prio = seed_xgrow(s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
+	s->ploss = seed_xgrow(s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
+	s->pq = seed_xgrow(s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
+	s->preward = seed_xgrow(s->preward, &s->cap_preward, n, sizeof *s->preward);
+	s->paction = seed_xgrow(s->paction, &s->cap_paction, n, sizeof *s->paction);
+	s->pdone = seed_xgrow(s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
 	const float *q = u->field[SEED_UNROLL_LOGITS], *rew = u->field[SEED_UNROLL_REWARD];
 	const int32_t *act = u->field[SEED_UNROLL_ACTION];
 	const uint8_t *te = u->field[SEED_UNROLL_TERMINATED], *tr = u->field[SEED_UNROLL_TRUNCATED];
@@ -1256,26 +1264,26 @@ static int send_unroll(seed_serve *s, seed_session *h)
 	return rc ? rc : erc;
 }
 
-int seed_serve_run(seed_serve *s, double now)
+int seed_serve_run(seed_serve *s)
 {
-	(void)now;
 	seed_batcher *b = s->b;
 	if (b->n == 0)
 		return 0;
 	s->st.batches++;
 	s->st.rows += b->rows;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	if (s->o.model && !s->agent && s->json && !s->build_failed) {
 		const seed_session *h0 = b->req[0].owner;
 		build_agent(s, &h0->layout, h0->actor);
 	}
 	if (s->have_pending && s->agent)
 		apply_generation(s);
-	grow(&s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
+	s->actions = seed_xgrow(s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
-	grow(&s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
-	grow(&s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
-	grow(&s->failed, &s->cap_req, (size_t)b->n, 1);
+	s->logits = seed_xgrow(s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
+	s->final_values =
+	    seed_xgrow(s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
+	s->failed = seed_xgrow(s->failed, &s->cap_req, (size_t)b->n, 1);
 	memset(s->failed, 0, (size_t)b->n);
 	/* An agent built since these requests came may keep a state their
 	 * sessions do not have: they play at random this once, and are remade
@@ -1293,7 +1301,7 @@ int seed_serve_run(seed_serve *s, double now)
 		act_population(s);
 	else if (modeled)
 		act(s);
-	double t1 = seed_timing_now();
+	double t1 = seed_now_s();
 	s->st.time[SEED_PHASE_FORWARD] += t1 - t0;
 	double c0 = counted(s);
 	int64_t version = pop ? s->st.generation : modeled ? seed_agent_policy_version(s->agent) : 0;
@@ -1326,9 +1334,9 @@ int seed_serve_run(seed_serve *s, double now)
 		seed_buf_reset(&h->reply);
 		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
 		                             h->actions, any_reset ? h->reset : NULL, K, NULL) == 0) {
-			double ts = seed_timing_now();
+			double ts = seed_now_s();
 			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
-			s->st.time[SEED_PHASE_SEND] += seed_timing_now() - ts;
+			s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
 		}
 		s->st.steps += K;
 		if (s->population) {
@@ -1355,7 +1363,7 @@ int seed_serve_run(seed_serve *s, double now)
 	seed_batcher_clear(b);
 	/* The rest of the loop: choosing random actions, encoding answers and
 	 * unrolls. */
-	s->st.time[SEED_PHASE_ENCODE] += seed_timing_now() - t1 - (counted(s) - c0);
+	s->st.time[SEED_PHASE_ENCODE] += seed_now_s() - t1 - (counted(s) - c0);
 	return rc;
 }
 
@@ -1391,7 +1399,7 @@ static void poll_params(seed_serve *s)
 			 * taken in population mode are answered in it first:
 			 * their steps were not recorded in the unrolls. */
 			if (s->b->n > 0)
-				seed_serve_run(s, seed_serve_now());
+				seed_serve_run(s);
 			switch_mode(s, false);
 		}
 		s->have_pending = false;
@@ -1400,27 +1408,20 @@ static void poll_params(seed_serve *s)
 	}
 }
 
-double seed_serve_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int seed_serve_turn(seed_serve *s, int wait_ms)
 {
 	seed_chan_msg m;
 	seed_err err;
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	int rc = seed_chan_recv(s->actors, &m, seed_serve_pending(s) ? 0 : wait_ms, &err);
-	double now = seed_serve_now();
+	double now = seed_now_s();
 	s->st.time[SEED_PHASE_WAIT] += now - t0;
 	if (rc == 0) {
 		double c0 = counted(s);
 		seed_serve_take(s, &m, now);
 		/* (taking a request may push a half's episodes, or run the
 		 * batch before a request of another dtype: timed apart) */
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - now - (counted(s) - c0);
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - now - (counted(s) - c0);
 	} else if (rc == -SEED_EFRAME && m.idlen)
 		seed_serve_refuse(s, &m, rc, err.msg);
 	else if (rc != -EAGAIN && rc != -EINTR)
@@ -1428,25 +1429,25 @@ int seed_serve_turn(seed_serve *s, int wait_ms)
 	/* While idle, take what the learner sent: a generation then applies
 	 * from the first request on, not from the first batch. */
 	if (rc == -EAGAIN && !seed_serve_pending(s) && s->params) {
-		double tp = seed_timing_now();
+		double tp = seed_now_s();
 		poll_params(s);
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - tp;
 	}
 	/* Drain what has come before deciding: a batch is only worth waiting
 	 * for while more may arrive. */
 	if (!seed_serve_pending(s) || (rc == 0 && now < s->b->deadline && !seed_serve_full(s)))
 		return 0;
 	if (s->params) {
-		double tp = seed_timing_now();
+		double tp = seed_now_s();
 		poll_params(s);
-		s->st.time[SEED_PHASE_TAKE] += seed_timing_now() - tp;
+		s->st.time[SEED_PHASE_TAKE] += seed_now_s() - tp;
 	}
 	if (seed_serve_ready(s, now))
-		return seed_serve_run(s, now);
+		return seed_serve_run(s);
 	if (rc == -EAGAIN) {
-		double tw = seed_timing_now();
+		double tw = seed_now_s();
 		(void)seed_chan_poll(&s->actors, 1, 1, NULL);
-		s->st.time[SEED_PHASE_WAIT] += seed_timing_now() - tw;
+		s->st.time[SEED_PHASE_WAIT] += seed_now_s() - tw;
 	}
 	return 0;
 }

@@ -13,18 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "seed/buf.h"
 #include "seed/chan.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -44,8 +37,8 @@ int main(int argc, char **argv)
 	long answered = 0, ignored = 0;
 	int32_t zeros[4096] = {0};
 	seed_buf reply = {0};
-	double end = now() + seconds;
-	while (now() < end) {
+	double end = seed_now_s() + seconds;
+	while (seed_now_s() < end) {
 		seed_chan_msg m;
 		int rc = seed_chan_recv(c, &m, 20, &err);
 		if (rc == -EAGAIN)

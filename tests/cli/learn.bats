@@ -161,6 +161,30 @@ record_unrolls() {
 	[ "$(jq .policy_version "$D/run/checkpoint.json")" -eq 48 ]
 }
 
+@test "an update that fails stops the learner with the library's own words" {
+	# 2049 steps of 32 envs: 32 x 128 = 4096 unrolls, 4096 updates of 1.
+	# The run reserves versions 0..4095 as it starts; the update that makes
+	# version 4096 reserves the next block, and by then the run directory
+	# is a file: the reservation cannot be written.
+	record_unrolls 2049
+	mkfifo "$D/fifo"
+	seed-learn --config cartpole --set target_return=null --unrolls "$D/fifo" --params "ipc://$D/params" \
+		--dir "$D/run" --batch-size 1 --checkpoint-interval 0 --quiet 2>"$D/err" &
+	learn=$!
+	PIDS="$learn"
+	wait_until 30 test -s "$D/run/versions.json"
+	[ "$(jq .reserved_through "$D/run/versions.json")" -eq 4095 ]
+	mv "$D/run" "$D/run.moved"
+	touch "$D/run"
+	cat "$D/unrolls.msgpack" >"$D/fifo"
+	st=0
+	wait $learn || st=$?
+	cat "$D/err"
+	[ "$st" -eq 1 ]
+	grep -q "^seed-learn: update failed: $D/run/versions.json.*: Not a directory: .* version 4095," "$D/err"
+	! grep -q "could not be reserved" "$D/err"
+}
+
 @test "a learner stopped by SIGINT resumes where it stopped: frames and version continue" {
 	seed-infer --bind "ipc://$D/infer" --model "ipc://$D/params" --unrolls "ipc://$D/unrolls" \
 		--unroll-length 16 --stats-interval 0 --quiet &
@@ -199,6 +223,28 @@ record_unrolls() {
 	first_after=$(jq -s "[.[] | select(.frames > $f1)] | first | .frames" "$D/run/metrics.jsonl")
 	[ "$first_after" -gt "$f1" ]
 	[ "$(jq .config.total_frames "$D/run/checkpoint.json")" -eq "$budget" ]
+}
+
+@test "a resumed run's mean return goes on from the window it had: one curve, no spike at the resume" {
+	record_unrolls 200
+	run seed-learn --config cartpole --set return_window=10 --unrolls "$D/unrolls.msgpack" \
+		--params "ipc://$D/params" --dir "$D/run" --batch-size 8 --quiet
+	assert_success
+	# The window the checkpoint holds: the stream's last 10 returns, read
+	# from its episode frames (random CartPole: whole numbers, exact).
+	want=$(seed-cat "$D/unrolls.msgpack" |
+		jq -s '[.[] | select(.type == "episode") | .return.data[]] | .[-10:] | add / 10')
+	echo "the last 10 returns of the stream average $want"
+	[ "$(jq -s 'last | .episode_return' "$D/run/metrics.jsonl")" = "$want" ]
+	# Resumed on a stream with no episode in it: its metrics line says the
+	# same mean (a learner that started its window over would say null,
+	# then the mean of its first few episodes).
+	: >"$D/empty.msgpack"
+	before=$(wc -l <"$D/run/metrics.jsonl")
+	run seed-learn --resume "$D/run" --unrolls "$D/empty.msgpack" --params "ipc://$D/params" --quiet
+	assert_success
+	[ "$(wc -l <"$D/run/metrics.jsonl")" -eq $((before + 1)) ]
+	[ "$(jq -s 'last | .episode_return' "$D/run/metrics.jsonl")" = "$want" ]
 }
 
 @test "seed-train cartpole trains a policy that evaluates to at least 475 (fixed seed)" {

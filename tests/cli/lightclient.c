@@ -50,6 +50,7 @@
 #include "cli.h"
 #include "seed/buf.h"
 #include "seed/chan.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/rng.h"
 
@@ -436,7 +437,7 @@ int main(int argc, char **argv)
 	cl.endpoints = &opt.connect;
 	uint64_t seed;
 	if (getrandom(&seed, sizeof seed, 0) != sizeof seed)
-		seed = (uint64_t)(cli_now() * 1e9);
+		seed = (uint64_t)(seed_now_s() * 1e9);
 	seed_rng_init(&cl.rng, seed, (uint64_t)opt.actor_base);
 	cli_catch_signals();
 	cl.ctx = seed_chan_context();
@@ -450,10 +451,10 @@ int main(int argc, char **argv)
 	if (seed_frame_decoder_new(&dec))
 		cli_die("out of memory");
 
-	double start = cli_now(), end = start + opt.duration;
+	double start = seed_now_s(), end = start + opt.duration;
 	for (int i = 0; i < cl.n; i++) {
 		seed_buf_init(&cl.c[i].frame);
-		conn_open(&cl, i, cli_now());
+		conn_open(&cl, i, seed_now_s());
 	}
 	cl.ph[WARMUP].t0 = 0;
 	cl.ph[STEADY].t0 = opt.warmup;
@@ -463,7 +464,7 @@ int main(int argc, char **argv)
 	double churn_end = opt.churn_for > 0 ? next_churn + opt.churn_for : end;
 	int victim = 0;
 	double now = start;
-	while (!cli_stop && (now = cli_now()) < end) {
+	while (!cli_stop && (now = seed_now_s()) < end) {
 		while (opt.churn > 0 && now >= next_churn && next_churn < churn_end) {
 			conn_close(&cl, victim, true);
 			conn_open(&cl, victim, now);
@@ -512,7 +513,7 @@ int main(int argc, char **argv)
 				int rc = seed_chan_recv(cl.c[i].chan, &m, 0, &err);
 				if (rc == -EAGAIN || rc == -EINTR)
 					break;
-				now = cli_now();
+				now = seed_now_s();
 				if (rc) {
 					if (cl.bad++ < 10)
 						cli_warn("slot %d: %s", i, err.msg);
@@ -522,7 +523,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	double t_end = cli_now() - start;
+	double t_end = seed_now_s() - start;
 	for (int ph = 0; ph < NPHASES; ph++) {
 		double t1 = ph + 1 < NPHASES ? cl.ph[ph + 1].t0 : t_end;
 		if (ph == STEADY && !(opt.churn > 0))

@@ -77,6 +77,27 @@ teardown() {
 	[ "$(seed-cat "$D/u.msgpack" | jq -s -c '[.[] | select(.type == "episode") | .length.data[0]]')" = "[9,9]" ]
 }
 
+@test "a push that fails is counted and warned, once per few seconds, and its frames are not counted as pushed" {
+	[ -w /dev/full ] || skip "no /dev/full to fail writes with"
+	# Every write to /dev/full fails (no space left): the 2 unrolls of
+	# each half (frames 0..4, 4..8, T 4) and, at exit, the episode frame
+	# of each half (Catch ends every episode at its frame 9): 6 frames.
+	seed-infer --bind "ipc://$D/s" --policy random --unrolls /dev/full --unroll-length 4 \
+		--stats-interval 0 --metrics "$D/m.jsonl" 2>"$D/err" &
+	INFER=$!
+	seed-actor --env catch --envs 2 --steps 10 --connect "ipc://$D/s" --quiet
+	kill -TERM $INFER
+	wait $INFER
+	INFER=
+	cat "$D/err"
+	# The first failure is said at once; the others come within 5 s of it.
+	[ "$(grep -c 'frames not pushed since the last warning' "$D/err")" -eq 1 ]
+	grep -q "unrolls channel: 1 frames not pushed since the last warning, 1 in all .*: No space left on device" "$D/err"
+	grep -q "the episodes still gathered at exit were not all pushed: No space left on device" "$D/err"
+	grep -q "done: .* 20 steps, 0 unrolls, 0 episodes, 6 pushes failed," "$D/err"
+	[ "$(jq -s -c 'last | [.unrolls, .episodes, .push_failed]' "$D/m.jsonl")" = "[0,0,6]" ]
+}
+
 @test "--model CHECKPOINT serves a trained policy greedily" {
 	# A checkpoint from a short learner run on a recorded stream.
 	seed-infer --bind "ipc://$D/s" --policy random --unrolls "$D/u.msgpack" --unroll-length 16 \

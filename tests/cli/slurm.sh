@@ -28,7 +28,8 @@
 #       then the rest; the job ends with status 143;
 #   10. scancel ends the job CANCELLED, seed-learn's checkpoint saved;
 #   11. a configuration that does not resolve fails the job with status 2;
-#   12. a learner that fails fails the job with its status;
+#   12. a learner that fails fails the job with its status (2: a
+#       configuration error);
 #   13. with SEED_KEYS, every link uses CURVE (skipped while the programs
 #       have no --curve-key).
 # Every daemon, job and file it made is gone when it ends, failed or not.
@@ -368,13 +369,14 @@ else
 	not_ok "a configuration that does not resolve: the job fails with exit code 2, saying why" "$tmp/work/bad.out"
 fi
 
-# 12: a learner that fails (an environment no program knows): the job ends
-# with its status, the other steps stopped.
+# 12: a learner that fails (an environment no program knows, a
+# configuration error: status 2): the job ends with its status, the other
+# steps stopped.
 id=$(submit fail --nodes=3 -- SEED_DIR=runs/fail -- "$preset" env=no-such-env) || bail "sbatch failed"
-if wait_job "$id" 90 && ended "$id" FAILED 1:0 && grep -q "seed-learn failed (status 1)" "$tmp/work/fail.out"; then
-	ok "a learner that fails: the job ends with its exit status 1"
+if wait_job "$id" 90 && ended "$id" FAILED 2:0 && grep -q "seed-learn failed (status 2)" "$tmp/work/fail.out"; then
+	ok "a learner that fails: the job ends with its exit status 2"
 else
-	not_ok "a learner that fails: the job ends with its exit status 1" "$tmp/work/fail.out"
+	not_ok "a learner that fails: the job ends with its exit status 2" "$tmp/work/fail.out"
 fi
 
 # 13: CURVE keys from a shared directory.

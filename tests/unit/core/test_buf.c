@@ -9,6 +9,7 @@
  */
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,14 @@ static void do_xaligned(size_t n)
 	sink = seed_xaligned(n);
 }
 
+static void do_xgrow_overflow(size_t n)
+{
+	/* n elements of 8 bytes: the capacity doubles from 16 to 2^62, whose
+	 * bytes (2^65) do not fit a size_t. */
+	size_t cap = 0;
+	sink = seed_xgrow(NULL, &cap, n, 8);
+}
+
 static void do_oom(size_t n)
 {
 	seed_oom(n);
@@ -156,6 +165,8 @@ static const struct oom_case {
      "seed: out of memory allocating " SIZE_MAX_TEXT " bytes\n"},
     {"seed_xaligned(SIZE_MAX - 62)", do_xaligned, SIZE_MAX - 62,
      "seed: out of memory allocating 18446744073709551553 bytes\n"},
+    {"seed_xgrow whose bytes overflow", do_xgrow_overflow, SIZE_MAX / 8 + 2,
+     "seed: out of memory allocating " SIZE_MAX_TEXT " bytes\n"},
     /* len + n past SIZE_MAX: no buffer can hold it. */
     {"seed_buf_reserve past SIZE_MAX", do_reserve_after, SIZE_MAX - 5,
      "seed: out of memory allocating " SIZE_MAX_TEXT " bytes\n"},
@@ -226,6 +237,32 @@ static void t_buf_growth(void)
 	CHECK(b.data == NULL && b.len == 0 && b.cap == 0);
 }
 
+/* seed_xgrow: 16 elements the first time, then at least doubling, at
+ * least what is needed, the contents kept, the same array while it has
+ * room. */
+static void t_xgrow(void)
+{
+	size_t cap = 0;
+	int32_t *a = seed_xgrow(NULL, &cap, 1, sizeof *a);
+	CHECK(a && cap == 16);
+	for (int i = 0; i < 16; i++)
+		a[i] = i;
+	int32_t *same = seed_xgrow(a, &cap, 16, sizeof *a);
+	CHECK(same == a && cap == 16);
+	a = seed_xgrow(a, &cap, 17, sizeof *a);
+	CHECK(cap == 32);
+	a = seed_xgrow(a, &cap, 100, sizeof *a); /* 64 is not enough: 128 */
+	CHECK(cap == 128);
+	a[127] = 127;
+	bool kept = true;
+	for (int i = 0; i < 16; i++)
+		kept = kept && a[i] == i;
+	CHECK(kept);
+	a = seed_xgrow(a, &cap, 0, sizeof *a);
+	CHECK(cap == 128 && a[127] == 127);
+	free(a);
+}
+
 static void t_xaligned_alignment(void)
 {
 	const size_t sizes[] = {0, 1, 63, 64, 65, 1000, 4096};
@@ -248,6 +285,7 @@ int main(void)
 		TAP_RUN(t_real_shortage);
 	TAP_RUN(t_jansson_routed);
 	TAP_RUN(t_buf_growth);
+	TAP_RUN(t_xgrow);
 	TAP_RUN(t_xaligned_alignment);
 	return tap_done();
 }

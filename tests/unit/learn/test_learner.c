@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "seed/checkpoint.h"
+#include "seed/clock.h"
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
@@ -624,6 +626,90 @@ static void t_save_and_restore(void)
 	seed_learner_free(&R);
 	seed_learner_free(&L);
 	free(p);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* Feed an episode frame of n returns to L. */
+static void feed_returns(seed_learner *L, float *ret, int n)
+{
+	int32_t env[8] = {0}, len[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	uint8_t tr[8] = {0};
+	int64_t N = n;
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_EPISODE);
+	seed_frame_set_int(&f, "run", 0);
+	seed_frame_set_int(&f, "actor", 0);
+	seed_frame_set_tensor(&f, "env", seed_tensor_view(env, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&f, "return", seed_tensor_view(ret, SEED_DTYPE_F32, 1, &N));
+	seed_frame_set_tensor(&f, "length", seed_tensor_view(len, SEED_DTYPE_I32, 1, &N));
+	seed_frame_set_tensor(&f, "truncated", seed_tensor_view(tr, SEED_DTYPE_U8, 1, &N));
+	seed_err err = {""};
+	CHECK_MSG(seed_learner_feed(L, &f, &err) == 0, "%s", err.msg);
+}
+
+/* A resumed run's mean return goes on from the window it had, by hand:
+ * window 3, returns 1, 2, 3, 4 leave {2, 3, 4}, mean 3, in the
+ * checkpoint; restored, the mean is 3 at once (the metrics line says so),
+ * and a return of 8 makes {3, 4, 8}, mean 5 (starting over would give 8).
+ * A learner resumed with a window of 2 keeps the last two: {3, 4}, mean
+ * 3.5.  A checkpoint saved before any episode ended has no window. */
+static void t_return_window_survives_resume(void)
+{
+	const char *tmp = tmpdir_new();
+	char dir[4200], empty[4200];
+	snprintf(dir, sizeof dir, "%s/run", tmp);
+	snprintf(empty, sizeof empty, "%s/empty", tmp);
+	seed_config c, c2;
+	config(&c, 2, 1, ", \"return_window\": 3");
+	config(&c2, 2, 1, ", \"return_window\": 2");
+	seed_err err = {""};
+	seed_learner *E = learner(&c);
+	CHECK_MSG(seed_learner_open_dir(E, empty, &err) == 0 && seed_learner_save(E, true, &err) == 0, "%s",
+	          err.msg);
+	seed_learner *L = learner(&c);
+	feed_returns(L, (float[]){1, 2, 3, 4}, 4);
+	CHECK_NEAR(seed_learner_get_status(L)->mean_return, 3, 1e-12);
+	CHECK_MSG(seed_learner_open_dir(L, dir, &err) == 0 && seed_learner_save(L, true, &err) == 0, "%s",
+	          err.msg);
+	seed_checkpoint *ck = NULL, *ck0 = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_checkpoint_load(empty, &ck0, &err) == 0, "%s", err.msg);
+	CHECK(ck && seed_checkpoint_get(ck, "learner.returns"));
+	CHECK(ck0 && !seed_checkpoint_get(ck0, "learner.returns"));
+
+	seed_learner *R = learner(&c);
+	CHECK_MSG(seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	const seed_learner_status *rs = seed_learner_get_status(R);
+	CHECK(rs->nreturns == 3);
+	CHECK_NEAR(rs->mean_return, 3, 1e-12);
+	nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL); /* a metrics interval needs time */
+	json_t *m = seed_learner_metrics(R);
+	const json_t *er = m ? json_object_get(m, "episode_return") : NULL;
+	CHECK_MSG(json_is_number(er) && fabs(json_number_value(er) - 3) < 1e-12, "episode_return %s",
+	          json_is_number(er) ? "not 3" : "not a number");
+	json_decref(m);
+	feed_returns(R, (float[]){8}, 1);
+	CHECK(rs->nreturns == 3);
+	CHECK_NEAR(rs->mean_return, 5, 1e-12);
+
+	seed_learner *S = learner(&c2);
+	CHECK_MSG(seed_learner_restore(S, ck, &err) == 0, "%s", err.msg);
+	CHECK(seed_learner_get_status(S)->nreturns == 2);
+	CHECK_NEAR(seed_learner_get_status(S)->mean_return, 3.5, 1e-12);
+
+	seed_learner *Z = learner(&c);
+	CHECK_MSG(seed_learner_restore(Z, ck0, &err) == 0, "%s", err.msg);
+	CHECK(seed_learner_get_status(Z)->nreturns == 0 && isnan(seed_learner_get_status(Z)->mean_return));
+
+	seed_checkpoint_free(&ck);
+	seed_checkpoint_free(&ck0);
+	seed_learner_free(&Z);
+	seed_learner_free(&S);
+	seed_learner_free(&R);
+	seed_learner_free(&L);
+	seed_learner_free(&E);
+	seed_config_free(&c2);
 	seed_config_free(&c);
 	tmpdir_remove(tmp);
 }
@@ -1367,12 +1453,12 @@ static void t_update_phases(void)
 	struct unrolls u;
 	unrolls_init(&u, 1, 3);
 	seed_err err = {""};
-	double t0 = seed_timing_now();
+	double t0 = seed_now_s();
 	for (int i = 0; i < 3; i++) {
 		CHECK(seed_learner_add(L, unrolls_frame(&u), 0, &err) == 1);
 		CHECK(seed_learner_update(L, &err) == 0);
 	}
-	check_phases(L, seed_timing_now() - t0);
+	check_phases(L, seed_now_s() - t0);
 	seed_learner_free(&L);
 	seed_config_free(&c);
 
@@ -1380,10 +1466,10 @@ static void t_update_phases(void)
 	L = learner(&c);
 	struct seqs s;
 	seqs_golden(&s);
-	t0 = seed_timing_now();
+	t0 = seed_now_s();
 	for (int i = 0; i < 3; i++)
 		CHECK_MSG(seed_learner_feed(L, seqs_frame(&s), &err) == 1, "%s", err.msg);
-	check_phases(L, seed_timing_now() - t0);
+	check_phases(L, seed_now_s() - t0);
 	seed_learner_free(&L);
 	seed_config_free(&c);
 }
@@ -1402,6 +1488,7 @@ int main(void)
 	TAP_RUN(t_update_allocates_nothing);
 	TAP_RUN(t_update_gradient_is_the_full_batch_gradient);
 	TAP_RUN(t_save_and_restore);
+	TAP_RUN(t_return_window_survives_resume);
 	TAP_RUN(t_versions_are_not_reused_after_a_crash);
 	TAP_RUN(t_reservation_failure_changes_nothing);
 	TAP_RUN(t_open_dir_errors);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "seed/chan.h"
+#include "seed/clock.h"
 #include "seed/loop.h"
 #include "tap.h"
 #include "tmpdir.h"
@@ -83,7 +84,7 @@ static int on_timer(seed_loop *l, int id, void *p, seed_err *err)
 	(void)id, (void)err;
 	timer_arg *a = p;
 	if (a->t->n < 64)
-		a->t->at[a->t->n++] = seed_loop_now_us();
+		a->t->at[a->t->n++] = seed_now_us();
 	a->fires++;
 	note(a->t, a->letter);
 	if (a->cancel)
@@ -216,7 +217,7 @@ static void t_timers_in_deadline_order(void)
 	          d = {.t = &t, .letter = 'd'};
 	seed_loop *l;
 	seed_loop_new(&l, NULL);
-	int64_t t0 = seed_loop_now_us();
+	int64_t t0 = seed_now_us();
 	CHECK(seed_loop_timer(l, 30000, 1, on_timer, &a) > 0);
 	CHECK(seed_loop_timer(l, 10000, 1, on_timer, &b) > 0);
 	CHECK(seed_loop_timer(l, 20000, 1, on_timer, &c) > 0);
@@ -238,7 +239,7 @@ static void t_timer_repeats(void)
 	timer_arg r = {.t = &t, .letter = 'r'};
 	seed_loop *l;
 	seed_loop_new(&l, NULL);
-	int64_t t0 = seed_loop_now_us();
+	int64_t t0 = seed_now_us();
 	int id = seed_loop_timer(l, 2000, 3, on_timer, &r);
 	CHECK(id > 0);
 	CHECK(seed_loop_run(l, NULL) == 0);
@@ -291,10 +292,10 @@ static void t_timer_below_a_millisecond(void)
 	timer_arg r = {.t = &t, .letter = 'r'};
 	seed_loop *l;
 	seed_loop_new(&l, NULL);
-	int64_t t0 = seed_loop_now_us();
+	int64_t t0 = seed_now_us();
 	CHECK(seed_loop_timer(l, 300, 20, on_timer, &r) > 0);
 	CHECK(seed_loop_run(l, NULL) == 0);
-	int64_t took = seed_loop_now_us() - t0;
+	int64_t took = seed_now_us() - t0;
 	CHECK(r.fires == 20);
 	CHECK_MSG(took >= 6000 && took < 15000, "20 x 300 us took %lld us", (long long)took);
 	for (int i = 0; i < t.n; i++)
@@ -324,9 +325,9 @@ static void t_run_once_timeout(void)
 	CHECK(seed_loop_reader(l, pull[0], on_frame, &a, NULL) == 0);
 	static const int64_t waits[] = {0, 400, 2500};
 	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
-		int64_t t0 = seed_loop_now_us();
+		int64_t t0 = seed_now_us();
 		CHECK(seed_loop_run_once(l, waits[i], NULL) == 0);
-		int64_t took = seed_loop_now_us() - t0;
+		int64_t took = seed_now_us() - t0;
 		CHECK_MSG(took >= waits[i] && took < waits[i] + 20000, "wait %lld us took %lld us",
 		          (long long)waits[i], (long long)took);
 	}
@@ -380,11 +381,11 @@ static void t_stop_flag(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval it = {{0, 0}, {0, 20000}};
-	int64_t t0 = seed_loop_now_us();
+	int64_t t0 = seed_now_us();
 	setitimer(ITIMER_REAL, &it, NULL);
 	/* The frame sent above was taken; nothing else will come. */
 	CHECK(seed_loop_run(l, NULL) == -EINTR);
-	int64_t took = seed_loop_now_us() - t0;
+	int64_t took = seed_now_us() - t0;
 	CHECK_MSG(took >= 20000 && took < 90000, "stopped %lld us after the signal was due", (long long)took);
 	signal(SIGALRM, SIG_DFL);
 	seed_loop_free(&l);

@@ -9,7 +9,8 @@
  * does, but per thread, so that ZeroMQ's I/O threads do not count.
  * The phases' seconds (seed_serve_stats.time): each within the wall time
  * the test took, and a push that waits for room counted as blocked, for at
- * least the time a slow consumer made it wait. */
+ * least the time a slow consumer made it wait.  Pushes that fail: counted,
+ * not counted as pushed, and warned about at most once per interval. */
 #include "seed/serve.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "seed/buf.h"
+#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
@@ -654,10 +656,10 @@ static void t_no_allocation_per_request(void)
 			/* The first steps grow the buffers: count from seq 10. */
 			long before = alloc_count;
 			alloc_counting = seq >= 10;
-			seed_serve_take(r.s, &m, seed_serve_now());
+			seed_serve_take(r.s, &m, seed_now_s());
 			alloc_counting = false;
 			taken += alloc_count - before;
-			seed_serve_run(r.s, seed_serve_now());
+			seed_serve_run(r.s);
 			answered += seed_chan_recv(r.dealer, &m, 1000, &err) == 0;
 			while (seed_chan_recv(r.pull, &m, 0, &err) == 0)
 				;
@@ -678,7 +680,7 @@ static void t_no_allocation_per_request(void)
 static void t_timing(void)
 {
 	struct rig r;
-	double t0 = seed_serve_now();
+	double t0 = seed_now_s();
 	rig_open(&r, "timing", true, 2);
 	seed_buf out, got;
 	seed_buf_init(&out);
@@ -688,7 +690,7 @@ static void t_timing(void)
 		CHECK(ask(&r, &out, &got));
 	}
 	const seed_serve_stats *st = seed_serve_get_stats(r.s);
-	double wall = seed_serve_now() - t0, sum = 0;
+	double wall = seed_now_s() - t0, sum = 0;
 	for (int p = 0; p < SEED_PHASE_N; p++) {
 		CHECK_MSG(st->time[p] >= 0 && st->time[p] <= wall, "%s %g s of %g", seed_phase_name(p),
 		          st->time[p], wall);
@@ -757,18 +759,102 @@ static void t_timing_blocked(void)
 	seed_buf_init(&got);
 	/* Each step after the first completes an unroll of T 1: eight of
 	 * them cannot all fit in two queues of 1. */
-	double t0 = seed_serve_now();
+	double t0 = seed_now_s();
 	for (int i = 0; i < 9; i++) {
 		step(&out, 3, i, 0, 2, 3, (float)i, -1);
 		CHECK(ask(&r, &out, &got));
 	}
-	double wall = seed_serve_now() - t0;
+	double wall = seed_now_s() - t0;
 	pthread_join(th, NULL);
 	const seed_serve_stats *st = seed_serve_get_stats(r.s);
 	CHECK_MSG(st->time[SEED_PHASE_BLOCKED] >= 0.2 && st->time[SEED_PHASE_BLOCKED] <= wall,
 	          "blocked %g s of %g", st->time[SEED_PHASE_BLOCKED], wall);
 	CHECK_MSG(st->time[SEED_PHASE_SEND] < 0.1, "send %g s", st->time[SEED_PHASE_SEND]);
 	CHECK_MSG(sp.got == 8, "%d unrolls read, want 8", sp.got);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* The warnings a service gives, kept for the test to read. */
+struct warnings {
+	int n;
+	char msg[8][600];
+};
+
+static void keep_warning(void *ctx, const char *msg)
+{
+	struct warnings *w = ctx;
+	if (w->n < 8)
+		snprintf(w->msg[w->n], sizeof w->msg[0], "%s", msg);
+	w->n++;
+}
+
+/* Pushes that fail: a PUSH channel with no consumer (its queue cannot take
+ * a frame without waiting) and its stop flag raised, so that waiting for
+ * room is -EINTR at once.  Steps seq 0..4 of one half with T 1 complete 4
+ * unrolls (seq 0-1, 1-2, 2-3, 3-4); row 1 ends its episode at seq 2, whose
+ * frame goes out just before the unroll that completes then: 5 frames
+ * fail, and nothing counts as pushed.  The first failure is warned at once
+ * ("1 ... 1 in all"); the 4 more within push_warn_interval are not; after
+ * it, seq 5's unroll is warned with the 5 since: "5 ... 6 in all". */
+static void t_push_failed(void)
+{
+	void *ctx = seed_chan_context();
+	seed_err err;
+	volatile sig_atomic_t stop = 1;
+	seed_chan *router, *dealer, *push;
+	seed_chan_opts bind = {.bind = true}, conn = {.bind = false};
+	seed_chan_opts pbind = {.bind = true, .hwm = 1, .stop = &stop};
+	CHECK(seed_chan_open(&router, ctx, SEED_CHAN_ROUTER, "inproc://nopush", &bind, &err) == 0);
+	CHECK(seed_chan_open(&dealer, ctx, SEED_CHAN_DEALER, "inproc://nopush", &conn, &err) == 0);
+	CHECK(seed_chan_open(&push, ctx, SEED_CHAN_PUSH, "inproc://nopush-u", &pbind, &err) == 0);
+	struct warnings w = {0};
+	seed_serve_opts o = {.max_batch = 64,
+	                     .timeout = 0.05,
+	                     .T = 1,
+	                     .idle_expiry = 60,
+	                     .max_halves = 16,
+	                     .max_bytes = 1 << 20,
+	                     .max_envs = 8,
+	                     .max_actions = 16,
+	                     .max_row_bytes = 64,
+	                     .push_warn_interval = 1,
+	                     .warn = keep_warning,
+	                     .ctx = &w};
+	struct rig r = {.ctx = ctx, .router = router, .dealer = dealer, .push = push};
+	CHECK_MSG(seed_serve_new(&r.s, &o, router, push, NULL, &err) == 0, "%s", err.msg);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	double t0 = seed_now_s();
+	for (int i = 0; i < 5; i++) {
+		step(&out, 2, i, 0, 2, 3, (float)i, i == 2 ? 1 : -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	bool quick = seed_now_s() - t0 < 1;
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	CHECK_MSG(st->push_failed == 5, "%lld pushes failed, want 5", (long long)st->push_failed);
+	CHECK_MSG(st->unroll_frames == 0 && st->unrolls == 0 && st->episodes == 0,
+	          "%lld unroll frames, %lld unrolls, %lld episodes counted as pushed",
+	          (long long)st->unroll_frames, (long long)st->unrolls, (long long)st->episodes);
+	if (quick) {
+		CHECK_MSG(w.n == 1, "%d warnings, want 1", w.n);
+		CHECK_MSG(strstr(w.msg[0], " 1 frames not pushed since the last warning, 1 in all") &&
+		              strstr(w.msg[0], seed_strerror(-EINTR)),
+		          "%s", w.msg[0]);
+		nanosleep(&(struct timespec){.tv_sec = 1, .tv_nsec = 100000000L}, NULL);
+		step(&out, 2, 5, 0, 2, 3, 5.0f, -1);
+		CHECK(ask(&r, &out, &got));
+		CHECK_MSG(st->push_failed == 6, "%lld pushes failed, want 6", (long long)st->push_failed);
+		CHECK_MSG(w.n == 2, "%d warnings, want 2", w.n);
+		CHECK_MSG(strstr(w.msg[1], " 5 frames not pushed since the last warning, 6 in all"), "%s",
+		          w.msg[1]);
+	} else {
+		printf("# the steps took over 1 s: the rate limit is not checked\n");
+	}
+	/* The episode went with its failed frame: nothing is left to flush. */
+	CHECK(seed_serve_flush(r.s) == 0);
 	seed_buf_free(&out);
 	seed_buf_free(&got);
 	rig_close(&r);
@@ -785,5 +871,6 @@ int main(void)
 	TAP_RUN(t_no_allocation_per_request);
 	TAP_RUN(t_timing);
 	TAP_RUN(t_timing_blocked);
+	TAP_RUN(t_push_failed);
 	return tap_done();
 }
