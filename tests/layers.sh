@@ -32,7 +32,7 @@ allowed() {
 	nn) echo "core nn" ;;
 	io) echo "core nn io" ;;
 	rl) echo "core proto nn io rl" ;;
-	replay) echo "core proto nn io rl replay" ;;
+	replay) echo "core proto net nn io rl replay" ;;
 	evo) echo "core proto env nn io rl evo" ;;
 	serve) echo "core proto net env nn io rl evo serve" ;;
 	learn) echo "core proto net env nn io rl replay evo learn" ;;

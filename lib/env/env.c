@@ -325,6 +325,8 @@ const seed_env_spec *seed_envs_spec(const seed_envs *e)
 
 int seed_env_probe(const char *name, const char *options, seed_env_spec *spec, seed_err *err)
 {
+	if (strncmp(name, "gym:", 4) == 0)
+		return seed_env_gym_spec(name, options, spec, err);
 	seed_envs *probe;
 	int rc = seed_envs_new(&probe, name, options, 1, 0, err);
 	if (rc)

@@ -8,6 +8,7 @@
 #include "seed/timing.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -249,4 +250,30 @@ seed_bottleneck seed_bottleneck_judge(const seed_timing_split *actors, const see
 	         "the server %.0f%% for requests (and blocked %.0f%%), the actors %.0f%% for actions",
 	         pc(lw), pc(iw), pc(ib), pc(aw));
 	return SEED_BOTTLENECK_NONE;
+}
+
+int seed_bottleneck_of_run(const char *dir, seed_bottleneck *out, char *buf, size_t n, seed_err *err)
+{
+	seed_timing_split sp[3] = {{0}};
+	char path[4096];
+	snprintf(path, sizeof path, "%s/actor-*.metrics.jsonl", dir);
+	glob_t g;
+	int grc = glob(path, 0, NULL, &g), rc = 0;
+	if (grc != 0 && grc != GLOB_NOMATCH)
+		return seed_err_set(err, -EIO, "cannot list %s", path);
+	for (size_t i = 0; grc == 0 && rc == 0 && i < g.gl_pathc; i++)
+		rc = seed_timing_read(g.gl_pathv[i], &sp[0], err);
+	if (grc == 0)
+		globfree(&g);
+	const char *names[2] = {"infer.metrics.jsonl", "metrics.jsonl"};
+	for (int i = 0; rc == 0 && i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		rc = seed_timing_read(path, &sp[1 + i], err);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	if (rc)
+		return rc;
+	*out = seed_bottleneck_judge(&sp[0], &sp[1], &sp[2], buf, n);
+	return 0;
 }

@@ -126,6 +126,12 @@ const char *seed_bottleneck_name(seed_bottleneck b);
 seed_bottleneck seed_bottleneck_judge(const seed_timing_split *actors, const seed_timing_split *infer,
                                       const seed_timing_split *learner, char *buf, size_t n);
 
+/* The judgement over a seed-train run directory's metrics files (its
+ * names: actor-*.metrics.jsonl, infer.metrics.jsonl, metrics.jsonl), the
+ * sentence into buf (n bytes) and the bottleneck into *out.  A file missing
+ * is no figures; one that cannot be read is an error, naming it. */
+int seed_bottleneck_of_run(const char *dir, seed_bottleneck *out, char *buf, size_t n, seed_err *err);
+
 #ifdef __cplusplus
 }
 #endif
