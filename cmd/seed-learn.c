@@ -87,7 +87,8 @@ static const seed_opt options[] = {
      .help = "compute the updates on DEV: cpu (default), cuda or cuda:N (a GPU, with CUDA built in)"},
     {"print-config", 0, SEED_OPT_FLAG, &opt.print_config,
      .help = "print the resolved configuration as JSON and exit"},
-    {"get", 0, SEED_OPT_STR, &opt.get, "KEY", .help = "print one resolved value (dotted key) and exit"},
+    {"get", 0, SEED_OPT_STR, &opt.get, "KEY[,KEY]...",
+     .help = "print resolved values (dotted keys), one a line, and exit"},
     {"bottleneck", 0, SEED_OPT_STR, &opt.bottleneck, "DIR",
      .help = "print which program held the run in DIR back (from its metrics files) and exit"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no progress on stderr"},
@@ -305,11 +306,20 @@ int main(int argc, char **argv)
 	free(sets);
 	seed_opt_strs_free(&opt.sets);
 	if (get_key || opt.print_config) {
-		char *text = seed_config_text(cfg.root, get_key, &err);
-		if (!text)
-			cli_die("--get: %s", err.msg);
-		puts(text);
-		free(text);
+		/* --get KEY[,KEY...]: each value on a line of its own. */
+		char *keys = get_key ? strcpy(seed_xmalloc(strlen(get_key) + 1), get_key) : NULL,
+		     *save = NULL;
+		for (char *k = keys ? strtok_r(keys, ",", &save) : NULL; k || !keys;
+		     k = strtok_r(NULL, ",", &save)) {
+			char *text = seed_config_text(cfg.root, k, &err);
+			if (!text)
+				cli_die("--get: %s", err.msg);
+			puts(text);
+			free(text);
+			if (!keys)
+				break;
+		}
+		free(keys);
 		seed_config_free(&cfg);
 		seed_checkpoint_free(&ck);
 		return 0;

@@ -38,6 +38,13 @@ teardown() {
 	run seed-learn --config cartpole --get infer.max_batch
 	assert_success
 	[ "$output" -ge 1 ]
+	# Several keys: each value on a line of its own, in order.
+	run seed-learn --config cartpole --frames 1234 --get env,total_frames,env_options,periodic_eval.target
+	assert_success
+	[ "$output" = "$(printf 'cartpole\n1234\n{}\nnull')" ]
+	run seed-learn --config cartpole --get env,no_such_key
+	assert_failure
+	assert_output --partial "no key 'no_such_key'"
 }
 
 @test "bad configurations are refused with the key that is wrong" {
