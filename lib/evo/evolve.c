@@ -374,14 +374,7 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 		ts[n].name = "best.genome";
 		ts[n++].tensor = seed_tensor_view((void *)genome, SEED_DTYPE_I64, 1, &gl);
 	}
-	const seed_config *c = E->cfg;
-	json_t *env_opts = json_loads(c->env_options, 0, NULL);
-	json_t *model = json_loads(c->model, 0, NULL);
 	seed_checkpoint ck = {
-	    .config = c->root,
-	    .env = c->env,
-	    .env_options = env_opts,
-	    .model = model,
 	    .step = E->st.rounds,
 	    .frames = E->st.frames,
 	    .policy_version = E->st.generation,
@@ -391,9 +384,7 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	    .tensors = ts,
 	};
 	t0 = seed_now_s();
-	rc = seed_checkpoint_save(E->dir, &ck, err);
-	json_decref(env_opts);
-	json_decref(model);
+	rc = seed_config_checkpoint_save(E->cfg, E->dir, &ck, err);
 	free(ts);
 	if (rc) {
 		size_t l = strlen(err->msg);

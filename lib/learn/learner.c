@@ -492,14 +492,7 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		ts[nt + ns + ntg].name = "learner.returns";
 		ts[nt + ns + ntg].tensor = seed_tensor_view(window, SEED_DTYPE_F32, 1, &nw);
 	}
-	const seed_config *c = L->cfg;
-	json_t *env_opts = json_loads(c->env_options, 0, NULL);
-	json_t *model = json_loads(c->model, 0, NULL);
 	seed_checkpoint ck = {
-	    .config = c->root,
-	    .env = c->env,
-	    .env_options = env_opts,
-	    .model = model,
 	    .step = L->st.updates,
 	    .frames = L->st.frames,
 	    .policy_version = L->st.policy_version,
@@ -509,9 +502,7 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	    .ntensors = (size_t)(nt + ns + ntg + nr),
 	    .tensors = ts,
 	};
-	int rc = seed_checkpoint_save(L->dir, &ck, err);
-	json_decref(env_opts);
-	json_decref(model);
+	int rc = seed_config_checkpoint_save(L->cfg, L->dir, &ck, err);
 	free(names);
 	free(window);
 	free(ts);

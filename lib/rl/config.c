@@ -880,3 +880,18 @@ void seed_config_free(seed_config *c)
 	json_decref(c->root);
 	memset(c, 0, sizeof *c);
 }
+
+int seed_config_checkpoint_save(const seed_config *c, const char *dir, seed_checkpoint *ck, seed_err *err)
+{
+	json_t *env_opts = json_loads(c->env_options, 0, NULL);
+	json_t *model = json_loads(c->model, 0, NULL);
+	ck->config = c->root;
+	ck->env = c->env;
+	ck->env_options = env_opts;
+	ck->model = model;
+	int rc = seed_checkpoint_save(dir, ck, err);
+	json_decref(env_opts);
+	json_decref(model);
+	ck->env_options = ck->model = NULL;
+	return rc;
+}

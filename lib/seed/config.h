@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "seed/checkpoint.h"
 #include "seed/error.h"
 #include "seed/loss.h"
 #include "seed/optim.h"
@@ -179,6 +180,14 @@ int seed_config_parse(json_t *root, seed_config *c, seed_err *err);
  * a usage error); c is zeroed and nothing is kept. */
 int seed_config_resolve(const json_t *base, const char *name_or_path, const char *const *dirs,
                         const char *const *sets, int nsets, seed_config *c, seed_err *err);
+
+/* Save checkpoint ck into run directory dir (seed_checkpoint_save) with
+ * the run's configuration filled in from c: the resolved configuration,
+ * env, env_options and model (ck's own values for those are replaced).
+ * The one place both trainers, the learner and the evolver, assemble what
+ * a checkpoint says about its run.  Errors: those of
+ * seed_checkpoint_save. */
+int seed_config_checkpoint_save(const seed_config *c, const char *dir, seed_checkpoint *ck, seed_err *err);
 
 /* The text of the value at a dotted key of root (a string as it is, any
  * other value as compact JSON), or with key NULL the whole configuration
