@@ -469,6 +469,175 @@ static void metrics_line(const actor *a, seed_metrics *mx, mark *m, double now, 
 	memcpy(m->time, a->time, sizeof a->time);
 }
 
+/* The periodic lines of server mode: when they are due, and where the last
+ * ones left the counts. */
+typedef struct schedule {
+	double start, last_stats;
+	double stats_interval, next_stats;     /* 0: no statistics lines */
+	double metrics_interval, next_metrics; /* 0: no metrics lines but the last */
+	int64_t stats_steps;
+	double stats_time[SEED_PHASE_N];
+	seed_metrics *mx; /* NULL: no metrics */
+	mark mk;
+} schedule;
+
+/* The statistics and metrics lines due at now. */
+static void report_due(actor *a, schedule *sc, double now)
+{
+	if (sc->next_stats > 0 && now >= sc->next_stats) {
+		time_line(a, sc->stats_time, now - sc->last_stats, false);
+		stats_line(a, &sc->stats_steps, now - sc->last_stats);
+		sc->last_stats = now;
+		while (sc->next_stats <= now)
+			sc->next_stats += sc->stats_interval;
+	}
+	if (sc->next_metrics > 0 && now >= sc->next_metrics) {
+		metrics_line(a, sc->mx, &sc->mk, now, sc->start);
+		while (sc->next_metrics <= now)
+			sc->next_metrics += sc->metrics_interval;
+	}
+}
+
+/* The half an action frame f answers, with its actions and the server's
+ * restart requests taken in; NULL for a stale or duplicate reply (the
+ * request it answers is done) or one of the wrong size. */
+static half *take_reply(actor *a, const seed_frame *f)
+{
+	int64_t env0 = seed_frame_int(f, "env0", -1);
+	half *h = NULL;
+	for (int j = 0; j < a->nhalves; j++)
+		if (a->halves[j].env0 == env0)
+			h = &a->halves[j];
+	if (f->type != SEED_FRAME_ACTION || !h || !h->inflight ||
+	    (uint32_t)seed_frame_int(f, "run", -1) != a->run ||
+	    seed_frame_int(f, "seq", -1) != (int64_t)h->seq)
+		return NULL;
+	const seed_tensor *act = seed_frame_tensor(f, "action");
+	if (act->shape[0] != h->count) {
+		cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0, act->shape[0],
+		         h->count);
+		return NULL;
+	}
+	seed_tensor_copy(h->actions, act);
+	const seed_tensor *rs = seed_frame_tensor(f, "reset");
+	h->any_reset = false;
+	if (rs) {
+		seed_tensor_copy(h->reset, rs); /* validated: u8 [K] */
+		for (int i = 0; i < h->count; i++)
+			h->any_reset |= h->reset[i] != 0;
+	}
+	h->inflight = false;
+	if (h->tries > 0) {
+		double t = seed_now_s();
+		if (say_now(&a->last_answer_warn, t))
+			cli_warn("%s answers again: the request of envs %d..%d (seq %" PRIu32
+			         ") waited %.1f s and was resent %" PRId64 " times",
+			         a->endpoint, h->env0, h->env0 + h->count - 1, h->seq, t - h->asked_at,
+			         h->tries);
+	}
+	return h;
+}
+
+/* What became of a half given its actions. */
+enum { HALF_SENT, HALF_DONE, HALF_SEND_FAILED, HALF_STEP_FAILED };
+
+/* Step half h (its actions taken at t), then, unless it has played
+ * max_steps (< 0: no end), send its next request. */
+static int play_half(actor *a, seed_chan *c, half *h, int64_t max_steps, double t)
+{
+	seed_err err;
+	int sr = step_half(a, h, &err);
+	double t3 = seed_now_s();
+	a->time[SEED_PHASE_STEP] += t3 - t;
+	if (sr) {
+		cli_warn("%s", err.msg);
+		return HALF_STEP_FAILED;
+	}
+	if (max_steps >= 0 && h->steps >= max_steps)
+		return HALF_DONE;
+	encode_step(a, h);
+	double t4 = seed_now_s();
+	a->time[SEED_PHASE_ENCODE] += t4 - t3;
+	sr = send_half(c, h);
+	a->time[SEED_PHASE_SEND] += seed_now_s() - t4;
+	return sr ? HALF_SEND_FAILED : HALF_SENT;
+}
+
+/* The first request of every half (none when max_steps is 0); returns how
+ * many are in flight. */
+static int send_first(actor *a, seed_chan *c, int64_t max_steps)
+{
+	int busy = 0;
+	for (int j = 0; j < a->nhalves; j++) {
+		half *h = &a->halves[j];
+		if (max_steps == 0)
+			continue;
+		encode_step(a, h);
+		if (send_half(c, h))
+			break;
+		busy++;
+	}
+	return busy;
+}
+
+/* Receive and answer replies until every half is done (busy: the halves
+ * in flight), a signal, a refusal, a failed step or a failed send; returns
+ * 1 for a refusal or a failed step, else 0. */
+static int serve_halves(actor *a, seed_chan *c, int busy, int64_t max_steps, int retry_ms, schedule *sc)
+{
+	seed_err err;
+	seed_frame f = {0};
+	int rc = 0;
+	/* Decoding keeps its zone: nothing is allocated per step. */
+	seed_frame_decoder *dec;
+	if (seed_frame_decoder_new(&dec))
+		cli_die("out of memory");
+	while (busy > 0 && !cli_stop) {
+		double now = seed_now_s();
+		resend_due(a, c, retry_ms, now);
+		report_due(a, sc, now);
+		seed_chan_msg m;
+		double t0 = seed_now_s();
+		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, sc->next_stats, sc->next_metrics, now),
+		                       &err);
+		double t1 = seed_now_s();
+		a->time[SEED_PHASE_WAIT] += t1 - t0;
+		if (r == -EAGAIN || r == -EINTR)
+			continue;
+		if (r) {
+			cli_warn("%s", err.msg);
+			continue;
+		}
+		if (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err)) {
+			cli_warn("bad reply from %s: %s", a->endpoint, err.msg);
+			continue;
+		}
+		if (f.type == SEED_FRAME_ERROR) {
+			const char *msg = "";
+			size_t len = 0;
+			seed_frame_str(&f, "message", &msg, &len);
+			cli_warn("the server refused a request: %.*s", (int)len, msg);
+			rc = 1;
+			break;
+		}
+		half *h = take_reply(a, &f);
+		if (!h)
+			continue;
+		double t2 = seed_now_s();
+		a->time[SEED_PHASE_TAKE] += t2 - t1;
+		int hs = play_half(a, c, h, max_steps, t2);
+		if (hs == HALF_DONE) {
+			busy--;
+		} else if (hs != HALF_SENT) {
+			rc = hs == HALF_STEP_FAILED;
+			break;
+		}
+	}
+	seed_frame_clear(&f);
+	seed_frame_decoder_free(&dec);
+	return rc;
+}
+
 /* Server mode: keep one request in flight per half; a statistics line
  * every stats_interval seconds (0: none), a metrics line to
  * mx (NULL: none) every metrics_interval seconds (0: none) and at the end;
@@ -486,131 +655,26 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	seed_chan *c;
 	if (!ctx || seed_chan_open(&c, ctx, SEED_CHAN_DEALER, endpoint, &copts, &err))
 		cli_die("%s", ctx ? err.msg : "cannot create a ZeroMQ context");
-	int rc = 0, busy = 0;
-	for (int j = 0; j < a->nhalves; j++) {
-		half *h = &a->halves[j];
-		if (max_steps == 0)
-			continue;
-		encode_step(a, h);
-		if (send_half(c, h))
-			break;
-		busy++;
-	}
+	int busy = send_first(a, c, max_steps);
 	a->endpoint = endpoint;
 	a->last_resend_warn = a->last_answer_warn = -1;
-	double start = seed_now_s(), last_stats = start;
-	double next_stats = stats_interval > 0 ? start + stats_interval : 0;
-	double next_metrics = mx && metrics_interval > 0 ? start + metrics_interval : 0;
-	int64_t stats_steps = 0;
-	double stats_time[SEED_PHASE_N] = {0};
-	mark mk = {.t = start};
-	seed_frame f = {0};
-	/* Decoding keeps its zone: nothing is allocated per step. */
-	seed_frame_decoder *dec;
-	if (seed_frame_decoder_new(&dec))
-		cli_die("out of memory");
-	while (busy > 0 && !cli_stop) {
-		double now = seed_now_s();
-		resend_due(a, c, retry_ms, now);
-		if (next_stats > 0 && now >= next_stats) {
-			time_line(a, stats_time, now - last_stats, false);
-			stats_line(a, &stats_steps, now - last_stats);
-			last_stats = now;
-			while (next_stats <= now)
-				next_stats += stats_interval;
-		}
-		if (next_metrics > 0 && now >= next_metrics) {
-			metrics_line(a, mx, &mk, now, start);
-			while (next_metrics <= now)
-				next_metrics += metrics_interval;
-		}
-		seed_chan_msg m;
-		double t0 = seed_now_s();
-		int r = seed_chan_recv(c, &m, until_due(a, retry_ms, next_stats, next_metrics, now), &err);
-		double t1 = seed_now_s();
-		a->time[SEED_PHASE_WAIT] += t1 - t0;
-		if (r == -EAGAIN || r == -EINTR)
-			continue;
-		if (r) {
-			cli_warn("%s", err.msg);
-			continue;
-		}
-		if (seed_frame_decoder_decode(dec, &f, m.data, m.len, &err)) {
-			cli_warn("bad reply from %s: %s", endpoint, err.msg);
-			continue;
-		}
-		if (f.type == SEED_FRAME_ERROR) {
-			const char *msg = "";
-			size_t len = 0;
-			seed_frame_str(&f, "message", &msg, &len);
-			cli_warn("the server refused a request: %.*s", (int)len, msg);
-			rc = 1;
-			break;
-		}
-		int64_t env0 = seed_frame_int(&f, "env0", -1);
-		half *h = NULL;
-		for (int j = 0; j < a->nhalves; j++)
-			if (a->halves[j].env0 == env0)
-				h = &a->halves[j];
-		if (f.type != SEED_FRAME_ACTION || !h || !h->inflight ||
-		    (uint32_t)seed_frame_int(&f, "run", -1) != a->run ||
-		    seed_frame_int(&f, "seq", -1) != (int64_t)h->seq) {
-			continue; /* stale or duplicate reply: the request it answers is done */
-		}
-		const seed_tensor *act = seed_frame_tensor(&f, "action");
-		if (act->shape[0] != h->count) {
-			cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0,
-			         act->shape[0], h->count);
-			continue;
-		}
-		seed_tensor_copy(h->actions, act);
-		const seed_tensor *rs = seed_frame_tensor(&f, "reset");
-		h->any_reset = false;
-		if (rs) {
-			seed_tensor_copy(h->reset, rs); /* validated: u8 [K] */
-			for (int i = 0; i < h->count; i++)
-				h->any_reset |= h->reset[i] != 0;
-		}
-		h->inflight = false;
-		if (h->tries > 0) {
-			double t = seed_now_s();
-			if (say_now(&a->last_answer_warn, t))
-				cli_warn("%s answers again: the request of envs %d..%d (seq %" PRIu32
-				         ") waited %.1f s and was resent %" PRId64 " times",
-				         endpoint, h->env0, h->env0 + h->count - 1, h->seq, t - h->asked_at,
-				         h->tries);
-		}
-		double t2 = seed_now_s();
-		a->time[SEED_PHASE_TAKE] += t2 - t1;
-		int sr = step_half(a, h, &err);
-		double t3 = seed_now_s();
-		a->time[SEED_PHASE_STEP] += t3 - t2;
-		if (sr) {
-			cli_warn("%s", err.msg);
-			rc = 1;
-			break;
-		}
-		if (max_steps >= 0 && h->steps >= max_steps) {
-			busy--;
-			continue;
-		}
-		encode_step(a, h);
-		double t4 = seed_now_s();
-		a->time[SEED_PHASE_ENCODE] += t4 - t3;
-		sr = send_half(c, h);
-		a->time[SEED_PHASE_SEND] += seed_now_s() - t4;
-		if (sr)
-			break;
-	}
+	double start = seed_now_s();
+	schedule sc = {.start = start,
+	               .last_stats = start,
+	               .stats_interval = stats_interval,
+	               .next_stats = stats_interval > 0 ? start + stats_interval : 0,
+	               .metrics_interval = metrics_interval,
+	               .next_metrics = mx && metrics_interval > 0 ? start + metrics_interval : 0,
+	               .mx = mx,
+	               .mk = {.t = start}};
+	int rc = serve_halves(a, c, busy, max_steps, retry_ms, &sc);
 	double end = seed_now_s();
 	if (mx)
-		metrics_line(a, mx, &mk, end, start);
+		metrics_line(a, mx, &sc.mk, end, start);
 	if (!quiet) {
 		double zero[SEED_PHASE_N] = {0};
 		time_line(a, zero, end - start, true);
 	}
-	seed_frame_clear(&f);
-	seed_frame_decoder_free(&dec);
 	if (a->resends)
 		cli_warn("resent %" PRId64 " unanswered requests", a->resends);
 	seed_chan_close(&c);

@@ -520,33 +520,21 @@ static void label_runs(void)
 			runs[i].label = runs[i].dir;
 }
 
-int main(int argc, char **argv)
+/* Read each run's metrics, its frames column and the loss keys of them all
+ * (the first 16, in the order the runs name them), then label the runs. */
+static void read_runs(char **dirs, int n)
 {
-	int first = cli_parse(&spec, argc, argv);
-	if (first >= argc)
-		cli_usage_error("name at least one RUN_DIR (a directory with seed-learn's metrics.jsonl)");
-	if (opt.losses && opt.out)
-		cli_usage_error("--losses chooses the text plot's page: -O writes both pages");
-	int64_t w, h;
-	if (opt.out)
-		w = 1000, h = 700;
-	else
-		terminal_size(&w, &h);
-	if (opt.size)
-		parse_size(opt.size, opt.out ? 100 : 20, opt.out ? 20000 : 10000, &w, &h);
-	cli_catch_signals();
-
-	nruns = argc - first;
+	nruns = n;
 	runs = seed_xcalloc((size_t)nruns, sizeof *runs);
 	for (int i = 0; i < nruns; i++) {
 		seed_err err;
-		runs[i].dir = argv[first + i];
+		runs[i].dir = dirs[i];
 		if (seed_curves_read_dir(runs[i].dir, &runs[i].c, &err))
 			cli_die("%s", err.msg);
 		runs[i].fkey = seed_curves_frames_key(runs[i].c, opt.env_frames);
 		const char *keys[16];
-		int n = seed_curves_loss_keys(runs[i].c, keys, 16);
-		for (int k = 0; k < n; k++) {
+		int nk = seed_curves_loss_keys(runs[i].c, keys, 16);
+		for (int k = 0; k < nk; k++) {
 			int seen = 0;
 			for (int j = 0; j < nloss; j++)
 				seen |= strcmp(losskeys[j], keys[k]) == 0;
@@ -555,11 +543,11 @@ int main(int argc, char **argv)
 		}
 	}
 	label_runs();
-	bool envf = false;
-	for (int i = 0; i < nruns; i++)
-		envf |= strcmp(runs[i].fkey, "env_frames") == 0;
-	const char *fl = envf ? "env frames" : "frames";
+}
 
+/* The private temporary directory, removed at exit with what is in it. */
+static void make_tmpdir(void)
+{
 	const char *base = getenv("TMPDIR");
 	snprintf(tmpdir, sizeof tmpdir, "%s/seed-plot.XXXXXX", base && *base ? base : "/tmp");
 	if (!mkdtemp(tmpdir)) {
@@ -568,11 +556,16 @@ int main(int argc, char **argv)
 		        strerror(errno));
 	}
 	atexit(cleanup);
-	for (int i = 0; i < nruns; i++)
-		write_run_data(&runs[i], i);
+}
 
-	/* The panels: the returns page, then a panel per loss term. */
-	panel ps[2 + 16];
+/* The panels: the returns page, then a panel per loss term; returns how
+ * many.  ps has room for 2 + 16. */
+static int make_panels(panel *ps)
+{
+	bool envf = false;
+	for (int i = 0; i < nruns; i++)
+		envf |= strcmp(runs[i].fkey, "env_frames") == 0;
+	const char *fl = envf ? "env frames" : "frames";
 	int np = 0;
 	ps[np++] = (panel){.title = "mean return against frames",
 	                   .xlabel = fl,
@@ -594,6 +587,12 @@ int main(int argc, char **argv)
 		                   .ykey = losskeys[k],
 		                   .xcol = 1,
 		                   .ycol = 4 + k};
+	return np;
+}
+
+/* What each panel has to draw and the x it spans; with --mean, its band. */
+static void measure_panels(panel *ps, int np)
+{
 	for (int p = 0; p < np; p++) {
 		ps[p].xmin = INFINITY, ps[p].xmax = -INFINITY;
 		for (int i = 0; i < nruns; i++) {
@@ -608,25 +607,67 @@ int main(int argc, char **argv)
 		if (opt.mean)
 			write_band(&ps[p], p);
 	}
+}
+
+/* A run without returns is left out, with a warning; without any run that
+ * has them there is nothing to draw. */
+static void check_returns(const panel *returns)
+{
 	for (int i = 0; i < nruns; i++) {
 		double *x, *y;
-		if (run_points(&runs[i], &ps[0], &x, &y) == 0)
+		if (run_points(&runs[i], returns, &x, &y) == 0)
 			cli_warn("%s: no episode return yet (every line's episode_return is null): left out",
 			         runs[i].c->path);
 		free(x);
 		free(y);
 	}
-	if (!ps[0].any)
+	if (!returns->any)
 		cli_die("no episode return to draw: every line of %s is null there",
 		        nruns == 1 ? runs[0].c->path : "every run's metrics.jsonl");
-	int nlp = 0; /* loss panels with something to draw */
-	for (int p = 2; p < np; p++)
-		nlp += ps[p].any;
+}
 
-	char script[8192], errpath[8192];
-	FILE *f = tmp_open("plot.gp", script, sizeof script);
-	fclose(tmp_open("gnuplot.err", errpath, sizeof errpath));
-	char *targets[2] = {NULL, NULL};
+/* One page of the script: the returns (page 0) or the loss terms (page 1,
+ * nlp panels with something to draw), w by h. */
+static void write_page(FILE *f, int page, panel *ps, int np, int nlp, int64_t w, int64_t h)
+{
+	if (opt.out) {
+		/* The loss page: a returns panel's height for each row of
+		 * its panels past the second (runs of both algorithms). */
+		int64_t ph = page == 0 || nlp <= 4 ? h : h * ((nlp + 1) / 2) / 2;
+		fprintf(f,
+		        "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+		        "  set terminal pngcairo size %" PRId64 ",%" PRId64 " noenhanced font ',10'\n"
+		        "} else {\n"
+		        "  set terminal png size %" PRId64 ",%" PRId64 " noenhanced\n"
+		        "}\n",
+		        w, ph, w, ph);
+		fputs("set output ", f);
+		gp_str(f, png_tmp[page]);
+		fputc('\n', f);
+	}
+	for (int p = 0; p < np; p++)
+		ps[p].width = (int)(p < 2 || nlp == 1 ? w : w / 2);
+	if (page == 0) {
+		fputs("set multiplot layout 2,1\n", f);
+		plot_panel(f, &ps[0]);
+		plot_panel(f, &ps[1]);
+	} else {
+		fprintf(f, "set key top right\nset multiplot layout %d,%d\n", (nlp + 1) / 2, nlp > 1 ? 2 : 1);
+		for (int p = 2; p < np; p++)
+			if (ps[p].any)
+				plot_panel(f, &ps[p]);
+	}
+	fputs("unset multiplot\n", f);
+	if (opt.out)
+		fputs("unset output\n", f);
+}
+
+/* The gnuplot script, at script; with -O, the PNG targets (targets[1] new,
+ * NULL without a loss page) and their temporaries beside them. */
+static void write_script(char *script, size_t n, panel *ps, int np, int nlp, int64_t w, int64_t h,
+                         char **targets)
+{
+	FILE *f = tmp_open("plot.gp", script, n);
 	if (opt.out) {
 		targets[0] = (char *)opt.out;
 		targets[1] = nlp ? loss_name(opt.out) : NULL;
@@ -645,39 +686,43 @@ int main(int argc, char **argv)
 			continue;
 		if (page == 1 && nlp == 0)
 			continue;
-		if (opt.out) {
-			/* The loss page: a returns panel's height for each row of
-			 * its panels past the second (runs of both algorithms). */
-			int64_t ph = page == 0 || nlp <= 4 ? h : h * ((nlp + 1) / 2) / 2;
-			fprintf(f,
-			        "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-			        "  set terminal pngcairo size %" PRId64 ",%" PRId64 " noenhanced font ',10'\n"
-			        "} else {\n"
-			        "  set terminal png size %" PRId64 ",%" PRId64 " noenhanced\n"
-			        "}\n",
-			        w, ph, w, ph);
-			fputs("set output ", f);
-			gp_str(f, png_tmp[page]);
-			fputc('\n', f);
-		}
-		for (int p = 0; p < np; p++)
-			ps[p].width = (int)(p < 2 || nlp == 1 ? w : w / 2);
-		if (page == 0) {
-			fputs("set multiplot layout 2,1\n", f);
-			plot_panel(f, &ps[0]);
-			plot_panel(f, &ps[1]);
-		} else {
-			fprintf(f, "set key top right\nset multiplot layout %d,%d\n", (nlp + 1) / 2,
-			        nlp > 1 ? 2 : 1);
-			for (int p = 2; p < np; p++)
-				if (ps[p].any)
-					plot_panel(f, &ps[p]);
-		}
-		fputs("unset multiplot\n", f);
-		if (opt.out)
-			fputs("unset output\n", f);
+		write_page(f, page, ps, np, nlp, w, h);
 	}
 	tmp_close(f, script);
+}
+
+int main(int argc, char **argv)
+{
+	int first = cli_parse(&spec, argc, argv);
+	if (first >= argc)
+		cli_usage_error("name at least one RUN_DIR (a directory with seed-learn's metrics.jsonl)");
+	if (opt.losses && opt.out)
+		cli_usage_error("--losses chooses the text plot's page: -O writes both pages");
+	int64_t w, h;
+	if (opt.out)
+		w = 1000, h = 700;
+	else
+		terminal_size(&w, &h);
+	if (opt.size)
+		parse_size(opt.size, opt.out ? 100 : 20, opt.out ? 20000 : 10000, &w, &h);
+	cli_catch_signals();
+
+	read_runs(argv + first, argc - first);
+	make_tmpdir();
+	for (int i = 0; i < nruns; i++)
+		write_run_data(&runs[i], i);
+	panel ps[2 + 16];
+	int np = make_panels(ps);
+	measure_panels(ps, np);
+	check_returns(&ps[0]);
+	int nlp = 0; /* loss panels with something to draw */
+	for (int p = 2; p < np; p++)
+		nlp += ps[p].any;
+
+	char script[8192], errpath[8192];
+	char *targets[2] = {NULL, NULL};
+	fclose(tmp_open("gnuplot.err", errpath, sizeof errpath));
+	write_script(script, sizeof script, ps, np, nlp, w, h, targets);
 	if (!opt.out && opt.losses && nlp == 0)
 		cli_die("no loss terms to draw in %s", nruns == 1 ? runs[0].c->path : "these runs' metrics");
 	if (opt.out && nlp == 0)

@@ -396,16 +396,36 @@ static void report(const seed_replay_stats *st, seed_replay_stats *last, double 
 	*last_sb = S.sample_blocked;
 }
 
-int main(int argc, char **argv)
+/* --resume: the replay from the snapshot at path.  A snapshot written with
+ * settings this replay cannot take (another capacity or alpha, a layout over
+ * --max-memory) is a configuration error that no restart mends: status 2,
+ * so that seed-train ends the run with the message instead of restarting
+ * this program until it gives up.  One that cannot be read, or is corrupt,
+ * is a runtime error: status 1. */
+static void resume(const char *path)
 {
-	cli_parse(&usage_spec, argc, argv);
-	cli_curve_load();
-	if (!opt.bind)
-		cli_usage_error("--bind is required");
-	if (!opt.unrolls)
-		cli_usage_error("--unrolls is required");
-	if (opt.resume && !opt.dir)
-		cli_usage_error("--resume needs --dir");
+	void *data;
+	size_t len;
+	seed_err err;
+	if (seed_fs_read(path, 0, &data, &len, &err))
+		cli_die("--resume: %s", err.msg);
+	int rc = seed_replay_restore(S.r, data, len, &err);
+	free(data);
+	if (rc == -EINVAL)
+		cli_config_error("--resume: %s: %s (resume with the snapshot's setting, or move the snapshot "
+		                 "away to start an empty replay)",
+		                 path, err.msg);
+	if (rc == -E2BIG)
+		cli_config_error("--resume: %s: %s (--max-memory %" PRId64 " MiB)", path, err.msg,
+		                 opt.max_memory);
+	if (rc)
+		cli_die("--resume: %s: %s", path, err.msg);
+}
+
+/* The replay of the options, resumed with --resume; path gets the
+ * snapshot's path with --dir (else ""). */
+static void open_replay(char *path, size_t n)
+{
 	seed_replay_opts ro = {.capacity = opt.capacity,
 	                       .alpha = opt.alpha,
 	                       .beta = opt.beta,
@@ -417,15 +437,21 @@ int main(int argc, char **argv)
 	seed_err err;
 	if (seed_replay_new(&S.r, &ro, &err))
 		cli_usage_error("%s", err.msg + (strncmp(err.msg, "replay: ", 8) ? 0 : 8));
-	char path[4096] = "";
+	path[0] = 0;
 	if (opt.dir) {
 		if (seed_fs_mkdirs(opt.dir, &err))
 			cli_die("--dir: %s", err.msg);
-		snprintf(path, sizeof path, "%s/replay.snap", opt.dir);
-		if (opt.resume && seed_replay_load(S.r, path, &err))
-			cli_die("--resume: %s", err.msg);
+		snprintf(path, n, "%s/replay.snap", opt.dir);
+		if (opt.resume)
+			resume(path);
 	}
-	cli_catch_signals();
+}
+
+/* The learners' ROUTER and the unrolls' PULL socket, in ctx (made here),
+ * the decoder and the queue of waiting requests. */
+static void *open_channels(void)
+{
+	seed_err err;
 	void *ctx = seed_chan_context();
 	if (!ctx)
 		cli_die("cannot create a ZeroMQ context");
@@ -446,24 +472,29 @@ int main(int argc, char **argv)
 	if (seed_frame_decoder_new(&S.dec))
 		cli_die("no memory");
 	S.queue = seed_xcalloc((size_t)opt.max_pending, sizeof *S.queue);
+	return ctx;
+}
 
-	seed_replay_stats st;
-	seed_replay_stats_get(S.r, &st);
-	if (!opt.quiet) {
-		fprintf(stderr, "%s: capacity %" PRIu64 " sequences", cli_prog, st.capacity);
-		if (st.has_layout)
-			fprintf(stderr,
-			        " (%zu bytes), resumed with %" PRIu64 " stored, %" PRIu64 " inserted\n",
-			        st.bytes, st.size, st.inserted);
-		else
-			fprintf(stderr,
-			        "; the first unroll fixes the layout and the memory (at most %" PRId64
-			        " MiB)\n",
-			        opt.max_memory);
-	}
+/* The first line: the capacity, and what a resume brought back. */
+static void say_start(const seed_replay_stats *st)
+{
+	fprintf(stderr, "%s: capacity %" PRIu64 " sequences", cli_prog, st->capacity);
+	if (st->has_layout)
+		fprintf(stderr, " (%zu bytes), resumed with %" PRIu64 " stored, %" PRIu64 " inserted\n",
+		        st->bytes, st->size, st->inserted);
+	else
+		fprintf(stderr,
+		        "; the first unroll fixes the layout and the memory (at most %" PRId64 " MiB)\n",
+		        opt.max_memory);
+}
+
+/* The poll loop until a signal: requests, unrolls, the queue, snapshots to
+ * path (with --dir) and statistics lines (since *st, the stats at start). */
+static void serve(const char *path, seed_replay_stats *st)
+{
 	double start = seed_now_s(), last_report = start, last_snap = start, last_ib = 0, last_sb = 0,
 	       t = start;
-	seed_replay_stats last = st, first = st;
+	seed_replay_stats last = *st;
 	while (!cli_stop) {
 		bool can_insert = seed_replay_insert_ready(S.r);
 		bool waiting = S.npending > 0;
@@ -494,24 +525,54 @@ int main(int argc, char **argv)
 			last_snap = seed_now_s();
 		}
 		if (!opt.quiet && opt.stats_interval > 0 && now - last_report >= opt.stats_interval) {
-			seed_replay_stats_get(S.r, &st);
-			report(&st, &last, now - last_report, &last_ib, &last_sb, false);
+			seed_replay_stats_get(S.r, st);
+			report(st, &last, now - last_report, &last_ib, &last_sb, false);
 			last_report = now;
 		}
 	}
+}
+
+/* The summary: the statistics since this process started (first, at
+ * start) and the counts of frames. */
+static void say_end(const seed_replay_stats *first, double start)
+{
+	double zi = 0, zs = 0;
+	seed_replay_stats st, since = *first;
+	seed_replay_stats_get(S.r, &st);
+	report(&st, &since, seed_now_s() - start, &zi, &zs, true);
+	fprintf(stderr,
+	        "%s: %" PRIu64 " batches answered, %" PRIu64 " dropped, %" PRIu64 " priority frames, %" PRIu64
+	        " bad unrolls, %" PRIu64 " bad requests, %" PRIu64 " requests refused, %zu still waiting\n",
+	        cli_prog, S.answered, S.dropped_answers, S.priority_frames, S.bad_unrolls, S.bad_requests,
+	        S.refused_requests, S.npending);
+}
+
+int main(int argc, char **argv)
+{
+	cli_parse(&usage_spec, argc, argv);
+	cli_curve_load();
+	if (!opt.bind)
+		cli_usage_error("--bind is required");
+	if (!opt.unrolls)
+		cli_usage_error("--unrolls is required");
+	if (opt.resume && !opt.dir)
+		cli_usage_error("--resume needs --dir");
+	char path[4096];
+	open_replay(path, sizeof path);
+	cli_catch_signals();
+	void *ctx = open_channels();
+
+	seed_replay_stats st;
+	seed_replay_stats_get(S.r, &st);
+	if (!opt.quiet)
+		say_start(&st);
+	double start = seed_now_s();
+	seed_replay_stats first = st;
+	serve(path, &st);
 	if (opt.dir)
 		snapshot(path);
-	if (!opt.quiet) {
-		double zi = 0, zs = 0;
-		seed_replay_stats_get(S.r, &st);
-		report(&st, &first, seed_now_s() - start, &zi, &zs, true); /* since this process started */
-		fprintf(stderr,
-		        "%s: %" PRIu64 " batches answered, %" PRIu64 " dropped, %" PRIu64
-		        " priority frames, %" PRIu64 " bad unrolls, %" PRIu64 " bad requests, %" PRIu64
-		        " requests refused, %zu still waiting\n",
-		        cli_prog, S.answered, S.dropped_answers, S.priority_frames, S.bad_unrolls,
-		        S.bad_requests, S.refused_requests, S.npending);
-	}
+	if (!opt.quiet)
+		say_end(&first, start);
 	cli_curve_report((seed_chan *[]){S.learners, S.unrolls}, 2, opt.quiet);
 	seed_chan_close(&S.learners);
 	seed_chan_close(&S.unrolls);

@@ -257,26 +257,9 @@ static bool move_enemy(minatar_seaquest *s, obj *e, int *r)
 	return gone;
 }
 
-static void step(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward,
-                 bool *terminated)
+/* The player's move: fire (when the gun has cooled down), or one cell. */
+static void move_player(minatar_seaquest *s, int a)
 {
-	const minatar_config *cfg = config;
-	minatar_seaquest *s = state;
-	int a = minatar_action(cfg, &s->c, rng, action);
-	int r = 0;
-
-	if (s->c.terminal)
-		goto out;
-
-	if (s->e_spawn_timer == 0) {
-		spawn_enemy(s, rng);
-		s->e_spawn_timer = s->e_spawn_speed;
-	}
-	if (s->d_spawn_timer == 0) {
-		spawn_diver(s, rng);
-		s->d_spawn_timer = DIVER_SPAWN_SPEED;
-	}
-
 	if (a == MINATAR_FIRE && s->shot_timer == 0) {
 		obj b = {.x = (int8_t)s->sub_x, .y = (int8_t)s->sub_y, .right = s->sub_or};
 		append(s->f_bullets, &s->n_f_bullets, MINATAR_SEAQUEST_MAX_F_BULLETS, b);
@@ -292,9 +275,13 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 	} else if (a == MINATAR_DOWN) {
 		s->sub_y = s->sub_y < 8 ? s->sub_y + 1 : 8;
 	}
+}
 
-	/* Friendly bullets: move, then hit the first fish on the cell, else the
-	 * first enemy sub. */
+/* Friendly bullets: move, then hit the first fish on the cell, else the
+ * first enemy sub.  Returns the enemies hit. */
+static int move_f_bullets(minatar_seaquest *s)
+{
+	int r = 0;
 	for (int i = s->n_f_bullets - 1; i >= 0; i--) {
 		obj *b = &s->f_bullets[i];
 		b->x += b->right ? 1 : -1;
@@ -314,9 +301,13 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 		delete_at(s->f_bullets, &s->n_f_bullets, i);
 		r += 1;
 	}
+	return r;
+}
 
-	/* Divers: picked up when on the sub's cell (with room), before or
-	 * after their move. */
+/* Divers: picked up when on the sub's cell (with room), before or after
+ * their move. */
+static void move_divers(minatar_seaquest *s)
+{
 	for (int i = s->n_divers - 1; i >= 0; i--) {
 		obj *d = &s->divers[i];
 		if (at_player(s, d) && s->diver_count < 6) {
@@ -335,12 +326,15 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 			d->move_timer -= 1;
 		}
 	}
+}
 
-	/* Enemy subs: move, then shoot, even when the move just removed the
-	 * sub (upstream keeps using it): the bullet starts on its last cell. */
+/* Enemy subs: move, then shoot, even when the move just removed the sub
+ * (upstream keeps using it): the bullet starts on its last cell. */
+static void move_subs(minatar_seaquest *s, int *r)
+{
 	for (int i = s->n_subs - 1; i >= 0; i--) {
 		obj sub = s->subs[i];
-		bool gone = move_enemy(s, &sub, &r);
+		bool gone = move_enemy(s, &sub, r);
 		if (sub.shot_timer == 0) {
 			sub.shot_timer = ENEMY_SHOT_INTERVAL;
 			obj b = {.x = sub.x, .y = sub.y, .right = sub.right};
@@ -353,9 +347,12 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 		else
 			s->subs[i] = sub;
 	}
+}
 
-	/* Enemy bullets (including those just fired): contact before and after
-	 * the move. */
+/* Enemy bullets (including those just fired): contact before and after the
+ * move. */
+static void move_e_bullets(minatar_seaquest *s)
+{
 	for (int i = s->n_e_bullets - 1; i >= 0; i--) {
 		obj *b = &s->e_bullets[i];
 		if (at_player(s, b))
@@ -366,11 +363,13 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 		else if (at_player(s, b))
 			s->c.terminal = true;
 	}
+}
 
-	for (int i = s->n_fish - 1; i >= 0; i--)
-		if (move_enemy(s, &s->fish[i], &r))
-			delete_at(s->fish, &s->n_fish, i);
-
+/* The end of a step: the timers count down and the oxygen with them below
+ * the surface; reaching the surface ends the episode without a diver on
+ * board and surfaces with one (returning surface's reward). */
+static int breathe(minatar_seaquest *s, bool ramping)
+{
 	if (s->e_spawn_timer > 0)
 		s->e_spawn_timer -= 1;
 	if (s->d_spawn_timer > 0)
@@ -386,9 +385,38 @@ static void step(const void *config, void *state, seed_rng *rng, int action, voi
 		if (s->diver_count == 0)
 			s->c.terminal = true;
 		else
-			r += surface(s, cfg->difficulty_ramping);
+			return surface(s, ramping);
 	}
-out:
+	return 0;
+}
+
+static void step(const void *config, void *state, seed_rng *rng, int action, void *obs, float *reward,
+                 bool *terminated)
+{
+	const minatar_config *cfg = config;
+	minatar_seaquest *s = state;
+	int a = minatar_action(cfg, &s->c, rng, action);
+	int r = 0;
+
+	if (!s->c.terminal) {
+		if (s->e_spawn_timer == 0) {
+			spawn_enemy(s, rng);
+			s->e_spawn_timer = s->e_spawn_speed;
+		}
+		if (s->d_spawn_timer == 0) {
+			spawn_diver(s, rng);
+			s->d_spawn_timer = DIVER_SPAWN_SPEED;
+		}
+		move_player(s, a);
+		r += move_f_bullets(s);
+		move_divers(s);
+		move_subs(s, &r);
+		move_e_bullets(s);
+		for (int i = s->n_fish - 1; i >= 0; i--)
+			if (move_enemy(s, &s->fish[i], &r))
+				delete_at(s->fish, &s->n_fish, i);
+		r += breathe(s, cfg->difficulty_ramping);
+	}
 	write_obs(s, obs);
 	*reward = (float)r;
 	*terminated = s->c.terminal;

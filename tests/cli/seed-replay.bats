@@ -278,7 +278,7 @@ stop_replay() {
 	sleep 0.3
 	stop_replay "$REPLAY"
 	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 9 --min-size 2 -d "$D/snap" --resume
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	assert_output --partial "$D/snap/replay.snap: snapshot of capacity 8, but --capacity is 9"
 	printf 'X' | dd of="$D/snap/replay.snap" bs=1 seek=200 conv=notrunc status=none
 	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 8 --min-size 2 -d "$D/snap" --resume
@@ -287,6 +287,38 @@ stop_replay() {
 	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 8 --min-size 2 -d "$D/none" --resume
 	[ "$status" -eq 1 ]
 	assert_output --partial "$D/none/replay.snap"
+}
+
+@test "a snapshot of other settings is a configuration error: status 2, naming the setting" {
+	# Under seed-train status 1 means "restart it"; no restart takes a
+	# snapshot of another capacity or alpha, so it is status 2.
+	start_replay r --capacity 8 --alpha 0.5 --min-size 2 -d "$D/snap" --quiet
+	"$CLIENT" unrolls "ipc://$D/r-u" 1 2 3
+	sleep 0.3
+	stop_replay "$REPLAY"
+	[ -s "$D/snap/replay.snap" ]
+	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 16 --alpha 0.5 --min-size 2 -d "$D/snap" --resume
+	[ "$status" -eq 2 ]
+	assert_output --partial "seed-replay: --resume: $D/snap/replay.snap: snapshot of capacity 8, but --capacity is 16"
+	assert_output --partial "resume with the snapshot's setting, or move the snapshot away"
+	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 8 --alpha 0.9 --min-size 2 -d "$D/snap" --resume
+	[ "$status" -eq 2 ]
+	assert_output --partial "$D/snap/replay.snap: snapshot of alpha 0.5, but alpha is 0.9"
+	# Nor a layout over --max-memory: 8 sequences of 4000 steps take more
+	# than 1 MiB.
+	start_replay b --capacity 8 --min-size 2 -d "$D/big" --quiet
+	"$CLIENT" unrolls "ipc://$D/b-u" 1 1 4000
+	sleep 0.3
+	stop_replay "$REPLAY"
+	run seed-replay --bind "ipc://$D/x-l" --unrolls "ipc://$D/x-u" --capacity 8 --min-size 2 --max-memory 1 -d "$D/big" \
+		--resume
+	[ "$status" -eq 2 ]
+	assert_output --partial "$D/big/replay.snap: replay: layout"
+	assert_output --partial "(--max-memory 1 MiB)"
+	# The snapshot is left as it was: with its own settings it resumes.
+	start_replay y --capacity 8 --alpha 0.5 --min-size 2 -d "$D/snap" --resume
+	wait_for "$D/y.err" "resumed with 2 stored, 2 inserted"
+	stop_replay "$REPLAY"
 }
 
 @test "unrolls from seed-infer and seed-actor: sequences of the env's layout" {
