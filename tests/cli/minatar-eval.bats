@@ -5,6 +5,8 @@
 # minatar 1.0.15, default settings) within 4 standard errors of the
 # difference, for the mean return and the mean length.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	load helpers
 	load_helpers
@@ -20,7 +22,8 @@ check_game() {
 	local game=$1 r
 	r=$(ref "$(echo "$game" | tr - _)")
 	[ -n "$r" ]
-	run seed-eval --env "minatar-$game" --policy random --episodes 10000 --envs 16 --seed 7
+	# stdout alone: a slow run (valgrind, a busy machine) also says its progress on stderr.
+	run --separate-stderr seed-eval --env "minatar-$game" --policy random --episodes 10000 --envs 16 --seed 7
 	assert_success
 	set -- $r
 	echo "ours: $(jq -c '[.return.mean, .return.std, .length.mean, .length.std]' <<<"$output"); python: [$1,$2,$3,$4]"
