@@ -343,7 +343,7 @@ int seed_trainer_open_metrics(seed_trainer *t, const char *dir, const char *metr
 
 bool seed_trainer_samples(const seed_trainer *t)
 {
-	return t->L && t->cfg->algorithm == SEED_CONFIG_R2D2;
+	return t->L && seed_learner_wants_sequences(t->L);
 }
 
 seed_model *seed_trainer_model(seed_trainer *t)
