@@ -451,3 +451,12 @@ int seed_trainer_run(seed_trainer *t, const seed_trainer_run_opts *o, seed_train
 	release(&R);
 	return rc;
 }
+
+void seed_trainer_run_times(const seed_trainer_run_result *res, char *buf, size_t n)
+{
+	double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
+	char split[256];
+	seed_timing_fractions(zero, res->phase, res->seconds, frac);
+	seed_timing_format(frac, res->phases, split, sizeof split);
+	snprintf(buf, n, "%s (of %.1f s)", split, res->seconds);
+}

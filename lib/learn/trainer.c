@@ -435,3 +435,27 @@ void seed_trainer_describe(seed_trainer *t, char *buf, size_t n)
 {
 	t->ops->describe(t, buf, n);
 }
+
+const char **seed_trainer_sets(const seed_trainer_overrides *o, const char *const *sets, int nsets, int *n)
+{
+	enum { MADE = 6, LEN = 64 };
+	const char **v = seed_xmalloc((size_t)(nsets + MADE) * sizeof *v + MADE * LEN);
+	char(*made)[LEN] = (char(*)[LEN])(v + nsets + MADE);
+	int k = 0, m = 0;
+	for (int i = 0; i < nsets; i++)
+		v[k++] = sets[i];
+#define SET(seen, ...)                                                                                       \
+	if (seen) {                                                                                          \
+		snprintf(made[m], LEN, __VA_ARGS__);                                                         \
+		v[k++] = made[m++];                                                                          \
+	}
+	SET(o->frames_seen, "total_frames=%lld", (long long)o->frames);
+	SET(o->seed_seen, "seed=%llu", (unsigned long long)o->seed);
+	SET(o->lr_seen, "optimizer.lr=%.9g", o->lr);
+	SET(o->batch_size_seen, "batch_size=%lld", (long long)o->batch_size);
+	SET(o->target_seen, "target_return=%.17g", o->target);
+	SET(o->checkpoint_interval_seen, "checkpoint_interval=%.17g", o->checkpoint_interval);
+#undef SET
+	*n = k;
+	return v;
+}

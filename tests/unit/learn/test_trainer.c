@@ -303,6 +303,47 @@ static void t_evolver_device(void)
 	seed_config_free(&c);
 }
 
+/* The options that set configuration values, after the --set's, each
+ * only when given; the numbers read back as given. */
+static void t_sets(void)
+{
+	const char *given[] = {"seed=1", "total_frames=5"};
+	seed_trainer_overrides none = {0};
+	int n = -1;
+	const char **v = seed_trainer_sets(&none, given, 2, &n);
+	CHECK(n == 2 && strcmp(v[0], "seed=1") == 0 && strcmp(v[1], "total_frames=5") == 0);
+	free(v);
+	seed_trainer_overrides o = {.frames = 1000,
+	                            .seed = UINT64_MAX,
+	                            .lr = 0.000123456789012,
+	                            .batch_size = 64,
+	                            .target = 195.5,
+	                            .checkpoint_interval = 0.1,
+	                            .frames_seen = true,
+	                            .seed_seen = true,
+	                            .lr_seen = true,
+	                            .batch_size_seen = true,
+	                            .target_seen = true,
+	                            .checkpoint_interval_seen = true};
+	v = seed_trainer_sets(&o, given, 2, &n);
+	const char *want[] = {"seed=1",
+	                      "total_frames=5",
+	                      "total_frames=1000",
+	                      "seed=18446744073709551615",
+	                      "optimizer.lr=0.000123456789",
+	                      "batch_size=64",
+	                      "target_return=195.5",
+	                      "checkpoint_interval=0.10000000000000001"};
+	CHECK_MSG(n == 8, "%d", n);
+	for (int i = 0; i < n && i < 8; i++)
+		CHECK_MSG(strcmp(v[i], want[i]) == 0, "%d: %s, not %s", i, v[i], want[i]);
+	free(v);
+	o = (seed_trainer_overrides){.target = -1, .target_seen = true};
+	v = seed_trainer_sets(&o, NULL, 0, &n);
+	CHECK(n == 1 && strcmp(v[0], "target_return=-1") == 0);
+	free(v);
+}
+
 static volatile sig_atomic_t alarm_stop;
 
 static void on_alarm(int sig)
@@ -358,6 +399,7 @@ int main(void)
 	TAP_RUN(t_learner_budget);
 	TAP_RUN(t_stopped);
 	TAP_RUN(t_republish);
+	TAP_RUN(t_sets);
 	TAP_RUN(t_metrics_unopenable);
 	TAP_RUN(t_evolver_device);
 	tmpdir_remove(dir);
