@@ -39,7 +39,8 @@
  * waits for episodes of env 0 (which leaves the summary unchanged).
  *
  * An environment gym:ID is Gymnasium's ID, stepped by a seed-gym(1) child
- * in its offline mode (gymenvs.c): the same loop, policies and summary,
+ * in its offline mode (seed_gym_envs, seed/env_gym.h): the same loop,
+ * policies and summary,
  * and with --render or --record seed-gym sends env 0's pictures
  * (render_mode "rgb_array"), which render.c draws like a class's.
  */
@@ -54,13 +55,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gymenvs.h"
 #include "render.h"
 #include "seed/agent.h"
 #include "seed/buf.h"
 #include "seed/clock.h"
-#include "seed/env.h"
 #include "seed/checkpoint.h"
+#include "seed/env.h"
+#include "seed/env_gym.h"
 #include "seed/gif.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
@@ -195,7 +196,9 @@ static void model_free(eval_policy *p)
 static seed_checkpoint *checkpoint; /* loaded before the envs: it names them */
 
 /* A Q model's evaluation epsilon when --epsilon is not given: --greedy's 0,
- * the checkpoint config's r2d2.eval_epsilon, or EVAL_EPSILON. */
+ * the checkpoint config's r2d2.eval_epsilon, or EVAL_EPSILON.  A value
+ * there that is not one is -EBADMSG: what the checkpoint holds is bad (as
+ * for a checkpoint without its model), not the command (status 1). */
 #define EVAL_EPSILON 1e-3
 /* The step cap of an evaluation episode: the Atari convention's 108,000
  * frames (ALE v5's limit), 27,000 agent steps at frame skip 4; the same
@@ -214,7 +217,7 @@ static int q_epsilon(const eval_options *o, double *eps, seed_err *err)
 		return 0;
 	double e = json_number_value(v);
 	if (!json_is_number(v) || !(e >= 0 && e <= 1))
-		return seed_err_set(err, -EINVAL,
+		return seed_err_set(err, -EBADMSG,
 		                    "%s: the config's r2d2.eval_epsilon is not a number in [0, 1]; give "
 		                    "--epsilon",
 		                    o->checkpoint);
@@ -225,7 +228,7 @@ static int q_epsilon(const eval_options *o, double *eps, seed_err *err)
 static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec *spec, seed_err *err)
 {
 	if (!checkpoint->model)
-		return seed_err_set(err, -EINVAL, "%s: the checkpoint does not describe its model",
+		return seed_err_set(err, -EBADMSG, "%s: the checkpoint does not describe its model",
 		                    o->checkpoint);
 	if (spec->obs_rank + 1 > SEED_TENSOR_MAX_RANK)
 		return seed_err_set(err, -EINVAL, "observations of rank %d are too many dimensions",
@@ -294,7 +297,7 @@ static const struct {
  * seed-gym (gym), one of the two. */
 typedef struct eval_envs {
 	seed_envs *local;
-	gym_envs *gym;
+	seed_gym_envs *gym;
 	const seed_env_spec *spec;
 	int k;
 	/* Local envs whose time limit is the evaluation's cap (it was below
@@ -329,7 +332,7 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 	if (envs->local)
 		seed_envs_reset(envs->local, obs);
 	else
-		gym_envs_reset(envs->gym, obs);
+		seed_gym_envs_reset(envs->gym, obs);
 	if (view)
 		rc = render_view_reset(view, err);
 	while (rc == 0 && (done < n || render_view_wants_more(view))) {
@@ -341,8 +344,8 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 		if (rc < 0)
 			break;
 		if (envs->gym) {
-			rc = gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped, ep_return,
-			                   ep_length, err);
+			rc = seed_gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped,
+			                        ep_return, ep_length, err);
 			if (rc == -EINTR)
 				seed_err_set(err, rc, "interrupted after %lld of %lld episodes", done, n);
 			if (rc < 0)
@@ -535,98 +538,262 @@ static char *with_max_steps(const char *options, int cap)
 	return s;
 }
 
+/* ---- the command line ----------------------------------------------------- */
+
+/* The options: main's variables, filled by the table below. */
+static struct {
+	eval_options o;
+	render_options ro;
+	int64_t episodes, envs, seed, cols, delay, gif_episodes, max_episode_steps;
+	bool greedy, list, epsilon_seen, last;
+	double epsilon, stats_interval;
+} opt = {
+    .o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0, .epsilon = NAN},
+    .ro = {.delay_ms = 50, .gif_episodes = 1, .gif_fps = 15},
+    .episodes = 10,
+    .envs = 1,
+    .delay = 50,
+    .gif_episodes = 1,
+    .max_episode_steps = EVAL_MAX_EPISODE_STEPS,
+    .stats_interval = 10,
+};
+
+static const seed_opt options[] = {
+    {"env", 'e', SEED_OPT_STR, &opt.o.env, "NAME",
+     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, a "
+             "plugin NAME.so found in SEED_ENV_PATH, or gym:ID, Gymnasium's ID through seed-gym"},
+    {"env-options", 'o', SEED_OPT_STR, &opt.o.env_options, "JSON",
+     .help = "environment options as a JSON object, e.g. '{\"max_steps\": 200}' (default {})"},
+    {"policy", 'p', SEED_OPT_STR, &opt.o.policy, "NAME",
+     .help = "how to choose actions: random (uniform over the actions; the default without "
+             "--checkpoint)"},
+    {"checkpoint", 'm', SEED_OPT_STR, &opt.o.checkpoint, "PATH",
+     .help = "play a trained policy: a run directory (what the run reports: DIR/best where "
+             "seed-train keeps one, else its last checkpoint) or a .safetensors checkpoint (--env "
+             "and --env-options default to those it was trained on)"},
+    {"last", 0, SEED_OPT_FLAG, &opt.last,
+     .help = "with --checkpoint DIR: play the run's last checkpoint, not DIR/best"},
+    {"greedy", 'g', SEED_OPT_FLAG, &opt.greedy,
+     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
+    {"device", 0, SEED_OPT_STR, &opt.o.device, "DEV",
+     .help = "with --checkpoint: run the model on DEV: cpu (default), cuda or cuda:N (a GPU, with "
+             "CUDA built in)"},
+    {"epsilon", 0, SEED_OPT_NUM, &opt.epsilon, "X", .lo = 0, .hi = 1,
+     .help = "with a Q-model checkpoint: explore with epsilon X (default: the config's "
+             "r2d2.eval_epsilon, else 0.001)",
+     .seen = &opt.epsilon_seen},
+    {"episodes", 'n', SEED_OPT_INT, &opt.episodes, "N", 1, 10000000,
+     .help = "episodes to finish (default 10)"},
+    {"envs", 'k', SEED_OPT_INT, &opt.envs, "K", 1, 65536,
+     .help = "environments stepped side by side (default 1)"},
+    {"seed", 's', SEED_OPT_INT, &opt.seed, "S", 0, INT64_MAX,
+     .help = "seed of the environments and of the policy (default 0)"},
+    {"max-episode-steps", 0, SEED_OPT_INT, &opt.max_episode_steps, "N", 0, INT32_MAX,
+     .help = "cut an episode at N steps, as truncated (default 27000: Atari's 108K frames at "
+             "frame skip 4; 0: no cap)"},
+    {"stats-interval", 0, SEED_OPT_NUM, &opt.stats_interval, "SEC", .lo = 0, .hi = 1e9,
+     .help = "say on stderr how far play has come every SEC seconds (default 10; 0: never)"},
+    {"render", 0, SEED_OPT_FLAG, &opt.ro.term,
+     .help = "draw each step of env 0 on stdout, before the summary: colour pictures and a status "
+             "line"},
+    {"render-width", 0, SEED_OPT_INT, &opt.cols, "COLS", 1, 1000,
+     .help = "picture width in columns (default: fit the terminal, or 80 x 22 cells)"},
+    {"render-delay", 0, SEED_OPT_INT, &opt.delay, "MS", 0, 60000,
+     .help = "pause after each picture (default 50)"},
+    {"record", 0, SEED_OPT_STR, &opt.ro.gif_path, "FILE.gif",
+     .help = "write the first episode of env 0 as an animated GIF"},
+    {"record-episodes", 0, SEED_OPT_INT, &opt.gif_episodes, "N", 1, 1000000,
+     .help = "record N episodes of env 0, one after another (default 1)"},
+    {"record-fps", 0, SEED_OPT_NUM, &opt.ro.gif_fps, "FPS", .lo = SEED_GIF_MIN_FPS, .hi = SEED_GIF_MAX_FPS,
+     .help = "GIF frames a second, 0.01 to 50 (default 15)"},
+    {"list-envs", 'l', SEED_OPT_FLAG, &opt.list, .help = "list the environments and exit"},
+    {0},
+};
+static const seed_opts usage_spec = {
+    .usage = "--env NAME [--policy random] [OPTION]...\n"
+             "--checkpoint DIR|FILE [--last] [--greedy | --epsilon X] [OPTION]...\n"
+             "--list-envs",
+    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
+               "return and length statistics of exactly N episodes.",
+    .epilogue = "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
+                "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}, \"max_episode_steps\",\n"
+                "\"truncated\" (episodes cut at the cap)}; std is the population standard\n"
+                "deviation (divided by N); with --checkpoint also \"checkpoint\" (the path\n"
+                "played), \"step\", \"greedy\" and, for a Q model, \"epsilon\".  The same arguments\n"
+                "give the same output.\n"
+                "\n"
+                "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
+                "          seed-eval --env catch --episodes 3 --render\n"
+                "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n"
+                "          seed-eval --env gym:CartPole-v1 --checkpoint run --record cp.gif\n",
+    .opts = options,
+    .max_operands = 0,
+};
+
+/* The options as eval_options and render_options. */
+static void take_options(eval_options *o, render_options *ro)
+{
+	*o = opt.o;
+	*ro = opt.ro;
+	ro->term_out = stdout;
+	o->episodes = opt.episodes;
+	o->envs = (int)opt.envs;
+	o->seed = (uint64_t)opt.seed;
+	o->greedy = opt.greedy;
+	o->max_episode_steps = (int)opt.max_episode_steps;
+	if (opt.epsilon_seen)
+		o->epsilon = opt.epsilon;
+	ro->term_cols = (int)opt.cols;
+	ro->delay_ms = (int)opt.delay;
+	ro->gif_episodes = opt.gif_episodes;
+}
+
+/* Which policy plays (its index in policies[]): with --checkpoint, the
+ * checkpoint's, loaded, o->checkpoint then the path played (*played) and
+ * the env and its options the checkpoint's where not given (*ck_options);
+ * else --policy's.  Misuse is a usage error (status 2). */
+static size_t choose_policy(eval_options *o, char **played, char **ck_options)
+{
+	seed_err err;
+	if (o->checkpoint) {
+		if (o->policy && strcmp(o->policy, "checkpoint") != 0)
+			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
+			                o->policy);
+		o->policy = "checkpoint";
+		if (resolve_checkpoint(o->checkpoint, opt.last, played, &err) < 0)
+			cli_die("--checkpoint: %s", err.msg);
+		o->checkpoint = *played;
+		if (seed_checkpoint_load(o->checkpoint, &checkpoint, &err) < 0)
+			cli_die("--checkpoint: %s", err.msg);
+		if (!o->env)
+			o->env = checkpoint->env;
+		if (!o->env_options && checkpoint->env_options && checkpoint->env && o->env &&
+		    strcmp(o->env, checkpoint->env) == 0)
+			o->env_options = *ck_options = json_dumps(checkpoint->env_options, JSON_COMPACT);
+	} else if (!o->policy) {
+		o->policy = "random";
+	} else if (strcmp(o->policy, "checkpoint") == 0) {
+		cli_usage_error("--policy checkpoint needs --checkpoint PATH");
+	}
+	if (o->greedy && !o->checkpoint)
+		cli_usage_error("--greedy goes with --checkpoint");
+	if (opt.last && !o->checkpoint)
+		cli_usage_error("--last goes with --checkpoint DIR");
+	if (o->device && !o->checkpoint)
+		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
+	if (opt.epsilon_seen && !o->checkpoint)
+		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
+	if (opt.epsilon_seen && o->greedy)
+		cli_usage_error("--greedy is epsilon 0: drop --epsilon");
+	if (!o->env)
+		cli_usage_error("--env is required (see --list-envs)");
+	size_t pi = 0;
+	while (pi < sizeof policies / sizeof policies[0] && strcmp(policies[pi].name, o->policy) != 0)
+		pi++;
+	if (pi == sizeof policies / sizeof policies[0])
+		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)",
+		                o->policy);
+	return pi;
+}
+
+/* Seed's environment o->env with env_options, or die: an unknown
+ * environment or bad options are usage errors, others that cannot work
+ * configuration errors (status 2 both). */
+static void new_local(seed_envs **e, const eval_options *o, const char *env_options)
+{
+	seed_err err;
+	int rc = seed_envs_new(e, o->env, env_options, o->envs, o->seed, &err);
+	if (rc == -ENOENT)
+		cli_usage_error("--env: %s (see --list-envs)", err.msg);
+	if (rc == -SEED_EOPTION)
+		cli_usage_error("--env-options: %s", err.msg);
+	if (rc == -EINVAL)
+		cli_config_error("%s", err.msg);
+	if (rc < 0)
+		cli_die("%s", err.msg);
+}
+
+/* The environments o names, and the source of their pictures (pictures:
+ * env 0's are wanted, for --render or --record). */
+static void open_envs(eval_envs *envs, const eval_options *o, bool pictures, render_source *source)
+{
+	*envs = (eval_envs){.k = o->envs};
+	if (strncmp(o->env, "gym:", 4) == 0) {
+		seed_err err;
+		if (seed_gym_envs_new(&envs->gym, o->env, o->env_options, o->envs, o->seed, pictures,
+		                      o->max_episode_steps, &cli_stop, &err) < 0)
+			cli_die("%s", err.msg);
+		envs->spec = seed_gym_envs_spec(envs->gym);
+		*source = (render_source){.name = o->env,
+		                          .width = envs->spec->rgb_width,
+		                          .height = envs->spec->rgb_height,
+		                          .draw = seed_gym_envs_draw,
+		                          .ctx = envs->gym};
+		return;
+	}
+	new_local(&envs->local, o, o->env_options);
+	/* The cap as the time limit, where it is the shorter one. */
+	int own = seed_envs_spec(envs->local)->max_steps, cap = o->max_episode_steps;
+	if (cap > 0 && (own == 0 || own > cap)) {
+		char *capped = with_max_steps(o->env_options, cap);
+		seed_envs_free(&envs->local);
+		new_local(&envs->local, o, capped);
+		free(capped);
+		envs->local_capped = true;
+	}
+	envs->spec = seed_envs_spec(envs->local);
+	*source = render_source_envs(envs->local);
+}
+
+/* The policy of policies[pi] for the envs' spec, or die: one that cannot
+ * work with them (a model that does not fit the environment) is a
+ * configuration error (status 2). */
+static void make_policy(eval_policy *policy, size_t pi, const eval_options *o, const seed_env_spec *spec)
+{
+	seed_err err;
+	*policy = (eval_policy){.name = policies[pi].name};
+	int rc = policies[pi].init(policy, o, spec, &err);
+	if (rc == -EINVAL || rc == -SEED_EOPTION || rc == -ENOENT)
+		cli_config_error("policy %s: %s", policy->name, err.msg);
+	if (rc < 0)
+		cli_die("policy %s: %s", policy->name, err.msg);
+	if (opt.epsilon_seen && isnan(policy->epsilon))
+		cli_usage_error("--epsilon: the checkpoint's model has an actor-critic head, which samples "
+		                "from its policy; epsilon is for Q models (a dueling head)");
+}
+
+/* The JSON summary on stdout (see the --help epilogue); sorts ret, len. */
+static void print_summary(const eval_options *o, const eval_policy *policy, double *ret, double *len,
+                          long long cut)
+{
+	json_t *out =
+	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o, s:i, s:I}", "env", o->env, "policy", policy->name,
+	              "episodes", (json_int_t)o->episodes, "envs", o->envs, "seed", (json_int_t)o->seed,
+	              "return", summary(ret, o->episodes), "length", summary(len, o->episodes),
+	              "max_episode_steps", o->max_episode_steps, "truncated", (json_int_t)cut);
+	if (o->checkpoint) {
+		json_object_set_new(out, "checkpoint", json_string(o->checkpoint));
+		json_object_set_new(out, "step", json_integer(checkpoint->step));
+		json_object_set_new(out, "greedy", json_boolean(o->greedy));
+		if (!isnan(policy->epsilon))
+			json_object_set_new(out, "epsilon", json_real(policy->epsilon));
+	}
+	char *text = json_dumps(out, JSON_REAL_PRECISION(10));
+	if (!text)
+		cli_die("cannot format the summary");
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0)
+		cli_die("writing the summary failed");
+	free(text);
+	json_decref(out);
+}
+
 int main(int argc, char **argv)
 {
-	eval_options o = {.policy = NULL, .episodes = 10, .envs = 1, .seed = 0, .epsilon = NAN};
-	render_options ro = {.term_out = stdout, .delay_ms = 50, .gif_episodes = 1, .gif_fps = 15};
-	int64_t episodes = o.episodes, envs_n = o.envs, seed = 0, cols = 0, delay = ro.delay_ms,
-	        gif_episodes = ro.gif_episodes, max_episode_steps = EVAL_MAX_EPISODE_STEPS;
-	bool greedy = false, list = false, epsilon_seen = false, last = false;
-	double epsilon = 0, stats_interval = 10;
-	const seed_opt options[] = {
-	    {"env", 'e', SEED_OPT_STR, &o.env, "NAME",
-	     .help = "environment to play: built in (see --list-envs), PATH.so:CLASS of a plugin, a "
-	             "plugin NAME.so found in SEED_ENV_PATH, or gym:ID, Gymnasium's ID through seed-gym"},
-	    {"env-options", 'o', SEED_OPT_STR, &o.env_options, "JSON",
-	     .help = "environment options as a JSON object, e.g. '{\"max_steps\": 200}' (default {})"},
-	    {"policy", 'p', SEED_OPT_STR, &o.policy, "NAME",
-	     .help = "how to choose actions: random (uniform over the actions; the default without "
-	             "--checkpoint)"},
-	    {"checkpoint", 'm', SEED_OPT_STR, &o.checkpoint, "PATH",
-	     .help = "play a trained policy: a run directory (what the run reports: DIR/best where "
-	             "seed-train keeps one, else its last checkpoint) or a .safetensors checkpoint (--env "
-	             "and --env-options default to those it was trained on)"},
-	    {"last", 0, SEED_OPT_FLAG, &last,
-	     .help = "with --checkpoint DIR: play the run's last checkpoint, not DIR/best"},
-	    {"greedy", 'g', SEED_OPT_FLAG, &greedy,
-	     .help = "with --checkpoint: the most likely action, not a sample (a Q model: epsilon 0)"},
-	    {"device", 0, SEED_OPT_STR, &o.device, "DEV",
-	     .help = "with --checkpoint: run the model on DEV: cpu (default), cuda or cuda:N (a GPU, with "
-	             "CUDA built in)"},
-	    {"epsilon", 0, SEED_OPT_NUM, &epsilon, "X", .lo = 0, .hi = 1,
-	     .help = "with a Q-model checkpoint: explore with epsilon X (default: the config's "
-	             "r2d2.eval_epsilon, else 0.001)",
-	     .seen = &epsilon_seen},
-	    {"episodes", 'n', SEED_OPT_INT, &episodes, "N", 1, 10000000,
-	     .help = "episodes to finish (default 10)"},
-	    {"envs", 'k', SEED_OPT_INT, &envs_n, "K", 1, 65536,
-	     .help = "environments stepped side by side (default 1)"},
-	    {"seed", 's', SEED_OPT_INT, &seed, "S", 0, INT64_MAX,
-	     .help = "seed of the environments and of the policy (default 0)"},
-	    {"max-episode-steps", 0, SEED_OPT_INT, &max_episode_steps, "N", 0, INT32_MAX,
-	     .help = "cut an episode at N steps, as truncated (default 27000: Atari's 108K frames at "
-	             "frame skip 4; 0: no cap)"},
-	    {"stats-interval", 0, SEED_OPT_NUM, &stats_interval, "SEC", .lo = 0, .hi = 1e9,
-	     .help = "say on stderr how far play has come every SEC seconds (default 10; 0: never)"},
-	    {"render", 0, SEED_OPT_FLAG, &ro.term,
-	     .help = "draw each step of env 0 on stdout, before the summary: colour pictures and a status "
-	             "line"},
-	    {"render-width", 0, SEED_OPT_INT, &cols, "COLS", 1, 1000,
-	     .help = "picture width in columns (default: fit the terminal, or 80 x 22 cells)"},
-	    {"render-delay", 0, SEED_OPT_INT, &delay, "MS", 0, 60000,
-	     .help = "pause after each picture (default 50)"},
-	    {"record", 0, SEED_OPT_STR, &ro.gif_path, "FILE.gif",
-	     .help = "write the first episode of env 0 as an animated GIF"},
-	    {"record-episodes", 0, SEED_OPT_INT, &gif_episodes, "N", 1, 1000000,
-	     .help = "record N episodes of env 0, one after another (default 1)"},
-	    {"record-fps", 0, SEED_OPT_NUM, &ro.gif_fps, "FPS", .lo = SEED_GIF_MIN_FPS,
-	     .hi = SEED_GIF_MAX_FPS, .help = "GIF frames a second, 0.01 to 50 (default 15)"},
-	    {"list-envs", 'l', SEED_OPT_FLAG, &list, .help = "list the environments and exit"},
-	    {0},
-	};
-	const seed_opts spec = {
-	    .usage = "--env NAME [--policy random] [OPTION]...\n"
-	             "--checkpoint DIR|FILE [--last] [--greedy | --epsilon X] [OPTION]...\n"
-	             "--list-envs",
-	    .summary = "Play episodes of an environment locally and print one JSON object with the\n"
-	               "return and length statistics of exactly N episodes.",
-	    .epilogue =
-	        "Output: {\"env\", \"policy\", \"episodes\", \"envs\", \"seed\", \"return\": {\"mean\",\n"
-	        "\"std\", \"median\", \"min\", \"max\"}, \"length\": {same}, \"max_episode_steps\",\n"
-	        "\"truncated\" (episodes cut at the cap)}; std is the population standard\n"
-	        "deviation (divided by N); with --checkpoint also \"checkpoint\" (the path\n"
-	        "played), \"step\", \"greedy\" and, for a Q model, \"epsilon\".  The same arguments\n"
-	        "give the same output.\n"
-	        "\n"
-	        "Examples: seed-eval --env cartpole --episodes 100 --seed 1 | jq .return.mean\n"
-	        "          seed-eval --env catch --episodes 3 --render\n"
-	        "          seed-eval --env cartpole --episodes 1 --record cartpole.gif\n"
-	        "          seed-eval --env gym:CartPole-v1 --checkpoint run --record cp.gif\n",
-	    .opts = options,
-	    .max_operands = 0,
-	};
-	cli_parse(&spec, argc, argv);
-	o.episodes = episodes;
-	o.envs = (int)envs_n;
-	o.seed = (uint64_t)seed;
-	o.greedy = greedy;
-	o.max_episode_steps = (int)max_episode_steps;
-	if (epsilon_seen)
-		o.epsilon = epsilon;
-	ro.term_cols = (int)cols;
-	ro.delay_ms = (int)delay;
-	ro.gif_episodes = gif_episodes;
-	if (list) {
+	cli_parse(&usage_spec, argc, argv);
+	eval_options o;
+	render_options ro;
+	take_options(&o, &ro);
+	if (opt.list) {
 		list_envs();
 		return 0;
 	}
@@ -634,92 +801,15 @@ int main(int argc, char **argv)
 	char *ck_env_options = NULL, *played = NULL;
 	if (o.device && seed_device_check(o.device, &err) < 0)
 		cli_die("--device: %s", err.msg);
-	if (o.checkpoint) {
-		if (o.policy && strcmp(o.policy, "checkpoint") != 0)
-			cli_usage_error("--checkpoint plays the checkpoint's policy; drop --policy %s",
-			                o.policy);
-		o.policy = "checkpoint";
-		if (resolve_checkpoint(o.checkpoint, last, &played, &err) < 0)
-			cli_die("--checkpoint: %s", err.msg);
-		o.checkpoint = played;
-		if (seed_checkpoint_load(o.checkpoint, &checkpoint, &err) < 0)
-			cli_die("--checkpoint: %s", err.msg);
-		if (!o.env)
-			o.env = checkpoint->env;
-		if (!o.env_options && checkpoint->env_options && checkpoint->env && o.env &&
-		    strcmp(o.env, checkpoint->env) == 0)
-			o.env_options = ck_env_options = json_dumps(checkpoint->env_options, JSON_COMPACT);
-	} else if (!o.policy) {
-		o.policy = "random";
-	} else if (strcmp(o.policy, "checkpoint") == 0) {
-		cli_usage_error("--policy checkpoint needs --checkpoint PATH");
-	}
-	if (o.greedy && !o.checkpoint)
-		cli_usage_error("--greedy goes with --checkpoint");
-	if (last && !o.checkpoint)
-		cli_usage_error("--last goes with --checkpoint DIR");
-	if (o.device && !o.checkpoint)
-		cli_usage_error("--device goes with --checkpoint (a random policy has no model to run)");
-	if (epsilon_seen && !o.checkpoint)
-		cli_usage_error("--epsilon goes with --checkpoint (of a Q model)");
-	if (epsilon_seen && o.greedy)
-		cli_usage_error("--greedy is epsilon 0: drop --epsilon");
-	if (!o.env)
-		cli_usage_error("--env is required (see --list-envs)");
-	size_t pi = 0;
-	while (pi < sizeof policies / sizeof policies[0] && strcmp(policies[pi].name, o.policy) != 0)
-		pi++;
-	if (pi == sizeof policies / sizeof policies[0])
-		cli_usage_error("--policy: unknown policy '%s' (known: random; or --checkpoint PATH)",
-		                o.policy);
-
-	eval_envs envs = {.k = o.envs};
+	size_t pi = choose_policy(&o, &played, &ck_env_options);
+	eval_envs envs;
 	render_source source;
-	int rc;
-	if (strncmp(o.env, "gym:", 4) == 0) {
-		rc = gym_envs_new(&envs.gym, o.env, o.env_options, o.envs, o.seed, ro.term || ro.gif_path,
-		                  o.max_episode_steps, &err);
-		if (rc < 0)
-			cli_die("%s", err.msg);
-		envs.spec = gym_envs_spec(envs.gym);
-		source = (render_source){.name = o.env,
-		                         .width = envs.spec->rgb_width,
-		                         .height = envs.spec->rgb_height,
-		                         .draw = gym_envs_draw,
-		                         .ctx = envs.gym};
-	} else {
-		rc = seed_envs_new(&envs.local, o.env, o.env_options, o.envs, o.seed, &err);
-		if (rc == -ENOENT)
-			cli_usage_error("--env: %s (see --list-envs)", err.msg);
-		if (rc == -SEED_EOPTION)
-			cli_usage_error("--env-options: %s", err.msg);
-		if (rc < 0)
-			cli_die("%s", err.msg);
-		/* The cap as the time limit, where it is the shorter one. */
-		int own = seed_envs_spec(envs.local)->max_steps, cap = o.max_episode_steps;
-		if (cap > 0 && (own == 0 || own > cap)) {
-			char *capped = with_max_steps(o.env_options, cap);
-			seed_envs_free(&envs.local);
-			rc = seed_envs_new(&envs.local, o.env, capped, o.envs, o.seed, &err);
-			free(capped);
-			if (rc < 0)
-				cli_die("%s", err.msg);
-			envs.local_capped = true;
-		}
-		envs.spec = seed_envs_spec(envs.local);
-		source = render_source_envs(envs.local);
-	}
-
-	eval_policy policy = {.name = policies[pi].name};
-	rc = policies[pi].init(&policy, &o, envs.spec, &err);
-	if (rc < 0)
-		cli_die("policy %s: %s", policy.name, err.msg);
-	if (epsilon_seen && isnan(policy.epsilon))
-		cli_usage_error("--epsilon: the checkpoint's model has an actor-critic head, which samples "
-		                "from its policy; epsilon is for Q models (a dueling head)");
+	open_envs(&envs, &o, ro.term || ro.gif_path, &source);
+	eval_policy policy;
+	make_policy(&policy, pi, &o, envs.spec);
 
 	render_view *view = NULL;
-	rc = render_view_new(&view, &source, &ro, &err);
+	int rc = render_view_new(&view, &source, &ro, &err);
 	if (rc == -ENOTSUP)
 		cli_usage_error("%s: %s", ro.term ? "--render" : "--record", err.msg);
 	if (rc < 0)
@@ -729,32 +819,13 @@ int main(int argc, char **argv)
 	double *ret = seed_xmalloc((size_t)o.episodes * sizeof *ret);
 	double *len = seed_xmalloc((size_t)o.episodes * sizeof *len);
 	long long cut = 0;
-	rc = play(&envs, &policy, o.episodes, ret, len, &cut, ro.term ? 0 : stats_interval, view, &err);
+	rc = play(&envs, &policy, o.episodes, ret, len, &cut, ro.term ? 0 : opt.stats_interval, view, &err);
 	if (rc < 0)
 		cli_die("%s", err.msg);
 	render_view_free(&view);
-	if (envs.gym && gym_envs_close(&envs.gym, &err) < 0)
+	if (envs.gym && seed_gym_envs_close(&envs.gym, &err) < 0)
 		cli_die("%s", err.msg);
-
-	json_t *out =
-	    json_pack("{s:s, s:s, s:I, s:i, s:I, s:o, s:o, s:i, s:I}", "env", o.env, "policy", policy.name,
-	              "episodes", (json_int_t)o.episodes, "envs", o.envs, "seed", (json_int_t)o.seed,
-	              "return", summary(ret, o.episodes), "length", summary(len, o.episodes),
-	              "max_episode_steps", o.max_episode_steps, "truncated", (json_int_t)cut);
-	if (o.checkpoint) {
-		json_object_set_new(out, "checkpoint", json_string(o.checkpoint));
-		json_object_set_new(out, "step", json_integer(checkpoint->step));
-		json_object_set_new(out, "greedy", json_boolean(o.greedy));
-		if (!isnan(policy.epsilon))
-			json_object_set_new(out, "epsilon", json_real(policy.epsilon));
-	}
-	char *text = json_dumps(out, JSON_REAL_PRECISION(10));
-	if (!text)
-		cli_die("cannot format the summary");
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0)
-		cli_die("writing the summary failed");
-	free(text);
-	json_decref(out);
+	print_summary(&o, &policy, ret, len, cut);
 	free(ret);
 	free(len);
 	if (policy.free)

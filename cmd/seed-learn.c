@@ -17,13 +17,9 @@
  * This file is option parsing and wiring only.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,23 +29,18 @@
 #include "seed/checkpoint.h"
 #include "seed/config.h"
 #include "seed/env.h"
-#include "seed/frame.h"
-#include "seed/metrics.h"
 #include "seed/opts.h"
-#include "seed/tfevents.h"
 #include "seed/timing.h"
 #include "seed/trainer.h"
 
 /* The options: main's variables, filled by the table below.  Those that
- * set a configuration value apply after every --set, when given (seen). */
+ * set a configuration value (ov) apply after every --set, when given. */
 static struct {
 	const char *config, *resume, *unrolls, *params, *dir, *metrics, *get, *bottleneck, *device;
 	seed_opt_strs sets;
-	int64_t frames, batch_size, prefetch;
-	uint64_t seed;
-	double lr, target, ckpt_interval;
+	int64_t prefetch;
+	seed_trainer_overrides ov;
 	bool print_config, quiet;
-	bool frames_seen, seed_seen, lr_seen, batch_seen, target_seen, ckpt_seen;
 } opt = {.prefetch = 2};
 
 static const seed_opt options[] = {
@@ -70,19 +61,19 @@ static const seed_opt options[] = {
      .help = "run directory for checkpoints and metrics, parents created (default: none)"},
     {"metrics", 'M', SEED_OPT_STR, &opt.metrics, "FILE",
      .help = "metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)"},
-    {"frames", 'f', SEED_OPT_INT, &opt.frames, "N", 1, INT64_MAX / 2,
-     .help = "stop after N env frames (config total_frames)", .seen = &opt.frames_seen},
-    {"seed", 's', SEED_OPT_U64, &opt.seed, "S", .help = "seed (config seed)", .seen = &opt.seed_seen},
-    {"lr", 0, SEED_OPT_NUM, &opt.lr, "X", .lo = 0, .hi = 10, .help = "learning rate (config optimizer.lr)",
-     .seen = &opt.lr_seen},
-    {"batch-size", 'B', SEED_OPT_INT, &opt.batch_size, "N", 1, 1 << 20,
-     .help = "unrolls per update (config batch_size)", .seen = &opt.batch_seen},
-    {"target", 0, SEED_OPT_NUM, &opt.target, "R", .lo = -1e300, .hi = 1e300,
+    {"frames", 'f', SEED_OPT_INT, &opt.ov.frames, "N", 1, INT64_MAX / 2,
+     .help = "stop after N env frames (config total_frames)", .seen = &opt.ov.frames_seen},
+    {"seed", 's', SEED_OPT_U64, &opt.ov.seed, "S", .help = "seed (config seed)", .seen = &opt.ov.seed_seen},
+    {"lr", 0, SEED_OPT_NUM, &opt.ov.lr, "X", .lo = 0, .hi = 10, .help = "learning rate (config optimizer.lr)",
+     .seen = &opt.ov.lr_seen},
+    {"batch-size", 'B', SEED_OPT_INT, &opt.ov.batch_size, "N", 1, 1 << 20,
+     .help = "unrolls per update (config batch_size)", .seen = &opt.ov.batch_size_seen},
+    {"target", 0, SEED_OPT_NUM, &opt.ov.target, "R", .lo = -1e300, .hi = 1e300,
      .help = "stop once the mean return of the last episodes reaches R (config target_return)",
-     .seen = &opt.target_seen},
-    {"checkpoint-interval", 0, SEED_OPT_NUM, &opt.ckpt_interval, "SEC", .lo = 0, .hi = 1e9,
+     .seen = &opt.ov.target_seen},
+    {"checkpoint-interval", 0, SEED_OPT_NUM, &opt.ov.checkpoint_interval, "SEC", .lo = 0, .hi = 1e9,
      .help = "seconds between checkpoints (config checkpoint_interval; 0: only at the end)",
-     .seen = &opt.ckpt_seen},
+     .seen = &opt.ov.checkpoint_interval_seen},
     {"device", 0, SEED_OPT_STR, &opt.device, "DEV",
      .help = "compute the updates on DEV: cpu (default), cuda or cuda:N (a GPU, with CUDA built in)"},
     {"print-config", 0, SEED_OPT_FLAG, &opt.print_config,
@@ -179,9 +170,6 @@ static void open_channels(seed_trainer *t, const seed_env_spec *spec, void **ctx
 		cli_die("%s%s",
 		        samples && *ctx ? "--unrolls (seed-replay's --bind, for algorithm r2d2): " : "",
 		        *ctx ? err.msg : "cannot create a ZeroMQ context");
-	if (samples && !seed_chan_is_socket(*uch))
-		cli_die("--unrolls (seed-replay's --bind, for algorithm r2d2): %s is not a socket",
-		        opt.unrolls);
 	if (seed_chan_open(pch, *ctx, SEED_CHAN_PUB, opt.params, &po, &err))
 		cli_die("%s", err.msg);
 }
@@ -218,15 +206,11 @@ static int train(seed_checkpoint *ck, const char *dir)
 	rc = rc ? 1 : 0;
 	if (progress_shown)
 		fputc('\n', stderr);
-	if (!opt.quiet) {
-		double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
-		char split[256];
-		seed_timing_fractions(zero, res.phase, res.seconds, frac);
-		seed_timing_format(frac, res.phases, split, sizeof split);
-		fprintf(stderr, "%s: time: %s (of %.1f s)\n", cli_prog, split, res.seconds);
-	}
+	char line[4400];
+	seed_trainer_run_times(&res, line, sizeof line);
+	if (!opt.quiet)
+		fprintf(stderr, "%s: time: %s\n", cli_prog, line);
 	if (!opt.quiet || rc) {
-		char line[4400];
 		seed_trainer_summary(t, res.why[0] ? res.why : NULL, line, sizeof line);
 		fprintf(stderr, "%s: %s\n", cli_prog, line);
 	}
@@ -271,21 +255,8 @@ int main(int argc, char **argv)
 	if (!opt.print_config && !get_key && (!opt.unrolls || !opt.params))
 		cli_usage_error("--unrolls and --params are required");
 	/* Every --set, then the options that set config values, as assignments. */
-	const char **sets = seed_xcalloc((size_t)opt.sets.n + 6, sizeof *sets);
-	char argsets[6][64];
-	int nsets = 0, nargs = 0;
-	for (int i = 0; i < opt.sets.n; i++)
-		sets[nsets++] = opt.sets.v[i];
-#define SETF(seen, ...)                                                                                      \
-	if (seen)                                                                                            \
-	sets[nsets++] = argsets[nargs], snprintf(argsets[nargs++], sizeof argsets[0], __VA_ARGS__)
-	SETF(opt.frames_seen, "total_frames=%lld", (long long)opt.frames);
-	SETF(opt.seed_seen, "seed=%llu", (unsigned long long)opt.seed);
-	SETF(opt.lr_seen, "optimizer.lr=%.9g", opt.lr);
-	SETF(opt.batch_seen, "batch_size=%lld", (long long)opt.batch_size);
-	SETF(opt.target_seen, "target_return=%.17g", opt.target);
-	SETF(opt.ckpt_seen, "checkpoint_interval=%.17g", opt.ckpt_interval);
-#undef SETF
+	int nsets;
+	const char **sets = seed_trainer_sets(&opt.ov, opt.sets.v, opt.sets.n, &nsets);
 	cli_catch_signals();
 
 	seed_err err;

@@ -23,12 +23,17 @@ set -u
 src=${SEED_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 
 # What each folder may use (itself included), from the bottom up.
+# env uses proto for one reason: a Gymnasium environment lives in another
+# process, seed-gym(1), which answers in step frames (seed-frames(7)), so
+# lib/env/env_gym.c reads them with seed/frame.h; the built-in classes
+# (envs/) stay on core.
 allowed() {
 	case $1 in
 	core) echo "core" ;;
 	proto) echo "core proto" ;;
 	net) echo "core proto net" ;;
-	env | envs) echo "core env" ;;
+	env) echo "core proto env" ;;
+	envs) echo "core env" ;;
 	nn) echo "core nn" ;;
 	io) echo "core nn io" ;;
 	rl) echo "core proto nn io rl" ;;

@@ -21,6 +21,7 @@
 
 #include "../../envs/builtin.h"
 #include "seed/buf.h"
+#include "seed/env_gym.h"
 #include "seed/env_plugin.h"
 
 /* ---- registry ------------------------------------------------------------ */

@@ -386,15 +386,9 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	t0 = seed_now_s();
 	rc = seed_config_checkpoint_save(E->cfg, E->dir, &ck, err);
 	free(ts);
-	if (rc) {
-		size_t l = strlen(err->msg);
-		if (E->st.saved_rounds < 0)
-			snprintf(err->msg + l, sizeof err->msg - l, "; %s holds no checkpoint of this run",
-			         E->dir);
-		else
-			snprintf(err->msg + l, sizeof err->msg - l,
-			         "; %s still holds the checkpoint of round %" PRId64, E->dir,
-			         E->st.saved_rounds);
+	if (rc) { /* say what the directory still holds */
+		seed_checkpoint_holds(err->msg, sizeof err->msg, E->dir, "round", E->st.saved_rounds,
+		                      E->st.rounds, true);
 		return rc;
 	}
 	E->st.saved_rounds = E->st.rounds;
@@ -436,11 +430,5 @@ void seed_evolver_summary(const seed_evolver *E, const char *why, double now, ch
 	                  s->elite, seed_evolver_wall_time(E, now));
 	if (at < 0 || (size_t)at >= n || !E->dir)
 		return;
-	if (E->st.saved_rounds == E->st.rounds)
-		snprintf(buf + at, n - (size_t)at, ", checkpoint in %s", E->dir);
-	else if (E->st.saved_rounds < 0)
-		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds no checkpoint of this run", E->dir);
-	else
-		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds the checkpoint of round %" PRId64,
-		         E->dir, E->st.saved_rounds);
+	seed_checkpoint_holds(buf, n, E->dir, "round", E->st.saved_rounds, E->st.rounds, false);
 }

@@ -756,3 +756,23 @@ int seed_checkpoint_reserved(const char *dir, int64_t *through, seed_err *err)
 	free(path);
 	return rc;
 }
+
+void seed_checkpoint_holds(char *s, size_t n, const char *dir, const char *unit, int64_t saved, int64_t now,
+                           bool failed)
+{
+	size_t len = strnlen(s, n);
+	if (len + 1 >= n)
+		return;
+	char *at = s + len;
+	size_t left = n - len;
+	const char *not_saved = failed ? "" : "NOT SAVED: ";
+	if (!failed && saved == now)
+		snprintf(at, left, ", checkpoint in %s", dir);
+	else if (saved < 0)
+		snprintf(at, left, "; %s%s holds no checkpoint of this run", not_saved, dir);
+	else if (failed)
+		snprintf(at, left, "; %s still holds the checkpoint of %s %" PRId64 ", %" PRId64 " %ss old",
+		         dir, unit, saved, now - saved, unit);
+	else
+		snprintf(at, left, "; NOT SAVED: %s holds the checkpoint of %s %" PRId64, dir, unit, saved);
+}

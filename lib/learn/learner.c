@@ -506,19 +506,9 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	free(names);
 	free(window);
 	free(ts);
-	if (rc && err) {
-		/* Say what the directory still holds: a failure must not read as
-		 * if a recent checkpoint were there. */
-		size_t len = strlen(err->msg);
-		if (L->st.saved_updates < 0)
-			snprintf(err->msg + len, sizeof err->msg - len,
-			         "; %s holds no checkpoint of this run", L->dir);
-		else
-			snprintf(err->msg + len, sizeof err->msg - len,
-			         "; %s still holds the checkpoint of update %" PRId64 ", %" PRId64
-			         " updates old",
-			         L->dir, L->st.saved_updates, L->st.updates - L->st.saved_updates);
-	}
+	if (rc && err) /* say what the directory still holds */
+		seed_checkpoint_holds(err->msg, sizeof err->msg, L->dir, "update", L->st.saved_updates,
+		                      L->st.updates, true);
 	if (rc)
 		return rc;
 	L->st.saved_updates = L->st.updates;
@@ -543,6 +533,11 @@ const seed_learner_batch *seed_learner_get_batch(const seed_learner *L)
 seed_model *seed_learner_model(seed_learner *L)
 {
 	return L->model;
+}
+
+bool seed_learner_wants_sequences(const seed_learner *L)
+{
+	return L->algo->sequences;
 }
 
 const char *seed_learner_dir(const seed_learner *L)
@@ -580,13 +575,7 @@ void seed_learner_summary(const seed_learner *L, const char *why, char *buf, siz
 	                  st->nreturns ? st->mean_return : 0.0, st->nreturns, seed_learner_wall_time(L));
 	if (at < 0 || (size_t)at >= n || !L->dir)
 		return;
-	if (st->saved_updates == st->updates)
-		snprintf(buf + at, n - (size_t)at, ", checkpoint in %s", L->dir);
-	else if (st->saved_updates < 0)
-		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds no checkpoint of this run", L->dir);
-	else
-		snprintf(buf + at, n - (size_t)at, "; NOT SAVED: %s holds the checkpoint of update %" PRId64,
-		         L->dir, st->saved_updates);
+	seed_checkpoint_holds(buf, n, L->dir, "update", st->saved_updates, st->updates, false);
 }
 
 json_t *seed_learner_metrics(seed_learner *L)

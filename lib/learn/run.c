@@ -6,7 +6,9 @@
  * client for a trainer on sampled sequences, and fed; an update or a round
  * that finishes is published at once (with its priorities for r2d2), and
  * for the evolver writes its metrics line.  Timers: republication (a late
- * subscriber gets what is current within the trainer's republish_s),
+ * subscriber gets what is current within the trainer's republish_s: a
+ * one-shot timer, re-armed at each publication, so nothing wakes the loop
+ * while updates go out more often than that),
  * metrics every metrics_interval (the learner), checkpoints every
  * checkpoint_interval, and the evolver's round deadline.  Each turn of the
  * loop first asks whether the trainer is done and keeps the sample
@@ -48,6 +50,7 @@ typedef struct run {
 	double cursor;     /* when the last handler returned: the wait since is the wait phase's */
 	int64_t published; /* what was last published (seed_trainer_published) */
 	double t_pub;      /* when */
+	int repub;         /* the republication timer, due republish_s after t_pub (0: none) */
 	int deadline;      /* the evolver's deadline timer (0: none) */
 	bool ended;        /* why the run ends is known (res->why) */
 	int fail;          /* the error that ends it (0: none) */
@@ -100,6 +103,8 @@ static double update_time(run *R)
 	return ph[SEED_PHASE_FORWARD] + ph[SEED_PHASE_BACKWARD] + ph[SEED_PHASE_OPTIM];
 }
 
+static int on_republish(seed_loop *loop, int id, void *arg, seed_err *err);
+
 static void publish(run *R)
 {
 	double t0 = seed_now_s();
@@ -113,6 +118,11 @@ static void publish(run *R)
 		say(R, SEED_TRAINER_WARN, "encoding what to publish: %s", err.msg);
 	R->published = seed_trainer_published(R->t);
 	R->t_pub = seed_now_s();
+	/* Again after republish_s, unless something new goes out first (a
+	 * timer's slot is reused: this allocates nothing after the first). */
+	if (R->repub > 0)
+		seed_loop_timer_end(R->loop, R->repub);
+	R->repub = seed_loop_timer(R->loop, (int64_t)(R->ops->republish_s * 1e6), 1, on_republish, R);
 	R->tm[SEED_PHASE_PUBLISH] += R->t_pub - t0;
 }
 
@@ -285,11 +295,12 @@ static int frame_in(run *R, seed_chan *c)
 	return 0;
 }
 
-/* Publish again what is current when nothing new went out for a while. */
+/* Publish again what is current: nothing new went out for republish_s
+ * (the timer fired, and is no longer pending). */
 static int republish(run *R)
 {
-	if (seed_now_s() - R->t_pub >= R->ops->republish_s)
-		publish(R);
+	R->repub = 0;
+	publish(R);
 	return 0;
 }
 
@@ -356,14 +367,13 @@ static int on_deadline(seed_loop *loop, int id, void *arg, seed_err *err)
 	return leave(arg);
 }
 
-/* The loop's readers and timers. */
+/* The loop's readers and timers (republication's is armed by publish). */
 static int arm(run *R, seed_err *err)
 {
 	const seed_config *c = R->cfg;
 	int rc = seed_loop_reader(R->loop, R->o->frames, on_frame, R, err);
 	if (rc)
 		return rc;
-	seed_loop_timer(R->loop, 50000, 0, on_republish, R);
 	if (!R->ops->rounds && c->metrics_interval > 0)
 		seed_loop_timer(R->loop, (int64_t)(c->metrics_interval * 1e6), 0, on_metrics, R);
 	if (R->o->checkpoints && c->checkpoint_interval > 0)
@@ -440,4 +450,13 @@ int seed_trainer_run(seed_trainer *t, const seed_trainer_run_opts *o, seed_train
 	res->priority_drops = R.client ? seed_replay_client_drops(R.client) : 0;
 	release(&R);
 	return rc;
+}
+
+void seed_trainer_run_times(const seed_trainer_run_result *res, char *buf, size_t n)
+{
+	double zero[SEED_PHASE_N] = {0}, frac[SEED_PHASE_N];
+	char split[256];
+	seed_timing_fractions(zero, res->phase, res->seconds, frac);
+	seed_timing_format(frac, res->phases, split, sizeof split);
+	snprintf(buf, n, "%s (of %.1f s)", split, res->seconds);
 }

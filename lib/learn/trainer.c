@@ -343,7 +343,7 @@ int seed_trainer_open_metrics(seed_trainer *t, const char *dir, const char *metr
 
 bool seed_trainer_samples(const seed_trainer *t)
 {
-	return t->L && t->cfg->algorithm == SEED_CONFIG_R2D2;
+	return t->L && seed_learner_wants_sequences(t->L);
 }
 
 seed_model *seed_trainer_model(seed_trainer *t)
@@ -434,4 +434,28 @@ void seed_trainer_summary(const seed_trainer *t, const char *why, char *buf, siz
 void seed_trainer_describe(seed_trainer *t, char *buf, size_t n)
 {
 	t->ops->describe(t, buf, n);
+}
+
+const char **seed_trainer_sets(const seed_trainer_overrides *o, const char *const *sets, int nsets, int *n)
+{
+	enum { MADE = 6, LEN = 64 };
+	const char **v = seed_xmalloc((size_t)(nsets + MADE) * sizeof *v + MADE * LEN);
+	char(*made)[LEN] = (char(*)[LEN])(v + nsets + MADE);
+	int k = 0, m = 0;
+	for (int i = 0; i < nsets; i++)
+		v[k++] = sets[i];
+#define SET(seen, ...)                                                                                       \
+	if (seen) {                                                                                          \
+		snprintf(made[m], LEN, __VA_ARGS__);                                                         \
+		v[k++] = made[m++];                                                                          \
+	}
+	SET(o->frames_seen, "total_frames=%lld", (long long)o->frames);
+	SET(o->seed_seen, "seed=%llu", (unsigned long long)o->seed);
+	SET(o->lr_seen, "optimizer.lr=%.9g", o->lr);
+	SET(o->batch_size_seen, "batch_size=%lld", (long long)o->batch_size);
+	SET(o->target_seen, "target_return=%.17g", o->target);
+	SET(o->checkpoint_interval_seen, "checkpoint_interval=%.17g", o->checkpoint_interval);
+#undef SET
+	*n = k;
+	return v;
 }

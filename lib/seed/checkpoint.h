@@ -40,6 +40,7 @@
 #ifndef SEED_CHECKPOINT_H
 #define SEED_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -148,6 +149,19 @@ int seed_checkpoint_reserved(const char *dir, int64_t *through, seed_err *err);
  * file its tensors came from.  NULL for one filled in by hand. */
 json_t *seed_checkpoint_meta(const seed_checkpoint *ck);
 const char *seed_checkpoint_file(const seed_checkpoint *ck);
+
+/* What run directory dir holds of a run at step now (steps counted in
+ * unit: "update", "round") whose last checkpoint written is of step saved
+ * (< 0: none yet), appended to s (n bytes, holding a string; always
+ * terminated), in the words both trainers use.  After a save that failed
+ * (failed true), so that the failure does not read as if a recent
+ * checkpoint were there: "; DIR holds no checkpoint of this run" or "; DIR
+ * still holds the checkpoint of UNIT SAVED, K UNITs old".  In a run's final
+ * account (failed false): ", checkpoint in DIR" when saved == now, else
+ * "; NOT SAVED: DIR holds no checkpoint of this run" or "; NOT SAVED: DIR
+ * holds the checkpoint of UNIT SAVED". */
+void seed_checkpoint_holds(char *s, size_t n, const char *dir, const char *unit, int64_t saved, int64_t now,
+                           bool failed);
 
 #ifdef __cplusplus
 }

@@ -177,18 +177,11 @@ const seed_env_spec *seed_envs_spec(const seed_envs *e);
 /* The spec of the class called name with options (as seed_envs_new takes
  * them) into *spec, from one instance made and freed: what a learner
  * probes before it sees a frame.  A Gymnasium environment ("gym:ID"),
- * which lives in seed-gym(1), is asked of seed-gym: seed_env_gym_spec.
+ * which lives in seed-gym(1), is asked of seed-gym: seed_env_gym_spec
+ * (seed/env_gym.h).
  * Errors: those of seed_envs_new or seed_env_gym_spec, *spec then
  * untouched. */
 int seed_env_probe(const char *name, const char *options, seed_env_spec *spec, seed_err *err);
-/* The spec of Gymnasium environment name ("gym:ID") with options, as
- * `seed-gym --env ID --env-options JSON --spec` prints it (the program
- * named by $SEED_GYM, else seed-gym on PATH; its messages go to this
- * process's standard error).  Errors: -SEED_EOPTION when seed-gym says the
- * environment cannot work with Seed (its status 2) or prints no valid
- * spec, -ENOENT when seed-gym cannot be run, -EIO when it fails otherwise;
- * err names the command. */
-int seed_env_gym_spec(const char *name, const char *options, seed_env_spec *spec, seed_err *err);
 int seed_envs_num(const seed_envs *e);
 const seed_env_class *seed_envs_class(const seed_envs *e);
 

@@ -265,6 +265,12 @@ const float *seed_learner_priorities(const seed_learner *L, const int64_t **keys
 /* r2d2: the target network (NULL for V-trace). */
 seed_model *seed_learner_target_model(seed_learner *L);
 
+/* Whether L's algorithm trains on sequences frames sampled from
+ * seed-replay (r2d2: a DEALER asks for them, priorities go back), not on
+ * unroll frames pushed by seed-infer: its own row of the algorithms'
+ * table says so. */
+bool seed_learner_wants_sequences(const seed_learner *L);
+
 /* Borrowed views, valid while L lives. */
 const seed_learner_status *seed_learner_get_status(const seed_learner *L);
 const seed_learner_batch *seed_learner_get_batch(const seed_learner *L);

@@ -166,6 +166,30 @@ typedef struct seed_trainer_run_result {
 int seed_trainer_run(seed_trainer *t, const seed_trainer_run_opts *o, seed_trainer_run_result *res,
                      seed_err *err);
 
+/* Where a run's time went, into buf (n bytes, always terminated): its
+ * phases' fractions of the loop's seconds as seed_timing_format writes
+ * them, then " (of S s)": "wait 0.12 take 0.03 ... (of 61.2 s)". */
+void seed_trainer_run_times(const seed_trainer_run_result *res, char *buf, size_t n);
+
+/* The options of a training program that set configuration values, each
+ * applied only when given (its _seen set): seed-learn's --frames, --seed,
+ * --lr, --batch-size, --target and --checkpoint-interval. */
+typedef struct seed_trainer_overrides {
+	int64_t frames, batch_size;
+	uint64_t seed;
+	double lr, target, checkpoint_interval;
+	bool frames_seen, seed_seen, lr_seen, batch_size_seen, target_seen, checkpoint_interval_seen;
+} seed_trainer_overrides;
+
+/* The assignments for seed_config_resolve: sets[0..nsets) (--set's, in
+ * their order), then "KEY=VALUE" for each value o gives, in the order
+ * above (total_frames, seed, optimizer.lr, batch_size, target_return,
+ * checkpoint_interval), so that such an option wins over a --set of its
+ * key.  Numbers are written so that they read back as given (the
+ * learning rate to 9 significant digits).  *n is the count; the array and
+ * the strings it makes are one allocation: free() it. */
+const char **seed_trainer_sets(const seed_trainer_overrides *o, const char *const *sets, int nsets, int *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -420,3 +420,20 @@ run_with_best() {
 	run --separate-stderr seed-eval --env cartpole --episodes 300000 --envs 16 --stats-interval 0
 	[ -z "$stderr" ]
 }
+
+@test "configuration errors exit 2, as in seed-learn: a checkpoint whose model does not fit the environment" {
+	D=$BATS_TEST_TMPDIR
+	qcheckpoint "$D/ac" catch '{"torso": [{"type": "flatten"}]}' 1
+	run --separate-stderr seed-eval --checkpoint "$D/ac" --env cartpole --episodes 1
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "seed-eval: policy checkpoint: $D/ac/"*": tensor 'policy.weight': expected f32 [2, 4], found f32 [3, 50]" ]]
+	[ -z "$output" ]
+	# On its own environment it plays.
+	run --separate-stderr seed-eval --checkpoint "$D/ac" --episodes 1
+	assert_success
+	# What the checkpoint holds being bad is not the command's fault: status 1.
+	qcheckpoint "$D/q" catch '{"torso": [{"type": "flatten"}], "head": "dueling"}' 3 '{"r2d2": {"eval_epsilon": -1}}'
+	run --separate-stderr seed-eval --checkpoint "$D/q" --episodes 1
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"r2d2.eval_epsilon is not a number in [0, 1]"* ]]
+}

@@ -831,6 +831,33 @@ static void t_version_reservations(void)
 	CHECK(seed_checkpoint_reserve(pathf(dir, "no/such/dir"), 1, &err) < 0 && has(err.msg, "no/such/dir"));
 }
 
+/* What a run directory holds, in the words both trainers use. */
+static void t_holds(void)
+{
+	char s[256] = "disk full";
+	seed_checkpoint_holds(s, sizeof s, "runs/x", "update", -1, 7, true);
+	CHECK_MSG(strcmp(s, "disk full; runs/x holds no checkpoint of this run") == 0, "%s", s);
+	snprintf(s, sizeof s, "disk full");
+	seed_checkpoint_holds(s, sizeof s, "runs/x", "round", 4, 7, true);
+	CHECK_MSG(strcmp(s, "disk full; runs/x still holds the checkpoint of round 4, 3 rounds old") == 0,
+	          "%s", s);
+	snprintf(s, sizeof s, "done");
+	seed_checkpoint_holds(s, sizeof s, "runs/x", "update", 7, 7, false);
+	CHECK_MSG(strcmp(s, "done, checkpoint in runs/x") == 0, "%s", s);
+	snprintf(s, sizeof s, "done");
+	seed_checkpoint_holds(s, sizeof s, "runs/x", "update", -1, 7, false);
+	CHECK_MSG(strcmp(s, "done; NOT SAVED: runs/x holds no checkpoint of this run") == 0, "%s", s);
+	snprintf(s, sizeof s, "done");
+	seed_checkpoint_holds(s, sizeof s, "runs/x", "round", 5, 7, false);
+	CHECK_MSG(strcmp(s, "done; NOT SAVED: runs/x holds the checkpoint of round 5") == 0, "%s", s);
+	/* A full buffer stays terminated, and what was there stays. */
+	char small[12] = "0123456789";
+	seed_checkpoint_holds(small, sizeof small, "runs/x", "update", -1, 7, true);
+	CHECK(strcmp(small, "0123456789;") == 0);
+	seed_checkpoint_holds(small, sizeof small, "runs/x", "update", -1, 7, true);
+	CHECK(strcmp(small, "0123456789;") == 0);
+}
+
 int main(void)
 {
 	dir = tmpdir_new();
@@ -859,6 +886,7 @@ int main(void)
 	TAP_RUN(t_flipped_byte_refused);
 	TAP_RUN(t_checksums_optional_but_complete);
 	TAP_RUN(t_version_reservations);
+	TAP_RUN(t_holds);
 	tmpdir_remove(dir);
 	return tap_done();
 }

@@ -185,6 +185,7 @@ static void t_transitions_by_hand(void)
 	seed_config c;
 	config(&c, 3, 1, NULL);
 	seed_learner *L = learner(&c);
+	CHECK(!seed_learner_wants_sequences(L)); /* V-trace trains on pushed unrolls */
 	struct unrolls u;
 	unrolls_init(&u, 1, 4);
 	for (int s = 0; s < 4; s++)
@@ -1357,6 +1358,7 @@ static void t_r2d2_refuses_bad_frames(void)
 	seed_config c, v;
 	r2config(&c, FF_DUELING, R2L_T, R2L_B, R2L_BURN, 100, NULL);
 	seed_learner *L = learner(&c);
+	CHECK(seed_learner_wants_sequences(L)); /* R2D2's row of the table: sampled sequences */
 	seed_err err = {""};
 	seed_buf out = {0};
 	CHECK(seed_learner_priority_frame(L, &out, &err) == -EINVAL && has(err.msg, "no update"));

@@ -4,15 +4,18 @@
  * updates as the stream gives them, the end of the stream as the reason,
  * bad frames counted and said, parameters published with their versions,
  * metrics lines with the loop's phases (DIR/metrics.jsonl) and TensorBoard
- * events, the checkpoint at the end, a signal's stop, a metrics file that
- * cannot be opened, the evolver's refusal of a device. */
+ * events, the checkpoint at the end, a signal's stop, republication while
+ * nothing new goes out, a metrics file that cannot be opened, the
+ * evolver's refusal of a device. */
 #include "seed/trainer.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "seed/buf.h"
 #include "seed/clock.h"
@@ -300,6 +303,94 @@ static void t_evolver_device(void)
 	seed_config_free(&c);
 }
 
+/* The options that set configuration values, after the --set's, each
+ * only when given; the numbers read back as given. */
+static void t_sets(void)
+{
+	const char *given[] = {"seed=1", "total_frames=5"};
+	seed_trainer_overrides none = {0};
+	int n = -1;
+	const char **v = seed_trainer_sets(&none, given, 2, &n);
+	CHECK(n == 2 && strcmp(v[0], "seed=1") == 0 && strcmp(v[1], "total_frames=5") == 0);
+	free(v);
+	seed_trainer_overrides o = {.frames = 1000,
+	                            .seed = UINT64_MAX,
+	                            .lr = 0.000123456789012,
+	                            .batch_size = 64,
+	                            .target = 195.5,
+	                            .checkpoint_interval = 0.1,
+	                            .frames_seen = true,
+	                            .seed_seen = true,
+	                            .lr_seen = true,
+	                            .batch_size_seen = true,
+	                            .target_seen = true,
+	                            .checkpoint_interval_seen = true};
+	v = seed_trainer_sets(&o, given, 2, &n);
+	const char *want[] = {"seed=1",
+	                      "total_frames=5",
+	                      "total_frames=1000",
+	                      "seed=18446744073709551615",
+	                      "optimizer.lr=0.000123456789",
+	                      "batch_size=64",
+	                      "target_return=195.5",
+	                      "checkpoint_interval=0.10000000000000001"};
+	CHECK_MSG(n == 8, "%d", n);
+	for (int i = 0; i < n && i < 8; i++)
+		CHECK_MSG(strcmp(v[i], want[i]) == 0, "%d: %s, not %s", i, v[i], want[i]);
+	free(v);
+	o = (seed_trainer_overrides){.target = -1, .target_seen = true};
+	v = seed_trainer_sets(&o, NULL, 0, &n);
+	CHECK(n == 1 && strcmp(v[0], "target_return=-1") == 0);
+	free(v);
+}
+
+static volatile sig_atomic_t alarm_stop;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_stop = 1;
+}
+
+/* No frames come: what is current goes out again every republish_s (0.5 s
+ * for the learner), version 0 each time, and no more often; stopped by a
+ * signal after 1.4 s, the loop has published at 0, 0.5 and 1 s (a
+ * subscriber may miss the first, as it joins). */
+static void t_republish(void)
+{
+	seed_config c;
+	config(&c, LEARNER);
+	seed_trainer *t;
+	seed_err err;
+	CHECK(seed_trainer_new(&t, &c, &SPEC, &err) == 0);
+	seed_chan *in, *pub, *sub;
+	alarm_stop = 0;
+	seed_chan_opts io = {.bind = true, .stop = &alarm_stop}, po = {.bind = true, .stop = &alarm_stop};
+	CHECK(seed_chan_open(&in, ctx, SEED_CHAN_PULL, "inproc://trainer-quiet", &io, &err) == 0);
+	CHECK(seed_chan_open(&pub, ctx, SEED_CHAN_PUB, "inproc://trainer-repub", &po, &err) == 0);
+	CHECK(seed_chan_open(&sub, ctx, SEED_CHAN_SUB, "inproc://trainer-repub", NULL, &err) == 0);
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	sigaction(SIGALRM, &sa, &old);
+	struct itimerval it = {.it_value = {.tv_sec = 1, .tv_usec = 400000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	seed_trainer_run_opts o = {.frames = in, .params = pub, .stop = &alarm_stop};
+	seed_trainer_run_result res;
+	CHECK(seed_trainer_run(t, &o, &res, &err) == 0);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(alarm_stop && res.why[0] == '\0');
+	CHECK_MSG(res.seconds >= 1.35 && res.seconds < 5, "%g s", res.seconds);
+	int64_t v[64];
+	int n = versions(sub, v, 64);
+	CHECK_MSG(n >= 2 && n <= 3, "%d publications", n);
+	for (int i = 0; i < n; i++)
+		CHECK(v[i] == 0);
+	seed_chan_close(&in);
+	seed_chan_close(&sub);
+	seed_chan_close(&pub);
+	seed_trainer_free(&t);
+	seed_config_free(&c);
+}
+
 int main(void)
 {
 	ctx = seed_chan_context();
@@ -307,6 +398,8 @@ int main(void)
 	TAP_RUN(t_learner_on_a_stream);
 	TAP_RUN(t_learner_budget);
 	TAP_RUN(t_stopped);
+	TAP_RUN(t_republish);
+	TAP_RUN(t_sets);
 	TAP_RUN(t_metrics_unopenable);
 	TAP_RUN(t_evolver_device);
 	tmpdir_remove(dir);
