@@ -112,7 +112,7 @@ typedef struct nnk_ops {
 	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
 	/* y (rows, n) += a (rows, k) m (k, n), y's rows ldy floats apart: a
 	 * product with a short shared dimension, added onto part of a wider
-	 * output (a population's low-rank correction, population.c). */
+	 * output (a population's low-rank correction, popnet.c). */
 	void (*matmul_acc)(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
 	                   size_t ldy);
 } nnk_ops;
