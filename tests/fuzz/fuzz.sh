@@ -49,7 +49,7 @@ io="lib/core/fsutil.c lib/io/safetensors.c"
 case $target in
 frame) sources="$core $proto" max_len=8192 ;;
 stream) sources="$core $proto" max_len=2048 ;;
-config) sources="$core $io lib/io/checkpoint.c lib/rl/config.c lib/nn/optim.c lib/rl/loss.c lib/rl/vtrace.c lib/rl/ppo.c $nn" max_len=4096 ;;
+config) sources="$core $io lib/io/checkpoint.c lib/rl/config.c lib/rl/config_keys.c lib/nn/optim.c lib/rl/loss.c lib/rl/vtrace.c lib/rl/ppo.c $nn" max_len=4096 ;;
 model) sources="$core $nn" max_len=2048 ;;
 safetensors) sources="$core $io" max_len=8192 ;;
 checkpoint) sources="$core $io lib/io/checkpoint.c $nn" max_len=8192 ;;
