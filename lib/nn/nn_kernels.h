@@ -32,7 +32,7 @@
  * bottom and right is whatever OH and OW imply: the patches of the last
  * row and column may reach past the image (zeros) or stop short of it
  * (inputs never read).  S >= 1; 0 <= pt, pl < k; every patch overlaps the
- * image (model.c ensures it).  S = 1, pt = pl = 0, OH = H - k + 1 and
+ * image (model_parse.c ensures it).  S = 1, pt = pl = 0, OH = H - k + 1 and
  * OW = W - k + 1 is the plain "valid" convolution. */
 typedef struct nnk_conv {
 	int H, W, C, k, F, OH, OW;
