@@ -607,20 +607,25 @@ static int want_len(const seed_tensor *t, int64_t n, const char *name, seed_err 
 	return 0;
 }
 
-int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
+/* The tensors of a checkpoint's evolution state, as seed_evo_restore
+ * finds them (NULL: absent, where that is allowed). */
+typedef struct evo_ck {
+	const seed_tensor *st, *sc, *no, *ge, *ep, *sg, *ce, *am, *av, *pa, *el, *be;
+} evo_ck;
+
+/* evo.state, evo.scores and evo.noise: present, of their shapes, of this
+ * run's table, algorithm, population, rank and P, and in range. */
+static int restore_check_state(const seed_evo *e, const seed_checkpoint *ck, evo_ck *t, seed_err *err)
 {
-	const seed_tensor *st, *sc, *no, *ge, *ep, *sg = NULL, *ce = NULL, *am = NULL, *av = NULL, *pa, *el,
-	                                           *be;
 	int rc;
-	bool es = e->c.algo == SEED_EVO_ES;
-	if ((rc = get_tensor(ck, "evo.state", SEED_DTYPE_I64, 1, false, &st, err)) ||
-	    (rc = want_len(st, ST_COUNT, "evo.state", err)) ||
-	    (rc = get_tensor(ck, "evo.scores", SEED_DTYPE_F64, 1, false, &sc, err)) ||
-	    (rc = want_len(sc, 7, "evo.scores", err)) ||
-	    (rc = get_tensor(ck, "evo.noise", SEED_DTYPE_I64, 1, false, &no, err)) ||
-	    (rc = want_len(no, 2, "evo.noise", err)))
+	if ((rc = get_tensor(ck, "evo.state", SEED_DTYPE_I64, 1, false, &t->st, err)) ||
+	    (rc = want_len(t->st, ST_COUNT, "evo.state", err)) ||
+	    (rc = get_tensor(ck, "evo.scores", SEED_DTYPE_F64, 1, false, &t->sc, err)) ||
+	    (rc = want_len(t->sc, 7, "evo.scores", err)) ||
+	    (rc = get_tensor(ck, "evo.noise", SEED_DTYPE_I64, 1, false, &t->no, err)) ||
+	    (rc = want_len(t->no, 2, "evo.noise", err)))
 		return rc;
-	const int64_t *id = no->data;
+	const int64_t *id = t->no->data;
 	if ((uint64_t)id[0] != e->c.noise_seed || id[1] != e->c.noise_size)
 		return seed_err_set(err, -EINVAL,
 		                    "evolution: the checkpoint's noise table is (seed %llu, size %lld), this "
@@ -628,7 +633,7 @@ int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 		                    "size %lld)",
 		                    (unsigned long long)id[0], (long long)id[1],
 		                    (unsigned long long)e->c.noise_seed, (long long)e->c.noise_size);
-	const int64_t *s = st->data;
+	const int64_t *s = t->st->data;
 	if (s[ST_ALGO] != e->c.algo || s[ST_POPULATION] != e->c.population || s[ST_RANK] != e->c.rank ||
 	    s[ST_PARAMS] != (int64_t)e->P)
 		return seed_err_set(
@@ -642,74 +647,80 @@ int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 	if (M < 1 || M > e->c.population || L < 1 || L > INT32_MAX || s[ST_GENERATION] < 0 ||
 	    (s[ST_PHASE] != 0 && s[ST_PHASE] != 1) || s[ST_ADAM_STEPS] < 0)
 		return seed_err_set(err, -EINVAL, "evolution: checkpoint tensor 'evo.state' is out of range");
-	if ((rc = get_tensor(ck, "evo.genome", SEED_DTYPE_I64, 2, false, &ge, err)) ||
-	    (rc = get_tensor(ck, "evo.episodes", SEED_DTYPE_I32, 1, false, &ep, err)) ||
-	    (rc = want_len(ep, M, "evo.episodes", err)) ||
-	    (rc = get_tensor(ck, "evo.parents", SEED_DTYPE_I64, 2, true, &pa, err)) ||
-	    (rc = get_tensor(ck, "evo.elite", SEED_DTYPE_I64, 1, true, &el, err)) ||
-	    (rc = get_tensor(ck, "evo.best", SEED_DTYPE_I64, 1, true, &be, err)))
+	return 0;
+}
+
+/* The round's tensors (M members of genomes of L keys): genomes, episodes,
+ * the optional parents, elite and best, and ES's sign, centre and Adam. */
+static int restore_check_round(const seed_evo *e, const seed_checkpoint *ck, int64_t M, int64_t L, evo_ck *t,
+                               seed_err *err)
+{
+	int rc;
+	if ((rc = get_tensor(ck, "evo.genome", SEED_DTYPE_I64, 2, false, &t->ge, err)) ||
+	    (rc = get_tensor(ck, "evo.episodes", SEED_DTYPE_I32, 1, false, &t->ep, err)) ||
+	    (rc = want_len(t->ep, M, "evo.episodes", err)) ||
+	    (rc = get_tensor(ck, "evo.parents", SEED_DTYPE_I64, 2, true, &t->pa, err)) ||
+	    (rc = get_tensor(ck, "evo.elite", SEED_DTYPE_I64, 1, true, &t->el, err)) ||
+	    (rc = get_tensor(ck, "evo.best", SEED_DTYPE_I64, 1, true, &t->be, err)))
 		return rc;
-	if (ge->shape[0] != M || ge->shape[1] != L)
+	if (t->ge->shape[0] != M || t->ge->shape[1] != L)
 		return seed_err_set(
 		    err, -EINVAL,
 		    "evolution: checkpoint tensor 'evo.genome' is [%lld, %lld], not [%lld, %lld]",
-		    (long long)ge->shape[0], (long long)ge->shape[1], (long long)M, (long long)L);
-	if (es && ((rc = get_tensor(ck, "evo.sign", SEED_DTYPE_F32, 1, false, &sg, err)) ||
-	           (rc = want_len(sg, M, "evo.sign", err)) ||
-	           (rc = get_tensor(ck, "evo.centre", SEED_DTYPE_F32, 1, false, &ce, err)) ||
-	           (rc = want_len(ce, (int64_t)e->P, "evo.centre", err)) ||
-	           (rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &am, err)) ||
-	           (rc = want_len(am, (int64_t)e->P, "evo.adam_m", err)) ||
-	           (rc = get_tensor(ck, "evo.adam_v", SEED_DTYPE_F32, 1, false, &av, err)) ||
-	           (rc = want_len(av, (int64_t)e->P, "evo.adam_v", err))))
+		    (long long)t->ge->shape[0], (long long)t->ge->shape[1], (long long)M, (long long)L);
+	if (e->c.algo == SEED_EVO_ES &&
+	    ((rc = get_tensor(ck, "evo.sign", SEED_DTYPE_F32, 1, false, &t->sg, err)) ||
+	     (rc = want_len(t->sg, M, "evo.sign", err)) ||
+	     (rc = get_tensor(ck, "evo.centre", SEED_DTYPE_F32, 1, false, &t->ce, err)) ||
+	     (rc = want_len(t->ce, (int64_t)e->P, "evo.centre", err)) ||
+	     (rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &t->am, err)) ||
+	     (rc = want_len(t->am, (int64_t)e->P, "evo.adam_m", err)) ||
+	     (rc = get_tensor(ck, "evo.adam_v", SEED_DTYPE_F32, 1, false, &t->av, err)) ||
+	     (rc = want_len(t->av, (int64_t)e->P, "evo.adam_v", err))))
 		return rc;
-	/* The round must be one this run could play. */
-	seed_evo_gen g = e->gen;
-	g.generation = s[ST_GENERATION];
-	g.phase = (int)s[ST_PHASE];
-	g.members = (int)M;
-	g.genome_len = (int)L;
-	g.genome = ge->data;
-	g.episodes = ep->data;
-	g.sign = sg ? sg->data : NULL;
-	g.centre = ce ? ce->data : NULL;
-	if ((rc = seed_evo_gen_check(&g, err)))
-		return rc;
-	/* Everything checked: allocate, then commit. */
+	return 0;
+}
+
+/* Everything checked: the state into e, and the round g published. */
+static void restore_commit(seed_evo *e, const evo_ck *t, const seed_evo_gen *g)
+{
+	const int64_t *s = t->st->data;
+	int M = g->members, L = g->genome_len;
 	int64_t *par = NULL, *eli = NULL, *bst = NULL;
-	int elen = el ? (int)el->shape[0] : 0, blen = be ? (int)be->shape[0] : 0;
-	if (pa)
-		par = seed_xmalloc((size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par);
-	if (el)
-		set_genome(&eli, &elen, el->data, elen);
-	if (be)
-		set_genome(&bst, &blen, be->data, blen);
-	reserve(e, (int)M, (int)L);
-	memcpy(e->genome, ge->data, (size_t)(M * L) * sizeof *e->genome);
-	memcpy(e->episodes, ep->data, (size_t)M * sizeof *e->episodes);
-	if (es) {
-		memcpy(e->sign, sg->data, (size_t)M * sizeof *e->sign);
-		memcpy(e->centre, ce->data, e->P * sizeof *e->centre);
+	int elen = t->el ? (int)t->el->shape[0] : 0, blen = t->be ? (int)t->be->shape[0] : 0;
+	size_t npar = t->pa ? (size_t)(t->pa->shape[0] * t->pa->shape[1]) : 0;
+	if (t->pa)
+		par = seed_xmalloc(npar * sizeof *par);
+	if (t->el)
+		set_genome(&eli, &elen, t->el->data, elen);
+	if (t->be)
+		set_genome(&bst, &blen, t->be->data, blen);
+	reserve(e, M, L);
+	memcpy(e->genome, t->ge->data, (size_t)M * (size_t)L * sizeof *e->genome);
+	memcpy(e->episodes, t->ep->data, (size_t)M * sizeof *e->episodes);
+	if (e->c.algo == SEED_EVO_ES) {
+		memcpy(e->sign, t->sg->data, (size_t)M * sizeof *e->sign);
+		memcpy(e->centre, t->ce->data, e->P * sizeof *e->centre);
 		float *os = seed_optim_state(e->adam);
-		memcpy(os, am->data, e->P * sizeof *os);
-		memcpy(os + e->P, av->data, e->P * sizeof *os);
+		memcpy(os, t->am->data, e->P * sizeof *os);
+		memcpy(os + e->P, t->av->data, e->P * sizeof *os);
 		seed_optim_set_steps(e->adam, s[ST_ADAM_STEPS]);
 	}
 	free(e->parents);
 	e->parents = par;
-	e->nparents = pa ? (int)pa->shape[0] : 0;
-	e->parents_len = pa ? (int)pa->shape[1] : 0;
+	e->nparents = t->pa ? (int)t->pa->shape[0] : 0;
+	e->parents_len = t->pa ? (int)t->pa->shape[1] : 0;
 	if (par)
-		memcpy(par, pa->data, (size_t)(pa->shape[0] * pa->shape[1]) * sizeof *par);
+		memcpy(par, t->pa->data, npar * sizeof *par);
 	free(e->elite);
 	e->elite = eli;
-	e->elite_len = el ? elen : 0;
+	e->elite_len = t->el ? elen : 0;
 	free(e->last_best);
 	e->last_best = bst;
-	e->last_best_len = be ? blen : 0;
+	e->last_best_len = t->be ? blen : 0;
 	for (int i = 0; i < 4; i++)
 		e->rng.s[i] = (uint64_t)s[ST_RNG0 + i];
-	const double *d = sc->data;
+	const double *d = t->sc->data;
 	e->stats.generation = s[ST_ROUNDS];
 	e->stats.episodes = s[ST_EPISODES];
 	e->stats.frames = s[ST_FRAMES];
@@ -719,6 +730,31 @@ int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 	e->stats.elite = d[3];
 	e->elite_score = d[4];
 	e->stats.evaluated = (int)d[5];
-	publish(e, g.generation, g.phase, (int)M, (int)L);
+	publish(e, g->generation, g->phase, M, L);
+}
+
+int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
+{
+	evo_ck t = {0};
+	int rc = restore_check_state(e, ck, &t, err);
+	if (rc)
+		return rc;
+	const int64_t *s = t.st->data;
+	int64_t M = s[ST_MEMBERS], L = s[ST_GENOME_LEN];
+	if ((rc = restore_check_round(e, ck, M, L, &t, err)))
+		return rc;
+	/* The round must be one this run could play. */
+	seed_evo_gen g = e->gen;
+	g.generation = s[ST_GENERATION];
+	g.phase = (int)s[ST_PHASE];
+	g.members = (int)M;
+	g.genome_len = (int)L;
+	g.genome = t.ge->data;
+	g.episodes = t.ep->data;
+	g.sign = t.sg ? t.sg->data : NULL;
+	g.centre = t.ce ? t.ce->data : NULL;
+	if ((rc = seed_evo_gen_check(&g, err)))
+		return rc;
+	restore_commit(e, &t, &g);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* evo_gen.c: the generation's side of seed/evo.h: algorithm names, the
  * checks of a generation, the noise a member's key stands for, a member's
  * parameters, and fitness shaping (centered ranks).  What evo.c (the
- * algorithms' rounds) and population.c (the members' forward pass) both
+ * algorithms' rounds) and population.c (a population's members) both
  * build members with.
  */
 #include "evo_internal.h"

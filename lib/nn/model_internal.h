@@ -1,9 +1,10 @@
 /* model_internal.h: a model's description, shared by its two halves
  * (internal to lib/nn).
  *
- * model.c owns the description: the layers parsed from JSON with their
- * shapes, the parameter and gradient slabs and their layout, the
- * initialisation, copies and loads of parameters.  A backend (cpu.c, and
+ * model.c (with model_parse.c and model_layout.c) owns the description:
+ * the layers parsed from JSON with their shapes, the parameter and
+ * gradient slabs and their layout, the initialisation, copies and loads of
+ * parameters.  A backend (cpu.c, and
  * cuda.cu where CUDA is built in) owns the compute: everything sized by the
  * batch and everything that depends on how the layers are computed, behind
  * the opaque nn_backend and the table of its entry points, nn_backend_ops,
@@ -153,6 +154,23 @@ struct nn_backend_ops {
 	int (*grad_sumsq)(seed_model *m, double *sumsq);
 	int (*scale_grads)(seed_model *m, float s);
 };
+
+/* model_parse.c: read the JSON description json into m (whose observation
+ * fields, A and max_batch are set): init, head, core and the layers
+ * (allocated here, freed by seed_model_free) with their shapes.  Returns 0
+ * or -SEED_EOPTION with err saying what is wrong and where. */
+int model_parse(seed_model *m, const char *json, seed_err *err);
+/* A layer kind's name as the description spells it ("conv2d"). */
+const char *model_kind_name(enum layer_kind kind);
+/* A shape as "[84,84,4]" into buf (cut to len). */
+void model_shape_str(char *buf, size_t len, int rank, const int64_t *shape);
+/* model_layout.c: the parameters' table, slabs (zeroed) and each layer's
+ * pointers into them, for m's parsed layers.  Returns 0 or -SEED_EOPTION
+ * (too many parameters). */
+int model_layout(seed_model *m, seed_err *err);
+/* Initialise the parameters in the host slab with m's scheme (seed_model_init
+ * without the slabs' bookkeeping). */
+void model_init_layers(seed_model *m, seed_rng *rng);
 
 /* The CPU backend (cpu.c). */
 extern const nn_backend_ops nn_cpu_ops;

@@ -32,7 +32,7 @@
  * bottom and right is whatever OH and OW imply: the patches of the last
  * row and column may reach past the image (zeros) or stop short of it
  * (inputs never read).  S >= 1; 0 <= pt, pl < k; every patch overlaps the
- * image (model.c ensures it).  S = 1, pt = pl = 0, OH = H - k + 1 and
+ * image (model_parse.c ensures it).  S = 1, pt = pl = 0, OH = H - k + 1 and
  * OW = W - k + 1 is the plain "valid" convolution. */
 typedef struct nnk_conv {
 	int H, W, C, k, F, OH, OW;
@@ -112,7 +112,7 @@ typedef struct nnk_ops {
 	void (*linear_dw)(size_t rows, size_t n_in, size_t n_out, const float *dy, const float *x, float *dw);
 	/* y (rows, n) += a (rows, k) m (k, n), y's rows ldy floats apart: a
 	 * product with a short shared dimension, added onto part of a wider
-	 * output (a population's low-rank correction, population.c). */
+	 * output (a population's low-rank correction, popnet.c). */
 	void (*matmul_acc)(size_t rows, size_t k, size_t n, const float *a, const float *m, float *y,
 	                   size_t ldy);
 } nnk_ops;

@@ -608,9 +608,10 @@ int seed_replay_save(seed_replay *r, const char *path, seed_err *err)
 	return seed_fs_write_atomic(path, parts, n, err);
 }
 
-int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *err)
+/* A snapshot's identity: magic, version, checksum, and the capacity and
+ * alpha it was taken with, which must be r's. */
+static int snap_check_header(const seed_replay *r, const unsigned char *h, size_t len, seed_err *err)
 {
-	const unsigned char *h = buf;
 	if (len < SNAP_HEADER + 8 || memcmp(h, SNAP_MAGIC, 8) != 0)
 		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
 		                    SNAP_MAGIC);
@@ -630,50 +631,111 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 		return seed_err_set(err, -EINVAL, "snapshot of alpha %.17g, but alpha is %.17g", a,
 		                    r->o.alpha);
 	}
+	return 0;
+}
+
+/* The layout a snapshot holds (bytes 32 to 56 + 8 max rank), if any: *has
+ * says whether it holds one, l is it, checked against r's if r has one. */
+static int snap_layout(const seed_replay *r, const unsigned char *h, seed_replay_layout *l, bool *has,
+                       seed_err *err)
+{
 	uint32_t has_word = seed_le_get32(h + 52);
-	bool has = has_word != 0;
-	seed_replay_layout l = {0};
+	*has = has_word != 0;
 	/* Unused fields are 0, so that a snapshot has one form (restoring and
 	 * saving again gives the same bytes). */
 	if (has_word > 1)
 		return seed_err_set(err, -EBADMSG, "snapshot layout flag %u at byte 52, expected 0 or 1",
 		                    has_word);
-	for (int i = has ? (int)seed_le_get32(h + 44) : 0; i < SEED_TENSOR_MAX_RANK && i >= 0; i++)
+	for (int i = *has ? (int)seed_le_get32(h + 44) : 0; i < SEED_TENSOR_MAX_RANK && i >= 0; i++)
 		if (seed_le_get64(h + 56 + 8 * i) != 0)
 			return seed_err_set(err, -EBADMSG,
 			                    "snapshot observation dimension %d is set past the rank", i);
-	if (!has)
+	if (!*has) {
 		for (int k = 32; k < 52; k += 4)
 			if (seed_le_get32(h + k) != 0)
 				return seed_err_set(err, -EBADMSG,
 				                    "snapshot without a layout has layout fields set");
-	if (has) {
-		l.steps = (int)seed_le_get32(h + 32);
-		l.num_actions = (int)seed_le_get32(h + 36);
-		l.obs_dtype = (seed_dtype)seed_le_get32(h + 40);
-		l.obs_rank = (int)seed_le_get32(h + 44);
-		l.state_size = (int)seed_le_get32(h + 48);
-		if (seed_le_get32(h + 32) > INT32_MAX || seed_le_get32(h + 36) > INT32_MAX ||
-		    seed_le_get32(h + 48) > INT32_MAX || seed_le_get32(h + 44) > SEED_TENSOR_MAX_RANK - 2)
-			return seed_err_set(err, -EBADMSG, "snapshot layout out of range");
-		for (int i = 0; i < l.obs_rank; i++) {
-			uint64_t d = seed_le_get64(h + 56 + 8 * i);
-			if (d < 1 || d > INT32_MAX)
-				return seed_err_set(err, -EBADMSG,
-				                    "snapshot observation dimension %d is %llu", i,
-				                    (unsigned long long)d);
-			l.obs_shape[i] = (int64_t)d;
-		}
-		if (!seed_replay_item_bytes(&l))
-			return seed_err_set(err, -EBADMSG, "snapshot layout is not valid");
-		if (r->has_layout && !same_layout(&l, &r->layout)) {
-			char a[200], b[200];
-			layout_str(a, sizeof a, &l);
-			layout_str(b, sizeof b, &r->layout);
-			return seed_err_set(err, -EINVAL, "snapshot layout %s, but the replay holds %s", a,
-			                    b);
-		}
+		return 0;
 	}
+	l->steps = (int)seed_le_get32(h + 32);
+	l->num_actions = (int)seed_le_get32(h + 36);
+	l->obs_dtype = (seed_dtype)seed_le_get32(h + 40);
+	l->obs_rank = (int)seed_le_get32(h + 44);
+	l->state_size = (int)seed_le_get32(h + 48);
+	if (seed_le_get32(h + 32) > INT32_MAX || seed_le_get32(h + 36) > INT32_MAX ||
+	    seed_le_get32(h + 48) > INT32_MAX || seed_le_get32(h + 44) > SEED_TENSOR_MAX_RANK - 2)
+		return seed_err_set(err, -EBADMSG, "snapshot layout out of range");
+	for (int i = 0; i < l->obs_rank; i++) {
+		uint64_t d = seed_le_get64(h + 56 + 8 * i);
+		if (d < 1 || d > INT32_MAX)
+			return seed_err_set(err, -EBADMSG, "snapshot observation dimension %d is %llu", i,
+			                    (unsigned long long)d);
+		l->obs_shape[i] = (int64_t)d;
+	}
+	if (!seed_replay_item_bytes(l))
+		return seed_err_set(err, -EBADMSG, "snapshot layout is not valid");
+	if (r->has_layout && !same_layout(l, &r->layout)) {
+		char a[200], b[200];
+		layout_str(a, sizeof a, l);
+		layout_str(b, sizeof b, &r->layout);
+		return seed_err_set(err, -EINVAL, "snapshot layout %s, but the replay holds %s", a, b);
+	}
+	return 0;
+}
+
+/* The snapshot's sum tree (tree_bytes at tree), checked against the
+ * header's alpha and insertions. */
+static int snap_tree(const seed_replay *r, const unsigned char *tree_at, uint64_t tree_bytes,
+                     uint64_t inserted, seed_sumtree **out, seed_err *err)
+{
+	seed_sumtree *tree = NULL;
+	int rc = seed_sumtree_new(&tree, r->o.capacity, r->o.alpha, err);
+	if (rc)
+		return rc;
+	rc = seed_sumtree_restore(tree, tree_at, (size_t)tree_bytes, err);
+	seed_sumtree_stats ts;
+	seed_sumtree_stats_get(tree, &ts);
+	if (!rc && seed_f64_bits(ts.alpha) != seed_f64_bits(r->o.alpha))
+		rc = seed_err_set(err, -EBADMSG, "snapshot: the sum tree's alpha %.17g is not the header's",
+		                  ts.alpha);
+	if (!rc && ts.inserted != inserted)
+		rc = seed_err_set(err, -EBADMSG,
+		                  "snapshot: the sum tree holds %llu insertions, the header %llu",
+		                  (unsigned long long)ts.inserted, (unsigned long long)inserted);
+	if (rc) {
+		seed_sumtree_free(&tree);
+		return rc;
+	}
+	*out = tree;
+	return 0;
+}
+
+/* The items after the tree at p into r's arrays, in the ring's order. */
+static void snap_items(seed_replay *r, const unsigned char *p)
+{
+	uint64_t first, n0, n1;
+	runs_of(r, &first, &n0, &n1);
+	for (int k = 0; k < NARR; k++) {
+		if (!r->row[k])
+			continue;
+		memcpy(r->arr[k] + first * r->row[k], p, n0 * r->row[k]);
+		p += n0 * r->row[k];
+		memcpy(r->arr[k], p, n1 * r->row[k]);
+		p += n1 * r->row[k];
+	}
+}
+
+int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *err)
+{
+	const unsigned char *h = buf;
+	int rc = snap_check_header(r, h, len, err);
+	if (rc)
+		return rc;
+	uint64_t cap = seed_le_get64(h + 16);
+	seed_replay_layout l = {0};
+	bool has;
+	if ((rc = snap_layout(r, h, &l, &has, err)))
+		return rc;
 	const unsigned char *q = h + 56 + 8 * SEED_TENSOR_MAX_RANK;
 	uint64_t inserted = seed_le_get64(q), sampled = seed_le_get64(q + 8), samples = seed_le_get64(q + 16),
 	         updated = seed_le_get64(q + 24), bad = seed_le_get64(q + 32);
@@ -690,22 +752,9 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	    SNAP_HEADER + tree_bytes + items_bytes + 8 != len)
 		return seed_err_set(err, -EBADMSG, "snapshot of %zu bytes, its header says otherwise", len);
 	seed_sumtree *tree = NULL;
-	int rc = seed_sumtree_new(&tree, cap, r->o.alpha, err);
-	if (rc)
+	if ((rc = snap_tree(r, h + SNAP_HEADER, tree_bytes, inserted, &tree, err)))
 		return rc;
-	rc = seed_sumtree_restore(tree, h + SNAP_HEADER, (size_t)tree_bytes, err);
-	seed_sumtree_stats ts;
-	seed_sumtree_stats_get(tree, &ts);
-	if (!rc && seed_f64_bits(ts.alpha) != seed_f64_bits(r->o.alpha))
-		rc = seed_err_set(err, -EBADMSG, "snapshot: the sum tree's alpha %.17g is not the header's",
-		                  ts.alpha);
-	if (!rc && ts.inserted != inserted)
-		rc = seed_err_set(err, -EBADMSG,
-		                  "snapshot: the sum tree holds %llu insertions, the header %llu",
-		                  (unsigned long long)ts.inserted, (unsigned long long)inserted);
-	if (!rc && has && !r->has_layout)
-		rc = seed_replay_set_layout(r, &l, err);
-	if (rc) {
+	if (has && !r->has_layout && (rc = seed_replay_set_layout(r, &l, err))) {
 		seed_sumtree_free(&tree);
 		return rc;
 	}
@@ -716,19 +765,8 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	r->samples = samples;
 	r->updated = updated;
 	r->bad_layout = bad;
-	if (has) {
-		uint64_t first, n0, n1;
-		runs_of(r, &first, &n0, &n1);
-		const unsigned char *p = h + SNAP_HEADER + tree_bytes;
-		for (int k = 0; k < NARR; k++) {
-			if (!r->row[k])
-				continue;
-			memcpy(r->arr[k] + first * r->row[k], p, n0 * r->row[k]);
-			p += n0 * r->row[k];
-			memcpy(r->arr[k], p, n1 * r->row[k]);
-			p += n1 * r->row[k];
-		}
-	}
+	if (has)
+		snap_items(r, h + SNAP_HEADER + tree_bytes);
 	return 0;
 }
 

@@ -20,7 +20,8 @@
  *     built once per seed_population_set.
  * Either way a row's logits are those of seed_model_forward with
  * seed_evo_member_params' parameters, up to float rounding (the sums are
- * ordered differently).
+ * ordered differently).  The forward pass is nn's seed/popnet.h; a
+ * population builds its members, in place, from the generation.
  *
  * Models: torso layers of any kind, an actor-critic head (logits) or a
  * dueling head (Q values, read as logits: greedy acting takes their argmax);

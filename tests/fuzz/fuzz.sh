@@ -44,12 +44,12 @@ esac
 
 core="lib/core/buf.c lib/core/error.c lib/core/tensor.c"
 proto="lib/proto/frame.c lib/proto/frame_msgpack.c lib/proto/frame_json.c lib/proto/frame_reader.c"
-nn="lib/core/rng.c lib/nn/model.c lib/nn/cpu.c lib/nn/lstm.c lib/nn/blas.c lib/nn/nn_kernels.c"
+nn="lib/core/rng.c lib/nn/model.c lib/nn/model_parse.c lib/nn/model_layout.c lib/nn/cpu.c lib/nn/lstm.c lib/nn/blas.c lib/nn/nn_kernels.c"
 io="lib/core/fsutil.c lib/io/safetensors.c"
 case $target in
 frame) sources="$core $proto" max_len=8192 ;;
 stream) sources="$core $proto" max_len=2048 ;;
-config) sources="$core $io lib/io/checkpoint.c lib/rl/config.c lib/nn/optim.c lib/rl/loss.c lib/rl/vtrace.c lib/rl/ppo.c $nn" max_len=4096 ;;
+config) sources="$core $io lib/io/checkpoint.c lib/rl/config.c lib/rl/config_keys.c lib/nn/optim.c lib/rl/loss.c lib/rl/vtrace.c lib/rl/ppo.c $nn" max_len=4096 ;;
 model) sources="$core $nn" max_len=2048 ;;
 safetensors) sources="$core $io" max_len=8192 ;;
 checkpoint) sources="$core $io lib/io/checkpoint.c $nn" max_len=8192 ;;

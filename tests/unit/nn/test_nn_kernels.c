@@ -201,7 +201,7 @@ static void absf(float *p, size_t n)
  * rows and columns of zeros on every side, or with pad < 0 TensorFlow's
  * "same" (ceil(H / S) outputs, the odd row or column of padding at the
  * bottom or right).  Worked here from the definitions, not taken from
- * model.c. */
+ * model_parse.c. */
 static nnk_conv conv_shape(int H, int W, int C, int k, int F, int S, int pad)
 {
 	nnk_conv s = {.H = H, .W = W, .C = C, .k = k, .F = F, .S = S};

@@ -1,0 +1,245 @@
+/* test_popnet.c: the forward pass of networks sharing a layout
+ * (seed/popnet.h) against its definition, with no evolution in sight: for
+ * every row, seed_model_forward (cpu.c, an independent forward) of a model
+ * loaded with the row's member's parameters.  Full rank with members'
+ * parameters written in place; low rank with a centre and each member's
+ * slice and scale, the reference parameters built here from the layout
+ * seed/popnet.h gives (A B^T / sqrt(r) for 2-D tensors, the floats as they
+ * are for the others); members with no rows; acting; the errors and the
+ * set protocol (nothing runs before ready, or after drop). */
+#include "seed/popnet.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seed/policy.h"
+#include "tap.h"
+
+typedef struct shape_case {
+	const char *name, *json;
+	seed_dtype dtype;
+	int rank;
+	int64_t shape[3];
+	int A;
+} shape_case;
+
+static const shape_case cases[] = {
+    {"mlp",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}]}",
+     SEED_DTYPE_F32,
+     1,
+     {5},
+     3},
+    {"conv-dueling",
+     "{\"torso\": [{\"type\": \"conv2d\", \"filters\": 4, \"kernel\": 3}, {\"type\": \"relu\"}, {\"type\": "
+     "\"flatten\"}, {\"type\": \"linear\", \"out\": 12}, {\"type\": \"relu\"}], \"head\": \"dueling\"}",
+     SEED_DTYPE_U8,
+     3,
+     {6, 5, 2},
+     4},
+};
+
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+#define ROWS 23
+#define M 5
+#define R 2
+
+static void random_obs(const shape_case *c, int rows, void *obs, seed_rng *rng)
+{
+	size_t numel = 1;
+	for (int i = 0; i < c->rank; i++)
+		numel *= (size_t)c->shape[i];
+	for (size_t i = 0; i < (size_t)rows * numel; i++) {
+		if (c->dtype == SEED_DTYPE_U8)
+			((uint8_t *)obs)[i] = (uint8_t)(seed_rng_u64(rng) % 4);
+		else
+			((float *)obs)[i] = (float)seed_rng_uniform(rng, -2.0, 2.0);
+	}
+}
+
+/* The popnet's logits against ref's loaded with params (M, P) per row's
+ * member: the largest error relative to the logits' scale. */
+static double compare(const shape_case *c, seed_popnet *net, seed_model *ref, const float *params,
+                      const void *obs, const int32_t *member)
+{
+	int A = c->A;
+	size_t P = seed_model_num_params(ref), ob = seed_model_obs_bytes(ref);
+	float got[ROWS * 8], want[8];
+	seed_err err = {{0}};
+	int rc = seed_popnet_forward(net, ROWS, obs, member, got, &err);
+	CHECK_MSG(rc == 0, "%s: %s", c->name, err.msg);
+	double worst = rc == 0 ? 0 : INFINITY;
+	for (int r = 0; rc == 0 && r < ROWS; r++) {
+		CHECK(seed_model_load_params(ref, params + (size_t)member[r] * P, P * sizeof *params) == 0);
+		const void *o = (const char *)obs + (size_t)r * ob;
+		if (seed_model_head_kind(ref) == SEED_HEAD_DUELING)
+			CHECK(seed_model_forward_q(ref, 1, o, want) == 0);
+		else
+			CHECK(seed_model_forward(ref, 1, o, want, NULL) == 0);
+		double scale = 0;
+		for (int a = 0; a < A; a++)
+			scale = fmax(scale, fabs(want[a]));
+		for (int a = 0; a < A; a++) {
+			double e = fabs(got[(size_t)r * A + a] - want[a]) / fmax(scale, 1e-3);
+			if (!(e <= worst))
+				worst = isnan(e) ? INFINITY : e;
+		}
+	}
+	return worst;
+}
+
+/* Floats of a low-rank slice for ref's layout at rank r. */
+static size_t slice_len(const seed_model *ref, int r)
+{
+	size_t q = 0;
+	for (int t = 0; t < seed_model_num_tensors(ref); t++) {
+		const seed_model_param *tp = seed_model_param_at(ref, t);
+		q += tp->rank == 2 ? (size_t)(tp->shape[0] + tp->shape[1]) * (size_t)r : tp->numel;
+	}
+	return q;
+}
+
+/* The parameters of a low-rank member, from the definition: centre plus
+ * scale A B^T / sqrt(r) for 2-D tensors, plus scale e for the others. */
+static void lowrank_params(const seed_model *ref, const float *centre, const float *slice, float scale, int r,
+                           float *out)
+{
+	const float *src = slice;
+	for (int t = 0; t < seed_model_num_tensors(ref); t++) {
+		const seed_model_param *tp = seed_model_param_at(ref, t);
+		const float *cen = centre + tp->offset;
+		float *o = out + tp->offset;
+		if (tp->rank != 2) {
+			for (size_t i = 0; i < tp->numel; i++)
+				o[i] = cen[i] + scale * src[i];
+			src += tp->numel;
+			continue;
+		}
+		int64_t d0 = tp->shape[0], d1 = tp->shape[1];
+		const float *A = src, *B = src + d0 * r;
+		for (int64_t i = 0; i < d0; i++)
+			for (int64_t j = 0; j < d1; j++) {
+				double s = 0;
+				for (int k = 0; k < r; k++)
+					s += (double)A[i * r + k] * B[j * r + k];
+				o[i * d1 + j] = cen[i * d1 + j] + (float)(scale * s / sqrt((double)r));
+			}
+		src += (d0 + d1) * r;
+	}
+}
+
+static void t_forward(void)
+{
+	for (int ci = 0; ci < NCASES; ci++) {
+		const shape_case *c = &cases[ci];
+		seed_popnet *net = NULL;
+		seed_model *ref = NULL;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_popnet_new(&net, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, &err) == 0,
+		          "%s: %s", c->name, err.msg);
+		CHECK(seed_model_new(&ref, c->json, c->dtype, c->rank, c->shape, c->A, 1, NULL) == 0);
+		if (!net || !ref) {
+			seed_popnet_free(&net);
+			seed_model_free(&ref);
+			continue;
+		}
+		size_t P = seed_popnet_num_params(net);
+		CHECK(P == seed_model_num_params(ref));
+		CHECK(seed_popnet_obs_bytes(net) == seed_model_obs_bytes(ref));
+		CHECK(seed_popnet_num_actions(net) == c->A);
+		CHECK(seed_model_num_params(seed_popnet_model(net)) == P);
+		seed_rng rng;
+		seed_rng_init(&rng, 5 + (uint64_t)ci, 0);
+		unsigned char obs[ROWS * 60 * 4];
+		random_obs(c, ROWS, obs, &rng);
+		int32_t member[ROWS];
+		for (int r = 0; r < ROWS; r++)
+			member[r] = (int32_t)(seed_rng_u64(&rng) % (M - 1)); /* member M - 1 has no rows */
+		/* Full rank: each member an initialisation of its own. */
+		float *params = malloc((size_t)M * P * sizeof *params);
+		float *room = seed_popnet_full(net, M);
+		for (int m = 0; m < M; m++) {
+			seed_model_init(ref, &rng);
+			memcpy(params + (size_t)m * P, seed_model_params(ref), P * sizeof *params);
+			memcpy(room + (size_t)m * P, params + (size_t)m * P, P * sizeof *params);
+		}
+		seed_popnet_ready(net);
+		double e = compare(c, net, ref, params, obs, member);
+		CHECK_MSG(e < 1e-4, "%s full rank: error %g", c->name, e);
+		/* Low rank: a centre, each member a slice and a scale. */
+		float *centre = malloc(P * sizeof *centre);
+		seed_model_init(ref, &rng);
+		memcpy(centre, seed_model_params(ref), P * sizeof *centre);
+		size_t Q = slice_len(ref, R);
+		float *slices = malloc((size_t)M * Q * sizeof *slices);
+		for (size_t i = 0; i < (size_t)M * Q; i++)
+			slices[i] = (float)seed_rng_normal(&rng);
+		seed_popnet_lowrank(net, M, R, centre);
+		for (int m = 0; m < M; m++) {
+			float scale = (m % 2 ? -1.0f : 1.0f) * 0.05f;
+			seed_popnet_lowrank_member(net, m, slices + (size_t)m * Q, scale);
+			lowrank_params(ref, centre, slices + (size_t)m * Q, scale, R, params + (size_t)m * P);
+		}
+		seed_popnet_ready(net);
+		e = compare(c, net, ref, params, obs, member);
+		CHECK_MSG(e < 1e-4, "%s low rank: error %g", c->name, e);
+		/* Acting greedily is the argmax of the logits. */
+		float logits[ROWS * 8];
+		int32_t act[ROWS], want[ROWS];
+		CHECK(seed_popnet_forward(net, ROWS, obs, member, logits, NULL) == 0);
+		CHECK(seed_popnet_act(net, ROWS, obs, member, true, NULL, act, NULL) == 0);
+		seed_policy_argmax(ROWS, c->A, logits, want);
+		CHECK(memcmp(act, want, sizeof act) == 0);
+		free(params);
+		free(centre);
+		free(slices);
+		seed_popnet_free(&net);
+		seed_popnet_free(&net);
+		seed_model_free(&ref);
+	}
+}
+
+static void t_errors(void)
+{
+	const shape_case *c = &cases[0];
+	seed_popnet *net = NULL;
+	seed_err err = {{0}};
+	CHECK(seed_popnet_new(&net, c->json, c->dtype, c->rank, c->shape, c->A, 8, &err) == 0);
+	if (!net)
+		return;
+	float obs[8 * 5] = {0}, logits[8 * 3];
+	int32_t member[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+	CHECK(seed_popnet_forward(net, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "no generation"));
+	/* Room given but not ready: still nothing to run. */
+	float *room = seed_popnet_full(net, 2);
+	memset(room, 0, 2 * seed_popnet_num_params(net) * sizeof *room);
+	CHECK(seed_popnet_forward(net, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "no generation"));
+	seed_popnet_ready(net);
+	CHECK(seed_popnet_forward(net, 8, obs, member, logits, &err) == 0);
+	CHECK(seed_popnet_forward(net, 9, obs, member, logits, &err) == -EINVAL && strstr(err.msg, "9 rows"));
+	member[3] = 2;
+	CHECK(seed_popnet_forward(net, 8, obs, member, logits, &err) == -EINVAL && strstr(err.msg, "row 3"));
+	member[3] = 1;
+	seed_popnet_drop(net);
+	CHECK(seed_popnet_forward(net, 8, obs, member, logits, &err) == -EINVAL &&
+	      strstr(err.msg, "no generation"));
+	seed_popnet_free(&net);
+	const char *lstm = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 3}}";
+	CHECK(seed_popnet_new(&net, lstm, SEED_DTYPE_F32, 1, c->shape, 2, 8, &err) == -EINVAL &&
+	      strstr(err.msg, "recurrent"));
+	CHECK(seed_popnet_new(&net, c->json, c->dtype, c->rank, c->shape, c->A, 0, &err) == -EINVAL);
+	CHECK(seed_popnet_new(&net, "{\"torso\": 3}", c->dtype, c->rank, c->shape, c->A, 8, &err) ==
+	      -SEED_EOPTION);
+	CHECK(net == NULL);
+}
+
+int main(void)
+{
+	TAP_RUN(t_forward);
+	TAP_RUN(t_errors);
+	return tap_done();
+}
