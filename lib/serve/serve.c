@@ -297,22 +297,24 @@ static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs,
 	return 0;
 }
 
-void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
+/* Decode m as a step frame within the bounds of opts into s->f, and its
+ * observations' layout into *l.  Returns false when it was answered with
+ * an error frame instead. */
+static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_layout *l)
 {
 	seed_err err;
 	seed_frame *f = &s->f;
-	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
 	int rc = seed_frame_decoder_decode(s->dec, f, m->data, m->len, &err);
 	if (rc) {
 		serve_send_error(s, m, NULL, 0, rc, err.msg, failed_type(err.msg));
-		return;
+		return false;
 	}
 	const char *tn = seed_frame_type_name(f->type);
 	if (f->type != SEED_FRAME_STEP) {
 		rc =
 		    seed_err_set(&err, -SEED_ETYPE, "%s frame: seed-infer takes step frames from actors", tn);
 		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-		return;
+		return false;
 	}
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t K = obs->shape[0], A = seed_frame_int(f, "num_actions", 1);
@@ -324,7 +326,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		                  "more than the server takes (at most %d, %d, %zu)",
 		                  K, A, row_bytes, s->o.max_envs, s->o.max_actions, s->o.max_row_bytes);
 		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-		return;
+		return false;
 	}
 	if (seed_tensor_nbytes(obs) > s->o.max_bytes) {
 		/* The batch would copy (and keep room for) all of it. */
@@ -334,28 +336,30 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		    "memory",
 		    seed_tensor_nbytes(obs), s->o.max_bytes);
 		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-		return;
+		return false;
 	}
-	seed_unroll_layout l = {
+	*l = (seed_unroll_layout){
 	    .rows = (int)K, .num_actions = (int)A, .obs_dtype = obs->dtype, .obs_rank = obs->rank - 1};
-	memcpy(l.obs_shape, obs->shape + 1, (size_t)l.obs_rank * sizeof l.obs_shape[0]);
+	memcpy(l->obs_shape, obs->shape + 1, (size_t)l->obs_rank * sizeof l->obs_shape[0]);
+	return true;
+}
+
+/* The session of the half that sent s->f (made or remade for layout l),
+ * or NULL when m was answered with an error frame instead. */
+static seed_session *take_session(seed_serve *s, const seed_chan_msg *m, const seed_unroll_layout *l,
+                                  double now)
+{
+	seed_err err;
+	const seed_frame *f = &s->f;
 	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
 	int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
-	int64_t seq = seed_frame_int(f, "seq", 0);
-	if (s->o.model && !s->agent && s->json && !s->build_failed)
-		serve_build_agent(s, &l, actor);
-	if (s->have_pending && s->agent)
-		serve_apply_generation(s);
-	/* A recurrent agent's state lives in the session: sessions of another
-	 * state size (made before this agent) are remade. */
-	l.state_size = s->agent ? seed_agent_state_floats(s->agent) : 0;
 	seed_session *h = NULL;
-	rc = seed_sessions_get(s->ss, run, actor, env0, &l, now, &h, &err);
+	int rc = seed_sessions_get(s->ss, run, actor, env0, l, now, &h, &err);
 	if (rc < 0) {
 		char msg[sizeof err.msg + 16];
 		snprintf(msg, sizeof msg, "step frame: %s", err.msg);
-		serve_send_error(s, m, NULL, 0, rc, msg, tn);
-		return;
+		serve_send_error(s, m, NULL, 0, rc, msg, seed_frame_type_name(f->type));
+		return NULL;
 	}
 	if (seed_sessions_evicted(s->ss) > s->st.evicted) {
 		s->st.evicted = seed_sessions_evicted(s->ss);
@@ -373,58 +377,51 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		}
 	}
 	s->st.halves = (int64_t)seed_sessions_count(s->ss);
-	/* With a model, a request it cannot take is refused before its step
-	 * counts, and the batch holds the model's dtype only. */
-	const seed_tensor *fin = seed_frame_tensor(f, "final_obs");
-	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
-	seed_dtype dt = obs->dtype;
-	if (s->agent) {
-		rc = prepare(s, h, obs, fin, &rows, &finals, &err);
-		if (rc) {
-			s->st.refused++;
-			serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-			return;
-		}
-		dt = seed_agent_obs_dtype(s->agent);
-		row_bytes = seed_agent_obs_bytes(s->agent);
-	}
+	return h;
+}
+
+/* Whether the request m of seq for h is a new step to act on: a resend is
+ * answered with the kept answer (or waits for the one coming), a gap is
+ * counted and said, a second request in flight is refused. */
+static bool take_seq(seed_serve *s, const seed_chan_msg *m, seed_session *h, int64_t seq, double now)
+{
+	seed_err err;
 	int64_t prev = h->last_seq;
 	switch (seed_session_accept(h, seq)) {
 	case SEED_SESSION_WAITING:
 		s->st.resends++;
-		return;
+		return false;
 	case SEED_SESSION_RESEND:
 		s->st.resends++;
 		seed_chan_send(s->actors, m->id, m->idlen, h->reply.data, h->reply.len, true);
-		return;
+		return false;
 	case SEED_SESSION_GAP:
 		s->st.gaps++;
 		warn_gap(s, h, seq, prev, now);
-		break;
+		return true;
 	case SEED_SESSION_STEP:
-		break;
-	default:
-		rc = seed_err_set(&err, -EBUSY,
-		                  "step frame: field 'seq': %" PRId64 " while the request of seq %" PRId64
-		                  " of actor %" PRIu32 " (env0 %" PRId32
-		                  ") waits for its answer: one request in flight "
-		                  "per half",
-		                  seq, prev, actor, env0);
-		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-		return;
+		return true;
+	default: {
+		int rc = seed_err_set(&err, -EBUSY,
+		                      "step frame: field 'seq': %" PRId64 " while the request of seq %" PRId64
+		                      " of actor %" PRIu32 " (env0 %" PRId32
+		                      ") waits for its answer: one request in flight "
+		                      "per half",
+		                      seq, prev, h->actor, h->env0);
+		serve_send_error(s, m, NULL, 0, rc, err.msg, seed_frame_type_name(s->f.type));
+		return false;
 	}
-	/* Observations of another dtype or size cannot share the batch's
-	 * matrix: answer the batch first. */
-	bool gather = s->o.model;
-	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
-		seed_serve_run(s);
-	int req = seed_batcher_add(s->b, h, m->id, m->idlen, (int)K, gather ? rows : NULL, row_bytes, now);
-	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
-		seed_err_set(&err, req, "step frame: cannot join the batch");
-		serve_send_error(s, m, NULL, 0, req, err.msg, tn);
-		return;
 	}
-	s->batch_dtype = dt;
+}
+
+/* Record the step of s->f, request req of the batch, in h: a recurrent
+ * core's inputs, the step in h's unroll and its ended episodes (or the
+ * population's bookkeeping), and the final observations (rows of
+ * row_bytes at finals) of truncated episodes for the model to value. */
+static void record_step(seed_serve *s, seed_session *h, int req, const void *finals, size_t row_bytes)
+{
+	const seed_frame *f = &s->f;
+	int K = h->layout.rows;
 	if (h->core) {
 		/* The step's inputs besides obs: the reward that came with it,
 		 * and which rows begin an episode (their state starts afresh). */
@@ -437,20 +434,71 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	if (s->population) {
 		serve_evo_step(s, h, f);
 	} else if (h->unroll) {
-		seed_unroll_record_step(h->unroll, obs->data, seed_frame_tensor(f, "reward")->data,
-		                        seed_frame_tensor(f, "terminated")->data,
-		                        seed_frame_tensor(f, "truncated")->data);
+		seed_unroll_record_step(
+		    h->unroll, seed_frame_tensor(f, "obs")->data, seed_frame_tensor(f, "reward")->data,
+		    seed_frame_tensor(f, "terminated")->data, seed_frame_tensor(f, "truncated")->data);
 		serve_gather_episodes(s, h, f);
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
-	if (gather && h->unroll && finals && !s->population) {
+	if (s->o.model && h->unroll && finals && !s->population) {
 		const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
 		for (int b = 0; b < K; b++)
 			if (tr[b])
 				seed_batcher_add_final(s->b, req, b,
 				                       (const uint8_t *)finals + (size_t)b * row_bytes);
 	}
+}
+
+void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
+{
+	seed_err err;
+	seed_frame *f = &s->f;
+	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
+	seed_unroll_layout l;
+	if (!take_step_frame(s, m, &l))
+		return;
+	if (s->o.model && !s->agent && s->json && !s->build_failed)
+		serve_build_agent(s, &l, (uint32_t)seed_frame_int(f, "actor", 0));
+	if (s->have_pending && s->agent)
+		serve_apply_generation(s);
+	/* A recurrent agent's state lives in the session: sessions of another
+	 * state size (made before this agent) are remade. */
+	l.state_size = s->agent ? seed_agent_state_floats(s->agent) : 0;
+	seed_session *h = take_session(s, m, &l, now);
+	if (!h)
+		return;
+	/* With a model, a request it cannot take is refused before its step
+	 * counts, and the batch holds the model's dtype only. */
+	const seed_tensor *obs = seed_frame_tensor(f, "obs"), *fin = seed_frame_tensor(f, "final_obs");
+	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
+	seed_dtype dt = obs->dtype;
+	size_t row_bytes = seed_tensor_nbytes(obs) / (size_t)l.rows;
+	if (s->agent) {
+		int rc = prepare(s, h, obs, fin, &rows, &finals, &err);
+		if (rc) {
+			s->st.refused++;
+			serve_send_error(s, m, NULL, 0, rc, err.msg, seed_frame_type_name(f->type));
+			return;
+		}
+		dt = seed_agent_obs_dtype(s->agent);
+		row_bytes = seed_agent_obs_bytes(s->agent);
+	}
+	if (!take_seq(s, m, h, seed_frame_int(f, "seq", 0), now))
+		return;
+	/* Observations of another dtype or size cannot share the batch's
+	 * matrix: answer the batch first. */
+	bool gather = s->o.model;
+	if (gather && s->b->n > 0 && (dt != s->batch_dtype || row_bytes != s->b->row_bytes))
+		seed_serve_run(s);
+	int req = seed_batcher_add(s->b, h, m->id, m->idlen, l.rows, gather ? rows : NULL, row_bytes, now);
+	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
+		seed_err_set(&err, req, "step frame: cannot join the batch");
+		serve_send_error(s, m, NULL, 0, req, err.msg, seed_frame_type_name(f->type));
+		return;
+	}
+	s->batch_dtype = dt;
+	record_step(s, h, req, finals, row_bytes);
 	h->pending = true;
 	s->st.requests++;
 }

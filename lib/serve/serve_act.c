@@ -195,6 +195,62 @@ static void act(seed_serve *s)
 	}
 }
 
+/* Answer request i of the batch (unless it was refused): its actions
+ * (the agent's or the population's when modeled, else uniform), then its
+ * step recorded in its unroll (a full one pushed) or, in population mode,
+ * its ended episodes pushed.  S: the recurrent state's floats of the rows
+ * acted on (0: none).  Returns 0 or the error of a push. */
+static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t version)
+{
+	const seed_batch_req *r = &s->b->req[i];
+	seed_session *h = r->owner;
+	h->pending = false;
+	if (s->failed[i])
+		return 0;
+	int K = h->layout.rows;
+	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
+	h->acted = true;
+	if (modeled)
+		memcpy(h->actions, s->actions + r->row0, (size_t)K * sizeof *h->actions);
+	else
+		for (int k = 0; k < K; k++)
+			h->actions[k] = (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
+	/* Population mode: rows playing an episode no generation wants are
+	 * asked to restart. */
+	bool any_reset = false;
+	if (pop)
+		for (int k = 0; k < K; k++) {
+			bool x = seed_evo_assign_abandoned(s->assign, &h->evo[k]);
+			s->st.restarts += x && !h->reset[k];
+			h->reset[k] = x;
+			any_reset |= x;
+		}
+	/* Straight into the half's kept answer, no seed_frame built. */
+	seed_buf_reset(&h->reply);
+	if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version, h->actions,
+	                             any_reset ? h->reset : NULL, K, NULL) == 0) {
+		double ts = seed_now_s();
+		seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
+		s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
+	}
+	s->st.steps += K;
+	if (s->population) {
+		/* Episodes go out at once: the learner waits for them to finish
+		 * its round. */
+		return h->ep_n > 0 ? serve_send_episodes(s, h) : 0;
+	}
+	if (!h->unroll)
+		return 0;
+	/* The behaviour logits, for V-trace's importance weights (the uniform
+	 * policy's are all equal: zeros). */
+	const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
+	const float *st = S > 0 ? s->core_in + (size_t)r->row0 * (size_t)S : NULL;
+	const int32_t *pa = S > 0 ? s->core_action + r->row0 : NULL;
+	if (seed_unroll_record_action(h->unroll, h->actions, lg, (int32_t)version, st, pa))
+		return serve_send_unroll(s, h);
+	return 0;
+}
+
 int seed_serve_run(seed_serve *s)
 {
 	seed_batcher *b = s->b;
@@ -238,58 +294,8 @@ int seed_serve_run(seed_serve *s)
 	int64_t version = pop ? s->st.generation : modeled ? seed_agent_policy_version(s->agent) : 0;
 	int rc = 0;
 	for (int i = 0; i < b->n; i++) {
-		const seed_batch_req *r = &b->req[i];
-		seed_session *h = r->owner;
-		h->pending = false;
-		if (s->failed[i])
-			continue;
-		int K = h->layout.rows;
-		h->acted = true;
-		if (modeled)
-			memcpy(h->actions, s->actions + r->row0, (size_t)K * sizeof *h->actions);
-		else
-			for (int k = 0; k < K; k++)
-				h->actions[k] =
-				    (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
-		/* Population mode: rows playing an episode no generation
-		 * wants are asked to restart. */
-		bool any_reset = false;
-		if (pop)
-			for (int k = 0; k < K; k++) {
-				bool x = seed_evo_assign_abandoned(s->assign, &h->evo[k]);
-				s->st.restarts += x && !h->reset[k];
-				h->reset[k] = x;
-				any_reset |= x;
-			}
-		/* Straight into the half's kept answer, no seed_frame built. */
-		seed_buf_reset(&h->reply);
-		if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
-		                             h->actions, any_reset ? h->reset : NULL, K, NULL) == 0) {
-			double ts = seed_now_s();
-			seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
-			s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
-		}
-		s->st.steps += K;
-		if (s->population) {
-			/* Episodes go out at once: the learner waits for them
-			 * to finish its round. */
-			if (h->ep_n > 0) {
-				int e = serve_send_episodes(s, h);
-				rc = rc ? rc : e;
-			}
-			continue;
-		}
-		if (!h->unroll)
-			continue;
-		/* The behaviour logits, for V-trace's importance weights (the
-		 * uniform policy's are all equal: zeros). */
-		const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
-		const float *st = S > 0 ? s->core_in + (size_t)r->row0 * (size_t)S : NULL;
-		const int32_t *pa = S > 0 ? s->core_action + r->row0 : NULL;
-		if (seed_unroll_record_action(h->unroll, h->actions, lg, (int32_t)version, st, pa)) {
-			int e = serve_send_unroll(s, h);
-			rc = rc ? rc : e;
-		}
+		int e = answer(s, i, modeled, pop, S, version);
+		rc = rc ? rc : e;
 	}
 	seed_batcher_clear(b);
 	/* The rest of the loop: choosing random actions, encoding answers and
