@@ -1,8 +1,10 @@
 /* serve.c: the inference service (seed/serve.h): the object, its policy
- * and agent, requests taken into sessions and the batch, the loop's turn
- * and the parameters channel.  The rest of a request's path is in
- * serve_act.c, serve_out.c and serve_pop.c; serve_internal.h says which
- * file holds what, and the invariants they keep together.
+ * and agent (the model a learner sends, or a checkpoint's), requests taken
+ * into sessions and the batch, the loop's turn and the parameters channel.
+ * The rest of a request's path is in serve_act.c, serve_out.c and
+ * serve_pop.c, a program's loop around the turns in serve_loop.c;
+ * serve_internal.h says which file holds what, and the invariants they keep
+ * together.
  */
 #include "seed/serve.h"
 
@@ -14,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "seed/checkpoint.h"
 #include "seed/clock.h"
 #include "serve_internal.h"
 
@@ -105,6 +110,7 @@ void seed_serve_free(seed_serve **sp)
 	seed_batcher_free(&s->b);
 	seed_frame_decoder_free(&s->dec);
 	seed_agent_free(&s->agent);
+	seed_checkpoint_free(&s->ckpt);
 	seed_evo_assign_free(&s->assign);
 	if (s->slot[0].noise == s->slot[1].noise) /* shared */
 		s->slot[1].noise = NULL;
@@ -175,6 +181,21 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 	return 0;
 }
 
+int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err)
+{
+	if (!(*ck)->model)
+		return seed_err_set(err, -EINVAL, "the checkpoint does not describe its model");
+	char *json = json_dumps((*ck)->model, JSON_COMPACT);
+	if (!json)
+		return seed_err_set(err, -ENOMEM, "the checkpoint's model description cannot be written out");
+	seed_serve_policy(s, json, strlen(json), NULL, 0, 0);
+	free(json);
+	seed_checkpoint_free(&s->ckpt);
+	s->ckpt = *ck;
+	*ck = NULL;
+	return 0;
+}
+
 /* Build the agent for the observations of layout l (of actor's frames). */
 void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t actor)
 {
@@ -186,10 +207,9 @@ void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t acto
 		rc = seed_model_set_device(seed_agent_model(a), s->o.device, &err);
 	if (rc == 0 && s->have_staged) {
 		rc = seed_agent_load_params(a, s->staged, s->staged_len, s->staged_version, &err);
-	} else if (rc == 0 && s->o.load) {
-		int64_t v = 0;
-		rc = s->o.load(s->o.ctx, seed_agent_model(a), &v, &err);
-		seed_agent_set_policy_version(a, v);
+	} else if (rc == 0 && s->ckpt) {
+		rc = seed_checkpoint_load_model(s->ckpt, seed_agent_model(a), &err);
+		seed_agent_set_policy_version(a, s->ckpt->policy_version);
 	}
 	if (rc) {
 		seed_agent_free(&a);

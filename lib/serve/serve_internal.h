@@ -1,6 +1,6 @@
 /* serve_internal.h: what the service's files share; private to lib/serve.
  *
- * seed_serve (seed/serve.h) is one object spread over four files, one per
+ * seed_serve (seed/serve.h) is one object spread over five files, one per
  * part of a request's path:
  *   serve.c      the object, its policy and agent, taking requests
  *                (decoding, bounds, sessions, the batch), the loop's turn
@@ -12,7 +12,9 @@
  *                unrolls channel (rate-limited warnings), episode and
  *                unroll frames with a Q model's first priorities;
  *   serve_pop.c  population mode: generation frames, the members'
- *                populations and noise tables, and acting with them.
+ *                populations and noise tables, and acting with them;
+ *   serve_loop.c a program's loop around the turns, with its statistics
+ *                and metrics lines.
  *
  * Invariants: a session is pending exactly while one of its requests is in
  * the batch; the batch's observations, when a model is in use, all have
@@ -32,6 +34,7 @@
 #include "seed/agent.h"
 #include "seed/batcher.h"
 #include "seed/buf.h"
+#include "seed/checkpoint.h"
 #include "seed/evo_assign.h"
 #include "seed/evo_frame.h"
 #include "seed/frame.h"
@@ -57,6 +60,7 @@ struct seed_serve {
 	int64_t staged_version;
 	bool have_staged, build_failed;
 	seed_agent *agent;
+	seed_checkpoint *ckpt;           /* whose parameters the agent starts with; NULL: none */
 	seed_unroll_layout agent_layout; /* the observations it was built for */
 	/* scratch, grown to the largest batch */
 	int32_t *actions;
