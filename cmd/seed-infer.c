@@ -18,12 +18,10 @@
  * channel switch the service to population mode (seed_serve(3)); the
  * statistics then say which generation it plays and its episodes/s.
  *
- * A Q model (a dueling head, for R2D2) acts epsilon-greedily, one epsilon
- * for every environment or Ape-X's schedule over all of them, and its
- * unrolls carry first priorities: the --epsilon* and priority options fill
- * seed_serve_opts.  Whether the model is one is known only once it is
- * built (a learner's parameters arrive later), so for an actor-critic
- * model the service warns that they do not apply.
+ * A Q model (a dueling head, for R2D2) acts epsilon-greedily (one epsilon,
+ * or Ape-X's schedule) and its unrolls carry first priorities, as the
+ * --epsilon* and priority options set; the service warns that they do not
+ * apply when the model it builds turns out to be an actor-critic one.
  */
 #include <string.h>
 
@@ -162,11 +160,54 @@ static void warn_cb(void *ctx, const char *msg)
 	cli_warn("%s", msg);
 }
 
+/* Usage errors among the options, and a --device that does not exist;
+ * whether any Q-model setting was given. */
+static bool check_options(void)
+{
+	if (!opt.bind)
+		cli_usage_error("--bind is required");
+	if (opt.overlap > opt.T)
+		cli_usage_error("--unroll-overlap %lld: at most the unroll length (%lld)",
+		                (long long)opt.overlap, (long long)opt.T);
+	if (!opt.policy == !opt.model)
+		cli_usage_error("give one of --policy random and --model SOURCE");
+	if (opt.greedy && (opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("--greedy is epsilon 0: drop --%s",
+		                opt.envs_seen ? "epsilon-envs" : "epsilon");
+	if (opt.epsilon_seen && opt.envs_seen)
+		cli_usage_error("--epsilon (one for every environment) and --epsilon-envs (a schedule over "
+		                "them) exclude each other");
+	if (!opt.envs_seen && (opt.base_seen || opt.alpha_seen || opt.actor_envs_seen))
+		cli_usage_error("--%s sets the schedule of --epsilon-envs N, which is not given",
+		                opt.base_seen    ? "epsilon-base"
+		                : opt.alpha_seen ? "epsilon-alpha"
+		                                 : "actor-envs");
+	bool prio = false;
+	for (int i = 0; i < 5; i++)
+		prio = prio || opt.prio_seen[i];
+	if (prio && !opt.unrolls)
+		cli_usage_error("the first priorities' options (--burn-in, --n-step, --discount, "
+		                "--value-rescale-eps, --priority-eta) go with --unrolls");
+	if (opt.burn_in + 2 > opt.T + opt.overlap)
+		cli_usage_error("--burn-in %lld: unrolls of %lld steps (--unroll-length + --unroll-overlap) "
+		                "need 2 after the burn-in",
+		                (long long)opt.burn_in, (long long)(opt.T + opt.overlap));
+	if (opt.policy && (prio || opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
+	if (opt.device && opt.policy)
+		cli_usage_error("--device %s: --policy random has no model to run", opt.device);
+	seed_err derr;
+	if (opt.device && seed_device_check(opt.device, &derr) < 0)
+		cli_die("--device: %s", derr.msg);
+	if (opt.policy && strcmp(opt.policy, "random") != 0)
+		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", opt.policy);
+	return prio || opt.epsilon_seen || opt.envs_seen;
+}
+
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
 	cli_curve_load();
-	const char *policy = opt.policy, *model = opt.model;
 	seed_serve_opts so = {.max_batch = (int)opt.max_batch,
 	                      .timeout = 1e-6 * (double)opt.timeout_us,
 	                      .T = (int)opt.T,
@@ -191,44 +232,7 @@ int main(int argc, char **argv)
 	                      .rescale_eps = opt.rescale_eps,
 	                      .eta = opt.eta,
 	                      .warn = warn_cb};
-	if (!opt.bind)
-		cli_usage_error("--bind is required");
-	if (opt.overlap > opt.T)
-		cli_usage_error("--unroll-overlap %lld: at most the unroll length (%lld)",
-		                (long long)opt.overlap, (long long)opt.T);
-	if (!policy == !model)
-		cli_usage_error("give one of --policy random and --model SOURCE");
-	if (opt.greedy && (opt.epsilon_seen || opt.envs_seen))
-		cli_usage_error("--greedy is epsilon 0: drop --%s",
-		                opt.envs_seen ? "epsilon-envs" : "epsilon");
-	if (opt.epsilon_seen && opt.envs_seen)
-		cli_usage_error("--epsilon (one for every environment) and --epsilon-envs (a schedule over "
-		                "them) exclude each other");
-	if (!opt.envs_seen && (opt.base_seen || opt.alpha_seen || opt.actor_envs_seen))
-		cli_usage_error("--%s sets the schedule of --epsilon-envs N, which is not given",
-		                opt.base_seen    ? "epsilon-base"
-		                : opt.alpha_seen ? "epsilon-alpha"
-		                                 : "actor-envs");
-	bool prio = false;
-	for (int i = 0; i < 5; i++)
-		prio = prio || opt.prio_seen[i];
-	if (prio && !opt.unrolls)
-		cli_usage_error("the first priorities' options (--burn-in, --n-step, --discount, "
-		                "--value-rescale-eps, --priority-eta) go with --unrolls");
-	if (opt.burn_in + 2 > opt.T + opt.overlap)
-		cli_usage_error("--burn-in %lld: unrolls of %lld steps (--unroll-length + --unroll-overlap) "
-		                "need 2 after the burn-in",
-		                (long long)opt.burn_in, (long long)(opt.T + opt.overlap));
-	if (policy && (prio || opt.epsilon_seen || opt.envs_seen))
-		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
-	so.q_settings = prio || opt.epsilon_seen || opt.envs_seen;
-	if (opt.device && policy)
-		cli_usage_error("--device %s: --policy random has no model to run", opt.device);
-	seed_err derr;
-	if (opt.device && seed_device_check(opt.device, &derr) < 0)
-		cli_die("--device: %s", derr.msg);
-	if (policy && strcmp(policy, "random") != 0)
-		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", policy);
+	so.q_settings = check_options();
 	cli_catch_signals();
 
 	void *ctx = seed_chan_context();
@@ -249,18 +253,17 @@ int main(int argc, char **argv)
 	cli_curve_chan(ctx, &aopts, opt.bind, "--bind");
 	if (seed_chan_open(&actors, ctx, SEED_CHAN_ROUTER, opt.bind, &aopts, &err))
 		cli_die("%s", err.msg);
-	so.model = model != NULL;
-	if (model && (strstr(model, "://") || model[0] == '@' || model[0] == '>')) {
+	so.model = opt.model != NULL;
+	if (opt.model && (strstr(opt.model, "://") || opt.model[0] == '@' || opt.model[0] == '>')) {
 		seed_chan_opts popts = {.bind = false,
 		                        .conflate = 1,
 		                        .stop = &cli_stop,
 		                        .max_msg = seed_limit_params(opt.max_params, 1 << 20)};
-		cli_curve_chan(ctx, &popts, model, "--model");
-		if (seed_chan_open(&params, ctx, SEED_CHAN_SUB, model, &popts, &err))
+		cli_curve_chan(ctx, &popts, opt.model, "--model");
+		if (seed_chan_open(&params, ctx, SEED_CHAN_SUB, opt.model, &popts, &err))
 			cli_die("--model: %s", err.msg);
-	} else if (model) {
-		if (seed_checkpoint_load(model, &ckpt, &err))
-			cli_die("--model: %s", err.msg);
+	} else if (opt.model && seed_checkpoint_load(opt.model, &ckpt, &err)) {
+		cli_die("--model: %s", err.msg);
 	}
 	if (opt.unrolls) {
 		seed_chan_opts uopts = {.bind = true, .hwm = (int)opt.hwm, .stop = &cli_stop};
@@ -272,8 +275,7 @@ int main(int argc, char **argv)
 	if (seed_serve_new(&sv, &so, actors, uch, params, &err))
 		cli_die("%s", err.msg);
 	if (ckpt && seed_serve_checkpoint(sv, &ckpt, &err))
-		cli_die("--model %s: %s", model, err.msg);
-
+		cli_die("--model %s: %s", opt.model, err.msg);
 	seed_metrics *mx = NULL;
 	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
 		cli_die("--metrics: %s", err.msg);
