@@ -190,9 +190,9 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 /* Act with the model of checkpoint *ck (seed_checkpoint(3)), which s
  * takes (*ck becomes NULL): its description now, as seed_serve_policy
  * takes one, and its parameters and policy version loaded into the agent
- * built for the first request's observations, unless parameters came
- * first.  Errors: -EINVAL when the checkpoint describes no model (*ck
- * stays the caller's). */
+ * built at the next request, for its observations; parameters given later
+ * through seed_serve_policy replace them.  Errors: -EINVAL when the
+ * checkpoint describes no model (*ck stays the caller's). */
 int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err);
 
 /* Take one message from an actor: answer it at once (an error frame, a

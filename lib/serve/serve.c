@@ -190,6 +190,11 @@ int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err)
 		return seed_err_set(err, -ENOMEM, "the checkpoint's model description cannot be written out");
 	seed_serve_policy(s, json, strlen(json), NULL, 0, 0);
 	free(json);
+	/* The next agent built starts from these parameters, even for the
+	 * description in use. */
+	seed_agent_free(&s->agent);
+	s->build_failed = false;
+	s->have_staged = false;
 	seed_checkpoint_free(&s->ckpt);
 	s->ckpt = *ck;
 	*ck = NULL;

@@ -632,13 +632,15 @@ static void t_q_bad_settings(void)
 
 /* A checkpoint's model (q_json, value.bias 3: greedy action 0) at policy
  * version 9: the service takes it, and the first request is answered by the
- * agent built from it (version 9, not the random play's 0).  A checkpoint
- * without a model description is refused and stays the caller's. */
+ * agent built from it (version 9, not the random play's 0); another one of
+ * the same model (version 11) answers the next.  A checkpoint without a
+ * model description is refused and stays the caller's. */
 static void t_checkpoint(void)
 {
 	enum { A = 3 };
-	char *dir = strdup(tmpdir_new()), run[4200], bare[4200];
+	char *dir = strdup(tmpdir_new()), run[4200], run2[4200], bare[4200];
 	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(run2, sizeof run2, "%s/run2", dir);
 	snprintf(bare, sizeof bare, "%s/bare", dir);
 	seed_err err;
 	seed_model *m = NULL;
@@ -657,6 +659,8 @@ static void t_checkpoint(void)
 	json_t *desc = json_loads(q_json, 0, NULL);
 	seed_checkpoint ck = {.model = desc, .policy_version = 9, .ntensors = (size_t)nt, .tensors = ts};
 	CHECK_MSG(seed_checkpoint_save(run, &ck, &err) == 0, "%s", err.msg);
+	ck.policy_version = 11;
+	CHECK_MSG(seed_checkpoint_save(run2, &ck, &err) == 0, "%s", err.msg);
 	seed_checkpoint nomodel = {.policy_version = 1};
 	CHECK_MSG(seed_checkpoint_save(bare, &nomodel, &err) == 0, "%s", err.msg);
 	json_decref(desc);
@@ -683,6 +687,15 @@ static void t_checkpoint(void)
 	const seed_tensor *a = seed_frame_tensor(&f, "action");
 	CHECK(a && a->shape[0] == 2 && ((const int32_t *)a->data)[0] == 0 &&
 	      ((const int32_t *)a->data)[1] == 0);
+	/* Another checkpoint of the same model: the next request's agent
+	 * starts from it. */
+	CHECK_MSG(seed_checkpoint_load(run2, &lc, &err) == 0, "%s", err.msg);
+	CHECK(seed_serve_checkpoint(r.s, &lc, &err) == 0 && lc == NULL);
+	step(&out, 1, 1, 0, 2, A, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ACTION);
+	CHECK_MSG(seed_frame_int(&f, "policy_version", -1) == 11, "policy version %lld",
+	          (long long)seed_frame_int(&f, "policy_version", -1));
 	seed_buf_free(&out);
 	seed_buf_free(&got);
 	rig_close(&r);
