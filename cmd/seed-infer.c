@@ -4,8 +4,8 @@
  * the batching window, acting, unroll assembly, error frames) is
  * seed_serve(3).  This program opens the channels (ROUTER for the actors,
  * PUSH for unrolls, SUB for a learner's parameters), loads a checkpoint
- * when asked, feeds parameters to the service, runs the receive loop and
- * prints statistics.
+ * when asked and hands it to the service, and runs the service's loop
+ * (seed_serve_loop: turns, statistics lines and metrics lines).
  *
  * The unroll channel is a PUSH socket with a bounded queue: when the
  * consumer falls behind, sends block, the server stops answering, and the
@@ -18,16 +18,11 @@
  * channel switch the service to population mode (seed_serve(3)); the
  * statistics then say which generation it plays and its episodes/s.
  *
- * A Q model (a dueling head, for R2D2) acts epsilon-greedily, one epsilon
- * for every environment or Ape-X's schedule over all of them, and its
- * unrolls carry first priorities: the --epsilon* and priority options fill
- * seed_serve_opts.  Whether the model is one is known only once it is
- * built (a learner's parameters arrive later), so for an actor-critic
- * model the service warns that they do not apply.
+ * A Q model (a dueling head, for R2D2) acts epsilon-greedily (one epsilon,
+ * or Ape-X's schedule) and its unrolls carry first priorities, as the
+ * --epsilon* and priority options set; the service warns that they do not
+ * apply when the model it builds turns out to be an actor-critic one.
  */
-#include <inttypes.h>
-#include <jansson.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -35,14 +30,12 @@
 #include "seed/agent.h"
 #include "seed/chan.h"
 #include "seed/checkpoint.h"
-#include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/limits.h"
 #include "seed/metrics.h"
 #include "seed/nn.h"
 #include "seed/opts.h"
 #include "seed/serve.h"
-#include "seed/timing.h"
 
 /* The options: main's variables, filled by the table below. */
 static struct {
@@ -161,100 +154,60 @@ static const seed_opts usage_spec = {
     .max_operands = 0,
 };
 
+/* A warning or a statistics line, after the program's name. */
 static void warn_cb(void *ctx, const char *msg)
 {
 	cli_warn("%s", msg);
 }
 
-/* The checkpoint's parameters into a model the service built. */
-static int load_cb(void *ctx, seed_model *m, int64_t *version, seed_err *err)
+/* Usage errors among the options, and a --device that does not exist;
+ * whether any Q-model setting was given. */
+static bool check_options(void)
 {
-	const seed_checkpoint *ck = ctx;
-	*version = ck->policy_version;
-	return seed_checkpoint_load_model(ck, m, err);
-}
-
-static void report(const seed_serve_stats *st, const seed_serve_stats *last, double dt, bool final)
-{
-	if (dt <= 0)
-		return;
-	/* Where the time went first: the counters stay the last line. */
-	double frac[SEED_PHASE_N];
-	char split[256];
-	seed_timing_fractions(last->time, st->time, dt, frac);
-	seed_timing_format(frac, SEED_SERVE_PHASES, split, sizeof split);
-	fprintf(stderr, "%s: %stime: %s (of %.1f s)\n", cli_prog, final ? "done: " : "", split, dt);
-	if (st->generations_taken > 0) {
-		/* Population mode (a learner's generation frames). */
-		char gen[48] = "none";
-		if (st->generation >= 0)
-			snprintf(gen, sizeof gen, "%" PRId64 " (%d members)", st->generation, st->members);
-		fprintf(stderr,
-		        "%s: %sgeneration %s, %.0f episodes/s, %" PRId64 " generations played, %" PRId64
-		        " repeats, %" PRId64 " bad generation frames, %" PRId64 " restarts\n",
-		        cli_prog, final ? "done: " : "", gen, (double)(st->episodes - last->episodes) / dt,
-		        st->generations, st->generation_repeats, st->bad_generations, st->restarts);
-	}
-	int64_t db = st->batches - last->batches;
-	fprintf(stderr,
-	        "%s: %s%.0f env steps/s, %.1f rows/batch, %.2f MB/s of unrolls, %" PRId64 " steps, %" PRId64
-	        " unrolls, %" PRId64 " episodes, %" PRId64 " pushes failed, %" PRId64 " bad frames, %" PRId64
-	        " resends, %" PRId64 " gaps, %" PRId64 " halves, %" PRId64 " evicted, %" PRId64 " expired\n",
-	        cli_prog, final ? "done: " : "", (double)(st->steps - last->steps) / dt,
-	        db ? (double)(st->rows - last->rows) / (double)db : 0.0,
-	        (double)(st->unroll_bytes - last->unroll_bytes) / dt / 1e6, st->steps, st->unrolls,
-	        st->episodes, st->push_failed, st->bad, st->resends, st->gaps, st->halves, st->evicted,
-	        st->expired);
-	if (final && st->unrolls_unmodeled)
-		fprintf(stderr,
-		        "%s: %" PRId64
-		        " unrolls were not pushed: played at random before the first parameters came\n",
-		        cli_prog, st->unrolls_unmodeled);
-}
-
-/* A metrics line: the counts so far, the rates and where the time went
- * since the last line (dt seconds, its counts in last), seconds since the
- * start. */
-static void metrics_line(seed_metrics *mx, const seed_serve_stats *st, const seed_serve_stats *last,
-                         double dt, double elapsed)
-{
-	if (dt <= 0)
-		return;
-	int64_t db = st->batches - last->batches;
-	json_t *o = SEED_METRICS_OBJ(
-	    {"time", elapsed}, {"steps", st->steps}, {"steps_per_s", (double)(st->steps - last->steps) / dt},
-	    {"rows_per_batch", db ? (double)(st->rows - last->rows) / (double)db : 0.0},
-	    {"requests", st->requests}, {"batches", st->batches}, {"unrolls", st->unrolls},
-	    {"unroll_frames", st->unroll_frames}, {"unroll_bytes", st->unroll_bytes},
-	    {"episodes", st->episodes}, {"push_failed", st->push_failed}, {"bad_frames", st->bad},
-	    {"resends", st->resends}, {"gaps", st->gaps}, {"halves", st->halves}, {"evicted", st->evicted},
-	    {"expired", st->expired});
-	if (st->generations_taken > 0) {
-		json_object_set_new(o, "generation", json_integer(st->generation));
-		json_object_set_new(o, "members", json_integer(st->members));
-		json_object_set_new(o, "episodes_per_s",
-		                    json_real((double)(st->episodes - last->episodes) / dt));
-		json_object_set_new(o, "generations", json_integer(st->generations));
-		json_object_set_new(o, "bad_generations", json_integer(st->bad_generations));
-		json_object_set_new(o, "restarts", json_integer(st->restarts));
-	}
-	double frac[SEED_PHASE_N];
-	seed_timing_fractions(last->time, st->time, dt, frac);
-	seed_timing_json(o, frac, SEED_SERVE_PHASES, dt);
-	seed_err err;
-	if (seed_metrics_write(mx, o, &err))
-		cli_warn("--metrics: %s", err.msg);
-	json_decref(o);
+	if (!opt.bind)
+		cli_usage_error("--bind is required");
+	if (opt.overlap > opt.T)
+		cli_usage_error("--unroll-overlap %lld: at most the unroll length (%lld)",
+		                (long long)opt.overlap, (long long)opt.T);
+	if (!opt.policy == !opt.model)
+		cli_usage_error("give one of --policy random and --model SOURCE");
+	if (opt.greedy && (opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("--greedy is epsilon 0: drop --%s",
+		                opt.envs_seen ? "epsilon-envs" : "epsilon");
+	if (opt.epsilon_seen && opt.envs_seen)
+		cli_usage_error("--epsilon (one for every environment) and --epsilon-envs (a schedule over "
+		                "them) exclude each other");
+	if (!opt.envs_seen && (opt.base_seen || opt.alpha_seen || opt.actor_envs_seen))
+		cli_usage_error("--%s sets the schedule of --epsilon-envs N, which is not given",
+		                opt.base_seen    ? "epsilon-base"
+		                : opt.alpha_seen ? "epsilon-alpha"
+		                                 : "actor-envs");
+	bool prio = false;
+	for (int i = 0; i < 5; i++)
+		prio = prio || opt.prio_seen[i];
+	if (prio && !opt.unrolls)
+		cli_usage_error("the first priorities' options (--burn-in, --n-step, --discount, "
+		                "--value-rescale-eps, --priority-eta) go with --unrolls");
+	if (opt.burn_in + 2 > opt.T + opt.overlap)
+		cli_usage_error("--burn-in %lld: unrolls of %lld steps (--unroll-length + --unroll-overlap) "
+		                "need 2 after the burn-in",
+		                (long long)opt.burn_in, (long long)(opt.T + opt.overlap));
+	if (opt.policy && (prio || opt.epsilon_seen || opt.envs_seen))
+		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
+	if (opt.device && opt.policy)
+		cli_usage_error("--device %s: --policy random has no model to run", opt.device);
+	seed_err derr;
+	if (opt.device && seed_device_check(opt.device, &derr) < 0)
+		cli_die("--device: %s", derr.msg);
+	if (opt.policy && strcmp(opt.policy, "random") != 0)
+		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", opt.policy);
+	return prio || opt.epsilon_seen || opt.envs_seen;
 }
 
 int main(int argc, char **argv)
 {
 	cli_parse(&usage_spec, argc, argv);
 	cli_curve_load();
-	const char *bind = opt.bind, *policy = opt.policy, *unrolls = opt.unrolls, *model = opt.model;
-	int hwm = (int)opt.hwm;
-	double stats_interval = opt.stats_interval;
-	bool quiet = opt.quiet;
 	seed_serve_opts so = {.max_batch = (int)opt.max_batch,
 	                      .timeout = 1e-6 * (double)opt.timeout_us,
 	                      .T = (int)opt.T,
@@ -279,44 +232,7 @@ int main(int argc, char **argv)
 	                      .rescale_eps = opt.rescale_eps,
 	                      .eta = opt.eta,
 	                      .warn = warn_cb};
-	if (!bind)
-		cli_usage_error("--bind is required");
-	if (opt.overlap > opt.T)
-		cli_usage_error("--unroll-overlap %lld: at most the unroll length (%lld)",
-		                (long long)opt.overlap, (long long)opt.T);
-	if (!policy == !model)
-		cli_usage_error("give one of --policy random and --model SOURCE");
-	if (opt.greedy && (opt.epsilon_seen || opt.envs_seen))
-		cli_usage_error("--greedy is epsilon 0: drop --%s",
-		                opt.envs_seen ? "epsilon-envs" : "epsilon");
-	if (opt.epsilon_seen && opt.envs_seen)
-		cli_usage_error("--epsilon (one for every environment) and --epsilon-envs (a schedule over "
-		                "them) exclude each other");
-	if (!opt.envs_seen && (opt.base_seen || opt.alpha_seen || opt.actor_envs_seen))
-		cli_usage_error("--%s sets the schedule of --epsilon-envs N, which is not given",
-		                opt.base_seen    ? "epsilon-base"
-		                : opt.alpha_seen ? "epsilon-alpha"
-		                                 : "actor-envs");
-	bool prio = false;
-	for (int i = 0; i < 5; i++)
-		prio = prio || opt.prio_seen[i];
-	if (prio && !unrolls)
-		cli_usage_error("the first priorities' options (--burn-in, --n-step, --discount, "
-		                "--value-rescale-eps, --priority-eta) go with --unrolls");
-	if (opt.burn_in + 2 > opt.T + opt.overlap)
-		cli_usage_error("--burn-in %lld: unrolls of %lld steps (--unroll-length + --unroll-overlap) "
-		                "need 2 after the burn-in",
-		                (long long)opt.burn_in, (long long)(opt.T + opt.overlap));
-	if (policy && (prio || opt.epsilon_seen || opt.envs_seen))
-		cli_usage_error("the Q-model options need --model (--policy random has no Q values)");
-	so.q_settings = prio || opt.epsilon_seen || opt.envs_seen;
-	if (opt.device && policy)
-		cli_usage_error("--device %s: --policy random has no model to run", opt.device);
-	seed_err derr;
-	if (opt.device && seed_device_check(opt.device, &derr) < 0)
-		cli_die("--device: %s", derr.msg);
-	if (policy && strcmp(policy, "random") != 0)
-		cli_usage_error("--policy: unknown policy '%s' (known: random; or use --model)", policy);
+	so.q_settings = check_options();
 	cli_catch_signals();
 
 	void *ctx = seed_chan_context();
@@ -334,77 +250,45 @@ int main(int argc, char **argv)
 	if (step_max > opt.max_memory << 21)
 		step_max = opt.max_memory << 21;
 	seed_chan_opts aopts = {.bind = true, .hwm = 0, .stop = &cli_stop, .max_msg = step_max};
-	cli_curve_chan(ctx, &aopts, bind, "--bind");
-	if (seed_chan_open(&actors, ctx, SEED_CHAN_ROUTER, bind, &aopts, &err))
+	cli_curve_chan(ctx, &aopts, opt.bind, "--bind");
+	if (seed_chan_open(&actors, ctx, SEED_CHAN_ROUTER, opt.bind, &aopts, &err))
 		cli_die("%s", err.msg);
-	so.model = model != NULL;
-	char *json = NULL;
-	if (model && (strstr(model, "://") || model[0] == '@' || model[0] == '>')) {
+	so.model = opt.model != NULL;
+	if (opt.model && (strstr(opt.model, "://") || opt.model[0] == '@' || opt.model[0] == '>')) {
 		seed_chan_opts popts = {.bind = false,
 		                        .conflate = 1,
 		                        .stop = &cli_stop,
 		                        .max_msg = seed_limit_params(opt.max_params, 1 << 20)};
-		cli_curve_chan(ctx, &popts, model, "--model");
-		if (seed_chan_open(&params, ctx, SEED_CHAN_SUB, model, &popts, &err))
+		cli_curve_chan(ctx, &popts, opt.model, "--model");
+		if (seed_chan_open(&params, ctx, SEED_CHAN_SUB, opt.model, &popts, &err))
 			cli_die("--model: %s", err.msg);
-	} else if (model) {
-		if (seed_checkpoint_load(model, &ckpt, &err))
-			cli_die("--model: %s", err.msg);
-		if (!ckpt->model)
-			cli_die("--model %s: the checkpoint does not describe its model", model);
-		json = json_dumps(ckpt->model, JSON_COMPACT);
-		so.load = load_cb;
-		so.ctx = ckpt;
+	} else if (opt.model && seed_checkpoint_load(opt.model, &ckpt, &err)) {
+		cli_die("--model: %s", err.msg);
 	}
-	if (unrolls) {
-		seed_chan_opts uopts = {.bind = true, .hwm = hwm, .stop = &cli_stop};
-		cli_curve_chan(ctx, &uopts, unrolls, "--unrolls");
-		if (seed_chan_open(&uch, ctx, SEED_CHAN_PUSH, unrolls, &uopts, &err))
+	if (opt.unrolls) {
+		seed_chan_opts uopts = {.bind = true, .hwm = (int)opt.hwm, .stop = &cli_stop};
+		cli_curve_chan(ctx, &uopts, opt.unrolls, "--unrolls");
+		if (seed_chan_open(&uch, ctx, SEED_CHAN_PUSH, opt.unrolls, &uopts, &err))
 			cli_die("%s", err.msg);
 	}
 	seed_serve *sv = NULL;
 	if (seed_serve_new(&sv, &so, actors, uch, params, &err))
 		cli_die("%s", err.msg);
-	if (json)
-		seed_serve_policy(sv, json, strlen(json), NULL, 0, 0);
-
+	if (ckpt && seed_serve_checkpoint(sv, &ckpt, &err))
+		cli_die("--model %s: %s", opt.model, err.msg);
 	seed_metrics *mx = NULL;
 	if (opt.metrics && seed_metrics_open(opt.metrics, &mx, &err))
 		cli_die("--metrics: %s", err.msg);
-	double start = seed_now_s(), last_report = start, last_metrics = start;
-	seed_serve_stats last = {0}, mlast = {0};
-	while (!cli_stop) {
-		/* A push that failed is counted and warned about by the
-		 * service (push_failed); the loop serves on. */
-		seed_serve_turn(sv, 100);
-		double now = seed_now_s();
-		if (!quiet && stats_interval > 0 && now - last_report >= stats_interval) {
-			report(seed_serve_get_stats(sv), &last, now - last_report, false);
-			last = *seed_serve_get_stats(sv);
-			last_report = now;
-		}
-		if (mx && opt.metrics_interval > 0 && now - last_metrics >= opt.metrics_interval) {
-			metrics_line(mx, seed_serve_get_stats(sv), &mlast, now - last_metrics, now - start);
-			mlast = *seed_serve_get_stats(sv);
-			last_metrics = now;
-		}
-	}
-	/* The episodes that ended after each half's last unroll, before the
-	 * last counts are reported. */
-	int frc = seed_serve_flush(sv);
-	if (frc)
-		cli_warn("the episodes still gathered at exit were not all pushed: %s", seed_strerror(frc));
-	double end = seed_now_s();
-	if (mx)
-		metrics_line(mx, seed_serve_get_stats(sv), &mlast, end - last_metrics, end - start);
+	seed_serve_loop_opts lo = {.stop = &cli_stop,
+	                           .say = opt.quiet ? NULL : warn_cb,
+	                           .stats_interval = opt.stats_interval,
+	                           .metrics = mx,
+	                           .metrics_interval = opt.metrics_interval,
+	                           .metrics_name = "--metrics"};
+	seed_serve_loop(sv, &lo); /* a push that failed is counted and said by the service */
 	seed_metrics_close(&mx);
-	if (!quiet) {
-		seed_serve_stats zero = {0};
-		report(seed_serve_get_stats(sv), &zero, end - start, true);
-	}
 	seed_serve_free(&sv);
-	cli_curve_report((seed_chan *[]){actors, uch, params}, 3, quiet);
-	free(json);
+	cli_curve_report((seed_chan *[]){actors, uch, params}, 3, opt.quiet);
 	seed_chan_close(&uch);
 	seed_chan_close(&actors);
 	seed_chan_close(&params);

@@ -68,12 +68,15 @@
 #ifndef SEED_SERVE_H
 #define SEED_SERVE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "seed/chan.h"
+#include "seed/checkpoint.h"
 #include "seed/error.h"
+#include "seed/metrics.h"
 #include "seed/nn.h"
 #include "seed/timing.h"
 
@@ -123,10 +126,6 @@ typedef struct seed_serve_opts {
 	/* Called with a warning for a person (a bad frame, a gap in seq, a
 	 * model that cannot be built, a push that failed); NULL: none. */
 	void (*warn)(void *ctx, const char *msg);
-	/* Called once an agent is built, when no parameters came with
-	 * seed_serve_policy (a checkpoint): load its parameters into m and set
-	 * *version; NULL: none. */
-	int (*load)(void *ctx, seed_model *m, int64_t *version, seed_err *err);
 	void *ctx;
 } seed_serve_opts;
 
@@ -188,6 +187,14 @@ void seed_serve_free(seed_serve **s);
 int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
                       int64_t version);
 
+/* Act with the model of checkpoint *ck (seed_checkpoint(3)), which s
+ * takes (*ck becomes NULL): its description now, as seed_serve_policy
+ * takes one, and its parameters and policy version loaded into the agent
+ * built at the next request, for its observations; parameters given later
+ * through seed_serve_policy replace them.  Errors: -EINVAL when the
+ * checkpoint describes no model (*ck stays the caller's). */
+int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err);
+
 /* Take one message from an actor: answer it at once (an error frame, a
  * resent answer) or add it to the batch.  Never fails: every problem is
  * answered to the peer and counted. */
@@ -227,6 +234,51 @@ int seed_serve_flush(seed_serve *s);
 int seed_serve_turn(seed_serve *s, int wait_ms);
 
 const seed_serve_stats *seed_serve_get_stats(const seed_serve *s);
+
+/* The statistics lines for a person (what seed-infer(1) prints) between two
+ * readings of the statistics, last and st, dt seconds apart, into buf (n
+ * bytes, always terminated; NULL when n is 0): where the time went, a
+ * population's generation and episodes/s (once generation frames came),
+ * the rates and the counts; final: each begins "done: ", and a last line
+ * says how many unrolls were played before the model (unrolls_unmodeled,
+ * when any).  Every line ends in a newline.  Returns the length of all, as
+ * snprintf does, whatever fitted; 0 (and buf "") when dt <= 0. */
+int seed_serve_report(const seed_serve_stats *st, const seed_serve_stats *last, double dt, bool final,
+                      char *buf, size_t n);
+
+/* A metrics line (seed_metrics(3)) between two readings, last and st, dt
+ * seconds apart, elapsed seconds since the start: "time", the counts
+ * since the start, "steps_per_s" and "rows_per_batch" over the interval,
+ * a population's fields once generation frames came, and where the time
+ * went (seed_timing_json).  A new object the caller frees (json_decref);
+ * NULL when dt <= 0.  Allocation failure aborts. */
+json_t *seed_serve_metrics(const seed_serve_stats *st, const seed_serve_stats *last, double dt,
+                           double elapsed);
+
+typedef struct seed_serve_loop_opts {
+	volatile sig_atomic_t *stop; /* the loop runs until *stop is set (NULL: never) */
+	int wait_ms;                 /* seed_serve_turn's wait while idle; 0: 100 */
+	/* Called with each statistics line (seed_serve_report's, without its
+	 * newline) every stats_interval seconds (0: never), and at the end
+	 * with the whole run's; NULL: none. */
+	void (*say)(void *ctx, const char *line);
+	void *ctx;
+	double stats_interval;
+	/* Where metrics lines go (NULL: none; it stays the caller's): one
+	 * every metrics_interval seconds (0: only the last) and one at the
+	 * end; a write that fails is warned about (through the service's
+	 * warn, naming the file metrics_name; NULL: "metrics"). */
+	seed_metrics *metrics;
+	double metrics_interval;
+	const char *metrics_name;
+} seed_serve_loop_opts;
+
+/* Serve until *o->stop is set: turns of seed_serve_turn, with statistics
+ * and metrics lines on their intervals (the intervals are looked at after
+ * every turn).  Then push the episodes still gathered (seed_serve_flush; a
+ * failure is warned about), write the last metrics line and say the whole
+ * run's statistics, in that order.  Returns 0, or the flush's error. */
+int seed_serve_loop(seed_serve *s, const seed_serve_loop_opts *o);
 
 #ifdef __cplusplus
 }

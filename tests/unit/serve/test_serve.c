@@ -10,7 +10,8 @@
  * The phases' seconds (seed_serve_stats.time): each within the wall time
  * the test took, and a push that waits for room counted as blocked, for at
  * least the time a slow consumer made it wait.  Pushes that fail: counted,
- * not counted as pushed, and warned about at most once per interval. */
+ * not counted as pushed, and warned about at most once per interval.  A
+ * checkpoint's model and parameters (seed_serve_checkpoint). */
 #include "seed/serve.h"
 
 #include <errno.h>
@@ -21,13 +22,17 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "seed/buf.h"
+#include "seed/checkpoint.h"
 #include "seed/clock.h"
 #include "seed/frame.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
 #include "alloc_count.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 struct rig {
 	void *ctx;
@@ -625,6 +630,79 @@ static void t_q_bad_settings(void)
 	seed_chan_context_free(&ctx);
 }
 
+/* A checkpoint's model (q_json, value.bias 3: greedy action 0) at policy
+ * version 9: the service takes it, and the first request is answered by the
+ * agent built from it (version 9, not the random play's 0); another one of
+ * the same model (version 11) answers the next.  A checkpoint without a
+ * model description is refused and stays the caller's. */
+static void t_checkpoint(void)
+{
+	enum { A = 3 };
+	char *dir = strdup(tmpdir_new()), run[4200], run2[4200], bare[4200];
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(run2, sizeof run2, "%s/run2", dir);
+	snprintf(bare, sizeof bare, "%s/bare", dir);
+	seed_err err;
+	seed_model *m = NULL;
+	CHECK_MSG(seed_model_new(&m, q_json, SEED_DTYPE_F32, 1, (int64_t[]){2}, A, 1, &err) == 0, "%s",
+	          err.msg);
+	float *params = seed_model_params(m);
+	params[seed_model_param_find(m, "value.bias")->offset] = 3.0f;
+	seed_checkpoint_tensor ts[16];
+	int nt = seed_model_num_tensors(m);
+	CHECK(nt <= 16);
+	for (int i = 0; i < nt && i < 16; i++) {
+		const seed_model_param *p = seed_model_param_at(m, i);
+		ts[i] = (seed_checkpoint_tensor){
+		    p->name, seed_tensor_view(params + p->offset, SEED_DTYPE_F32, p->rank, p->shape)};
+	}
+	json_t *desc = json_loads(q_json, 0, NULL);
+	seed_checkpoint ck = {.model = desc, .policy_version = 9, .ntensors = (size_t)nt, .tensors = ts};
+	CHECK_MSG(seed_checkpoint_save(run, &ck, &err) == 0, "%s", err.msg);
+	ck.policy_version = 11;
+	CHECK_MSG(seed_checkpoint_save(run2, &ck, &err) == 0, "%s", err.msg);
+	seed_checkpoint nomodel = {.policy_version = 1};
+	CHECK_MSG(seed_checkpoint_save(bare, &nomodel, &err) == 0, "%s", err.msg);
+	json_decref(desc);
+	seed_model_free(&m);
+
+	struct rig r;
+	rig_open_model(&r, "checkpoint", 2, 1);
+	seed_checkpoint *lc = NULL;
+	CHECK_MSG(seed_checkpoint_load(bare, &lc, &err) == 0, "%s", err.msg);
+	CHECK(seed_serve_checkpoint(r.s, &lc, &err) == -EINVAL && lc != NULL);
+	CHECK_MSG(strstr(err.msg, "does not describe its model") != NULL, "%s", err.msg);
+	seed_checkpoint_free(&lc);
+	CHECK_MSG(seed_checkpoint_load(run, &lc, &err) == 0, "%s", err.msg);
+	CHECK(seed_serve_checkpoint(r.s, &lc, &err) == 0 && lc == NULL);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	step(&out, 1, 0, 0, 2, A, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	seed_frame f;
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ACTION);
+	CHECK_MSG(seed_frame_int(&f, "policy_version", -1) == 9, "policy version %lld",
+	          (long long)seed_frame_int(&f, "policy_version", -1));
+	const seed_tensor *a = seed_frame_tensor(&f, "action");
+	CHECK(a && a->shape[0] == 2 && ((const int32_t *)a->data)[0] == 0 &&
+	      ((const int32_t *)a->data)[1] == 0);
+	/* Another checkpoint of the same model: the next request's agent
+	 * starts from it. */
+	CHECK_MSG(seed_checkpoint_load(run2, &lc, &err) == 0, "%s", err.msg);
+	CHECK(seed_serve_checkpoint(r.s, &lc, &err) == 0 && lc == NULL);
+	step(&out, 1, 1, 0, 2, A, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ACTION);
+	CHECK_MSG(seed_frame_int(&f, "policy_version", -1) == 11, "policy version %lld",
+	          (long long)seed_frame_int(&f, "policy_version", -1));
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+	tmpdir_remove(dir);
+	free(dir);
+}
+
 /* A thousand step requests of two halves, with unrolls and episodes (one
  * row ends its episode at every step), taken one by one: the taking
  * (decoding, the half's lookup, the batch, the unroll's step, the episodes
@@ -868,6 +946,7 @@ int main(void)
 	TAP_RUN(t_q_priorities);
 	TAP_RUN(t_q_epsilon_schedule);
 	TAP_RUN(t_q_bad_settings);
+	TAP_RUN(t_checkpoint);
 	TAP_RUN(t_no_allocation_per_request);
 	TAP_RUN(t_timing);
 	TAP_RUN(t_timing_blocked);

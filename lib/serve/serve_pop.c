@@ -1,0 +1,303 @@
+/* serve_pop.c: the service's population mode (seed/serve.h, "Population
+ * mode"): generation frames taken and checked, each generation built in
+ * the slot the assigner prepares (its population and noise table), members
+ * assigned to episodes, and a batch acted on by member.
+ *
+ * A generation that cannot be played leaves the previous one playing.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve_internal.h"
+
+/* A half is forgotten: its environments' episodes in flight no longer
+ * hold their generation. */
+void serve_session_dropped(void *ctx, seed_session *h)
+{
+	seed_serve *s = ctx;
+	if (!s->assign)
+		return;
+	for (int b = 0; b < h->layout.rows; b++)
+		seed_evo_assign_forget(s->assign, &h->evo[b]);
+}
+
+/* A generation frame that cannot be played: said (the first ten, then every
+ * hundredth) and counted; the server plays on as it was. */
+void serve_bad_generation(seed_serve *s, const char *fmt, ...)
+{
+	s->st.bad_generations++;
+	if (s->gen_warns++ >= 10 && s->st.bad_generations % 100 != 0)
+		return;
+	char msg[500];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	serve_warn(s, "dropped a generation frame (%" PRId64 " bad of %" PRId64 " taken): %s",
+	           s->st.bad_generations, s->st.generations_taken, msg);
+}
+
+/* Between the modes: the episodes gathered go out under the old one, and
+ * unrolls in progress are dropped (a population plays no unrolls; the
+ * steps played by it belong to no policy of the learner). */
+void serve_switch_mode(seed_serve *s, bool population)
+{
+	seed_serve_flush(s);
+	for (seed_session *h = seed_sessions_next(s->ss, NULL); h; h = seed_sessions_next(s->ss, h))
+		if (h->unroll)
+			seed_unroll_restart(h->unroll);
+	s->population = population;
+	if (!population) {
+		seed_evo_assign_stop(s->assign);
+		s->st.generation = -1;
+		s->st.members = 0;
+	}
+}
+
+/* Gather an episode to report of row b of h (with generation and member). */
+static void gather_evo_episode(seed_serve *s, seed_session *h, int b, const seed_evo_episode *rep)
+{
+	if (h->ep_cap == 0) /* no unrolls channel: nowhere to push it */
+		return;
+	if (h->ep_n > 0 && (!h->ep_evo || h->ep_n >= h->ep_cap))
+		serve_send_episodes(s, h);
+	size_t n = h->ep_n++;
+	h->ep_env[n] = h->env[b];
+	h->ep_ret[n] = rep->ret;
+	h->ep_len[n] = rep->length;
+	h->ep_trunc[n] = rep->truncated;
+	h->ep_gen[n] = rep->generation;
+	h->ep_member[n] = rep->member;
+	h->ep_evo = true;
+}
+
+/* One step of h's environments in population mode: episodes that ended or
+ * reached the cap are gathered, members assigned to those that start. */
+void serve_evo_step(seed_serve *s, seed_session *h, const seed_frame *f)
+{
+	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
+	              *tr = seed_frame_tensor(f, "truncated")->data;
+	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
+	              *len = seed_frame_tensor(f, "ep_length")->data;
+	for (int b = 0; b < h->layout.rows; b++) {
+		float r;
+		int32_t n;
+		memcpy(&r, ret + 4 * (size_t)b, 4);
+		memcpy(&n, len + 4 * (size_t)b, 4);
+		seed_evo_episode rep;
+		if (seed_evo_assign_step(s->assign, &h->evo[b], te[b] != 0, tr[b] != 0, r, n, &rep))
+			gather_evo_episode(s, h, b, &rep);
+	}
+}
+
+/* The noise table (seed, size) for slot t: the other slot's when it is the
+ * same, else a new one (the slot's old one freed unless the other shares
+ * it).  Building takes time: 2^24 floats, about half a second. */
+static int slot_noise(seed_serve *s, int t, uint64_t seed, int64_t size, seed_err *err)
+{
+	struct evo_slot *sl = &s->slot[t], *other = &s->slot[1 - t];
+	if (sl->noise && seed_noise_seed(sl->noise) == seed && seed_noise_size(sl->noise) == size)
+		return 0;
+	seed_noise *n = NULL;
+	if (other->noise && seed_noise_seed(other->noise) == seed && seed_noise_size(other->noise) == size) {
+		n = other->noise;
+	} else {
+		int rc = seed_noise_new(&n, seed, size, err);
+		if (rc)
+			return rc;
+	}
+	if (sl->noise != other->noise)
+		seed_noise_free(&sl->noise);
+	sl->noise = n;
+	return 0;
+}
+
+static bool same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
+{
+	if (a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype || a->obs_rank != b->obs_rank)
+		return false;
+	for (int i = 0; i < a->obs_rank; i++)
+		if (a->obs_shape[i] != b->obs_shape[i])
+			return false;
+	return true;
+}
+
+/* Play the pending generation (the agent gives the model and the
+ * observations): its members' weights built in the slot the assigner
+ * prepares, then made current. */
+void serve_apply_generation(seed_serve *s)
+{
+	s->have_pending = false;
+	seed_evo_gen g = s->pending.gen;
+	seed_err err;
+	const char *algo = g.algo == SEED_EVO_ES ? "es" : g.algo == SEED_EVO_GA ? "ga" : "rs";
+	/* Checked before the slot is emptied: a frame that does not fit
+	 * leaves the previous generation's episodes playing. */
+	size_t P = seed_model_num_params(seed_agent_model(s->agent));
+	if (g.algo == SEED_EVO_ES && g.num_params != P) {
+		serve_bad_generation(s,
+		                     "generation %" PRId64
+		                     " (es, %d members): a centre of %zu parameters for a model of %zu",
+		                     g.generation, g.members, g.num_params, P);
+		return;
+	}
+	if (!s->assign)
+		s->assign = seed_evo_assign_new();
+	int t = seed_evo_assign_prepare(s->assign);
+	struct evo_slot *sl = &s->slot[t];
+	seed_unroll_layout l = s->agent_layout;
+	l.obs_dtype = seed_agent_obs_dtype(s->agent);
+	int rc = 0;
+	if (!sl->pop || strcmp(sl->json, s->json) != 0 || !same_obs(&sl->layout, &l)) {
+		seed_population_free(&sl->pop);
+		free(sl->json);
+		sl->json = NULL;
+		rc = seed_population_new(&sl->pop, s->json, l.obs_dtype, l.obs_rank, l.obs_shape,
+		                         l.num_actions, 2 * s->o.max_batch, &err);
+		if (rc == 0) {
+			size_t n = strlen(s->json) + 1;
+			sl->json = seed_xmalloc(n);
+			memcpy(sl->json, s->json, n);
+			sl->layout = l;
+		}
+	}
+	if (rc == 0)
+		rc = slot_noise(s, t, g.noise_seed, g.noise_size, &err);
+	if (rc == 0) {
+		if (g.algo != SEED_EVO_ES)
+			g.num_params = seed_population_num_params(sl->pop);
+		rc = seed_population_set(sl->pop, sl->noise, &g, &err);
+	}
+	if (rc == 0) /* the slot t, or an error */
+		rc = seed_evo_assign_start(s->assign, g.generation, g.members, g.episodes, s->pending_cap,
+		                           &err);
+	if (rc < 0) {
+		serve_bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation, algo,
+		                     g.members, err.msg);
+		return;
+	}
+	sl->generation = g.generation;
+	sl->greedy = s->pending_greedy;
+	if (!s->population) {
+		serve_switch_mode(s, true);
+		if (!s->unrolls)
+			serve_warn(s,
+			           "playing generation %" PRId64
+			           " without an unrolls channel: its episodes reach no "
+			           "learner",
+			           g.generation);
+	}
+	s->st.generation = g.generation;
+	s->st.members = g.members;
+	s->st.generations++;
+}
+
+/* A generation frame from the learner: checked and kept until an agent
+ * exists (the first request builds it), then played. */
+void serve_take_generation(seed_serve *s, const seed_frame *f)
+{
+	seed_err err;
+	s->st.generations_taken++;
+	int64_t id[3] = {seed_frame_int(f, "run", 0), seed_frame_int(f, "generation", 0),
+	                 seed_frame_int(f, "phase", 0)};
+	if (s->have_last_gen && memcmp(id, s->last_gen, sizeof id) == 0) {
+		s->st.generation_repeats++; /* the learner publishes a round again for late joiners */
+		return;
+	}
+	const char *json;
+	size_t len;
+	bool has_json = seed_frame_str(f, "model", &json, &len) == 0;
+	if (!has_json && !s->json) {
+		serve_bad_generation(
+		    s, "generation %" PRId64 ": no 'model' in it, and no model description yet", id[1]);
+		return;
+	}
+	const seed_value *gv = seed_frame_get(f, "greedy");
+	int rc = seed_evo_gen_from_frame_copy(f, &s->pending, &err);
+	if (rc) {
+		serve_bad_generation(s, "%s", err.msg);
+		return;
+	}
+	memcpy(s->last_gen, id, sizeof id);
+	s->have_last_gen = true;
+	if (has_json)
+		seed_serve_policy(s, json, len, NULL, 0, 0); /* another model: the agent is rebuilt */
+	s->pending_cap = seed_frame_int(f, "episode_cap", 0);
+	s->pending_greedy = !gv || gv->u.b;
+	s->have_pending = true;
+	if (s->agent)
+		serve_apply_generation(s);
+}
+
+/* Act on the batch with the population: each row by the member the
+ * assigner gives it (its episode's, in the current generation or the
+ * previous one), rows of one generation in one call (grouped by member
+ * there), in pieces of the rows a population was built for. */
+void serve_act_population(seed_serve *s)
+{
+	seed_batcher *b = s->b;
+	size_t R = (size_t)b->rows, rb = b->row_bytes;
+	s->row_slot = seed_xgrow(s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
+	s->row_member = seed_xgrow(s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
+	bool one = true;
+	for (int i = 0; i < b->n; i++) {
+		const seed_batch_req *r = &b->req[i];
+		const seed_session *h = r->owner;
+		for (int j = 0; j < r->rows; j++) {
+			int slot;
+			size_t k = (size_t)r->row0 + (size_t)j;
+			seed_evo_assign_play(s->assign, &h->evo[j], &slot, &s->row_member[k]);
+			s->row_slot[k] = (int8_t)slot;
+			one = one && slot == s->row_slot[0];
+		}
+	}
+	int max_rows = 2 * s->o.max_batch;
+	seed_err err;
+	for (int t = 0; t < 2; t++) {
+		const unsigned char *obs = b->obs;
+		const int32_t *member = s->row_member;
+		int32_t *actions = s->actions;
+		size_t n = R;
+		if (!one) {
+			s->pop_index = seed_xgrow(s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
+			s->pop_member =
+			    seed_xgrow(s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
+			s->pop_actions =
+			    seed_xgrow(s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
+			s->pop_obs = seed_xgrow(s->pop_obs, &s->cap_pop_obs, R * rb, 1);
+			n = 0;
+			for (size_t k = 0; k < R; k++)
+				if (s->row_slot[k] == t) {
+					memcpy(s->pop_obs + n * rb, b->obs + k * rb, rb);
+					s->pop_member[n] = s->row_member[k];
+					s->pop_index[n++] = (int32_t)k;
+				}
+			obs = s->pop_obs;
+			member = s->pop_member;
+			actions = s->pop_actions;
+		} else if (s->row_slot[0] != t) {
+			continue;
+		}
+		for (size_t k0 = 0; k0 < n; k0 += (size_t)max_rows) {
+			int rows = n - k0 < (size_t)max_rows ? (int)(n - k0) : max_rows;
+			int rc = seed_population_act(s->slot[t].pop, rows, obs + k0 * rb, member + k0,
+			                             s->slot[t].greedy, &s->rng, actions + k0, &err);
+			if (rc) {
+				/* Not expected: the rows were checked as they came. */
+				seed_err e2;
+				seed_err_set(&e2, rc, "step frame: the population's forward pass: %s",
+				             err.msg);
+				for (int i = 0; i < b->n; i++)
+					if (!s->failed[i])
+						serve_fail(s, i, rc, &e2);
+				return;
+			}
+		}
+		if (!one)
+			for (size_t k = 0; k < n; k++)
+				s->actions[s->pop_index[k]] = s->pop_actions[k];
+	}
+}
