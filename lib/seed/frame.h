@@ -242,6 +242,31 @@ void seed_frame_decoder_free(seed_frame_decoder **d);
 int seed_frame_decoder_decode(seed_frame_decoder *d, seed_frame *f, const void *buf, size_t len,
                               seed_err *err);
 
+/* A step frame read once, by type: what the server takes from an actor's
+ * request, so that no field is looked up by name twice.  The pointers are
+ * views into the frame's own storage, valid while the frame is (for a
+ * decoded frame: until the decoder's next call).  Tensor data in a msgpack
+ * frame has no alignment: read the per-environment numbers with memcpy. */
+typedef struct seed_step {
+	uint32_t run, actor;
+	int64_t seq;
+	int32_t env0, num_actions;
+	int64_t envs;                   /* K, obs's leading dimension */
+	const seed_tensor *obs;         /* [K, ...] */
+	const seed_tensor *final_obs;   /* like obs; NULL when absent */
+	const unsigned char *reward;    /* K float32 */
+	const uint8_t *terminated;      /* K bytes, 0 or 1 */
+	const uint8_t *truncated;       /* K bytes, 0 or 1 */
+	const unsigned char *ep_return; /* K float32 */
+	const unsigned char *ep_length; /* K int32 */
+} seed_step;
+
+/* Fill *st from f, a step frame that passed the schema (decoding checks
+ * it): 0, or -SEED_ETYPE when f is another type and -SEED_EFRAME when a
+ * field the schema requires is missing or of another kind (a frame built
+ * by hand and never validated); err names the field. */
+int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err);
+
 /* Validate f and append its msgpack encoding to out: type, version, then
  * the fields in order; ints in their shortest msgpack form, floats as
  * float64, tensor data as bin.  On failure out is unchanged. */

@@ -153,11 +153,22 @@ void seed_serve_free(seed_serve **sp)
 	*sp = NULL;
 }
 
-int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
-                      int64_t version)
+/* Build the agent now, for the observations the first request told: the
+ * parameters that just arrived are played from the next request on.
+ * Nothing to do before a request has told them, with an agent that took
+ * the parameters in place, or while a build for them has failed. */
+static void rebuild(seed_serve *s)
+{
+	if (s->o.model && !s->agent && s->json && s->have_layout && !s->build_failed)
+		serve_build_agent(s, &s->agent_layout, s->layout_actor);
+}
+
+/* seed_serve_policy, without the building. */
+static void take_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
+                        int64_t version)
 {
 	if (json && (!s->json || strlen(s->json) != len || memcmp(s->json, json, len) != 0)) {
-		/* Another architecture: rebuilt at the next request. */
+		/* Another architecture: another agent. */
 		free(s->json);
 		s->json = seed_xmalloc(len + 1);
 		memcpy(s->json, json, len);
@@ -166,10 +177,10 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 		s->build_failed = false;
 	}
 	if (!params)
-		return 0;
+		return;
 	if (s->agent && seed_agent_load_params(s->agent, params, nbytes, version, NULL) == 0) {
 		s->have_staged = false;
-		return 0;
+		return;
 	}
 	s->staged = seed_xgrow(s->staged, &s->staged_cap, nbytes, 1);
 	memcpy(s->staged, params, nbytes);
@@ -178,6 +189,13 @@ int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *p
 	s->have_staged = true;
 	seed_agent_free(&s->agent);
 	s->build_failed = false;
+}
+
+int seed_serve_policy(seed_serve *s, const char *json, size_t len, const void *params, size_t nbytes,
+                      int64_t version)
+{
+	take_policy(s, json, len, params, nbytes, version);
+	rebuild(s);
 	return 0;
 }
 
@@ -188,16 +206,17 @@ int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err)
 	char *json = json_dumps((*ck)->model, JSON_COMPACT);
 	if (!json)
 		return seed_err_set(err, -ENOMEM, "the checkpoint's model description cannot be written out");
-	seed_serve_policy(s, json, strlen(json), NULL, 0, 0);
+	take_policy(s, json, strlen(json), NULL, 0, 0);
 	free(json);
-	/* The next agent built starts from these parameters, even for the
-	 * description in use. */
+	/* The agent starts from these parameters, even for the description
+	 * in use. */
 	seed_agent_free(&s->agent);
 	s->build_failed = false;
 	s->have_staged = false;
 	seed_checkpoint_free(&s->ckpt);
 	s->ckpt = *ck;
 	*ck = NULL;
+	rebuild(s);
 	return 0;
 }
 
@@ -206,6 +225,10 @@ void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t acto
 {
 	seed_err err;
 	seed_agent *a = NULL;
+	if (l != &s->agent_layout)
+		s->agent_layout = *l;
+	s->layout_actor = actor;
+	s->have_layout = true;
 	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
 	                        2 * s->o.max_batch, s->o.greedy, s->o.seed, 0x1f3, &err);
 	if (rc == 0 && s->o.device)
@@ -241,8 +264,9 @@ void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t acto
 		           "settings (epsilon, priorities) do not apply");
 	}
 	s->agent = a;
-	s->agent_layout = *l;
 	s->have_staged = false;
+	if (s->have_pending)
+		serve_apply_generation(s);
 }
 
 /* The type named at the start of a decoder's message ("step frame: ..."),
@@ -322,9 +346,9 @@ static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs,
 	return 0;
 }
 
-/* Decode m as a step frame within the bounds of opts into s->f, and its
- * observations' layout into *l.  Returns false when it was answered with
- * an error frame instead. */
+/* Decode m as a step frame within the bounds of opts into s->f, read once
+ * into its typed view s->step, and its observations' layout into *l.
+ * Returns false when it was answered with an error frame instead. */
 static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_layout *l)
 {
 	seed_err err;
@@ -341,8 +365,12 @@ static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_l
 		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
 		return false;
 	}
-	const seed_tensor *obs = seed_frame_tensor(f, "obs");
-	int64_t K = obs->shape[0], A = seed_frame_int(f, "num_actions", 1);
+	if ((rc = seed_frame_step(f, &s->step, &err)) != 0) { /* cannot happen: decoding checked */
+		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return false;
+	}
+	const seed_tensor *obs = s->step.obs;
+	int64_t K = s->step.envs, A = s->step.num_actions;
 	size_t row_bytes = seed_tensor_nbytes(obs) / (size_t)K;
 	if (K > s->o.max_envs || A > s->o.max_actions || row_bytes > s->o.max_row_bytes) {
 		rc = seed_err_set(&err, -E2BIG,
@@ -369,21 +397,19 @@ static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_l
 	return true;
 }
 
-/* The session of the half that sent s->f (made or remade for layout l),
+/* The session of the half that sent s->step (made or remade for layout l),
  * or NULL when m was answered with an error frame instead. */
 static seed_session *take_session(seed_serve *s, const seed_chan_msg *m, const seed_unroll_layout *l,
                                   double now)
 {
 	seed_err err;
-	const seed_frame *f = &s->f;
-	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
-	int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
+	const seed_step *step = &s->step;
 	seed_session *h = NULL;
-	int rc = seed_sessions_get(s->ss, run, actor, env0, l, now, &h, &err);
+	int rc = seed_sessions_get(s->ss, step->run, step->actor, step->env0, l, now, &h, &err);
 	if (rc < 0) {
 		char msg[sizeof err.msg + 16];
 		snprintf(msg, sizeof msg, "step frame: %s", err.msg);
-		serve_send_error(s, m, NULL, 0, rc, msg, seed_frame_type_name(f->type));
+		serve_send_error(s, m, NULL, 0, rc, msg, "step");
 		return NULL;
 	}
 	if (seed_sessions_evicted(s->ss) > s->st.evicted) {
@@ -433,60 +459,72 @@ static bool take_seq(seed_serve *s, const seed_chan_msg *m, seed_session *h, int
 		                      ") waits for its answer: one request in flight "
 		                      "per half",
 		                      seq, prev, h->actor, h->env0);
-		serve_send_error(s, m, NULL, 0, rc, err.msg, seed_frame_type_name(s->f.type));
+		serve_send_error(s, m, NULL, 0, rc, err.msg, "step");
 		return false;
 	}
 	}
 }
 
-/* Record the step of s->f, request req of the batch, in h: a recurrent
+/* Record the step of s->step, request req of the batch, in h: a recurrent
  * core's inputs, the step in h's unroll and its ended episodes (or the
  * population's bookkeeping), and the final observations (rows of
  * row_bytes at finals) of truncated episodes for the model to value. */
 static void record_step(seed_serve *s, seed_session *h, int req, const void *finals, size_t row_bytes)
 {
-	const seed_frame *f = &s->f;
+	const seed_step *step = &s->step;
 	int K = h->layout.rows;
 	if (h->core) {
 		/* The step's inputs besides obs: the reward that came with it,
 		 * and which rows begin an episode (their state starts afresh). */
-		const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
-		              *tr = seed_frame_tensor(f, "truncated")->data;
-		memcpy(h->core_reward, seed_frame_tensor(f, "reward")->data, (size_t)K * sizeof(float));
+		memcpy(h->core_reward, step->reward, (size_t)K * sizeof(float));
 		for (int b = 0; b < K; b++)
-			h->core_reset[b] = te[b] || tr[b];
+			h->core_reset[b] = step->terminated[b] || step->truncated[b];
 	}
 	if (s->population) {
-		serve_evo_step(s, h, f);
+		serve_evo_step(s, h, step);
 	} else if (h->unroll) {
-		seed_unroll_record_step(
-		    h->unroll, seed_frame_tensor(f, "obs")->data, seed_frame_tensor(f, "reward")->data,
-		    seed_frame_tensor(f, "terminated")->data, seed_frame_tensor(f, "truncated")->data);
-		serve_gather_episodes(s, h, f);
+		seed_unroll_record_step(h->unroll, step->obs->data, step->reward, step->terminated,
+		                        step->truncated);
+		serve_gather_episodes(s, h, step);
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
 	if (s->o.model && h->unroll && finals && !s->population) {
-		const uint8_t *tr = seed_frame_tensor(f, "truncated")->data;
 		for (int b = 0; b < K; b++)
-			if (tr[b])
+			if (step->truncated[b])
 				seed_batcher_add_final(s->b, req, b,
 				                       (const uint8_t *)finals + (size_t)b * row_bytes);
 	}
 }
 
+/* Whether an agent built for layout a would be built alike for b. */
+static bool builds_alike(const seed_unroll_layout *a, const seed_unroll_layout *b)
+{
+	bool same =
+	    a->num_actions == b->num_actions && a->obs_dtype == b->obs_dtype && a->obs_rank == b->obs_rank;
+	for (int i = 0; same && i < a->obs_rank; i++)
+		same = a->obs_shape[i] == b->obs_shape[i];
+	return same;
+}
+
 void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 {
 	seed_err err;
-	seed_frame *f = &s->f;
+	const seed_step *step = &s->step;
 	s->st.expired += (int64_t)seed_sessions_expire(s->ss, now);
 	seed_unroll_layout l;
 	if (!take_step_frame(s, m, &l))
 		return;
-	if (s->o.model && !s->agent && s->json && !s->build_failed)
-		serve_build_agent(s, &l, (uint32_t)seed_frame_int(f, "actor", 0));
-	if (s->have_pending && s->agent)
-		serve_apply_generation(s);
+	if (s->o.model && !s->agent && (!s->have_layout || !builds_alike(&s->agent_layout, &l))) {
+		/* The first request tells the observations an agent is built
+		 * for (the first policy's, if there is one: built now); from
+		 * then on policies are built as they arrive.  While there is no
+		 * agent, the latest observations are those to build for. */
+		s->agent_layout = l;
+		s->layout_actor = step->actor;
+		s->have_layout = true;
+		rebuild(s);
+	}
 	/* A recurrent agent's state lives in the session: sessions of another
 	 * state size (made before this agent) are remade. */
 	l.state_size = s->agent ? seed_agent_state_floats(s->agent) : 0;
@@ -495,7 +533,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		return;
 	/* With a model, a request it cannot take is refused before its step
 	 * counts, and the batch holds the model's dtype only. */
-	const seed_tensor *obs = seed_frame_tensor(f, "obs"), *fin = seed_frame_tensor(f, "final_obs");
+	const seed_tensor *obs = step->obs, *fin = step->final_obs;
 	const void *rows = obs->data, *finals = fin ? fin->data : NULL;
 	seed_dtype dt = obs->dtype;
 	size_t row_bytes = seed_tensor_nbytes(obs) / (size_t)l.rows;
@@ -503,13 +541,13 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 		int rc = prepare(s, h, obs, fin, &rows, &finals, &err);
 		if (rc) {
 			s->st.refused++;
-			serve_send_error(s, m, NULL, 0, rc, err.msg, seed_frame_type_name(f->type));
+			serve_send_error(s, m, NULL, 0, rc, err.msg, "step");
 			return;
 		}
 		dt = seed_agent_obs_dtype(s->agent);
 		row_bytes = seed_agent_obs_bytes(s->agent);
 	}
-	if (!take_seq(s, m, h, seed_frame_int(f, "seq", 0), now))
+	if (!take_seq(s, m, h, step->seq, now))
 		return;
 	/* Observations of another dtype or size cannot share the batch's
 	 * matrix: answer the batch first. */
@@ -519,7 +557,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	int req = seed_batcher_add(s->b, h, m->id, m->idlen, l.rows, gather ? rows : NULL, row_bytes, now);
 	if (req < 0) { /* cannot happen: ids are at most 256 bytes and the rows agree */
 		seed_err_set(&err, req, "step frame: cannot join the batch");
-		serve_send_error(s, m, NULL, 0, req, err.msg, seed_frame_type_name(f->type));
+		serve_send_error(s, m, NULL, 0, req, err.msg, "step");
 		return;
 	}
 	s->batch_dtype = dt;

@@ -259,12 +259,6 @@ int seed_serve_run(seed_serve *s)
 	s->st.batches++;
 	s->st.rows += b->rows;
 	double t0 = seed_now_s();
-	if (s->o.model && !s->agent && s->json && !s->build_failed) {
-		const seed_session *h0 = b->req[0].owner;
-		serve_build_agent(s, &h0->layout, h0->actor);
-	}
-	if (s->have_pending && s->agent)
-		serve_apply_generation(s);
 	s->actions = seed_xgrow(s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
 	s->logits = seed_xgrow(s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);

@@ -60,8 +60,16 @@ struct seed_serve {
 	int64_t staged_version;
 	bool have_staged, build_failed;
 	seed_agent *agent;
-	seed_checkpoint *ckpt;           /* whose parameters the agent starts with; NULL: none */
-	seed_unroll_layout agent_layout; /* the observations it was built for */
+	seed_checkpoint *ckpt; /* whose parameters the agent starts with; NULL: none */
+	/* The observations the agent is (to be) built for, and the actor
+	 * whose request told them: learnt from the first request (the one
+	 * build on a request's path), then every policy or generation is
+	 * built into an agent as it arrives.  While there is no agent (none
+	 * yet, or a build failed) the latest request's observations are the
+	 * ones the next parameters to arrive are built for. */
+	seed_unroll_layout agent_layout;
+	uint32_t layout_actor;
+	bool have_layout;
 	/* scratch, grown to the largest batch */
 	int32_t *actions;
 	float *logits, *final_values;
@@ -116,6 +124,7 @@ struct seed_serve {
 	size_t cap_row_slot, cap_row_member, cap_pop_member, cap_pop_actions, cap_pop_index, cap_pop_obs;
 	seed_buf out;
 	seed_frame f;
+	seed_step step; /* f read once, by type (seed_frame_step) */
 	seed_serve_stats st;
 	double last_gap_warn, last_build_warn, last_evict_warn, last_push_warn;
 	int64_t evict_warns;
@@ -127,8 +136,9 @@ struct seed_serve {
 /* serve.c */
 /* Say msg (printf-style) through opts.warn, if there is one. */
 void serve_warn(seed_serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Build the agent for the observations of layout l (of actor's frames);
- * when it cannot be built, say so (rate-limited) and play at random. */
+/* Build the agent for the observations of layout l (of actor's frames),
+ * and play the generation waiting for it; when it cannot be built, say so
+ * (rate-limited) and play at random. */
 void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t actor);
 /* Whether h's observations fit the agent (it converts dtypes); if not,
  * err says how they differ. */
@@ -144,7 +154,7 @@ double serve_counted(const seed_serve *s);
 /* Push the episodes gathered in h as one episode frame, and forget them. */
 int serve_send_episodes(seed_serve *s, seed_session *h);
 /* Gather the episodes that ended at this step (step frame f) of h. */
-void serve_gather_episodes(seed_serve *s, seed_session *h, const seed_frame *f);
+void serve_gather_episodes(seed_serve *s, seed_session *h, const seed_step *step);
 /* Push h's full unroll (after its episodes) and start its next one. */
 int serve_send_unroll(seed_serve *s, seed_session *h);
 
@@ -160,7 +170,7 @@ void serve_bad_generation(seed_serve *s, const char *fmt, ...) __attribute__((fo
 /* Into population mode or out of it. */
 void serve_switch_mode(seed_serve *s, bool population);
 /* One step (step frame f) of h's environments in population mode. */
-void serve_evo_step(seed_serve *s, seed_session *h, const seed_frame *f);
+void serve_evo_step(seed_serve *s, seed_session *h, const seed_step *step);
 /* Play the pending generation (needs the agent). */
 void serve_apply_generation(seed_serve *s);
 /* A generation frame from the learner. */

@@ -121,12 +121,10 @@ int serve_send_episodes(seed_serve *s, seed_session *h)
  * frame just before h's next unroll frame (one frame per unroll instead of
  * one per step with an ended episode: pushes are the loop's cost), or
  * sooner when another step's worth might not fit. */
-void serve_gather_episodes(seed_serve *s, seed_session *h, const seed_frame *f)
+void serve_gather_episodes(seed_serve *s, seed_session *h, const seed_step *step)
 {
-	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
-	              *tr = seed_frame_tensor(f, "truncated")->data;
-	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
-	              *len = seed_frame_tensor(f, "ep_length")->data;
+	const uint8_t *te = step->terminated, *tr = step->truncated;
+	const unsigned char *ret = step->ep_return, *len = step->ep_length;
 	int K = h->layout.rows;
 	if (h->ep_n + (size_t)K > h->ep_cap)
 		serve_send_episodes(s, h);

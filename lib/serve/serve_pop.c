@@ -76,12 +76,10 @@ static void gather_evo_episode(seed_serve *s, seed_session *h, int b, const seed
 
 /* One step of h's environments in population mode: episodes that ended or
  * reached the cap are gathered, members assigned to those that start. */
-void serve_evo_step(seed_serve *s, seed_session *h, const seed_frame *f)
+void serve_evo_step(seed_serve *s, seed_session *h, const seed_step *step)
 {
-	const uint8_t *te = seed_frame_tensor(f, "terminated")->data,
-	              *tr = seed_frame_tensor(f, "truncated")->data;
-	const uint8_t *ret = seed_frame_tensor(f, "ep_return")->data,
-	              *len = seed_frame_tensor(f, "ep_length")->data;
+	const uint8_t *te = step->terminated, *tr = step->truncated;
+	const unsigned char *ret = step->ep_return, *len = step->ep_length;
 	for (int b = 0; b < h->layout.rows; b++) {
 		float r;
 		int32_t n;
@@ -195,8 +193,9 @@ void serve_apply_generation(seed_serve *s)
 	s->st.generations++;
 }
 
-/* A generation frame from the learner: checked and kept until an agent
- * exists (the first request builds it), then played. */
+/* A generation frame from the learner: checked, and played at once by the
+ * agent (built now if the frame brings another model), or kept until the
+ * first request tells the observations an agent is built for. */
 void serve_take_generation(seed_serve *s, const seed_frame *f)
 {
 	seed_err err;
@@ -223,12 +222,12 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 	}
 	memcpy(s->last_gen, id, sizeof id);
 	s->have_last_gen = true;
-	if (has_json)
-		seed_serve_policy(s, json, len, NULL, 0, 0); /* another model: the agent is rebuilt */
 	s->pending_cap = seed_frame_int(f, "episode_cap", 0);
 	s->pending_greedy = !gv || gv->u.b;
 	s->have_pending = true;
-	if (s->agent)
+	if (has_json) /* another model: the agent built for it plays the generation */
+		seed_serve_policy(s, json, len, NULL, 0, 0);
+	if (s->agent && s->have_pending)
 		serve_apply_generation(s);
 }
 

@@ -7,7 +7,9 @@
  *   - a decoded frame encodes, and the encoding decodes to the same frame;
  *   - a frame with a JSON form reads back from it to the same frame (NaNs
  *     compare by sign only: JSON does not keep payloads);
- *   - the input read as JSON, when it is a frame, survives msgpack.
+ *   - the input read as JSON, when it is a frame, survives msgpack;
+ *   - a decoded step frame reads into its typed view (seed_frame_step),
+ *     whose per-environment arrays are the environments' count long.
  */
 #include <math.h>
 #include <stdint.h>
@@ -100,6 +102,25 @@ static void check_encoding(const seed_frame *f)
 	seed_buf_free(&m);
 }
 
+/* A step frame that decoded has its view; every array of it covers envs. */
+static void check_step(const seed_frame *f)
+{
+	seed_step st;
+	seed_err err;
+	if (f->type != SEED_FRAME_STEP) {
+		REQUIRE(seed_frame_step(f, &st, &err) == -SEED_ETYPE);
+		return;
+	}
+	REQUIRE(seed_frame_step(f, &st, &err) == 0);
+	REQUIRE(st.envs == st.obs->shape[0]);
+	REQUIRE(seed_frame_tensor(f, "reward")->shape[0] == st.envs);
+	volatile uint8_t sum = 0;
+	for (int64_t b = 0; b < st.envs; b++) /* ASan reads every byte the view promises */
+		sum += st.terminated[b] + st.truncated[b] + st.reward[4 * b + 3] + st.ep_return[4 * b + 3] +
+		       st.ep_length[4 * b + 3];
+	(void)sum;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	seed_frame f, fj;
@@ -107,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err.msg[0] = '\0';
 	if (seed_frame_decode(&f, data, size, &err) == 0) {
 		check_encoding(&f);
+		check_step(&f);
 		seed_buf js = {0};
 		if (seed_frame_to_json(&f, &js, &err) == 0) {
 			REQUIRE(seed_frame_from_json(&fj, (const char *)js.data, js.len, &err) == 0);

@@ -457,6 +457,63 @@ static void roundtrip(const seed_frame *f)
 	seed_buf_free(&js);
 }
 
+/* A step frame's typed view, decoded from the wire: every field where the
+ * frame put it (values set by build_step above), final_obs optional, and
+ * the refusals named by field. */
+static void t_step_view(void)
+{
+	seed_frame f, back;
+	seed_buf m = {0};
+	seed_err err;
+	seed_step st;
+	build_step(&f);
+	CHECK(seed_frame_encode(&f, &m, &err) == 0);
+	CHECK(seed_frame_decode(&back, m.data, m.len, &err) == 0);
+	int rc = seed_frame_step(&back, &st, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(st.run == 4000000000u && st.actor == 3 && st.seq == 77 && st.env0 == 40 && st.num_actions == 2);
+	CHECK(st.envs == K && st.obs->rank == 2 && st.obs->shape[1] == 3);
+	CHECK(memcmp(st.obs->data, d.obs, sizeof d.obs) == 0);
+	CHECK(memcmp(st.reward, d.reward, sizeof d.reward) == 0);
+	CHECK(memcmp(st.terminated, d.terminated, sizeof d.terminated) == 0);
+	CHECK(memcmp(st.truncated, d.truncated, sizeof d.truncated) == 0);
+	CHECK(memcmp(st.ep_return, d.ep_return, sizeof d.ep_return) == 0);
+	CHECK(memcmp(st.ep_length, d.ep_length, sizeof d.ep_length) == 0);
+	CHECK(st.final_obs && memcmp(st.final_obs->data, d.final_obs, sizeof d.final_obs) == 0);
+	/* The view points into the decoded message, not at a copy. */
+	CHECK((const unsigned char *)st.reward >= m.data &&
+	      (const unsigned char *)st.reward < m.data + m.len);
+	seed_frame_clear(&back);
+
+	/* Without final_obs (the schema's one optional field). */
+	seed_frame g;
+	seed_frame_init(&g, SEED_FRAME_STEP);
+	for (int i = 0; i < f.nfields; i++)
+		if (f.fields[i].name_len != 9 || memcmp(f.fields[i].name, "final_obs", 9) != 0)
+			g.fields[g.nfields++] = f.fields[i];
+	CHECK(seed_frame_step(&g, &st, &err) == 0 && st.final_obs == NULL && st.envs == K);
+
+	/* A hand-built frame that lacks a field, or has one of another kind. */
+	g.nfields = 0;
+	for (int i = 0; i < f.nfields; i++)
+		if (f.fields[i].name_len != 9 || memcmp(f.fields[i].name, "ep_return", 9) != 0)
+			g.fields[g.nfields++] = f.fields[i];
+	rc = seed_frame_step(&g, &st, &err);
+	CHECK_MSG(rc == -SEED_EFRAME && strcmp(err.msg, "step frame: field 'ep_return': missing") == 0,
+	          "%d %s", rc, err.msg);
+	seed_frame_set_str(&g, "ep_return", "ten");
+	rc = seed_frame_step(&g, &st, &err);
+	CHECK_MSG(rc == -SEED_EFRAME &&
+	              strcmp(err.msg, "step frame: field 'ep_return': of another kind") == 0,
+	          "%d %s", rc, err.msg);
+	seed_frame a;
+	build_action(&a);
+	rc = seed_frame_step(&a, &st, &err);
+	CHECK_MSG(rc == -SEED_ETYPE && strcmp(err.msg, "action frame: not a step frame") == 0, "%d %s", rc,
+	          err.msg);
+	seed_buf_free(&m);
+}
+
 static void t_roundtrip_step(void)
 {
 	seed_frame f;
@@ -1482,6 +1539,7 @@ int main(void)
 	TAP_RUN(t_decode_oversize);
 	TAP_RUN(t_decode_zero_copy);
 	TAP_RUN(t_roundtrip_step);
+	TAP_RUN(t_step_view);
 	TAP_RUN(t_roundtrip_action);
 	TAP_RUN(t_encode_action);
 	TAP_RUN(t_encode_forms);

@@ -938,6 +938,66 @@ static void t_push_failed(void)
 	rig_close(&r);
 }
 
+static struct warnings arrival_warnings;
+static void tweak_arrival(seed_serve_opts *o)
+{
+	o->warn = keep_warning;
+	o->ctx = &arrival_warnings;
+}
+
+/* A policy is built into an agent when it arrives, never on a request's
+ * path: once the first request has told the observations, a description
+ * that cannot be built for them is said during seed_serve_policy itself,
+ * and the request after a good policy takes nothing to build (taking it
+ * allocates nothing) and is answered at the new policy's version. */
+static void t_built_on_arrival(void)
+{
+	enum { A = 3 };
+	struct rig r;
+	rig_tweak = tweak_arrival;
+	rig_open_model(&r, "arrival", 2, 1);
+	rig_tweak = NULL;
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	step(&out, 1, 0, 0, 2, A, 0.5f, -1);
+	CHECK(ask(&r, &out, &got)); /* no policy yet: at random */
+	static const char bad[] = "{\"torso\": [{\"type\": \"no-such-layer\"}], \"head\": \"dueling\"}";
+	CHECK(seed_serve_policy(r.s, bad, strlen(bad), NULL, 0, 0) == 0);
+	CHECK_MSG(arrival_warnings.n == 1 &&
+	              strstr(arrival_warnings.msg[0], "cannot build the model for actor 1"),
+	          "%d warnings: %s", arrival_warnings.n, arrival_warnings.msg[0]);
+	q_policy(&r, A); /* version 2 */
+	CHECK_MSG(arrival_warnings.n == 1, "%d warnings: %s", arrival_warnings.n, arrival_warnings.msg[1]);
+
+	step(&out, 1, 1, 0, 2, A, 0.5f, -1);
+	seed_chan_send(r.dealer, NULL, 0, out.data, out.len, false);
+	seed_chan_msg m;
+	seed_err err;
+	CHECK(seed_chan_recv(r.router, &m, 1000, &err) == 0);
+#if COUNT_ALLOCATIONS
+	const char *preload = getenv("LD_PRELOAD");
+	bool count = !(preload && strstr(preload, "vgpreload"));
+#else
+	bool count = false;
+#endif
+	long before = alloc_count;
+	alloc_counting = count;
+	seed_serve_take(r.s, &m, seed_now_s());
+	alloc_counting = false;
+	if (count)
+		CHECK_MSG(alloc_count == before, "%ld allocations taking the request", alloc_count - before);
+	seed_serve_run(r.s);
+	CHECK(seed_chan_recv(r.dealer, &m, 1000, &err) == 0);
+	seed_frame f;
+	CHECK(seed_frame_decode(&f, m.data, m.len, NULL) == 0 && f.type == SEED_FRAME_ACTION);
+	CHECK_MSG(seed_frame_int(&f, "policy_version", -1) == 2, "policy version %lld",
+	          (long long)seed_frame_int(&f, "policy_version", -1));
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_requests);
@@ -951,5 +1011,6 @@ int main(void)
 	TAP_RUN(t_timing);
 	TAP_RUN(t_timing_blocked);
 	TAP_RUN(t_push_failed);
+	TAP_RUN(t_built_on_arrival);
 	return tap_done();
 }
