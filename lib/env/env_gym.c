@@ -412,8 +412,8 @@ int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, floa
 			continue;
 		if (w < 0 && errno == EINTR)
 			return seed_err_set(err, -EINTR, "interrupted");
-		if (w < 0 && errno == EPIPE)
-			return stopped(g, "taking actions", err);
+		if (w < 0 && errno == EPIPE) /* gone before the actions, or after: said alike */
+			return stopped(g, "in the middle of an episode", err);
 		if (w < 0)
 			return seed_err_set(err, -errno, "%s: writing actions to %s: %s", g->env, g->prog,
 			                    strerror(errno));
