@@ -4,6 +4,7 @@
  * schema (frame.c) has already said the fields are there with the right
  * kinds, dtypes and shapes, so this checks only what a hand-built frame
  * could still lack.  Nothing is copied: the view points into the frame. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "seed/frame.h"
@@ -24,31 +25,42 @@ enum {
 	F_N
 };
 
-/* The step frame's fields, indexed by the enum above, and the kind each
- * is; final_obs alone may be missing. */
+/* The step frame's fields, indexed by the enum above (the schema's order,
+ * which encoders keep), their names' lengths, and the kind each is;
+ * final_obs alone may be missing. */
+#define FIELD(id, n, k) [id] = {n, sizeof n - 1, k}
 static const struct {
 	const char *name;
+	size_t len;
 	seed_value_kind kind;
 } fields[F_N] = {
-    [F_RUN] = {"run", SEED_VALUE_INT},
-    [F_ACTOR] = {"actor", SEED_VALUE_INT},
-    [F_SEQ] = {"seq", SEED_VALUE_INT},
-    [F_ENV0] = {"env0", SEED_VALUE_INT},
-    [F_NUM_ACTIONS] = {"num_actions", SEED_VALUE_INT},
-    [F_OBS] = {"obs", SEED_VALUE_TENSOR},
-    [F_REWARD] = {"reward", SEED_VALUE_TENSOR},
-    [F_TERMINATED] = {"terminated", SEED_VALUE_TENSOR},
-    [F_TRUNCATED] = {"truncated", SEED_VALUE_TENSOR},
-    [F_EP_RETURN] = {"ep_return", SEED_VALUE_TENSOR},
-    [F_EP_LENGTH] = {"ep_length", SEED_VALUE_TENSOR},
-    [F_FINAL_OBS] = {"final_obs", SEED_VALUE_TENSOR},
+    FIELD(F_RUN, "run", SEED_VALUE_INT),
+    FIELD(F_ACTOR, "actor", SEED_VALUE_INT),
+    FIELD(F_SEQ, "seq", SEED_VALUE_INT),
+    FIELD(F_ENV0, "env0", SEED_VALUE_INT),
+    FIELD(F_NUM_ACTIONS, "num_actions", SEED_VALUE_INT),
+    FIELD(F_OBS, "obs", SEED_VALUE_TENSOR),
+    FIELD(F_REWARD, "reward", SEED_VALUE_TENSOR),
+    FIELD(F_TERMINATED, "terminated", SEED_VALUE_TENSOR),
+    FIELD(F_TRUNCATED, "truncated", SEED_VALUE_TENSOR),
+    FIELD(F_EP_RETURN, "ep_return", SEED_VALUE_TENSOR),
+    FIELD(F_EP_LENGTH, "ep_length", SEED_VALUE_TENSOR),
+    FIELD(F_FINAL_OBS, "final_obs", SEED_VALUE_TENSOR),
 };
 
-static int field_id(const seed_field *fd)
+static bool is(const seed_field *fd, int k)
 {
+	return fields[k].len == fd->name_len && memcmp(fields[k].name, fd->name, fd->name_len) == 0;
+}
+
+/* Which of the step frame's fields fd is (-1: none), trying first the one
+ * at its position i in the schema's order. */
+static int field_id(const seed_field *fd, int i)
+{
+	if (i < F_N && is(fd, i))
+		return i;
 	for (int k = 0; k < F_N; k++)
-		if (strlen(fields[k].name) == fd->name_len &&
-		    memcmp(fields[k].name, fd->name, fd->name_len) == 0)
+		if (is(fd, k))
 			return k;
 	return -1;
 }
@@ -60,7 +72,7 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 		                    seed_frame_type_name(f->type));
 	const seed_value *v[F_N] = {0};
 	for (int i = 0; i < f->nfields; i++) {
-		int k = field_id(&f->fields[i]);
+		int k = field_id(&f->fields[i], i);
 		if (k >= 0)
 			v[k] = &f->fields[i].value;
 	}

@@ -111,43 +111,43 @@ void seed_serve_free(seed_serve **sp)
 	seed_frame_decoder_free(&s->dec);
 	seed_agent_free(&s->agent);
 	seed_checkpoint_free(&s->ckpt);
-	seed_evo_assign_free(&s->assign);
-	if (s->slot[0].noise == s->slot[1].noise) /* shared */
-		s->slot[1].noise = NULL;
+	seed_evo_assign_free(&s->pop.assign);
+	if (s->pop.slot[0].noise == s->pop.slot[1].noise) /* shared */
+		s->pop.slot[1].noise = NULL;
 	for (int i = 0; i < 2; i++) {
-		seed_population_free(&s->slot[i].pop);
-		free(s->slot[i].json);
-		seed_noise_free(&s->slot[i].noise);
+		seed_population_free(&s->pop.slot[i].pop);
+		free(s->pop.slot[i].json);
+		seed_noise_free(&s->pop.slot[i].noise);
 	}
-	seed_evo_gen_copy_free(&s->pending);
-	free(s->row_slot);
-	free(s->row_member);
-	free(s->pop_member);
-	free(s->pop_actions);
-	free(s->pop_index);
-	free(s->pop_obs);
+	seed_evo_gen_copy_free(&s->pop.pending);
+	free(s->pop.row_slot);
+	free(s->pop.row_member);
+	free(s->pop.pop_member);
+	free(s->pop.pop_actions);
+	free(s->pop.pop_index);
+	free(s->pop.pop_obs);
 	free(s->json);
 	free(s->staged);
-	free(s->actions);
-	free(s->logits);
-	free(s->final_values);
-	free(s->failed);
-	free(s->core_in);
-	free(s->core_out);
-	free(s->core_reward);
-	free(s->core_action);
-	free(s->core_reset);
-	free(s->final_in);
-	free(s->final_reward);
-	free(s->final_action);
-	free(s->conv);
-	free(s->eps);
-	free(s->prio);
-	free(s->pq);
-	free(s->preward);
-	free(s->ploss);
-	free(s->paction);
-	free(s->pdone);
+	free(s->act.actions);
+	free(s->act.logits);
+	free(s->act.final_values);
+	free(s->act.failed);
+	free(s->act.core_in);
+	free(s->act.core_out);
+	free(s->act.core_reward);
+	free(s->act.core_action);
+	free(s->act.core_reset);
+	free(s->act.final_in);
+	free(s->act.final_reward);
+	free(s->act.final_action);
+	free(s->take.conv);
+	free(s->act.eps);
+	free(s->q.prio);
+	free(s->q.pq);
+	free(s->q.preward);
+	free(s->q.ploss);
+	free(s->q.paction);
+	free(s->q.pdone);
 	seed_buf_free(&s->out);
 	free(s);
 	*sp = NULL;
@@ -265,7 +265,7 @@ void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t acto
 	}
 	s->agent = a;
 	s->have_staged = false;
-	if (s->have_pending)
+	if (s->pop.have_pending)
 		serve_apply_generation(s);
 }
 
@@ -331,18 +331,18 @@ static int prepare(seed_serve *s, const seed_session *h, const seed_tensor *obs,
 	if (obs->dtype == seed_agent_obs_dtype(s->agent))
 		return 0;
 	size_t n = (size_t)h->layout.rows * seed_agent_obs_bytes(s->agent);
-	s->conv = seed_xgrow(s->conv, &s->cap_conv, 2 * n, 1);
+	s->take.conv = seed_xgrow(s->take.conv, &s->take.cap_conv, 2 * n, 1);
 	seed_err e;
-	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->conv, &e);
+	int rc = seed_agent_convert(s->agent, h->layout.rows, obs, s->take.conv, &e);
 	if (rc == 0 && fin) {
-		rc = seed_agent_convert(s->agent, h->layout.rows, fin, s->conv + n, &e);
+		rc = seed_agent_convert(s->agent, h->layout.rows, fin, s->take.conv + n, &e);
 		if (rc)
 			return seed_err_set(err, rc, "step frame: field 'final_obs': %s", e.msg);
-		*finals = s->conv + n;
+		*finals = s->take.conv + n;
 	}
 	if (rc)
 		return seed_err_set(err, rc, "step frame: field 'obs': %s", e.msg);
-	*rows = s->conv;
+	*rows = s->take.conv;
 	return 0;
 }
 
@@ -480,7 +480,7 @@ static void record_step(seed_serve *s, seed_session *h, int req, const void *fin
 		for (int b = 0; b < K; b++)
 			h->core_reset[b] = step->terminated[b] || step->truncated[b];
 	}
-	if (s->population) {
+	if (s->pop.active) {
 		serve_evo_step(s, h, step);
 	} else if (h->unroll) {
 		seed_unroll_record_step(h->unroll, step->obs->data, step->reward, step->terminated,
@@ -489,7 +489,7 @@ static void record_step(seed_serve *s, seed_session *h, int req, const void *fin
 	}
 	/* A model values the real last observation of truncated episodes, so
 	 * that the learner can bootstrap from it. */
-	if (s->o.model && h->unroll && finals && !s->population) {
+	if (s->o.model && h->unroll && finals && !s->pop.active) {
 		for (int b = 0; b < K; b++)
 			if (step->truncated[b])
 				seed_batcher_add_final(s->b, req, b,
@@ -612,7 +612,7 @@ static void poll_params(seed_serve *s)
 			continue;
 		}
 		const seed_tensor *p = seed_frame_tensor(&f, "params");
-		if (s->population) {
+		if (s->pop.active) {
 			/* The learner acts with one model again.  Requests
 			 * taken in population mode are answered in it first:
 			 * their steps were not recorded in the unrolls. */
@@ -620,7 +620,7 @@ static void poll_params(seed_serve *s)
 				seed_serve_run(s);
 			serve_switch_mode(s, false);
 		}
-		s->have_pending = false;
+		s->pop.have_pending = false;
 		seed_serve_policy(s, json, len, p->data, seed_tensor_nbytes(p),
 		                  seed_frame_int(&f, "policy_version", 0));
 	}

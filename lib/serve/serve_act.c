@@ -20,7 +20,7 @@ void serve_fail(seed_serve *s, int i, int code, const seed_err *err)
 {
 	seed_batch_req *r = &s->b->req[i];
 	seed_session *h = r->owner;
-	s->failed[i] = 1;
+	s->act.failed[i] = 1;
 	s->st.refused++;
 	h->last_seq = -1;
 	if (h->unroll)
@@ -45,32 +45,41 @@ static void gather_core(seed_serve *s, int S)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows;
-	s->core_in = seed_xgrow(s->core_in, &s->cap_core_in, R * (size_t)S, sizeof *s->core_in);
-	s->core_out = seed_xgrow(s->core_out, &s->cap_core_out, R * (size_t)S, sizeof *s->core_out);
-	s->core_reward = seed_xgrow(s->core_reward, &s->cap_core_reward, R, sizeof *s->core_reward);
-	s->core_action = seed_xgrow(s->core_action, &s->cap_core_action, R, sizeof *s->core_action);
-	s->core_reset = seed_xgrow(s->core_reset, &s->cap_core_reset, R, sizeof *s->core_reset);
+	s->act.core_in =
+	    seed_xgrow(s->act.core_in, &s->act.cap_core_in, R * (size_t)S, sizeof *s->act.core_in);
+	s->act.core_out =
+	    seed_xgrow(s->act.core_out, &s->act.cap_core_out, R * (size_t)S, sizeof *s->act.core_out);
+	s->act.core_reward =
+	    seed_xgrow(s->act.core_reward, &s->act.cap_core_reward, R, sizeof *s->act.core_reward);
+	s->act.core_action =
+	    seed_xgrow(s->act.core_action, &s->act.cap_core_action, R, sizeof *s->act.core_action);
+	s->act.core_reset =
+	    seed_xgrow(s->act.core_reset, &s->act.cap_core_reset, R, sizeof *s->act.core_reset);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		const seed_session *h = r->owner;
 		size_t k = (size_t)r->row0, n = (size_t)r->rows;
-		memcpy(s->core_in + k * (size_t)S, h->core, n * (size_t)S * sizeof(float));
-		memcpy(s->core_reward + k, h->core_reward, n * sizeof(float));
-		memcpy(s->core_reset + k, h->core_reset, n);
+		memcpy(s->act.core_in + k * (size_t)S, h->core, n * (size_t)S * sizeof(float));
+		memcpy(s->act.core_reward + k, h->core_reward, n * sizeof(float));
+		memcpy(s->act.core_reset + k, h->core_reset, n);
 		for (size_t j = 0; j < n; j++)
-			s->core_action[k + j] = h->acted ? h->actions[j] : -1;
+			s->act.core_action[k + j] = h->acted ? h->actions[j] : -1;
 	}
 	if (b->nfinal == 0)
 		return;
 	size_t F = (size_t)b->nfinal;
-	s->final_in = seed_xgrow(s->final_in, &s->cap_final_in, F * (size_t)S, sizeof *s->final_in);
-	s->final_reward = seed_xgrow(s->final_reward, &s->cap_final_reward, F, sizeof *s->final_reward);
-	s->final_action = seed_xgrow(s->final_action, &s->cap_final_action, F, sizeof *s->final_action);
+	s->act.final_in =
+	    seed_xgrow(s->act.final_in, &s->act.cap_final_in, F * (size_t)S, sizeof *s->act.final_in);
+	s->act.final_reward =
+	    seed_xgrow(s->act.final_reward, &s->act.cap_final_reward, F, sizeof *s->act.final_reward);
+	s->act.final_action =
+	    seed_xgrow(s->act.final_action, &s->act.cap_final_action, F, sizeof *s->act.final_action);
 	for (size_t f = 0; f < F; f++) {
 		size_t row = (size_t)b->req[b->final_req[f]].row0 + (size_t)b->final_row[f];
-		memcpy(s->final_in + f * (size_t)S, s->core_in + row * (size_t)S, (size_t)S * sizeof(float));
-		s->final_reward[f] = s->core_reward[row];
-		s->final_action[f] = s->core_action[row];
+		memcpy(s->act.final_in + f * (size_t)S, s->act.core_in + row * (size_t)S,
+		       (size_t)S * sizeof(float));
+		s->act.final_reward[f] = s->act.core_reward[row];
+		s->act.final_action[f] = s->act.core_action[row];
 	}
 }
 
@@ -93,11 +102,11 @@ static bool gather_eps(seed_serve *s)
 	if (s->o.epsilon_envs < 1 || seed_agent_head(s->agent) != SEED_HEAD_DUELING)
 		return false;
 	seed_batcher *b = s->b;
-	s->eps = seed_xgrow(s->eps, &s->cap_eps, (size_t)b->rows, sizeof *s->eps);
+	s->act.eps = seed_xgrow(s->act.eps, &s->act.cap_eps, (size_t)b->rows, sizeof *s->act.eps);
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
 		for (int j = 0; j < r->rows; j++)
-			s->eps[r->row0 + j] = env_epsilon(s, r->owner, j);
+			s->act.eps[r->row0 + j] = env_epsilon(s, r->owner, j);
 	}
 	return true;
 }
@@ -107,14 +116,14 @@ static bool gather_eps(seed_serve *s)
 static const seed_agent_core *core_at(const seed_serve *s, int S, bool eps, int64_t row0, seed_agent_core *c)
 {
 	size_t k = (size_t)row0;
-	*c = (seed_agent_core){.epsilon = eps ? s->eps + k : NULL};
+	*c = (seed_agent_core){.epsilon = eps ? s->act.eps + k : NULL};
 	if (S == 0)
 		return eps ? c : NULL;
-	c->prev_reward = s->core_reward + k;
-	c->prev_action = s->core_action + k;
-	c->reset = s->core_reset + k;
-	c->state = s->core_in + k * (size_t)S;
-	c->state_out = s->core_out + k * (size_t)S;
+	c->prev_reward = s->act.core_reward + k;
+	c->prev_action = s->act.core_action + k;
+	c->reset = s->act.core_reset + k;
+	c->state = s->act.core_in + k * (size_t)S;
+	c->state_out = s->act.core_out + k * (size_t)S;
 	return c;
 }
 
@@ -123,9 +132,9 @@ static const seed_agent_core *final_core_at(const seed_serve *s, int S, int k, s
 {
 	if (S == 0)
 		return NULL;
-	*c = (seed_agent_core){.prev_reward = s->final_reward + k,
-	                       .prev_action = s->final_action + k,
-	                       .state = s->final_in + (size_t)k * (size_t)S};
+	*c = (seed_agent_core){.prev_reward = s->act.final_reward + k,
+	                       .prev_action = s->act.final_action + k,
+	                       .state = s->act.final_in + (size_t)k * (size_t)S};
 	return c;
 }
 
@@ -148,16 +157,16 @@ static void act(seed_serve *s)
 		whole = serve_fits(s, b->req[i].owner, &err);
 	if (whole) {
 		seed_tensor t = rows_view(s, b->obs, 0, (int)b->rows);
-		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c), s->actions,
-		                            s->logits, NULL, &err) == 0;
+		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c),
+		                            s->act.actions, s->act.logits, NULL, &err) == 0;
 	}
 	for (int i = 0; i < b->n && !whole; i++) {
 		const seed_batch_req *r = &b->req[i];
 		seed_tensor t = rows_view(s, b->obs, r->row0, r->rows);
 		int code = serve_fits(s, r->owner, &err)
 		               ? seed_agent_act_core(s->agent, r->rows, &t, core_at(s, S, eps, r->row0, &c),
-		                                     s->actions + r->row0, s->logits + (size_t)r->row0 * A,
-		                                     NULL, &err)
+		                                     s->act.actions + r->row0,
+		                                     s->act.logits + (size_t)r->row0 * A, NULL, &err)
 		               : -SEED_EFRAME;
 		if (code)
 			serve_fail(s, i, code, &err);
@@ -165,23 +174,23 @@ static void act(seed_serve *s)
 	for (int i = 0; i < b->n && S > 0; i++) {
 		const seed_batch_req *r = &b->req[i];
 		seed_session *h = r->owner;
-		if (!s->failed[i])
-			memcpy(h->core, s->core_out + (size_t)r->row0 * (size_t)S,
+		if (!s->act.failed[i])
+			memcpy(h->core, s->act.core_out + (size_t)r->row0 * (size_t)S,
 			       (size_t)r->rows * (size_t)S * sizeof(float));
 	}
 	if (b->nfinal == 0)
 		return;
 	seed_tensor t = rows_view(s, b->final_obs, 0, b->nfinal);
 	bool all = whole && seed_agent_values_core(s->agent, b->nfinal, &t, final_core_at(s, S, 0, &c),
-	                                           s->final_values, &err) == 0;
+	                                           s->act.final_values, &err) == 0;
 	for (int k = 0; k < b->nfinal; k++) {
 		int i = b->final_req[k];
-		if (s->failed[i])
+		if (s->act.failed[i])
 			continue;
 		if (!all) {
 			t = rows_view(s, b->final_obs, k, 1);
 			if (seed_agent_values_core(s->agent, 1, &t, final_core_at(s, S, k, &c),
-			                           &s->final_values[k], &err)) {
+			                           &s->act.final_values[k], &err)) {
 				seed_err e2;
 				serve_fail(s, i,
 				           seed_err_set(&e2, -SEED_EFRAME,
@@ -191,7 +200,7 @@ static void act(seed_serve *s)
 			}
 		}
 		seed_session *h = b->req[i].owner;
-		seed_unroll_set_final_value(h->unroll, b->final_row[k], s->final_values[k]);
+		seed_unroll_set_final_value(h->unroll, b->final_row[k], s->act.final_values[k]);
 	}
 }
 
@@ -205,13 +214,13 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 	const seed_batch_req *r = &s->b->req[i];
 	seed_session *h = r->owner;
 	h->pending = false;
-	if (s->failed[i])
+	if (s->act.failed[i])
 		return 0;
 	int K = h->layout.rows;
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
 	h->acted = true;
 	if (modeled)
-		memcpy(h->actions, s->actions + r->row0, (size_t)K * sizeof *h->actions);
+		memcpy(h->actions, s->act.actions + r->row0, (size_t)K * sizeof *h->actions);
 	else
 		for (int k = 0; k < K; k++)
 			h->actions[k] = (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
@@ -220,7 +229,7 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 	bool any_reset = false;
 	if (pop)
 		for (int k = 0; k < K; k++) {
-			bool x = seed_evo_assign_abandoned(s->assign, &h->evo[k]);
+			bool x = seed_evo_assign_abandoned(s->pop.assign, &h->evo[k]);
 			s->st.restarts += x && !h->reset[k];
 			h->reset[k] = x;
 			any_reset |= x;
@@ -234,7 +243,7 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 		s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
 	}
 	s->st.steps += K;
-	if (s->population) {
+	if (s->pop.active) {
 		/* Episodes go out at once: the learner waits for them to finish
 		 * its round. */
 		return h->ep_n > 0 ? serve_send_episodes(s, h) : 0;
@@ -243,9 +252,9 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 		return 0;
 	/* The behaviour logits, for V-trace's importance weights (the uniform
 	 * policy's are all equal: zeros). */
-	const float *lg = modeled ? s->logits + (size_t)r->row0 * A : NULL;
-	const float *st = S > 0 ? s->core_in + (size_t)r->row0 * (size_t)S : NULL;
-	const int32_t *pa = S > 0 ? s->core_action + r->row0 : NULL;
+	const float *lg = modeled ? s->act.logits + (size_t)r->row0 * A : NULL;
+	const float *st = S > 0 ? s->act.core_in + (size_t)r->row0 * (size_t)S : NULL;
+	const int32_t *pa = S > 0 ? s->act.core_action + r->row0 : NULL;
 	if (seed_unroll_record_action(h->unroll, h->actions, lg, (int32_t)version, st, pa))
 		return serve_send_unroll(s, h);
 	return 0;
@@ -259,13 +268,15 @@ int seed_serve_run(seed_serve *s)
 	s->st.batches++;
 	s->st.rows += b->rows;
 	double t0 = seed_now_s();
-	s->actions = seed_xgrow(s->actions, &s->cap_rows, (size_t)b->rows, sizeof *s->actions);
+	s->act.actions =
+	    seed_xgrow(s->act.actions, &s->act.cap_rows, (size_t)b->rows, sizeof *s->act.actions);
 	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
-	s->logits = seed_xgrow(s->logits, &s->cap_logits, (size_t)b->rows * A, sizeof *s->logits);
-	s->final_values =
-	    seed_xgrow(s->final_values, &s->cap_final, (size_t)b->nfinal, sizeof *s->final_values);
-	s->failed = seed_xgrow(s->failed, &s->cap_req, (size_t)b->n, 1);
-	memset(s->failed, 0, (size_t)b->n);
+	s->act.logits =
+	    seed_xgrow(s->act.logits, &s->act.cap_logits, (size_t)b->rows * A, sizeof *s->act.logits);
+	s->act.final_values = seed_xgrow(s->act.final_values, &s->act.cap_final, (size_t)b->nfinal,
+	                                 sizeof *s->act.final_values);
+	s->act.failed = seed_xgrow(s->act.failed, &s->act.cap_req, (size_t)b->n, 1);
+	memset(s->act.failed, 0, (size_t)b->n);
 	/* An agent built since these requests came may keep a state their
 	 * sessions do not have: they play at random this once, and are remade
 	 * with its state at their next request. */
@@ -276,7 +287,7 @@ int seed_serve_run(seed_serve *s)
 	/* In population mode the agent only converts the observations (as
 	 * they come); the population acts, and the answers carry the current
 	 * generation as their policy version. */
-	bool pop = modeled && s->population;
+	bool pop = modeled && s->pop.active;
 	int S = modeled && !pop ? seed_agent_state_floats(s->agent) : 0;
 	if (pop)
 		serve_act_population(s);

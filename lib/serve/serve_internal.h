@@ -70,58 +70,72 @@ struct seed_serve {
 	seed_unroll_layout agent_layout;
 	uint32_t layout_actor;
 	bool have_layout;
-	/* scratch, grown to the largest batch */
-	int32_t *actions;
-	float *logits, *final_values;
-	uint8_t *failed; /* (requests) */
-	/* a recurrent agent's batch: the state before and after the step
-	 * (rows, S), the previous rewards, actions and resets (rows), and the
-	 * states and inputs of the final observations (nfinal, S) */
-	float *core_in, *core_out, *core_reward, *final_in, *final_reward;
-	int32_t *core_action, *final_action;
-	uint8_t *core_reset;
-	size_t cap_core_in, cap_core_out, cap_core_reward, cap_core_action, cap_core_reset;
-	size_t cap_final_in, cap_final_reward, cap_final_action;
-	unsigned char *conv; /* a request's observations and final ones, converted */
-	size_t cap_conv;
-	/* a Q agent's batch: each row's epsilon (rows) with the schedule; an
-	 * unroll's priorities (B) and its steps burn_in.. time-major: Q values
-	 * (L', B, A), actions, rewards, ends (L', B), losses (B) */
-	float *eps, *prio, *pq, *preward, *ploss;
-	int32_t *paction;
-	uint8_t *pdone;
-	size_t cap_eps, cap_prio, cap_pq, cap_preward, cap_ploss, cap_paction, cap_pdone;
-	int64_t prio_warns;
+	/* Each part's own state and scratch (scratch arrays grow to the
+	 * largest batch and never shrink). */
+	struct serve_take {          /* serve.c: a request's observations, converted */
+		unsigned char *conv; /* its observations and final ones */
+		size_t cap_conv;
+	} take;
+	struct serve_act { /* serve_act.c: one batch's forward pass */
+		int32_t *actions;
+		float *logits, *final_values;
+		uint8_t *failed; /* (requests) */
+		/* a recurrent agent's batch: the state before and after the
+		 * step (rows, S), the previous rewards, actions and resets
+		 * (rows), and the states and inputs of the final observations
+		 * (nfinal, S) */
+		float *core_in, *core_out, *core_reward, *final_in, *final_reward;
+		int32_t *core_action, *final_action;
+		uint8_t *core_reset;
+		size_t cap_core_in, cap_core_out, cap_core_reward, cap_core_action, cap_core_reset;
+		size_t cap_final_in, cap_final_reward, cap_final_action;
+		float *eps; /* a Q agent's batch: each row's epsilon (rows) */
+		size_t cap_eps, cap_rows, cap_logits, cap_final, cap_req;
+	} act;
+	struct serve_q { /* serve_out.c: a Q agent's first priorities of an
+		          * unroll (B), its steps burn_in.. time-major: Q
+		          * values (L', B, A), actions, rewards, ends (L', B),
+		          * losses (B) */
+		float *prio, *pq, *preward, *ploss;
+		int32_t *paction;
+		uint8_t *pdone;
+		size_t cap_prio, cap_pq, cap_preward, cap_ploss, cap_paction, cap_pdone;
+		int64_t prio_warns;
+	} q;
 	bool q_warned;
-	size_t cap_rows, cap_logits, cap_final, cap_req;
-	/* population mode (a generation frame came): the assigner, and per
-	 * slot of it the population playing that generation, built for the
-	 * agent's model and observations, and its noise table (shared by the
-	 * slots when they name the same one) */
-	seed_evo_assign *assign; /* NULL until the first generation */
-	bool population;         /* a generation is current */
-	struct evo_slot {
-		seed_population *pop;
-		char *json;                /* the model pop was built for */
-		seed_unroll_layout layout; /* ... and the observations (the agent's dtype) */
-		seed_noise *noise;
-		int64_t generation;
-		bool greedy;
-	} slot[2];
-	/* the newest generation frame, until an agent gives its layout */
-	seed_evo_gen_copy pending;
-	bool have_pending, pending_greedy;
-	int64_t pending_cap;
-	/* the (run, generation, phase) taken last: a repeat is ignored */
-	int64_t last_gen[3];
-	bool have_last_gen;
-	int64_t gen_warns;
-	/* scratch of a population batch: each row's slot and member, and the
-	 * rows of one slot gathered (obs, members, actions, their rows) */
-	int8_t *row_slot;
-	int32_t *row_member, *pop_member, *pop_actions, *pop_index;
-	unsigned char *pop_obs;
-	size_t cap_row_slot, cap_row_member, cap_pop_member, cap_pop_actions, cap_pop_index, cap_pop_obs;
+	struct serve_pop {               /* serve_pop.c: population mode (a generation frame
+		                          * came): the assigner, and per slot of it the
+		                          * population playing that generation, built for
+		                          * the agent's model and observations, and its noise
+		                          * table (shared by the slots when they name the
+		                          * same one) */
+		seed_evo_assign *assign; /* NULL until the first generation */
+		bool active;             /* a generation is current */
+		struct evo_slot {
+			seed_population *pop;
+			char *json;                /* the model pop was built for */
+			seed_unroll_layout layout; /* ... and the observations (the agent's dtype) */
+			seed_noise *noise;
+			int64_t generation;
+			bool greedy;
+		} slot[2];
+		/* the newest generation frame, until an agent gives its layout */
+		seed_evo_gen_copy pending;
+		bool have_pending, pending_greedy;
+		int64_t pending_cap;
+		/* the (run, generation, phase) taken last: a repeat is ignored */
+		int64_t last_gen[3];
+		bool have_last_gen;
+		int64_t gen_warns;
+		/* scratch of a population batch: each row's slot and member, and
+		 * the rows of one slot gathered (obs, members, actions, their
+		 * rows) */
+		int8_t *row_slot;
+		int32_t *row_member, *pop_member, *pop_actions, *pop_index;
+		unsigned char *pop_obs;
+		size_t cap_row_slot, cap_row_member, cap_pop_member, cap_pop_actions, cap_pop_index,
+		    cap_pop_obs;
+	} pop;
 	seed_buf out;
 	seed_frame f;
 	seed_step step; /* f read once, by type (seed_frame_step) */

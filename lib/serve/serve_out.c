@@ -149,7 +149,7 @@ int seed_serve_flush(seed_serve *s)
 	return rc;
 }
 
-/* The first priorities of h's full unroll into s->prio (B) when the agent
+/* The first priorities of h's full unroll into s->q.prio (B) when the agent
  * is a Q model: seed_r2d2_loss over steps burn_in .. L-1, the recorded Q
  * values (the logits field) as online and target values, done = terminated
  * | truncated.  Returns whether they are there, finite. */
@@ -162,12 +162,12 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 	if (A != s->agent_layout.num_actions) /* played at random for another layout */
 		return false;
 	size_t Lp = (size_t)(L - b0), n = Lp * (size_t)B;
-	s->prio = seed_xgrow(s->prio, &s->cap_prio, (size_t)B, sizeof *s->prio);
-	s->ploss = seed_xgrow(s->ploss, &s->cap_ploss, (size_t)B, sizeof *s->ploss);
-	s->pq = seed_xgrow(s->pq, &s->cap_pq, n * (size_t)A, sizeof *s->pq);
-	s->preward = seed_xgrow(s->preward, &s->cap_preward, n, sizeof *s->preward);
-	s->paction = seed_xgrow(s->paction, &s->cap_paction, n, sizeof *s->paction);
-	s->pdone = seed_xgrow(s->pdone, &s->cap_pdone, n, sizeof *s->pdone);
+	s->q.prio = seed_xgrow(s->q.prio, &s->q.cap_prio, (size_t)B, sizeof *s->q.prio);
+	s->q.ploss = seed_xgrow(s->q.ploss, &s->q.cap_ploss, (size_t)B, sizeof *s->q.ploss);
+	s->q.pq = seed_xgrow(s->q.pq, &s->q.cap_pq, n * (size_t)A, sizeof *s->q.pq);
+	s->q.preward = seed_xgrow(s->q.preward, &s->q.cap_preward, n, sizeof *s->q.preward);
+	s->q.paction = seed_xgrow(s->q.paction, &s->q.cap_paction, n, sizeof *s->q.paction);
+	s->q.pdone = seed_xgrow(s->q.pdone, &s->q.cap_pdone, n, sizeof *s->q.pdone);
 	const float *q = u->field[SEED_UNROLL_LOGITS], *rew = u->field[SEED_UNROLL_REWARD];
 	const int32_t *act = u->field[SEED_UNROLL_ACTION];
 	const uint8_t *te = u->field[SEED_UNROLL_TERMINATED], *tr = u->field[SEED_UNROLL_TRUNCATED];
@@ -175,19 +175,19 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 	for (int b = 0; b < B; b++)
 		for (size_t t = 0; t < Lp; t++) {
 			size_t src = (size_t)b * (size_t)L + (size_t)b0 + t, dst = t * (size_t)B + (size_t)b;
-			memcpy(s->pq + dst * (size_t)A, q + src * (size_t)A, (size_t)A * sizeof(float));
-			s->preward[dst] = rew[src];
-			s->paction[dst] = act[src];
-			s->pdone[dst] = te[src] || tr[src];
+			memcpy(s->q.pq + dst * (size_t)A, q + src * (size_t)A, (size_t)A * sizeof(float));
+			s->q.preward[dst] = rew[src];
+			s->q.paction[dst] = act[src];
+			s->q.pdone[dst] = te[src] || tr[src];
 		}
 	int n_step = s->o.n_step > 0 ? s->o.n_step : 5;
 	int rc = seed_r2d2_loss((int)Lp, B, A, n_step, (float)s->o.discount, (float)s->o.rescale_eps,
-	                        (float)s->o.eta, s->pq, s->pq, s->paction, s->preward, s->pdone, s->prio,
-	                        s->ploss, NULL);
+	                        (float)s->o.eta, s->q.pq, s->q.pq, s->q.paction, s->q.preward, s->q.pdone,
+	                        s->q.prio, s->q.ploss, NULL);
 	bool ok = rc == 0;
 	for (int b = 0; b < B && ok; b++)
-		ok = isfinite(s->prio[b]) && s->prio[b] >= 0;
-	if (!ok && (s->prio_warns++ < 10 || s->prio_warns % 1000 == 0))
+		ok = isfinite(s->q.prio[b]) && s->q.prio[b] >= 0;
+	if (!ok && (s->q.prio_warns++ < 10 || s->q.prio_warns % 1000 == 0))
 		serve_warn(s,
 		           "an unroll of actor %" PRIu32 " (env0 %" PRId32
 		           ") goes without first priorities: %s (%" PRId64
@@ -195,7 +195,7 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 		           "largest",
 		           h->actor, h->env0,
 		           rc ? "they cannot be computed" : "its Q values give one that is not finite",
-		           s->prio_warns);
+		           s->q.prio_warns);
 	return ok;
 }
 
@@ -220,7 +220,8 @@ int serve_send_unroll(seed_serve *s, seed_session *h)
 	int rc = seed_unroll_frame(h->unroll, &f, h->run, h->actor, h->env);
 	int64_t B = h->layout.rows;
 	if (rc == 0 && unroll_priorities(s, h))
-		rc = seed_frame_set_tensor(&f, "priority", seed_tensor_view(s->prio, SEED_DTYPE_F32, 1, &B));
+		rc =
+		    seed_frame_set_tensor(&f, "priority", seed_tensor_view(s->q.prio, SEED_DTYPE_F32, 1, &B));
 	seed_buf_reset(&s->out);
 	if (rc == 0)
 		rc = seed_frame_encode(&f, &s->out, &err);

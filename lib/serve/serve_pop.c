@@ -18,10 +18,10 @@
 void serve_session_dropped(void *ctx, seed_session *h)
 {
 	seed_serve *s = ctx;
-	if (!s->assign)
+	if (!s->pop.assign)
 		return;
 	for (int b = 0; b < h->layout.rows; b++)
-		seed_evo_assign_forget(s->assign, &h->evo[b]);
+		seed_evo_assign_forget(s->pop.assign, &h->evo[b]);
 }
 
 /* A generation frame that cannot be played: said (the first ten, then every
@@ -29,7 +29,7 @@ void serve_session_dropped(void *ctx, seed_session *h)
 void serve_bad_generation(seed_serve *s, const char *fmt, ...)
 {
 	s->st.bad_generations++;
-	if (s->gen_warns++ >= 10 && s->st.bad_generations % 100 != 0)
+	if (s->pop.gen_warns++ >= 10 && s->st.bad_generations % 100 != 0)
 		return;
 	char msg[500];
 	va_list ap;
@@ -49,9 +49,9 @@ void serve_switch_mode(seed_serve *s, bool population)
 	for (seed_session *h = seed_sessions_next(s->ss, NULL); h; h = seed_sessions_next(s->ss, h))
 		if (h->unroll)
 			seed_unroll_restart(h->unroll);
-	s->population = population;
+	s->pop.active = population;
 	if (!population) {
-		seed_evo_assign_stop(s->assign);
+		seed_evo_assign_stop(s->pop.assign);
 		s->st.generation = -1;
 		s->st.members = 0;
 	}
@@ -86,7 +86,7 @@ void serve_evo_step(seed_serve *s, seed_session *h, const seed_step *step)
 		memcpy(&r, ret + 4 * (size_t)b, 4);
 		memcpy(&n, len + 4 * (size_t)b, 4);
 		seed_evo_episode rep;
-		if (seed_evo_assign_step(s->assign, &h->evo[b], te[b] != 0, tr[b] != 0, r, n, &rep))
+		if (seed_evo_assign_step(s->pop.assign, &h->evo[b], te[b] != 0, tr[b] != 0, r, n, &rep))
 			gather_evo_episode(s, h, b, &rep);
 	}
 }
@@ -96,7 +96,7 @@ void serve_evo_step(seed_serve *s, seed_session *h, const seed_step *step)
  * it).  Building takes time: 2^24 floats, about half a second. */
 static int slot_noise(seed_serve *s, int t, uint64_t seed, int64_t size, seed_err *err)
 {
-	struct evo_slot *sl = &s->slot[t], *other = &s->slot[1 - t];
+	struct evo_slot *sl = &s->pop.slot[t], *other = &s->pop.slot[1 - t];
 	if (sl->noise && seed_noise_seed(sl->noise) == seed && seed_noise_size(sl->noise) == size)
 		return 0;
 	seed_noise *n = NULL;
@@ -128,8 +128,8 @@ static bool same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
  * prepares, then made current. */
 void serve_apply_generation(seed_serve *s)
 {
-	s->have_pending = false;
-	seed_evo_gen g = s->pending.gen;
+	s->pop.have_pending = false;
+	seed_evo_gen g = s->pop.pending.gen;
 	seed_err err;
 	const char *algo = g.algo == SEED_EVO_ES ? "es" : g.algo == SEED_EVO_GA ? "ga" : "rs";
 	/* Checked before the slot is emptied: a frame that does not fit
@@ -142,10 +142,10 @@ void serve_apply_generation(seed_serve *s)
 		                     g.generation, g.members, g.num_params, P);
 		return;
 	}
-	if (!s->assign)
-		s->assign = seed_evo_assign_new();
-	int t = seed_evo_assign_prepare(s->assign);
-	struct evo_slot *sl = &s->slot[t];
+	if (!s->pop.assign)
+		s->pop.assign = seed_evo_assign_new();
+	int t = seed_evo_assign_prepare(s->pop.assign);
+	struct evo_slot *sl = &s->pop.slot[t];
 	seed_unroll_layout l = s->agent_layout;
 	l.obs_dtype = seed_agent_obs_dtype(s->agent);
 	int rc = 0;
@@ -170,16 +170,16 @@ void serve_apply_generation(seed_serve *s)
 		rc = seed_population_set(sl->pop, sl->noise, &g, &err);
 	}
 	if (rc == 0) /* the slot t, or an error */
-		rc = seed_evo_assign_start(s->assign, g.generation, g.members, g.episodes, s->pending_cap,
-		                           &err);
+		rc = seed_evo_assign_start(s->pop.assign, g.generation, g.members, g.episodes,
+		                           s->pop.pending_cap, &err);
 	if (rc < 0) {
 		serve_bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation, algo,
 		                     g.members, err.msg);
 		return;
 	}
 	sl->generation = g.generation;
-	sl->greedy = s->pending_greedy;
-	if (!s->population) {
+	sl->greedy = s->pop.pending_greedy;
+	if (!s->pop.active) {
 		serve_switch_mode(s, true);
 		if (!s->unrolls)
 			serve_warn(s,
@@ -202,7 +202,7 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 	s->st.generations_taken++;
 	int64_t id[3] = {seed_frame_int(f, "run", 0), seed_frame_int(f, "generation", 0),
 	                 seed_frame_int(f, "phase", 0)};
-	if (s->have_last_gen && memcmp(id, s->last_gen, sizeof id) == 0) {
+	if (s->pop.have_last_gen && memcmp(id, s->pop.last_gen, sizeof id) == 0) {
 		s->st.generation_repeats++; /* the learner publishes a round again for late joiners */
 		return;
 	}
@@ -215,19 +215,19 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 		return;
 	}
 	const seed_value *gv = seed_frame_get(f, "greedy");
-	int rc = seed_evo_gen_from_frame_copy(f, &s->pending, &err);
+	int rc = seed_evo_gen_from_frame_copy(f, &s->pop.pending, &err);
 	if (rc) {
 		serve_bad_generation(s, "%s", err.msg);
 		return;
 	}
-	memcpy(s->last_gen, id, sizeof id);
-	s->have_last_gen = true;
-	s->pending_cap = seed_frame_int(f, "episode_cap", 0);
-	s->pending_greedy = !gv || gv->u.b;
-	s->have_pending = true;
+	memcpy(s->pop.last_gen, id, sizeof id);
+	s->pop.have_last_gen = true;
+	s->pop.pending_cap = seed_frame_int(f, "episode_cap", 0);
+	s->pop.pending_greedy = !gv || gv->u.b;
+	s->pop.have_pending = true;
 	if (has_json) /* another model: the agent built for it plays the generation */
 		seed_serve_policy(s, json, len, NULL, 0, 0);
-	if (s->agent && s->have_pending)
+	if (s->agent && s->pop.have_pending)
 		serve_apply_generation(s);
 }
 
@@ -239,8 +239,9 @@ void serve_act_population(seed_serve *s)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows, rb = b->row_bytes;
-	s->row_slot = seed_xgrow(s->row_slot, &s->cap_row_slot, R, sizeof *s->row_slot);
-	s->row_member = seed_xgrow(s->row_member, &s->cap_row_member, R, sizeof *s->row_member);
+	s->pop.row_slot = seed_xgrow(s->pop.row_slot, &s->pop.cap_row_slot, R, sizeof *s->pop.row_slot);
+	s->pop.row_member =
+	    seed_xgrow(s->pop.row_member, &s->pop.cap_row_member, R, sizeof *s->pop.row_member);
 	bool one = true;
 	for (int i = 0; i < b->n; i++) {
 		const seed_batch_req *r = &b->req[i];
@@ -248,55 +249,56 @@ void serve_act_population(seed_serve *s)
 		for (int j = 0; j < r->rows; j++) {
 			int slot;
 			size_t k = (size_t)r->row0 + (size_t)j;
-			seed_evo_assign_play(s->assign, &h->evo[j], &slot, &s->row_member[k]);
-			s->row_slot[k] = (int8_t)slot;
-			one = one && slot == s->row_slot[0];
+			seed_evo_assign_play(s->pop.assign, &h->evo[j], &slot, &s->pop.row_member[k]);
+			s->pop.row_slot[k] = (int8_t)slot;
+			one = one && slot == s->pop.row_slot[0];
 		}
 	}
 	int max_rows = 2 * s->o.max_batch;
 	seed_err err;
 	for (int t = 0; t < 2; t++) {
 		const unsigned char *obs = b->obs;
-		const int32_t *member = s->row_member;
-		int32_t *actions = s->actions;
+		const int32_t *member = s->pop.row_member;
+		int32_t *actions = s->act.actions;
 		size_t n = R;
 		if (!one) {
-			s->pop_index = seed_xgrow(s->pop_index, &s->cap_pop_index, R, sizeof *s->pop_index);
-			s->pop_member =
-			    seed_xgrow(s->pop_member, &s->cap_pop_member, R, sizeof *s->pop_member);
-			s->pop_actions =
-			    seed_xgrow(s->pop_actions, &s->cap_pop_actions, R, sizeof *s->pop_actions);
-			s->pop_obs = seed_xgrow(s->pop_obs, &s->cap_pop_obs, R * rb, 1);
+			s->pop.pop_index =
+			    seed_xgrow(s->pop.pop_index, &s->pop.cap_pop_index, R, sizeof *s->pop.pop_index);
+			s->pop.pop_member = seed_xgrow(s->pop.pop_member, &s->pop.cap_pop_member, R,
+			                               sizeof *s->pop.pop_member);
+			s->pop.pop_actions = seed_xgrow(s->pop.pop_actions, &s->pop.cap_pop_actions, R,
+			                                sizeof *s->pop.pop_actions);
+			s->pop.pop_obs = seed_xgrow(s->pop.pop_obs, &s->pop.cap_pop_obs, R * rb, 1);
 			n = 0;
 			for (size_t k = 0; k < R; k++)
-				if (s->row_slot[k] == t) {
-					memcpy(s->pop_obs + n * rb, b->obs + k * rb, rb);
-					s->pop_member[n] = s->row_member[k];
-					s->pop_index[n++] = (int32_t)k;
+				if (s->pop.row_slot[k] == t) {
+					memcpy(s->pop.pop_obs + n * rb, b->obs + k * rb, rb);
+					s->pop.pop_member[n] = s->pop.row_member[k];
+					s->pop.pop_index[n++] = (int32_t)k;
 				}
-			obs = s->pop_obs;
-			member = s->pop_member;
-			actions = s->pop_actions;
-		} else if (s->row_slot[0] != t) {
+			obs = s->pop.pop_obs;
+			member = s->pop.pop_member;
+			actions = s->pop.pop_actions;
+		} else if (s->pop.row_slot[0] != t) {
 			continue;
 		}
 		for (size_t k0 = 0; k0 < n; k0 += (size_t)max_rows) {
 			int rows = n - k0 < (size_t)max_rows ? (int)(n - k0) : max_rows;
-			int rc = seed_population_act(s->slot[t].pop, rows, obs + k0 * rb, member + k0,
-			                             s->slot[t].greedy, &s->rng, actions + k0, &err);
+			int rc = seed_population_act(s->pop.slot[t].pop, rows, obs + k0 * rb, member + k0,
+			                             s->pop.slot[t].greedy, &s->rng, actions + k0, &err);
 			if (rc) {
 				/* Not expected: the rows were checked as they came. */
 				seed_err e2;
 				seed_err_set(&e2, rc, "step frame: the population's forward pass: %s",
 				             err.msg);
 				for (int i = 0; i < b->n; i++)
-					if (!s->failed[i])
+					if (!s->act.failed[i])
 						serve_fail(s, i, rc, &e2);
 				return;
 			}
 		}
 		if (!one)
 			for (size_t k = 0; k < n; k++)
-				s->actions[s->pop_index[k]] = s->pop_actions[k];
+				s->act.actions[s->pop.pop_index[k]] = s->pop.pop_actions[k];
 	}
 }
