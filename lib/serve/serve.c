@@ -153,6 +153,54 @@ void seed_serve_free(seed_serve **sp)
 	*sp = NULL;
 }
 
+/* Build the agent for the observations of agent_layout (of layout_actor's
+ * frames), and play the generation waiting for it; when it cannot be built,
+ * say so (rate-limited) and play at random. */
+static void build_agent(seed_serve *s)
+{
+	seed_err err;
+	seed_agent *a = NULL;
+	const seed_unroll_layout *l = &s->agent_layout;
+	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
+	                        2 * s->o.max_batch, s->o.greedy, s->o.seed, 0x1f3, &err);
+	if (rc == 0 && s->o.device)
+		rc = seed_model_set_device(seed_agent_model(a), s->o.device, &err);
+	if (rc == 0 && s->have_staged) {
+		rc = seed_agent_load_params(a, s->staged, s->staged_len, s->staged_version, &err);
+	} else if (rc == 0 && s->ckpt) {
+		rc = seed_checkpoint_load_model(s->ckpt, seed_agent_model(a), &err);
+		seed_agent_set_policy_version(a, s->ckpt->policy_version);
+	}
+	if (rc) {
+		seed_agent_free(&a);
+		s->build_failed = true;
+		/* A learner publishes after every update: say it once in a while. */
+		double now = seed_now_s();
+		if (s->build_warned && now - s->last_build_warn < 10)
+			return;
+		s->build_warned = true;
+		s->last_build_warn = now;
+		serve_warn(s,
+		           "cannot build the model for actor %" PRIu32
+		           "'s observations (%s); playing uniformly at random "
+		           "(policy version 0) until parameters that fit arrive",
+		           s->layout_actor, err.msg);
+		return;
+	}
+	if (seed_agent_head(a) == SEED_HEAD_DUELING)
+		seed_agent_set_epsilon(a, s->o.epsilon, NULL); /* checked in seed_serve_new */
+	else if (s->o.q_settings && !s->q_warned) {
+		s->q_warned = true;
+		serve_warn(s,
+		           "the model has an actor-critic head: it samples from its policy, and the Q-model "
+		           "settings (epsilon, priorities) do not apply");
+	}
+	s->agent = a;
+	s->have_staged = false;
+	if (s->pop.have_pending)
+		serve_apply_generation(s);
+}
+
 /* Build the agent now, for the observations the first request told: the
  * parameters that just arrived are played from the next request on.
  * Nothing to do before a request has told them, with an agent that took
@@ -160,7 +208,7 @@ void seed_serve_free(seed_serve **sp)
 static void rebuild(seed_serve *s)
 {
 	if (s->o.model && !s->agent && s->json && s->have_layout && !s->build_failed)
-		serve_build_agent(s, &s->agent_layout, s->layout_actor);
+		build_agent(s);
 }
 
 /* seed_serve_policy, without the building. */
@@ -218,55 +266,6 @@ int seed_serve_checkpoint(seed_serve *s, seed_checkpoint **ck, seed_err *err)
 	*ck = NULL;
 	rebuild(s);
 	return 0;
-}
-
-/* Build the agent for the observations of layout l (of actor's frames). */
-void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t actor)
-{
-	seed_err err;
-	seed_agent *a = NULL;
-	if (l != &s->agent_layout)
-		s->agent_layout = *l;
-	s->layout_actor = actor;
-	s->have_layout = true;
-	int rc = seed_agent_new(&a, s->json, l->obs_dtype, l->obs_rank, l->obs_shape, l->num_actions,
-	                        2 * s->o.max_batch, s->o.greedy, s->o.seed, 0x1f3, &err);
-	if (rc == 0 && s->o.device)
-		rc = seed_model_set_device(seed_agent_model(a), s->o.device, &err);
-	if (rc == 0 && s->have_staged) {
-		rc = seed_agent_load_params(a, s->staged, s->staged_len, s->staged_version, &err);
-	} else if (rc == 0 && s->ckpt) {
-		rc = seed_checkpoint_load_model(s->ckpt, seed_agent_model(a), &err);
-		seed_agent_set_policy_version(a, s->ckpt->policy_version);
-	}
-	if (rc) {
-		seed_agent_free(&a);
-		s->build_failed = true;
-		/* A learner publishes after every update: say it once in a while. */
-		double now = seed_now_s();
-		if (s->build_warned && now - s->last_build_warn < 10)
-			return;
-		s->build_warned = true;
-		s->last_build_warn = now;
-		serve_warn(s,
-		           "cannot build the model for actor %" PRIu32
-		           "'s observations (%s); playing uniformly at random "
-		           "(policy version 0) until parameters that fit arrive",
-		           actor, err.msg);
-		return;
-	}
-	if (seed_agent_head(a) == SEED_HEAD_DUELING)
-		seed_agent_set_epsilon(a, s->o.epsilon, NULL); /* checked in seed_serve_new */
-	else if (s->o.q_settings && !s->q_warned) {
-		s->q_warned = true;
-		serve_warn(s,
-		           "the model has an actor-critic head: it samples from its policy, and the Q-model "
-		           "settings (epsilon, priorities) do not apply");
-	}
-	s->agent = a;
-	s->have_staged = false;
-	if (s->pop.have_pending)
-		serve_apply_generation(s);
 }
 
 /* The type named at the start of a decoder's message ("step frame: ..."),
@@ -497,8 +496,7 @@ static void record_step(seed_serve *s, seed_session *h, int req, const void *fin
 	}
 }
 
-/* Whether an agent built for layout a would be built alike for b. */
-static bool builds_alike(const seed_unroll_layout *a, const seed_unroll_layout *b)
+bool serve_same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
 {
 	bool same =
 	    a->num_actions == b->num_actions && a->obs_dtype == b->obs_dtype && a->obs_rank == b->obs_rank;
@@ -515,7 +513,7 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	seed_unroll_layout l;
 	if (!take_step_frame(s, m, &l))
 		return;
-	if (s->o.model && !s->agent && (!s->have_layout || !builds_alike(&s->agent_layout, &l))) {
+	if (s->o.model && !s->agent && (!s->have_layout || !serve_same_obs(&s->agent_layout, &l))) {
 		/* The first request tells the observations an agent is built
 		 * for (the first policy's, if there is one: built now); from
 		 * then on policies are built as they arrive.  While there is no

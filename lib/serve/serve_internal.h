@@ -150,10 +150,9 @@ struct seed_serve {
 /* serve.c */
 /* Say msg (printf-style) through opts.warn, if there is one. */
 void serve_warn(seed_serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Build the agent for the observations of layout l (of actor's frames),
- * and play the generation waiting for it; when it cannot be built, say so
- * (rate-limited) and play at random. */
-void serve_build_agent(seed_serve *s, const seed_unroll_layout *l, uint32_t actor);
+/* Whether two layouts give the same agent: the same actions, and
+ * observations of the same dtype and shape. */
+bool serve_same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b);
 /* Whether h's observations fit the agent (it converts dtypes); if not,
  * err says how they differ. */
 bool serve_fits(const seed_serve *s, const seed_session *h, seed_err *err);

@@ -113,16 +113,6 @@ static int slot_noise(seed_serve *s, int t, uint64_t seed, int64_t size, seed_er
 	return 0;
 }
 
-static bool same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
-{
-	if (a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype || a->obs_rank != b->obs_rank)
-		return false;
-	for (int i = 0; i < a->obs_rank; i++)
-		if (a->obs_shape[i] != b->obs_shape[i])
-			return false;
-	return true;
-}
-
 /* Play the pending generation (the agent gives the model and the
  * observations): its members' weights built in the slot the assigner
  * prepares, then made current. */
@@ -149,7 +139,7 @@ void serve_apply_generation(seed_serve *s)
 	seed_unroll_layout l = s->agent_layout;
 	l.obs_dtype = seed_agent_obs_dtype(s->agent);
 	int rc = 0;
-	if (!sl->pop || strcmp(sl->json, s->json) != 0 || !same_obs(&sl->layout, &l)) {
+	if (!sl->pop || strcmp(sl->json, s->json) != 0 || !serve_same_obs(&sl->layout, &l)) {
 		seed_population_free(&sl->pop);
 		free(sl->json);
 		sl->json = NULL;
