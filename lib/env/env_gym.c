@@ -261,8 +261,9 @@ static int take_picture(seed_gym_envs *g, const seed_tensor *t, bool final, seed
 }
 
 /* Read and decode the next frame into f (pointing into the reader's
- * buffer); "what" says where, for the message if seed-gym stopped. */
-static int next_frame(seed_gym_envs *g, seed_frame *f, const char *what, seed_err *err)
+ * buffer), a step frame the schema has checked, read by type into *st;
+ * "what" says where, for the message if seed-gym stopped. */
+static int next_frame(seed_gym_envs *g, seed_frame *f, seed_step *st, const char *what, seed_err *err)
 {
 	const void *data;
 	size_t len;
@@ -281,6 +282,8 @@ static int next_frame(seed_gym_envs *g, seed_frame *f, const char *what, seed_er
 	if (rc == 0 && f->type != SEED_FRAME_STEP)
 		rc = seed_err_set(&e2, -SEED_EFRAME, "a %s frame, not a step frame",
 		                  seed_frame_type_name(f->type));
+	if (rc == 0)
+		rc = seed_frame_step(f, st, &e2);
 	if (rc < 0)
 		return seed_err_set(err, rc, "%s: %s's frame %lld: %s", g->env, g->prog, g->frames, e2.msg);
 	return 0;
@@ -290,12 +293,11 @@ static int next_frame(seed_gym_envs *g, seed_frame *f, const char *what, seed_er
 static int first_frame(seed_gym_envs *g, seed_err *err)
 {
 	seed_frame f;
-	int rc = next_frame(g, &f, "before its first frame", err);
+	seed_step st;
+	int rc = next_frame(g, &f, &st, "before its first frame", err);
 	if (rc < 0)
 		return rc;
-	const seed_tensor *obs = field(g, &f, "obs", err);
-	if (!obs)
-		return -SEED_EFRAME;
+	const seed_tensor *obs = st.obs;
 	if (obs->rank < 2 || obs->rank - 1 > SEED_ENV_MAX_OBS_RANK || obs->shape[0] != g->k)
 		return seed_err_set(err, -SEED_EFRAME,
 		                    "%s: %s's first frame: obs is not [%d, ...] of rank 2 to %d", g->env,
@@ -304,11 +306,7 @@ static int first_frame(seed_gym_envs *g, seed_err *err)
 	g->spec.obs_rank = obs->rank - 1;
 	for (int d = 1; d < obs->rank; d++)
 		g->spec.obs_shape[d - 1] = obs->shape[d];
-	int64_t na = seed_frame_int(&f, "num_actions", 0);
-	if (na < 1 || na > INT32_MAX)
-		return seed_err_set(err, -SEED_EFRAME, "%s: %s's first frame: num_actions %" PRId64, g->env,
-		                    g->prog, na);
-	g->spec.num_actions = (int)na;
+	g->spec.num_actions = st.num_actions; /* at least 1: the schema's bound */
 	g->ob = seed_env_spec_obs_bytes(&g->spec);
 	g->obs0 = seed_xmalloc((size_t)g->k * g->ob);
 	memcpy(g->obs0, obs->data, (size_t)g->k * g->ob);
@@ -420,25 +418,26 @@ int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, floa
 		done += (size_t)w;
 	}
 	seed_frame f;
-	int rc = next_frame(g, &f, "in the middle of an episode", err);
+	seed_step st;
+	int rc = next_frame(g, &f, &st, "in the middle of an episode", err);
 	if (rc < 0)
 		return rc;
-	const seed_tensor *o = field(g, &f, "obs", err);
-	if (!o)
-		return -SEED_EFRAME;
+	const seed_tensor *o = st.obs;
 	bool same = o->dtype == g->spec.obs_dtype && o->rank == g->spec.obs_rank + 1 && o->shape[0] == g->k;
 	for (int d = 0; same && d < g->spec.obs_rank; d++)
 		same = o->shape[d + 1] == g->spec.obs_shape[d];
 	if (!same)
 		return seed_err_set(err, -SEED_EFRAME, "%s: %s's frame %lld: obs changed dtype or shape",
 		                    g->env, g->prog, g->frames);
-	memcpy(obs, o->data, (size_t)g->k * g->ob);
-	if ((rc = take_row(g, &f, "reward", SEED_DTYPE_F32, reward, err)) < 0 ||
-	    (rc = take_row(g, &f, "terminated", SEED_DTYPE_U8, terminated, err)) < 0 ||
-	    (rc = take_row(g, &f, "truncated", SEED_DTYPE_U8, truncated, err)) < 0 ||
-	    (rc = take_row(g, &f, "ep_return", SEED_DTYPE_F32, ep_return, err)) < 0 ||
-	    (rc = take_row(g, &f, "ep_length", SEED_DTYPE_I32, ep_length, err)) < 0)
-		return rc;
+	/* The schema gave every per-environment field obs's K rows and its
+	 * dtype. */
+	size_t k = (size_t)g->k;
+	memcpy(obs, o->data, k * g->ob);
+	memcpy(reward, st.reward, k * sizeof *reward);
+	memcpy(terminated, st.terminated, k);
+	memcpy(truncated, st.truncated, k);
+	memcpy(ep_return, st.ep_return, k * sizeof *ep_return);
+	memcpy(ep_length, st.ep_length, k * sizeof *ep_length);
 	/* The rows seed-gym's step cap cut: "capped" where it has a cap. */
 	memset(capped, 0, (size_t)g->k);
 	if (seed_frame_tensor(&f, "capped") &&
