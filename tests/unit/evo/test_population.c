@@ -15,6 +15,7 @@
 
 #include "seed/evo.h"
 #include "seed/policy.h"
+#include "member_ref.h"
 #include "tap.h"
 
 typedef struct shape_case {
@@ -139,8 +140,7 @@ static double compare(const shape_case *c, seed_population *pop, seed_model *ref
                       const seed_noise *n, const seed_evo_gen *g, int rows, const void *obs,
                       const int32_t *member)
 {
-	int A = c->A;
-	float *got = malloc((size_t)rows * A * sizeof *got), *want = malloc((size_t)A * sizeof *want);
+	float *got = malloc((size_t)rows * c->A * sizeof *got);
 	size_t P = seed_model_num_params(ref);
 	/* Each member's parameters, built once (an initialisation is slow). */
 	float *params = malloc((size_t)g->members * P * sizeof *params);
@@ -149,26 +149,8 @@ static double compare(const shape_case *c, seed_population *pop, seed_model *ref
 		CHECK(seed_evo_member_params(n, scratch, g, m, params + (size_t)m * P, &err) == 0);
 	int rc = seed_population_forward(pop, rows, obs, member, got, &err);
 	CHECK_MSG(rc == 0, "%s: %s", c->name, err.msg);
-	double worst = 0;
-	size_t ob = seed_model_obs_bytes(ref);
-	for (int r = 0; rc == 0 && r < rows; r++) {
-		CHECK(seed_model_load_params(ref, params + (size_t)member[r] * P, P * sizeof *params) == 0);
-		const void *o = (const char *)obs + (size_t)r * ob;
-		if (seed_model_head_kind(ref) == SEED_HEAD_DUELING)
-			CHECK(seed_model_forward_q(ref, 1, o, want) == 0);
-		else
-			CHECK(seed_model_forward(ref, 1, o, want, NULL) == 0);
-		double scale = 0;
-		for (int a = 0; a < A; a++)
-			scale = fmax(scale, fabs(want[a]));
-		for (int a = 0; a < A; a++) {
-			double e = fabs(got[(size_t)r * A + a] - want[a]) / fmax(scale, 1e-3);
-			if (!(e <= worst))
-				worst = isnan(e) ? INFINITY : e;
-		}
-	}
+	double worst = rc == 0 ? member_ref_error(ref, params, rows, obs, member, got) : 0;
 	free(got);
-	free(want);
 	free(params);
 	return worst;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "seed/policy.h"
+#include "member_ref.h"
 #include "tap.h"
 
 typedef struct shape_case {
@@ -64,30 +65,12 @@ static void random_obs(const shape_case *c, int rows, void *obs, seed_rng *rng)
 static double compare(const shape_case *c, seed_popnet *net, seed_model *ref, const float *params,
                       const void *obs, const int32_t *member)
 {
-	int A = c->A;
-	size_t P = seed_model_num_params(ref), ob = seed_model_obs_bytes(ref);
-	float got[ROWS * 8], want[8];
+	float got[ROWS * 8];
+	CHECK(c->A <= 8);
 	seed_err err = {{0}};
 	int rc = seed_popnet_forward(net, ROWS, obs, member, got, &err);
 	CHECK_MSG(rc == 0, "%s: %s", c->name, err.msg);
-	double worst = rc == 0 ? 0 : INFINITY;
-	for (int r = 0; rc == 0 && r < ROWS; r++) {
-		CHECK(seed_model_load_params(ref, params + (size_t)member[r] * P, P * sizeof *params) == 0);
-		const void *o = (const char *)obs + (size_t)r * ob;
-		if (seed_model_head_kind(ref) == SEED_HEAD_DUELING)
-			CHECK(seed_model_forward_q(ref, 1, o, want) == 0);
-		else
-			CHECK(seed_model_forward(ref, 1, o, want, NULL) == 0);
-		double scale = 0;
-		for (int a = 0; a < A; a++)
-			scale = fmax(scale, fabs(want[a]));
-		for (int a = 0; a < A; a++) {
-			double e = fabs(got[(size_t)r * A + a] - want[a]) / fmax(scale, 1e-3);
-			if (!(e <= worst))
-				worst = isnan(e) ? INFINITY : e;
-		}
-	}
-	return worst;
+	return rc == 0 ? member_ref_error(ref, params, ROWS, obs, member, got) : INFINITY;
 }
 
 /* Floats of a low-rank slice for ref's layout at rank r. */
