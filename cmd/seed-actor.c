@@ -709,6 +709,9 @@ int main(int argc, char **argv)
 	if (rc)
 		cli_die("%s", err.msg);
 	a.spec = seed_envs_spec(a.envs);
+	if (a.spec->action_space != SEED_ACTIONS_DISCRETE)
+		cli_config_error(
+		    "%s has a Box (continuous) action space; seed-actor acts in discrete ones only", opt.env);
 	a.obs_bytes = seed_env_spec_obs_bytes(a.spec);
 	a.actor_id = actor_id;
 	if (getrandom(&a.run, sizeof a.run, 0) != sizeof a.run)

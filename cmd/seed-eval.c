@@ -424,11 +424,12 @@ static void list_envs(void)
 {
 	const seed_env_class *c;
 	for (int i = 0; (c = seed_env_class_at(i)); i++) {
-		char shape[64] = "?";
-		int actions = 0, max_steps = 0;
+		char shape[64] = "?", actions[24] = "?";
+		int max_steps = 0;
 		json_t *empty = json_object();
 		void *config = NULL;
 		seed_env_spec spec;
+		memset(&spec, 0, sizeof spec);
 		seed_err err;
 		if (c->configure(empty, &config, &spec, &err) == 0) {
 			int used = snprintf(shape, sizeof shape, "%s[", seed_dtype_name(spec.obs_dtype));
@@ -437,13 +438,15 @@ static void list_envs(void)
 				                 d ? "," : "", spec.obs_shape[d]);
 			if (used < (int)sizeof shape)
 				snprintf(shape + used, sizeof shape - (size_t)used, "]");
-			actions = spec.num_actions;
+			/* A Box space shows as its action's tensor: f32[A]. */
+			snprintf(actions, sizeof actions,
+			         spec.action_space == SEED_ACTIONS_BOX ? "f32[%d]" : "%d", spec.num_actions);
 			max_steps = spec.max_steps;
 			if (c->free_config)
 				c->free_config(config);
 		}
 		json_decref(empty);
-		printf("%-12s obs %-14s actions %-3d max_steps %-5d %s\n", c->name, shape, actions, max_steps,
+		printf("%-12s obs %-14s actions %-6s max_steps %-5d %s\n", c->name, shape, actions, max_steps,
 		       c->summary ? c->summary : "");
 	}
 }
@@ -711,6 +714,9 @@ static void new_local(seed_envs **e, const eval_options *o, const char *env_opti
 		cli_config_error("%s", err.msg);
 	if (rc < 0)
 		cli_die("%s", err.msg);
+	if (seed_envs_spec(*e)->action_space != SEED_ACTIONS_DISCRETE)
+		cli_config_error("%s has a Box (continuous) action space; seed-eval plays discrete ones only",
+		                 o->env);
 }
 
 /* The environments o names, and the source of their pictures (pictures:

@@ -13,5 +13,6 @@ const seed_env_class *const seed_env_builtins[] = {
     &seed_env_minatar_freeway,
     &seed_env_minatar_seaquest,
     &seed_env_minatar_space_invaders,
+    &seed_env_pendulum,
     NULL,
 };

@@ -17,6 +17,7 @@ extern const seed_env_class seed_env_minatar_asterix;
 extern const seed_env_class seed_env_minatar_freeway;
 extern const seed_env_class seed_env_minatar_seaquest;
 extern const seed_env_class seed_env_minatar_space_invaders;
+extern const seed_env_class seed_env_pendulum;
 
 /* The built-in classes in listing order, ending with NULL. */
 extern const seed_env_class *const seed_env_builtins[];

@@ -63,7 +63,8 @@ const seed_env_class *seed_env_find(const char *name)
 
 int seed_env_register(const seed_env_class *cls)
 {
-	if (!cls || !cls->name || !cls->name[0] || !cls->configure || !cls->reset || !cls->step)
+	if (!cls || !cls->name || !cls->name[0] || !cls->configure || !cls->reset ||
+	    (!cls->step && !cls->step_box))
 		return -EINVAL;
 	if (seed_env_find(cls->name))
 		return -EEXIST;
@@ -130,6 +131,23 @@ int seed_env_option_bool(const json_t *options, const char *env, const char *key
 	return 0;
 }
 
+int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
+                           double *out, seed_err *err)
+{
+	json_t *v = json_object_get(options, key);
+	if (!v)
+		return 0;
+	double x = json_number_value(v);
+	if (!json_is_number(v) || !isfinite(x))
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" must be a number in [%g, %g]", env,
+		                    key, min, max);
+	if (x < min || x > max)
+		return seed_err_set(err, -SEED_EOPTION, "%s: option \"%s\" is %g, not in [%g, %g]", env, key,
+		                    x, min, max);
+	*out = x;
+	return 0;
+}
+
 int seed_env_option_doubles(const json_t *options, const char *env, const char *key, int n, double *out,
                             seed_err *err)
 {
@@ -183,6 +201,9 @@ struct seed_envs {
 	/* Only for classes with render_rgb, else NULL: */
 	uint8_t *final_state; /* [num][stride] last state of the last ended episode */
 	bool *has_final;      /* [num] final_state row i is valid */
+	/* Only for a Box space, else NULL: */
+	uint8_t *last_obs; /* [num][obs_bytes] each env's latest observation */
+	int64_t unstable;  /* steps truncated as unstable */
 };
 
 /* Check the spec a class filled in, so that a faulty plugin fails at
@@ -204,8 +225,28 @@ static int check_spec(const seed_env_class *cls, const char *who, const seed_env
 			                    who, i, s->obs_shape[i]);
 		n *= s->obs_shape[i];
 	}
-	if (s->num_actions < 1)
-		return seed_err_set(err, -EINVAL, "%s: %d actions (at least 1 needed)", who, s->num_actions);
+	if (s->action_space == SEED_ACTIONS_DISCRETE) {
+		if (s->num_actions < 1)
+			return seed_err_set(err, -EINVAL, "%s: %d actions (at least 1 needed)", who,
+			                    s->num_actions);
+		if (!cls->step)
+			return seed_err_set(err, -EINVAL, "%s: discrete actions but no step function", who);
+	} else if (s->action_space == SEED_ACTIONS_BOX) {
+		if (s->num_actions < 1 || s->num_actions > SEED_ENV_MAX_ACTION_DIM)
+			return seed_err_set(err, -EINVAL, "%s: Box actions of dimension %d (1 to %d)", who,
+			                    s->num_actions, SEED_ENV_MAX_ACTION_DIM);
+		if (!cls->step_box)
+			return seed_err_set(err, -EINVAL, "%s: Box actions but no step_box function", who);
+		for (int i = 0; i < s->num_actions; i++)
+			if (!(s->action_low[i] <= s->action_high[i]))
+				return seed_err_set(err, -EINVAL,
+				                    "%s: Box action %d has bounds [%g, %g] (low <= high, "
+				                    "no NaN)",
+				                    who, i, (double)s->action_low[i],
+				                    (double)s->action_high[i]);
+	} else {
+		return seed_err_set(err, -EINVAL, "%s: unknown action space %d", who, (int)s->action_space);
+	}
 	if (s->max_steps < 0)
 		return seed_err_set(err, -EINVAL, "%s: negative default max_steps", who);
 	if (cls->render_rgb && (s->rgb_width < 1 || s->rgb_width > SEED_ENV_MAX_RGB || s->rgb_height < 1 ||
@@ -298,6 +339,8 @@ int seed_envs_new(seed_envs **out, const char *name, const char *options, int nu
 		memset(e->final_state, 0, e->stride * (size_t)num);
 		e->has_final = seed_xcalloc((size_t)num, sizeof *e->has_final);
 	}
+	if (spec.action_space == SEED_ACTIONS_BOX)
+		e->last_obs = seed_xcalloc((size_t)num, e->obs_bytes);
 	*out = e;
 	return 0;
 }
@@ -307,6 +350,9 @@ void seed_envs_free(seed_envs **ep)
 	if (!ep || !*ep)
 		return;
 	seed_envs *e = *ep;
+	if (e->cls->free_state)
+		for (int i = 0; i < e->num; i++)
+			e->cls->free_state(e->config, e->state + (size_t)i * e->stride);
 	if (e->cls->free_config)
 		e->cls->free_config(e->config);
 	free(e->state);
@@ -315,6 +361,7 @@ void seed_envs_free(seed_envs **ep)
 	free(e->ep_length);
 	free(e->final_state);
 	free(e->has_final);
+	free(e->last_obs);
 	free(e);
 	*ep = NULL;
 }
@@ -353,6 +400,8 @@ static inline void reset_one(seed_envs *e, int i, void *obs)
 	 * must survive episodes (MinAtar's sticky last action). */
 	void *st = e->state + (size_t)i * e->stride;
 	e->cls->reset(e->config, st, &e->rng[i], obs);
+	if (e->last_obs)
+		memcpy(e->last_obs + (size_t)i * e->obs_bytes, obs, e->obs_bytes);
 	e->ep_return[i] = 0;
 	e->ep_length[i] = 0;
 }
@@ -374,11 +423,46 @@ int seed_envs_restart(seed_envs *e, int i, void *obs)
 	return 0;
 }
 
+/* What every step does after the class stepped env k (row i of the
+ * outputs) to observation o with reward r: the episode's totals, the
+ * time limit (or a forced truncation), and the reset of an ended episode. */
+static inline void end_step(seed_envs *e, int i, int k, uint8_t *o, float r, bool term, bool force_trunc,
+                            float *reward, uint8_t *terminated, uint8_t *truncated, void *final_obs,
+                            float *ep_return, int32_t *ep_length)
+{
+	const size_t ob = e->obs_bytes;
+	const int32_t max_steps = e->spec.max_steps;
+	double ret = e->ep_return[k] + r;
+	int32_t len = e->ep_length[k] + 1;
+	bool trunc = force_trunc || (max_steps > 0 && len >= max_steps);
+	reward[i] = r;
+	terminated[i] = term;
+	truncated[i] = trunc;
+	if (ep_return)
+		ep_return[i] = (float)ret;
+	if (ep_length)
+		ep_length[i] = len;
+	if (term || trunc) {
+		if (final_obs)
+			memcpy((uint8_t *)final_obs + (size_t)i * ob, o, ob);
+		if (e->final_state) {
+			memcpy(e->final_state + (size_t)k * e->stride, e->state + (size_t)k * e->stride,
+			       e->cls->state_size);
+			e->has_final[k] = true;
+		}
+		reset_one(e, k, o);
+	} else {
+		e->ep_return[k] = ret;
+		e->ep_length[k] = len;
+	}
+}
+
 int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
                    uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
                    int32_t *ep_length)
 {
-	if (!e->was_reset || first < 0 || count < 0 || first > e->num - count)
+	if (!e->was_reset || first < 0 || count < 0 || first > e->num - count ||
+	    e->spec.action_space != SEED_ACTIONS_DISCRETE)
 		return -EINVAL;
 	const int na = e->spec.num_actions;
 	for (int i = 0; i < count; i++)
@@ -386,7 +470,6 @@ int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, v
 			return -EINVAL;
 
 	const seed_env_class *cls = e->cls;
-	const int32_t max_steps = e->spec.max_steps;
 	const size_t ob = e->obs_bytes;
 	for (int i = 0; i < count; i++) {
 		const int k = first + i;
@@ -394,31 +477,61 @@ int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, v
 		float r = 0;
 		bool term = false;
 		cls->step(e->config, e->state + (size_t)k * e->stride, &e->rng[k], actions[i], o, &r, &term);
-		double ret = e->ep_return[k] + r;
-		int32_t len = e->ep_length[k] + 1;
-		bool trunc = max_steps > 0 && len >= max_steps;
-		reward[i] = r;
-		terminated[i] = term;
-		truncated[i] = trunc;
-		if (ep_return)
-			ep_return[i] = (float)ret;
-		if (ep_length)
-			ep_length[i] = len;
-		if (term || trunc) {
-			if (final_obs)
-				memcpy((uint8_t *)final_obs + (size_t)i * ob, o, ob);
-			if (e->final_state) {
-				memcpy(e->final_state + (size_t)k * e->stride,
-				       e->state + (size_t)k * e->stride, cls->state_size);
-				e->has_final[k] = true;
-			}
-			reset_one(e, k, o);
-		} else {
-			e->ep_return[k] = ret;
-			e->ep_length[k] = len;
-		}
+		end_step(e, i, k, o, r, term, false, reward, terminated, truncated, final_obs, ep_return,
+		         ep_length);
 	}
 	return 0;
+}
+
+static bool all_finite(const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return false;
+	return true;
+}
+
+int seed_envs_step_box(seed_envs *e, int first, int count, const float *actions, void *obs, float *reward,
+                       uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
+                       int32_t *ep_length)
+{
+	if (!e->was_reset || first < 0 || count < 0 || first > e->num - count ||
+	    e->spec.action_space != SEED_ACTIONS_BOX)
+		return -EINVAL;
+	const int na = e->spec.num_actions;
+	if (!all_finite(actions, (size_t)count * (size_t)na))
+		return -EINVAL;
+
+	const seed_env_class *cls = e->cls;
+	const size_t ob = e->obs_bytes;
+	const bool f32 = e->spec.obs_dtype == SEED_DTYPE_F32;
+	for (int i = 0; i < count; i++) {
+		const int k = first + i;
+		uint8_t *o = (uint8_t *)obs + (size_t)i * ob;
+		uint8_t *last = e->last_obs + (size_t)k * ob;
+		float r = 0;
+		bool term = false;
+		int st = cls->step_box(e->config, e->state + (size_t)k * e->stride, &e->rng[k],
+		                       actions + (size_t)i * (size_t)na, o, &r, &term);
+		bool unstable = st == SEED_ENV_UNSTABLE || !isfinite(r) ||
+		                (f32 && !all_finite((const float *)(const void *)o, ob / sizeof(float)));
+		if (unstable) {
+			/* The last finite observation stands for the episode's end. */
+			memcpy(o, last, ob);
+			r = 0;
+			term = false;
+			e->unstable++;
+		}
+		end_step(e, i, k, o, r, term, unstable, reward, terminated, truncated, final_obs, ep_return,
+		         ep_length);
+		memcpy(last, o, ob);
+	}
+	return 0;
+}
+
+int64_t seed_envs_unstable(const seed_envs *e)
+{
+	return e->unstable;
 }
 
 int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len)

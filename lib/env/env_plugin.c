@@ -95,15 +95,15 @@ static int check_table(const char *path, const seed_env_plugin *t, seed_err *err
 			    "%s: class %d: bad name \"%.64s\" (lower case letters, digits, '_', "
 			    "'-' and '.' only, at least one)",
 			    path, n, c->name);
-		const char *missing = !c->configure ? "configure"
-		                      : !c->reset   ? "reset"
-		                      : !c->step    ? "step"
-		                                    : NULL;
+		const char *missing = !c->configure              ? "configure"
+		                      : !c->reset                ? "reset"
+		                      : !c->step && !c->step_box ? "step"
+		                                                 : NULL;
 		if (missing)
 			return seed_err_set(
 			    err, -ELIBBAD,
-			    "%s: class \"%s\" has no %s function (configure, reset and step are "
-			    "required)",
+			    "%s: class \"%s\" has no %s function (configure, reset and step or "
+			    "step_box are required)",
 			    path, c->name, missing);
 		if (c->state_size > SEED_ENV_PLUGIN_MAX_STATE)
 			return seed_err_set(

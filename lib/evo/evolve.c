@@ -60,6 +60,11 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 			return prc;
 		spec = &probed;
 	}
+	if (spec->action_space != SEED_ACTIONS_DISCRETE)
+		return seed_err_set(err, -EINVAL,
+		                    "evolver: %s has a Box (continuous) action space; evolution acts in "
+		                    "discrete ones only",
+		                    cfg->env);
 	seed_evolver *E = seed_xcalloc(1, sizeof *E);
 	E->cfg = cfg;
 	E->spec = *spec;

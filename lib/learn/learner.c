@@ -69,6 +69,11 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 			return prc;
 		spec = &probed;
 	}
+	if (spec->action_space != SEED_ACTIONS_DISCRETE)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: %s has a Box (continuous) action space; the learners act in "
+		                    "discrete ones only",
+		                    cfg->env);
 	const learn_algo *algo = algo_for(cfg->algorithm);
 	if (!algo)
 		return seed_err_set(err, -EINVAL, "learner: algorithm %s is not a gradient learner's",

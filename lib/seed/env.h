@@ -42,13 +42,31 @@ extern "C" {
 #endif
 
 #define SEED_ENV_MAX_OBS_RANK 4
+/* Most real numbers in one action of a Box space. */
+#define SEED_ENV_MAX_ACTION_DIM 64
+
+/* What the environment acts on: integers 0 .. num_actions-1 (a Discrete
+ * space) or num_actions real numbers each within [action_low[i],
+ * action_high[i]] (a Box space, Gymnasium's name; bounds may be infinite).
+ * A Box class steps with step_box; the bounds say what the environment
+ * expects, but actions outside them reach it unchanged (Gymnasium's MuJoCo
+ * tasks charge a control cost on the raw action): mapping a policy's
+ * output into the bounds (clipping, squashing) is the policy's business. */
+typedef enum seed_action_space {
+	SEED_ACTIONS_DISCRETE = 0,
+	SEED_ACTIONS_BOX,
+} seed_action_space;
 
 typedef struct seed_env_spec {
 	seed_dtype obs_dtype; /* SEED_DTYPE_F32 or SEED_DTYPE_U8 */
 	int obs_rank;
 	int64_t obs_shape[SEED_ENV_MAX_OBS_RANK];
-	int num_actions; /* discrete actions 0 .. num_actions-1 */
-	int max_steps;   /* truncation after this many steps; 0: none */
+	seed_action_space action_space;
+	int num_actions;                            /* discrete: actions 0 .. num_actions-1; Box: the
+	                                               dimension A, 1 .. SEED_ENV_MAX_ACTION_DIM */
+	float action_low[SEED_ENV_MAX_ACTION_DIM];  /* Box only: [0, A) used */
+	float action_high[SEED_ENV_MAX_ACTION_DIM]; /* low <= high, no NaN */
+	int max_steps;                              /* truncation after this many steps; 0: none */
 	/* The size render_rgb draws best, in pixels (1 .. SEED_ENV_MAX_RGB);
 	 * 0 x 0 when the class draws no pictures (the vector sets that). */
 	int rgb_width, rgb_height;
@@ -63,8 +81,13 @@ size_t seed_env_spec_obs_bytes(const seed_env_spec *s);
 /* jansson's JSON value (include <jansson.h> to look inside). */
 typedef struct json_t json_t;
 
-/* One kind of environment.  Every callback but render_text and render_rgb
- * is required.
+/* What step_box returns when the simulation went unstable (a non-finite
+ * state, or the physics engine gave up on it): the vector then ends the
+ * episode as truncated (below, seed_envs_step_box). */
+#define SEED_ENV_UNSTABLE 1
+
+/* One kind of environment.  configure, reset, and step (Discrete) or
+ * step_box (Box) are required; the other callbacks may be NULL.
  * The vector calls them from one thread at a time per instance; config is
  * shared read-only by all instances of a vector. */
 typedef struct seed_env_class {
@@ -105,6 +128,19 @@ typedef struct seed_env_class {
 	 * be NULL (no pictures); must not print.  seed_env_grid_rgb draws grid
 	 * observations (MinAtar-style planes) in one call. */
 	int (*render_rgb)(const void *config, const void *state, uint8_t *rgb, int width, int height);
+	/* For a Box space (spec->action_space SEED_ACTIONS_BOX) instead of
+	 * step: apply action (A finite floats, checked by the vector; they may
+	 * lie outside the bounds), otherwise as step.  Returns 0, or
+	 * SEED_ENV_UNSTABLE when the simulation became unstable: what it wrote
+	 * is then ignored and the vector truncates the episode.  Must not
+	 * allocate. */
+	int (*step_box)(const void *config, void *state, seed_rng *rng, const float *action, void *obs,
+	                float *reward, bool *terminated);
+	/* Release what an instance allocated for itself (a physics engine's
+	 * data, say: reset may allocate on an instance's first episode, never
+	 * step); called for every instance when the vector is freed, also for
+	 * those never reset (their state is then all zero).  May be NULL. */
+	void (*free_state)(const void *config, void *state);
 } seed_env_class;
 
 /* Add a class to the registry (not copied: must outlive its use).
@@ -147,6 +183,10 @@ int seed_env_options_check(const json_t *options, const char *env, const char *c
 int seed_env_option_int(const json_t *options, const char *env, const char *key, long long min, long long max,
                         long long *out, seed_err *err);
 int seed_env_option_bool(const json_t *options, const char *env, const char *key, bool *out, seed_err *err);
+/* seed_env_option_double: like seed_env_option_int for a finite number
+ * (an integer is fine) in [min, max]. */
+int seed_env_option_double(const json_t *options, const char *env, const char *key, double min, double max,
+                           double *out, seed_err *err);
 /* seed_env_option_doubles: if options has key, check that it is an array
  * of exactly n finite numbers and store them in out[0..n); if it does not,
  * leave out alone and return 0.  -SEED_EOPTION naming the key (and the
@@ -211,6 +251,23 @@ int seed_envs_restart(seed_envs *e, int i, void *obs);
 int seed_envs_step(seed_envs *e, int first, int count, const int32_t *actions, void *obs, float *reward,
                    uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
                    int32_t *ep_length);
+
+/* seed_envs_step for a Box space: actions is [count][A] floats (A the
+ * spec's num_actions), every one finite.  Besides seed_envs_step's
+ * outputs: a step the class reports unstable (SEED_ENV_UNSTABLE), or that
+ * leaves a non-finite reward or f32 observation, ends the episode as
+ * truncated with reward 0, its final_obs row the last observation of the
+ * episode that was finite (the one before that step), and counts one
+ * unstable step (seed_envs_unstable): nothing non-finite leaves the
+ * vector.  -EINVAL (nothing stepped): not a Box space, a non-finite
+ * action, or as seed_envs_step.  seed_envs_step on a Box space is
+ * -EINVAL too.  Allocates nothing. */
+int seed_envs_step_box(seed_envs *e, int first, int count, const float *actions, void *obs, float *reward,
+                       uint8_t *terminated, uint8_t *truncated, void *final_obs, float *ep_return,
+                       int32_t *ep_length);
+/* Steps that seed_envs_step_box truncated as unstable since the vector was
+ * made. */
+int64_t seed_envs_unstable(const seed_envs *e);
 
 /* Draw env i as text; returns the length needed (like snprintf) or -EINVAL
  * (no env i), -ENOTSUP (the class cannot render). */

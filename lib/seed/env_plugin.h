@@ -41,8 +41,9 @@ extern "C" {
 /* The version of the plugin interface: seed_env_plugin, seed_env_class,
  * seed_env_spec and the meaning of their fields.  It changes whenever one of
  * them changes in a way an already built plugin would misread; a plugin of
- * another version is refused, not run. */
-#define SEED_ENV_ABI_VERSION 1
+ * another version is refused, not run.  Version 2 added Box action spaces
+ * (seed_env_spec's action_space and bounds, step_box) and free_state. */
+#define SEED_ENV_ABI_VERSION 2
 
 /* Largest state_size a plugin's class may ask for, per instance. */
 #define SEED_ENV_PLUGIN_MAX_STATE (64u << 20)
