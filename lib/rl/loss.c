@@ -15,15 +15,19 @@
  *   d entropy_loss / d z_j =  s entropy_cost p_j (log p_j + H)
  *   d baseline_loss / d V  = -s baseline_cost (v_t - V(x_t))
  * (dH/dz_j = -p_j (log p_j + H)); v_t and A_t are held constant.
+ * A Gaussian policy (seed/loss.h) takes log pi and H from its parameters
+ * in the first pass and needs no probabilities: lse[i] holds log pi(u).
  */
 #include "seed/loss.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "gaussian_row.h"
 #include "seed/buf.h"
 #include "seed/vtrace.h"
 
@@ -112,11 +116,18 @@ static int check_batch(const seed_loss_batch *in, seed_err *err)
 	if (in->T < 1 || in->B < 1 || in->A < 1)
 		return seed_err_set(err, -EINVAL, "loss: batch shape T=%d B=%d A=%d must be positive", in->T,
 		                    in->B, in->A);
-	if (!in->logits || !in->behaviour_logits || !in->actions || !in->rewards || !in->discounts ||
-	    !in->values || !in->bootstrap_value)
+	const bool box = in->box_actions != NULL;
+	if (!in->logits || !in->behaviour_logits || (!box && !in->actions) || !in->rewards ||
+	    !in->discounts || !in->values || !in->bootstrap_value)
 		return seed_err_set(err, -EINVAL, "loss: batch has a NULL array");
 	const size_t n = (size_t)in->T * (size_t)in->B;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; box && i < n * (size_t)in->A; i++)
+		if (!isfinite(in->box_actions[i]))
+			return seed_err_set(
+			    err, -EINVAL, "loss: raw sample %zu at step t=%zu, sequence b=%zu is not finite",
+			    i % (size_t)in->A, i / (size_t)in->A / (size_t)in->B,
+			    i / (size_t)in->A % (size_t)in->B);
+	for (size_t i = 0; !box && i < n; i++)
 		if (in->actions[i] < 0 || in->actions[i] >= in->A)
 			return seed_err_set(
 			    err, -EINVAL, "loss: action %d at step t=%zu, sequence b=%zu is outside [0, %d)",
@@ -159,7 +170,20 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 	float *log_rhos = (float *)(prob + n * (size_t)A), *vs = log_rhos + n, *adv = vs + n;
 
 	double sum_kl = 0, sum_rho = 0, n_clipped = 0;
-	for (size_t i = 0; i < n; i++) {
+	const bool box = in->box_actions != NULL;
+	const size_t W = box ? 2 * (size_t)A : (size_t)A; /* parameters per step */
+	for (size_t i = 0; box && i < n; i++) {
+		/* A Gaussian's: lse[i] holds log pi(u) itself. */
+		const float *u = in->box_actions + i * (size_t)A;
+		lse[i] = gaussian_log_prob(in->logits + i * W, u, A, &ent[i]);
+		const double lr = lse[i] - gaussian_log_prob(in->behaviour_logits + i * W, u, A, NULL);
+		const double rho = exp(lr);
+		log_rhos[i] = (float)lr;
+		sum_kl -= lr;
+		sum_rho += rho;
+		n_clipped += rho > cfg->clip_rho;
+	}
+	for (size_t i = 0; !box && i < n; i++) {
 		const float *z = in->logits + i * (size_t)A, *zb = in->behaviour_logits + i * (size_t)A;
 		const int a = in->actions[i];
 		lse[i] = log_sum_exp(z, A, &ent[i], prob + i * (size_t)A);
@@ -190,10 +214,10 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 	const double ec = cfg->entropy_cost, bc = cfg->baseline_cost, kc = cfg->kl_cost;
 	double pg = 0, base = 0, sum_ent = 0, sum_vs = 0, sum_v = 0, sum_adv = 0;
 	for (size_t i = 0; i < n; i++) {
-		const float *z = in->logits + i * (size_t)A;
-		const int a = in->actions[i];
+		const float *z = in->logits + i * W;
+		const int a = box ? 0 : in->actions[i];
 		const double A_t = adv[i], v = in->values[i], err_v = (double)vs[i] - v;
-		pg -= A_t * ((double)z[a] - lse[i]);
+		pg -= A_t * (box ? lse[i] : (double)z[a] - lse[i]);
 		base += err_v * err_v;
 		sum_ent += ent[i];
 		sum_vs += vs[i];
@@ -201,7 +225,18 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 		sum_adv += A_t;
 		if (dvalues)
 			dvalues[i] = (float)(-s * bc * err_v);
-		if (dlogits) {
+		if (dlogits && box) {
+			/* e_j = (u_j - m_j) / s_j: d log pi / d m_j = e_j / s_j,
+			 * d log pi / d l_j = e_j^2 - 1, d H / d l_j = 1. */
+			float *dz = dlogits + i * W;
+			const float *u = in->box_actions + i * (size_t)A;
+			const double w = -s * (A_t + kc);
+			for (int j = 0; j < A; j++) {
+				const double is = exp(-(double)z[A + j]), e = ((double)u[j] - z[j]) * is;
+				dz[j] = (float)(w * e * is);
+				dz[A + j] = (float)(w * (e * e - 1) - s * ec);
+			}
+		} else if (dlogits) {
 			float *dz = dlogits + i * (size_t)A;
 			const double *pi = prob + i * (size_t)A;
 			const double w = -s * (A_t + kc);

@@ -17,7 +17,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "gaussian_row.h"
 
 void seed_ppo_config_default(seed_ppo_config *c)
 {
@@ -114,13 +117,19 @@ int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *b, seed_ppo_
 	const int N = b->N, A = b->A;
 	if (N < 1 || A < 1)
 		return seed_err_set(err, -EINVAL, "ppo loss: N = %d, A = %d: both must be at least 1", N, A);
-	if (!b->logits || !b->behaviour_logits || !b->actions || !b->advantages || !b->returns ||
+	const bool box = b->box_actions != NULL;
+	if (!b->logits || !b->behaviour_logits || (!box && !b->actions) || !b->advantages || !b->returns ||
 	    !b->old_values || !b->values)
 		return seed_err_set(err, -EINVAL, "ppo loss: a NULL array in the batch");
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < N && !box; i++)
 		if (b->actions[i] < 0 || b->actions[i] >= A)
 			return seed_err_set(err, -EINVAL, "ppo loss: action %d at row %d is outside [0, %d)",
 			                    (int)b->actions[i], i, A);
+	for (size_t i = 0; box && i < (size_t)N * (size_t)A; i++)
+		if (!isfinite(b->box_actions[i]))
+			return seed_err_set(err, -EINVAL, "ppo loss: raw sample %zu (row %zu) is not finite",
+			                    i, i / (size_t)A);
+	const size_t W = box ? 2 * (size_t)A : (size_t)A; /* parameters per row */
 
 	/* Pass 1: the advantages' mean and sample std. */
 	double mean_a = 0, sd = 0;
@@ -135,12 +144,21 @@ int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *b, seed_ppo_
 	const double vc = cfg->value_clip;
 	double pg = 0, val = 0, ent = 0, kl = 0, clipped = 0, ratio_sum = 0, v_sum = 0, r_sum = 0;
 	for (int i = 0; i < N; i++) {
-		const float *z = b->logits + (size_t)i * (size_t)A;
-		const float *zb = b->behaviour_logits + (size_t)i * (size_t)A;
-		const int a = b->actions[i];
-		double m, mb, H;
-		const double lse = log_norm(z, A, &m, &H), lseb = log_norm(zb, A, &mb, NULL);
-		const double logp = (double)z[a] - m - lse, logmu = (double)zb[a] - mb - lseb;
+		const float *z = b->logits + (size_t)i * W;
+		const float *zb = b->behaviour_logits + (size_t)i * W;
+		const float *x = box ? b->box_actions + (size_t)i * (size_t)A : NULL;
+		const int a = box ? 0 : b->actions[i];
+		double m = 0, lse = 0, H, logp, logmu;
+		if (box) {
+			logp = gaussian_log_prob(z, x, A, &H);
+			logmu = gaussian_log_prob(zb, x, A, NULL);
+		} else {
+			double mb;
+			lse = log_norm(z, A, &m, &H);
+			const double lseb = log_norm(zb, A, &mb, NULL);
+			logp = (double)z[a] - m - lse;
+			logmu = (double)zb[a] - mb - lseb;
+		}
 		const double logr = logp - logmu, r = exp(logr);
 		double adv = b->advantages[i];
 		if (cfg->normalize_advantages)
@@ -170,7 +188,17 @@ int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *b, seed_ppo_
 		r_sum += R;
 		if (dvalues)
 			dvalues[i] = (float)(s * (double)cfg->value_cost * dv);
-		if (dlogits) {
+		if (dlogits && box) {
+			/* With e_j = (x_j - m_j) / s_j for the raw sample x: d log pi
+			 * / d m_j = e_j / s_j, d log pi / d l_j = e_j^2 - 1, d H / d l_j
+			 * = 1. */
+			float *dz = dlogits + (size_t)i * W;
+			for (int j = 0; j < A; j++) {
+				const double is = exp(-(double)z[A + j]), e = ((double)x[j] - z[j]) * is;
+				dz[j] = (float)(s * g * e * is);
+				dz[A + j] = (float)(s * (g * (e * e - 1) - (double)cfg->entropy_cost));
+			}
+		} else if (dlogits) {
 			float *dz = dlogits + (size_t)i * (size_t)A;
 			for (int j = 0; j < A; j++) {
 				const double lp = (double)z[j] - m - lse, p = exp(lp);

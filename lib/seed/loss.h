@@ -66,16 +66,27 @@ typedef struct seed_loss_config {
 	seed_loss_reduce reduce; /* SEED_LOSS_MEAN */
 } seed_loss_config;
 
-/* One unroll batch.  Every pointer is required; arrays are row-major. */
+/* One unroll batch.  Every pointer is required, but actions for a
+ * Gaussian policy and box_actions for a categorical one; arrays are
+ * row-major.
+ *
+ * A Gaussian policy (box_actions not NULL) over A real numbers: each step's
+ * logits and behaviour_logits are its 2A parameters, A means m then A log
+ * standard deviations l (seed_gaussian(3)), and box_actions the raw
+ * samples u the actor drew (before clipping or squashing: a squash's
+ * correction depends on u alone and cancels in pi/mu, so it is left out):
+ * log pi(u) = sum_j -(u_j - m_j)^2 / (2 e^{2 l_j}) - l_j - log(2 pi) / 2,
+ * H = sum_j l_j + (1 + log(2 pi)) / 2, the loss above unchanged. */
 typedef struct seed_loss_batch {
 	int T, B, A;                   /* steps, sequences, actions (A >= 1) */
-	const float *logits;           /* (T, B, A) learner policy logits */
-	const float *behaviour_logits; /* (T, B, A) actor's logits when it acted */
-	const int32_t *actions;        /* (T, B) actions taken, in [0, A) */
+	const float *logits;           /* (T, B, A), or (T, B, 2A) for a Gaussian: the learner's */
+	const float *behaviour_logits; /* the same shape: the actor's when it acted */
+	const int32_t *actions;        /* (T, B) actions taken, in [0, A); categorical only */
 	const float *rewards;          /* (T, B) r_t */
 	const float *discounts;        /* (T, B) gamma * (1 - terminated_t) */
 	const float *values;           /* (T, B) learner V(x_t) */
 	const float *bootstrap_value;  /* (B) learner V(x_T) */
+	const float *box_actions;      /* (T, B, A) raw samples of a Gaussian policy; NULL: categorical */
 } seed_loss_batch;
 
 /* The loss terms (reduced as configured; total is their sum) and
@@ -100,12 +111,13 @@ void seed_loss_config_default(seed_loss_config *c);
 
 /* Evaluate the V-trace actor-critic loss of one batch and its gradients.
  *
- * stats is required.  dlogits (T, B, A) and dvalues (T, B) receive d total /
+ * stats is required.  dlogits (the shape of logits) and dvalues (T, B) receive d total /
  * d logits and d total / d values; either may be NULL to skip it.  They must
  * not overlap the inputs.  Scratch memory of O(T*B*A) is allocated per call.
  *
  * Returns 0, or -EINVAL (nothing written, err says what and where) for a
- * NULL pointer, T, B or A below 1, an action outside [0, A), or a bad
+ * NULL pointer, T, B or A below 1, an action outside [0, A), a non-finite
+ * raw sample, or a bad
  * configuration: a cost that is negative or not finite, a clip threshold
  * that is NaN or negative, lambda outside [0, 1], an unknown reduction.
  * err may be NULL.  Thread-safe on distinct outputs.

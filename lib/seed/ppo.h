@@ -84,16 +84,28 @@ int seed_ppo_gae(int T, int B, const float *rewards, const float *discounts, con
                  const float *bootstrap_value, float lambda, float *advantages, float *returns);
 
 /* One minibatch of N transitions, rows in any order.  Every pointer is
- * required. */
+ * required, but actions for a Gaussian policy and box_actions for a
+ * categorical one.
+ *
+ * A Gaussian policy (box_actions not NULL) over A real numbers: logits and
+ * behaviour_logits rows are its 2A parameters, A means m then A log
+ * standard deviations l (seed_gaussian(3)), and box_actions the raw
+ * samples u the actor drew (before clipping or squashing into the bounds:
+ * a squash's correction depends on u alone, so it cancels in the ratio and
+ * is left out), with
+ *   log pi(u) = sum_j -(u_j - m_j)^2 / (2 e^{2 l_j}) - l_j - log(2 pi) / 2
+ *   H(pi)     = sum_j l_j + (1 + log(2 pi)) / 2
+ * and the loss above unchanged. */
 typedef struct seed_ppo_batch {
 	int N, A;                      /* transitions, actions (A >= 1) */
-	const float *logits;           /* (N, A) the learner's */
-	const float *behaviour_logits; /* (N, A) the actor's, when it acted */
-	const int32_t *actions;        /* (N) in [0, A) */
+	const float *logits;           /* (N, A), or (N, 2A) for a Gaussian: the learner's */
+	const float *behaviour_logits; /* the same shape: the actor's, when it acted */
+	const int32_t *actions;        /* (N) in [0, A); categorical only */
 	const float *advantages;       /* (N) GAE, before normalisation */
 	const float *returns;          /* (N) value targets R */
 	const float *old_values;       /* (N) v_old: the values at the start of the update */
 	const float *values;           /* (N) the learner's */
+	const float *box_actions;      /* (N, A) raw samples of a Gaussian policy; NULL: categorical */
 } seed_ppo_batch;
 
 /* The terms of the loss (each with its weight; total is their sum) and
@@ -113,13 +125,14 @@ typedef struct seed_ppo_stats {
 } seed_ppo_stats;
 
 /* Evaluate the PPO loss of one minibatch and its gradients.  stats is
- * required; dlogits (N, A) and dvalues (N) receive d total / d logits and
+ * required; dlogits (the shape of logits) and dvalues (N) receive d total / d logits and
  * d total / d values, either may be NULL to skip it; they must not overlap
  * the inputs.  Allocates nothing.  With N = 1 and normalize_advantages the
  * normalised advantage is 0 (the sample std is undefined there).
  *
  * Returns 0, or -EINVAL (nothing written, err says what and where) for a
- * NULL pointer, N or A below 1, an action outside [0, A), or a
+ * NULL pointer, N or A below 1, an action outside [0, A), a non-finite
+ * raw sample, or a
  * configuration seed_ppo_config_check refuses.  err may be NULL.
  * Thread-safe on distinct outputs. */
 int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *batch, seed_ppo_stats *stats,

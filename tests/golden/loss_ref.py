@@ -13,6 +13,10 @@ of that float64 loss with v_t and A_t frozen at their values for the
 unperturbed inputs: no analytic derivative is written here, so the C code's
 hand-derived gradients are checked against something independent.
 
+The Gaussian cases (2A parameters per step, A means then A log standard
+deviations, and the actor's raw samples u) take log pi(u) and the entropy from
+scipy.stats.norm, not from a formula written here.
+
 Usage: python3 tests/golden/loss_ref.py > tests/golden/loss_golden.h
 """
 import math
@@ -20,6 +24,7 @@ import os
 import sys
 
 import numpy as np
+from scipy.stats import norm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vtrace_ref import carray, cfloat, vtrace_explicit  # noqa: E402
@@ -45,6 +50,63 @@ def loss_terms(cfg, logits, blogits, actions, values, vs, adv):
     kl_loss = cfg["kl_cost"] * red(lm_a - lp_a)
     return dict(total=pg + base + ent_loss + kl_loss, pg_loss=pg, baseline_loss=base,
                 entropy_loss=ent_loss, kl_loss=kl_loss, entropy=ent.mean(), kl=(lm_a - lp_a).mean())
+
+
+def gauss_logp(params, u):
+    A = u.shape[-1]
+    return norm.logpdf(u, loc=params[..., :A], scale=np.exp(params[..., A:])).sum(axis=-1)
+
+
+def gauss_terms(cfg, params, bparams, u, values, vs, adv):
+    """loss_terms for a diagonal Gaussian policy with vs and adv frozen."""
+    A = u.shape[-1]
+    lp, lm = gauss_logp(params, u), gauss_logp(bparams, u)
+    ent = norm.entropy(loc=params[..., :A], scale=np.exp(params[..., A:])).sum(axis=-1)
+    red = np.mean if cfg["reduce"] == 0 else np.sum
+    pg = -red(adv * lp)
+    base = cfg["baseline_cost"] * 0.5 * red((vs - values) ** 2)
+    ent_loss = -cfg["entropy_cost"] * red(ent)
+    kl_loss = cfg["kl_cost"] * red(lm - lp)
+    return dict(total=pg + base + ent_loss + kl_loss, pg_loss=pg, baseline_loss=base,
+                entropy_loss=ent_loss, kl_loss=kl_loss, entropy=ent.mean(), kl=(lm - lp).mean())
+
+
+def make_gauss_case(rng, name, T, B, A, cfg, p_end=0.25, gamma=0.99):
+    f32 = np.float32
+    bparams = np.concatenate([rng.standard_normal((T, B, A)), rng.uniform(-1.0, 0.3, (T, B, A))], axis=-1)
+    bparams = bparams.astype(f32)
+    params = (bparams + rng.standard_normal((T, B, 2 * A)) * 0.2).astype(f32)
+    u = (bparams[..., :A] + np.exp(bparams[..., A:]) * rng.standard_normal((T, B, A)) * 1.5).astype(f32)
+    rewards = rng.standard_normal((T, B)).astype(f32)
+    discounts = np.where(rng.random((T, B)) < p_end, 0.0, gamma).astype(f32)
+    values = rng.standard_normal((T, B)).astype(f32)
+    bootstrap = rng.standard_normal(B).astype(f32)
+    P, Pb, U, V = (x.astype(np.float64) for x in (params, bparams, u, values))
+    log_rhos = gauss_logp(P, U) - gauss_logp(Pb, U)
+    vs, adv = vtrace_explicit(log_rhos, discounts, rewards, V, bootstrap, cfg["clip_rho"],
+                              cfg["clip_pg_rho"], cfg["lambda"])
+    terms = gauss_terms(cfg, P, Pb, U, V, vs, adv)
+    rho = np.exp(log_rhos)
+    terms.update(mean_rho=rho.mean(), clipped_rho_fraction=(rho > cfg["clip_rho"]).mean(),
+                 mean_vs=vs.mean(), mean_value=V.mean(), mean_pg_advantage=adv.mean())
+    h = 1e-6
+    dparams = np.empty_like(P)
+    for idx in np.ndindex(P.shape):
+        up, dn = P.copy(), P.copy()
+        up[idx] += h
+        dn[idx] -= h
+        dparams[idx] = (gauss_terms(cfg, up, Pb, U, V, vs, adv)["total"]
+                        - gauss_terms(cfg, dn, Pb, U, V, vs, adv)["total"]) / (2 * h)
+    dvalues = np.empty_like(V)
+    for idx in np.ndindex(V.shape):
+        up, dn = V.copy(), V.copy()
+        up[idx] += h
+        dn[idx] -= h
+        dvalues[idx] = (gauss_terms(cfg, P, Pb, U, up, vs, adv)["total"]
+                        - gauss_terms(cfg, P, Pb, U, dn, vs, adv)["total"]) / (2 * h)
+    return dict(name=name, T=T, B=B, A=A, cfg=cfg, params=params, bparams=bparams, u=u, rewards=rewards,
+                discounts=discounts, values=values, bootstrap=bootstrap, terms=terms, dparams=dparams,
+                dvalues=dvalues)
 
 
 def make_case(rng, name, T, B, A, cfg, p_end=0.25, gamma=0.99):
@@ -134,6 +196,31 @@ def main():
         out.write('\t{"%s", %d, %d, %d, %s, %d,\n' % (c["name"], c["T"], c["B"], c["A"], cfgs, c["cfg"]["reduce"]))
         out.write("\t ls{0}_logits, ls{0}_blogits, ls{0}_rewards, ls{0}_discounts, ls{0}_values, ls{0}_bootstrap,\n"
                   "\t ls{0}_actions, ls{0}_dlogits, ls{0}_dvalues, ls{0}_stats}},\n".format(k))
+    out.write("};\n\n")
+
+    # Gaussian policies, from a generator of their own so that the cases above stay as they were.
+    grng = np.random.default_rng(20200601)
+    gcases = [
+        make_gauss_case(grng, "gaussian_defaults", 4, 3, 2, default),
+        make_gauss_case(grng, "gaussian_summed_kl", 3, 2, 4, summed),
+    ]
+    for k, c in enumerate(gcases):
+        for key in ("params", "bparams", "u", "rewards", "discounts", "values", "bootstrap"):
+            out.write(carray("float", "lg%d_%s" % (k, key), c[key], cfloat))
+        out.write(carray("double", "lg%d_dparams" % k, c["dparams"], lambda x: "%.12g" % x))
+        out.write(carray("double", "lg%d_dvalues" % k, c["dvalues"], lambda x: "%.12g" % x))
+        out.write(carray("double", "lg%d_stats" % k, [c["terms"][s] for s in STATS], lambda x: "%.17g" % x))
+        out.write("\n")
+    out.write("struct loss_gauss_golden {\n\tconst char *name;\n\tint T, B, A;\n"
+              "\tfloat %s;\n\tint reduce;\n" % ", ".join(CFG))
+    out.write("\tconst float *params, *bparams, *u, *rewards, *discounts, *values, *bootstrap;\n"
+              "\tconst double *dparams, *dvalues, *stats;\n};\n\n")
+    out.write("static const struct loss_gauss_golden loss_gauss_golden[] = {\n")
+    for k, c in enumerate(gcases):
+        cfgs = ", ".join(cfloat(c["cfg"][x]) for x in CFG)
+        out.write('\t{"%s", %d, %d, %d, %s, %d,\n' % (c["name"], c["T"], c["B"], c["A"], cfgs, c["cfg"]["reduce"]))
+        out.write("\t lg{0}_params, lg{0}_bparams, lg{0}_u, lg{0}_rewards, lg{0}_discounts, lg{0}_values,\n"
+                  "\t lg{0}_bootstrap, lg{0}_dparams, lg{0}_dvalues, lg{0}_stats}},\n".format(k))
     out.write("};\n")
 
 

@@ -19,12 +19,17 @@ The expected gradients are central finite differences of that float64 loss with 
 constant: no derivative is written here.  Each case is checked to keep every ratio and value
 away from the kinks of the clips, where a finite difference would straddle two branches.
 
+The Gaussian cases (a policy over A real numbers: 2A parameters per row, A means then A log
+standard deviations, and the raw samples u the actor drew) take log pi(u) and the entropy from
+scipy.stats.norm (logpdf and entropy), not from a formula written here.
+
 Usage: python3 tests/golden/ppo_ref.py > tests/golden/ppo_golden.h
 """
 import os
 import sys
 
 import numpy as np
+from scipy.stats import norm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vtrace_ref import carray, cfloat  # noqa: E402
@@ -81,6 +86,81 @@ def loss_terms(cfg, logits, blogits, actions, adv_raw, returns, old_values, valu
                 approx_kl=((ratio - 1) - logratio).mean(),
                 clip_fraction=(np.abs(ratio - 1) > c).mean(), mean_ratio=ratio.mean(),
                 mean_value=values.mean(), mean_return=returns.mean(), mean_advantage=adv_raw.mean())
+
+
+def gauss_terms(cfg, params, bparams, u, adv_raw, returns, old_values, values):
+    """loss_terms for a diagonal Gaussian policy, log-probabilities by scipy."""
+    A = u.shape[1]
+    lp = norm.logpdf(u, loc=params[:, :A], scale=np.exp(params[:, A:])).sum(axis=1)
+    lm = norm.logpdf(u, loc=bparams[:, :A], scale=np.exp(bparams[:, A:])).sum(axis=1)
+    ent = norm.entropy(loc=params[:, :A], scale=np.exp(params[:, A:])).sum(axis=1)
+    return policy_terms(cfg, lp, lm, ent, adv_raw, returns, old_values, values)
+
+
+def policy_terms(cfg, lp, lm, ent, adv_raw, returns, old_values, values):
+    logratio = lp - lm
+    ratio = np.exp(logratio)
+    adv = adv_raw.copy()
+    if cfg["normalize_advantages"]:
+        adv = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8) if len(adv) > 1 else np.zeros_like(adv)
+    c = cfg["clip"]
+    pg = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - c, 1 + c)).mean()
+    u = (values - returns) ** 2
+    if cfg["clip_value"]:
+        vc = cfg["value_clip"]
+        w = (old_values + np.clip(values - old_values, -vc, vc) - returns) ** 2
+        vl = 0.5 * np.maximum(u, w).mean()
+    else:
+        vl = 0.5 * u.mean()
+    value_loss = cfg["value_cost"] * vl
+    entropy_loss = -cfg["entropy_cost"] * ent.mean()
+    return dict(total=pg + value_loss + entropy_loss, pg_loss=pg, value_loss=value_loss,
+                entropy_loss=entropy_loss, entropy=ent.mean(),
+                approx_kl=((ratio - 1) - logratio).mean(),
+                clip_fraction=(np.abs(ratio - 1) > c).mean(), mean_ratio=ratio.mean(),
+                mean_value=values.mean(), mean_return=returns.mean(), mean_advantage=adv_raw.mean(),
+                ratio=ratio)
+
+
+def make_gauss_case(rng, name, N, A, cfg):
+    """N transitions of a Gaussian policy over A numbers, as the learner's minibatch."""
+    f32 = np.float32
+    bparams = np.concatenate([rng.standard_normal((N, A)), rng.uniform(-1.0, 0.3, (N, A))], axis=1)
+    bparams = bparams.astype(f32)
+    params = (bparams + rng.standard_normal((N, 2 * A)) * 0.06).astype(f32)
+    # Raw samples from the behaviour policy, some far out (as a clipped action's sample can be).
+    u = (bparams[:, :A] + np.exp(bparams[:, A:]) * rng.standard_normal((N, A)) * 1.5).astype(f32)
+    adv = rng.standard_normal(N).astype(f32)
+    ret = rng.standard_normal(N).astype(f32)
+    old = rng.standard_normal(N).astype(f32)
+    values = (old + rng.standard_normal(N) * 0.3).astype(f32)
+    P, Pb, U = params.astype(np.float64), bparams.astype(np.float64), u.astype(np.float64)
+    A64, R64, O64, V = (x.astype(np.float64) for x in (adv, ret, old, values))
+    terms = gauss_terms(cfg, P, Pb, U, A64, R64, O64, V)
+    c, vc = cfg["clip"], cfg["value_clip"]
+    ratio = terms.pop("ratio")
+    assert np.all(np.abs(ratio - (1 - c)) > 1e-3) and np.all(np.abs(ratio - (1 + c)) > 1e-3), name
+    if cfg["clip_value"]:
+        assert np.all(np.abs(np.abs(V - O64) - vc) > 1e-3), name
+    h = 1e-6
+    dparams = np.empty_like(P)
+    for idx in np.ndindex(P.shape):
+        up, dn = P.copy(), P.copy()
+        up[idx] += h
+        dn[idx] -= h
+        dparams[idx] = (gauss_terms(cfg, up, Pb, U, A64, R64, O64, V)["total"]
+                        - gauss_terms(cfg, dn, Pb, U, A64, R64, O64, V)["total"]) / (2 * h)
+    dvalues = np.empty_like(V)
+    for idx in np.ndindex(V.shape):
+        up, dn = V.copy(), V.copy()
+        up[idx] += h
+        dn[idx] -= h
+        dvalues[idx] = (gauss_terms(cfg, P, Pb, U, A64, R64, O64, up)["total"]
+                        - gauss_terms(cfg, P, Pb, U, A64, R64, O64, dn)["total"]) / (2 * h)
+    sys.stderr.write("%s: %d of %d ratios outside the clip range\n"
+                     % (name, int(np.sum(np.abs(ratio - 1) > c)), N))
+    return dict(name=name, N=N, A=A, cfg=cfg, params=params, bparams=bparams, u=u, adv=adv, ret=ret,
+                old=old, values=values, terms=terms, dparams=dparams, dvalues=dvalues)
 
 
 def make_case(rng, name, T, B, A, cfg, spread=0.6, vspread=0.3, gamma=0.99, p_end=0.2):
@@ -200,6 +280,33 @@ def main():
         out.write("\t pp{0}_rewards, pp{0}_discounts, pp{0}_old_values, pp{0}_bootstrap, pp{0}_logits,\n"
                   "\t pp{0}_blogits, pp{0}_values, pp{0}_actions, pp{0}_adv, pp{0}_ret, pp{0}_dlogits,\n"
                   "\t pp{0}_dvalues, pp{0}_stats}},\n".format(k))
+    out.write("};\n\n")
+
+    # Gaussian policies, from a generator of their own so that the cases above stay as they were.
+    grng = np.random.default_rng(20200601)
+    gcases = [
+        make_gauss_case(grng, "gaussian_cleanrl", 12, 3, cleanrl),
+        make_gauss_case(grng, "gaussian_plain", 8, 1, plain),
+        make_gauss_case(grng, "gaussian_wide", 6, 6, dict(cleanrl, entropy_cost=0.05)),
+    ]
+    for k, c in enumerate(gcases):
+        for key in ("params", "bparams", "u", "adv", "ret", "old", "values"):
+            out.write(carray("float", "pg%d_%s" % (k, key), c[key], cfloat))
+        for key in ("dparams", "dvalues"):
+            out.write(carray("double", "pg%d_%s" % (k, key), c[key], lambda x: "%.12g" % x))
+        out.write(carray("double", "pg%d_stats" % k, [c["terms"][s] for s in STATS], lambda x: "%.17g" % x))
+        out.write("\n")
+    out.write("struct ppo_gauss_golden {\n\tconst char *name;\n\tint N, A;\n"
+              "\tfloat %s;\n\tint normalize_advantages, clip_value;\n" % ", ".join(CFG))
+    out.write("\tconst float *params, *bparams, *u, *adv, *ret, *old, *values;\n"
+              "\tconst double *dparams, *dvalues, *stats;\n};\n\n")
+    out.write("static const struct ppo_gauss_golden ppo_gauss_golden[] = {\n")
+    for k, c in enumerate(gcases):
+        cfgs = ", ".join(cfloat(c["cfg"][x]) for x in CFG)
+        out.write('\t{"%s", %d, %d, %s, %d, %d,\n' % (c["name"], c["N"], c["A"], cfgs,
+                                                     c["cfg"]["normalize_advantages"], c["cfg"]["clip_value"]))
+        out.write("\t pg{0}_params, pg{0}_bparams, pg{0}_u, pg{0}_adv, pg{0}_ret, pg{0}_old, pg{0}_values,\n"
+                  "\t pg{0}_dparams, pg{0}_dvalues, pg{0}_stats}},\n".format(k))
     out.write("};\n")
 
 

@@ -23,8 +23,8 @@ static int close_rel(double got, double want, double rel, double abs_tol)
 
 static seed_loss_batch golden_batch(const struct loss_golden *g)
 {
-	seed_loss_batch b = {g->T,       g->B,       g->A,         g->logits, g->blogits,
-	                     g->actions, g->rewards, g->discounts, g->values, g->bootstrap};
+	seed_loss_batch b = {g->T,       g->B,         g->A,      g->logits,    g->blogits, g->actions,
+	                     g->rewards, g->discounts, g->values, g->bootstrap, NULL};
 	return b;
 }
 
@@ -72,6 +72,66 @@ static void t_golden_values_and_gradients(void)
 		}
 		printf("# %-22s total %.9g (numpy %.9g), max gradient difference %.2g\n", g->name, st.total,
 		       g->stats[0], worst);
+		free(dz);
+		free(dv);
+	}
+}
+
+/* Gaussian policies (2A parameters a step, raw samples) against numpy with
+ * scipy's normal log-density and entropy, in a workspace of exactly
+ * seed_loss_workspace_size bytes. */
+static void t_gaussian_golden(void)
+{
+	const int ng = (int)(sizeof loss_gauss_golden / sizeof loss_gauss_golden[0]);
+	for (int k = 0; k < ng; k++) {
+		const struct loss_gauss_golden *g = &loss_gauss_golden[k];
+		seed_loss_batch in = {.T = g->T,
+		                      .B = g->B,
+		                      .A = g->A,
+		                      .logits = g->params,
+		                      .behaviour_logits = g->bparams,
+		                      .rewards = g->rewards,
+		                      .discounts = g->discounts,
+		                      .values = g->values,
+		                      .bootstrap_value = g->bootstrap,
+		                      .box_actions = g->u};
+		seed_loss_config cfg;
+		seed_loss_config_default(&cfg);
+		cfg.baseline_cost = g->baseline_cost;
+		cfg.entropy_cost = g->entropy_cost;
+		cfg.kl_cost = g->kl_cost;
+		cfg.clip_rho = g->clip_rho;
+		cfg.clip_pg_rho = g->clip_pg_rho;
+		cfg.lambda = g->lambda;
+		cfg.reduce = (seed_loss_reduce)g->reduce;
+		const size_t n = (size_t)g->T * (size_t)g->B, nz = n * 2 * (size_t)g->A;
+		float *dz = calloc(nz, sizeof *dz), *dv = calloc(n, sizeof *dv);
+		void *ws = malloc(seed_loss_workspace_size(g->T, g->B, g->A));
+		seed_loss_stats st;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_loss_vtrace_ws(&cfg, &in, ws, &st, dz, dv, &err) == 0, "%s: %s", g->name,
+		          err.msg);
+		const double got[] = {st.total,        st.pg_loss,    st.baseline_loss,
+		                      st.entropy_loss, st.kl_loss,    st.entropy,
+		                      st.kl,           st.mean_rho,   st.clipped_rho_fraction,
+		                      st.mean_vs,      st.mean_value, st.mean_pg_advantage};
+		for (int i = 0; i < 12; i++)
+			CHECK_MSG(close_rel(got[i], g->stats[i], 1e-5, 1e-7),
+			          "%s: stat %d = %.9g, numpy %.9g", g->name, i, got[i], g->stats[i]);
+		for (size_t i = 0; i < nz; i++)
+			CHECK_MSG(close_rel(dz[i], g->dparams[i], 1e-5, 1e-7),
+			          "%s: dparams[%zu] = %.9g, numpy %.9g", g->name, i, dz[i], g->dparams[i]);
+		for (size_t i = 0; i < n; i++)
+			CHECK_MSG(close_rel(dv[i], g->dvalues[i], 1e-5, 1e-7),
+			          "%s: dvalues[%zu] = %.9g, numpy %.9g", g->name, i, dv[i], g->dvalues[i]);
+		float bad[64];
+		memcpy(bad, g->u, n * (size_t)g->A * sizeof *bad);
+		bad[1] = INFINITY;
+		in.box_actions = bad;
+		CHECK(seed_loss_vtrace_ws(&cfg, &in, ws, &st, dz, dv, &err) == -EINVAL);
+		CHECK_MSG(strstr(err.msg, "raw sample 1 at step t=0, sequence b=0 is not finite"), "%s",
+		          err.msg);
+		free(ws);
 		free(dz);
 		free(dv);
 	}
@@ -165,7 +225,7 @@ static void t_gradients_by_finite_differences(void)
 	boot[0] = 0.3f;
 	boot[1] = -1.2f;
 	seed_loss_config c = {0.7f, 0.2f, 0.3f, 1.0f, 1.5f, 0.8f, SEED_LOSS_MEAN};
-	seed_loss_batch in = {T, B, A, z, zb, act, r, d, v, boot};
+	seed_loss_batch in = {T, B, A, z, zb, act, r, d, v, boot, NULL};
 	for (int reduce = 0; reduce < 2; reduce++) {
 		c.reduce = (seed_loss_reduce)reduce;
 		seed_loss_stats st;
@@ -260,7 +320,7 @@ static void t_on_policy_ratios_are_exactly_one(void)
 	}
 	for (int b = 0; b < B; b++)
 		boot[b] = 1.0f;
-	seed_loss_batch in = {T, B, A, z, z, act, r, d, v, boot};
+	seed_loss_batch in = {T, B, A, z, z, act, r, d, v, boot, NULL};
 	seed_loss_config c;
 	seed_loss_config_default(&c);
 	seed_loss_stats st;
@@ -278,7 +338,7 @@ static void t_single_action_and_truncation_fold(void)
 	const float gamma = 0.99f, v_final = 2.0f;
 	const float r[] = {1.0f + gamma * v_final}, d[] = {0.0f};
 	const int32_t act[] = {0};
-	seed_loss_batch in = {1, 1, 1, z, zb, act, r, d, v, boot};
+	seed_loss_batch in = {1, 1, 1, z, zb, act, r, d, v, boot, NULL};
 	seed_loss_config c;
 	seed_loss_config_default(&c);
 	seed_loss_stats st;
@@ -307,7 +367,7 @@ static void t_defaults_and_uniform_entropy(void)
 	const int32_t act[2] = {5, 0};
 	for (int j = 0; j < 6; j++)
 		z[6 + j] = 7.0f; /* a constant shift changes nothing */
-	seed_loss_batch in = {2, 1, 6, z, z, act, r, d, v, boot};
+	seed_loss_batch in = {2, 1, 6, z, z, act, r, d, v, boot, NULL};
 	seed_loss_stats st;
 	CHECK(seed_loss_vtrace(&c, &in, &st, NULL, NULL, NULL) == 0);
 	CHECK_NEAR(st.entropy, log(6.0), 1e-12);
@@ -382,6 +442,7 @@ static void t_errors(void)
 int main(void)
 {
 	TAP_RUN(t_golden_values_and_gradients);
+	TAP_RUN(t_gaussian_golden);
 	TAP_RUN(t_workspace_size_covers_the_scratch);
 	TAP_RUN(t_gradients_by_finite_differences);
 	TAP_RUN(t_sum_is_n_times_mean);

@@ -3,7 +3,8 @@
  * GAE and the loss against numpy (tests/golden/ppo_golden.h from
  * tests/golden/ppo_ref.py: GAE by its explicit sum, the loss as CleanRL's
  * ppo.py writes it, gradients by finite differences there); gradients
- * against finite differences taken here too; special cases worked by
+ * against finite differences taken here too; Gaussian policies (scipy's
+ * log-density and entropy there); special cases worked by
  * hand; bad arguments.  Then the learner with algorithm ppo on synthetic
  * unroll frames: one version and epochs * minibatches optimizer steps an
  * update, the policy and the value moving where the rewards say, the loss
@@ -165,6 +166,65 @@ static void t_loss_golden(void)
 	}
 }
 
+/* A Gaussian policy's minibatch (raw samples, 2A parameters a row) against
+ * numpy with scipy's normal log-density and entropy. */
+static void t_loss_gaussian_golden(void)
+{
+	const int ng = (int)(sizeof ppo_gauss_golden / sizeof ppo_gauss_golden[0]);
+	for (int k = 0; k < ng; k++) {
+		const struct ppo_gauss_golden *g = &ppo_gauss_golden[k];
+		const int n = g->N, W = 2 * g->A;
+		seed_ppo_config c;
+		seed_ppo_config_default(&c);
+		c.clip = g->clip;
+		c.value_clip = g->value_clip;
+		c.value_cost = g->value_cost;
+		c.entropy_cost = g->entropy_cost;
+		c.lambda = g->lambda;
+		c.normalize_advantages = g->normalize_advantages;
+		c.clip_value = g->clip_value;
+		seed_ppo_batch b = {.N = n,
+		                    .A = g->A,
+		                    .logits = g->params,
+		                    .behaviour_logits = g->bparams,
+		                    .advantages = g->adv,
+		                    .returns = g->ret,
+		                    .old_values = g->old,
+		                    .values = g->values,
+		                    .box_actions = g->u};
+		float *dz = calloc((size_t)n * (size_t)W, sizeof *dz), *dv = calloc((size_t)n, sizeof *dv);
+		seed_ppo_stats st;
+		seed_err err = {""};
+		CHECK_MSG(seed_ppo_loss(&c, &b, &st, dz, dv, &err) == 0, "%s: %s", g->name, err.msg);
+		const double got[] = {st.total,      st.pg_loss,     st.value_loss,    st.entropy_loss,
+		                      st.entropy,    st.approx_kl,   st.clip_fraction, st.mean_ratio,
+		                      st.mean_value, st.mean_return, st.mean_advantage};
+		for (int i = 0; i < 11; i++)
+			CHECK_MSG(close_rel(got[i], g->stats[i], 1e-5, 1e-7),
+			          "%s: stat %d = %.9g, numpy %.9g", g->name, i, got[i], g->stats[i]);
+		double scale = 0;
+		for (int i = 0; i < n * W; i++)
+			scale = fmax(scale, fabs(g->dparams[i]));
+		for (int i = 0; i < n * W; i++)
+			CHECK_MSG(fabs(dz[i] - g->dparams[i]) <= 1e-5 * scale + 1e-7,
+			          "%s: dparams[%d] = %.9g, numpy %.9g", g->name, i, (double)dz[i],
+			          g->dparams[i]);
+		for (int i = 0; i < n; i++)
+			CHECK_MSG(close_rel(dv[i], g->dvalues[i], 1e-5, 1e-7),
+			          "%s: dvalues[%d] = %.9g, numpy %.9g", g->name, i, (double)dv[i],
+			          g->dvalues[i]);
+		/* A non-finite raw sample is refused, naming it. */
+		float bad[64];
+		memcpy(bad, g->u, (size_t)n * (size_t)g->A * sizeof *bad);
+		bad[g->A] = NAN;
+		b.box_actions = bad;
+		CHECK(seed_ppo_loss(&c, &b, &st, dz, dv, &err) == -EINVAL);
+		CHECK_MSG(strstr(err.msg, "raw sample") && strstr(err.msg, "(row 1)"), "%s", err.msg);
+		free(dz);
+		free(dv);
+	}
+}
+
 /* Central differences of the C loss itself on a random batch whose rows
  * fall on every branch (ratios in and out of the clip range, advantages of
  * both signs, values in and out of theirs): step 1e-3 on float inputs, the
@@ -191,7 +251,7 @@ static void t_loss_finite_differences(void)
 	seed_ppo_config c;
 	seed_ppo_config_default(&c);
 	c.entropy_cost = 0.1f;
-	seed_ppo_batch b = {N, A, z, zb, act, adv, ret, old, v};
+	seed_ppo_batch b = {N, A, z, zb, act, adv, ret, old, v, NULL};
 	float dz[N * A], dv[N];
 	seed_ppo_stats st, up, dn;
 	CHECK(seed_ppo_loss(&c, &b, &st, dz, dv, NULL) == 0);
@@ -254,7 +314,7 @@ static void t_loss_by_hand(void)
 	seed_ppo_config c;
 	seed_ppo_config_default(&c);
 	c.entropy_cost = 0;
-	seed_ppo_batch b = {2, 2, z, z, act, adv, ret, v, v};
+	seed_ppo_batch b = {2, 2, z, z, act, adv, ret, v, v, NULL};
 	float dz[4], dv[2];
 	seed_ppo_stats st;
 	CHECK(seed_ppo_loss(&c, &b, &st, dz, dv, NULL) == 0);
@@ -289,7 +349,7 @@ static void t_clips_stop_gradients(void)
 	seed_ppo_config_default(&c);
 	c.entropy_cost = 0;
 	c.normalize_advantages = false;
-	seed_ppo_batch b = {1, 2, z, zb, act, adv, ret, old, v};
+	seed_ppo_batch b = {1, 2, z, zb, act, adv, ret, old, v, NULL};
 	float dz[2], dv[1];
 	seed_ppo_stats st;
 	/* A > 0, r = 1.5 > 1.2: clipped branch (-1.2) larger than -1.5: no gradient. */
@@ -329,7 +389,7 @@ static void t_loss_bad_arguments(void)
 	const int32_t act[] = {0}, bad_act[] = {2};
 	seed_ppo_config c;
 	seed_ppo_config_default(&c);
-	seed_ppo_batch b = {1, 2, z, z, act, x, x, x, x};
+	seed_ppo_batch b = {1, 2, z, z, act, x, x, x, x, NULL};
 	seed_ppo_stats st;
 	float dz[2] = {7, 7}, dv[1] = {7};
 	seed_err err = {""};
@@ -338,10 +398,10 @@ static void t_loss_bad_arguments(void)
 		seed_ppo_config c;
 		seed_ppo_batch b;
 	} cases[] = {
-	    {"no rows", "N = 0", c, {0, 2, z, z, act, x, x, x, x}},
-	    {"no actions", "A = 0", c, {1, 0, z, z, act, x, x, x, x}},
-	    {"action outside", "action 2 at row 0", c, {1, 2, z, z, bad_act, x, x, x, x}},
-	    {"NULL array", "NULL array", c, {1, 2, z, z, act, NULL, x, x, x}},
+	    {"no rows", "N = 0", c, {0, 2, z, z, act, x, x, x, x, NULL}},
+	    {"no actions", "A = 0", c, {1, 0, z, z, act, x, x, x, x, NULL}},
+	    {"action outside", "action 2 at row 0", c, {1, 2, z, z, bad_act, x, x, x, x, NULL}},
+	    {"NULL array", "NULL array", c, {1, 2, z, z, act, NULL, x, x, x, NULL}},
 	    {"negative clip", "clip = -0.1", {4, 4, -0.1f, true, 0.2f, 0.5f, 0.01f, 0.95f, true}, b},
 	    {"NaN entropy cost", "entropy_cost", {4, 4, 0.2f, true, 0.2f, 0.5f, NAN, 0.95f, true}, b},
 	    {"lambda above 1", "lambda = 2", {4, 4, 0.2f, true, 0.2f, 0.5f, 0.01f, 2, true}, b},
@@ -552,7 +612,7 @@ static void t_learner_loss_is_the_module_loss(void)
 	CHECK(seed_ppo_gae(T, B, rew, disc, values, values + N, 0.95f, adv, ret) == 0);
 	seed_ppo_config pc;
 	seed_ppo_config_default(&pc);
-	seed_ppo_batch mb = {N, 2, logits, blog, act, adv, ret, values, values};
+	seed_ppo_batch mb = {N, 2, logits, blog, act, adv, ret, values, values, NULL};
 	seed_ppo_stats want;
 	CHECK(seed_ppo_loss(&pc, &mb, &want, NULL, NULL, NULL) == 0);
 	CHECK(seed_learner_feed(L, f, &err) == 1);
@@ -659,6 +719,7 @@ int main(void)
 	TAP_RUN(t_gae_by_hand);
 	TAP_RUN(t_gae_bad_arguments);
 	TAP_RUN(t_loss_golden);
+	TAP_RUN(t_loss_gaussian_golden);
 	TAP_RUN(t_loss_finite_differences);
 	TAP_RUN(t_loss_by_hand);
 	TAP_RUN(t_clips_stop_gradients);
