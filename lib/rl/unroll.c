@@ -29,6 +29,8 @@ static size_t elem_bytes(const seed_unroll_layout *l, size_t obs_bytes, int i)
 		return seed_dtype_size(fd->dtype);
 	case SEED_UNROLL_PER_ACTION:
 		return seed_dtype_size(fd->dtype) * (size_t)l->num_actions;
+	case SEED_UNROLL_PER_PARAM: /* not in the discrete table this reads */
+		return seed_dtype_size(fd->dtype) * 2 * (size_t)l->num_actions;
 	case SEED_UNROLL_PER_OBS:
 		return obs_bytes;
 	}
