@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ static const seed_opt options[] = {
     {"metrics-interval", 0, SEED_OPT_NUM, &opt.metrics_interval, "SEC", .lo = 0, .hi = 1e9,
      .help = "... a line every SEC seconds and one at exit (default 10; 0: only at exit)"},
     {"actions", 0, SEED_OPT_STR, &opt.actions, "FILE|-",
-     .help = "offline: one line of K integer actions per step"},
+     .help = "offline: one line of K integer actions per step (K x A numbers for a Box space)"},
     {"out", 'O', SEED_OPT_STR, &opt.out, "FILE|-",
      .help = "offline: where to write the step frames (or a socket to push them to)"},
     {"quiet", 'q', SEED_OPT_FLAG, &opt.quiet, .help = "no summary on stderr at exit"},
@@ -110,7 +111,8 @@ typedef struct half {
 	float *reward, *ep_return;
 	uint8_t *terminated, *truncated;
 	int32_t *ep_length, *actions;
-	uint8_t *reset; /* the server's restart requests for the next step */
+	float *box_actions; /* [count][A] for a Box space, else NULL */
+	uint8_t *reset;     /* the server's restart requests for the next step */
 	bool any_reset;
 	seed_buf frame; /* the last request, kept for resending */
 } half;
@@ -119,6 +121,9 @@ typedef struct actor {
 	seed_envs *envs;
 	const seed_env_spec *spec;
 	size_t obs_bytes;
+	bool box;         /* a Box action space: A = spec->num_actions reals per env */
+	int64_t unstable; /* unstable steps the envs truncated, last said */
+	double last_unstable_warn;
 	uint32_t run;
 	int64_t actor_id;
 	half halves[2];
@@ -152,6 +157,8 @@ static void half_alloc(half *h, const actor *a, int env0, int count)
 	h->truncated = seed_xcalloc((size_t)count, 1);
 	h->ep_length = seed_xcalloc((size_t)count, sizeof(int32_t));
 	h->actions = seed_xcalloc((size_t)count, sizeof(int32_t));
+	if (a->box)
+		h->box_actions = seed_xcalloc((size_t)count * (size_t)a->spec->num_actions, sizeof(float));
 	h->reset = seed_xcalloc((size_t)count, 1);
 	seed_buf_init(&h->frame);
 }
@@ -166,6 +173,7 @@ static void half_free(half *h)
 	free(h->truncated);
 	free(h->ep_length);
 	free(h->actions);
+	free(h->box_actions);
 	free(h->reset);
 	seed_buf_free(&h->frame);
 }
@@ -190,6 +198,13 @@ static void encode_step(actor *a, half *h)
 	seed_frame_set_int(&f, "seq", h->seq);
 	seed_frame_set_int(&f, "env0", h->env0);
 	seed_frame_set_int(&f, "num_actions", s->num_actions);
+	int64_t na = s->num_actions;
+	if (a->box) {
+		seed_frame_set_tensor(&f, "action_low",
+		                      seed_tensor_view((void *)s->action_low, SEED_DTYPE_F32, 1, &na));
+		seed_frame_set_tensor(&f, "action_high",
+		                      seed_tensor_view((void *)s->action_high, SEED_DTYPE_F32, 1, &na));
+	}
 	seed_frame_set_tensor(&f, "obs", seed_tensor_view(h->obs, s->obs_dtype, 1 + s->obs_rank, oshape));
 	seed_frame_set_tensor(&f, "reward", seed_tensor_view(h->reward, SEED_DTYPE_F32, 1, &k));
 	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(h->terminated, SEED_DTYPE_U8, 1, &k));
@@ -206,13 +221,28 @@ static void encode_step(actor *a, half *h)
 		cli_die("encoding a step frame: %s", err.msg); /* our own frame: a bug */
 }
 
+/* Whether a rate-limited line last said at *last (< 0: never) may be said
+ * at now: the first one, then one every ten seconds. */
+static bool say_now(double *last, double now)
+{
+	if (*last >= 0 && now - *last < 10)
+		return false;
+	*last = now;
+	return true;
+}
+
 /* Step rows i .. j-1 of half h. */
 static int step_rows(actor *a, half *h, int i, int j, seed_err *err)
 {
 	size_t ob = a->obs_bytes;
-	int rc = seed_envs_step(a->envs, h->env0 + i, j - i, h->actions + i, h->obs + (size_t)i * ob,
-	                        h->reward + i, h->terminated + i, h->truncated + i,
-	                        h->final_obs + (size_t)i * ob, h->ep_return + i, h->ep_length + i);
+	int rc = a->box ? seed_envs_step_box(a->envs, h->env0 + i, j - i,
+	                                     h->box_actions + (size_t)i * (size_t)a->spec->num_actions,
+	                                     h->obs + (size_t)i * ob, h->reward + i, h->terminated + i,
+	                                     h->truncated + i, h->final_obs + (size_t)i * ob,
+	                                     h->ep_return + i, h->ep_length + i)
+	                : seed_envs_step(a->envs, h->env0 + i, j - i, h->actions + i, h->obs + (size_t)i * ob,
+	                                 h->reward + i, h->terminated + i, h->truncated + i,
+	                                 h->final_obs + (size_t)i * ob, h->ep_return + i, h->ep_length + i);
 	if (rc)
 		return seed_err_set(err, rc, "stepping envs %d..%d: %s", h->env0 + i, h->env0 + j - 1,
 		                    seed_strerror(rc));
@@ -253,6 +283,11 @@ static int step_half(actor *a, half *h, seed_err *err)
 			a->episodes++;
 			a->return_sum += h->ep_return[i];
 		}
+	int64_t unstable = a->box ? seed_envs_unstable(a->envs) : 0;
+	if (unstable > a->unstable && say_now(&a->last_unstable_warn, seed_now_s())) {
+		cli_warn("the simulation went unstable: %" PRId64 " episodes truncated so far", unstable);
+		a->unstable = unstable;
+	}
 	h->steps++;
 	h->seq++;
 	return 0;
@@ -269,6 +304,36 @@ static void reset_all(actor *a)
 		memcpy(h->obs, all + (size_t)h->env0 * a->obs_bytes, (size_t)h->count * a->obs_bytes);
 	}
 	free(all);
+}
+
+/* Read up to want actions of one line at *pp into h (integers, or finite
+ * numbers for a Box space), separated by blanks or commas; *pp ends past
+ * the trailing blanks.  Returns how many were read. */
+static int parse_actions(const actor *a, half *h, char **pp, int want)
+{
+	char *p = *pp, *end;
+	int n = 0;
+	while (n < want) {
+		errno = 0;
+		if (a->box) {
+			float v = strtof(p, &end);
+			if (end == p || !isfinite(v))
+				break;
+			h->box_actions[n++] = v;
+		} else {
+			long v = strtol(p, &end, 10);
+			if (end == p || errno)
+				break;
+			h->actions[n++] = (int32_t)v;
+		}
+		p = end;
+		while (*p == ',')
+			p++;
+	}
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
+		p++;
+	*pp = p;
+	return n;
 }
 
 /* Offline: actions from a text file, frames to a file. */
@@ -295,23 +360,18 @@ static int run_offline(actor *a, const char *actions_path, const char *out_path,
 	int64_t lineno = 0;
 	while (!cli_stop && (max_steps < 0 || h->steps < max_steps) && getline(&line, &cap, in) > 0) {
 		lineno++;
-		char *p = line, *end;
-		int n = 0;
-		while (n < h->count) {
-			errno = 0;
-			long v = strtol(p, &end, 10);
-			if (end == p || errno)
-				break;
-			h->actions[n++] = (int32_t)v;
-			p = end;
-		}
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
-			p++;
+		int want = a->box ? h->count * a->spec->num_actions : h->count;
+		char *p = line;
+		int n = parse_actions(a, h, &p, want);
 		if (n == 0 && *p == '\0')
 			continue; /* blank line */
-		if (n != h->count || *p != '\0') {
-			cli_warn("%s:%" PRId64 ": expected %d integer actions", actions_path, lineno,
-			         h->count);
+		if (n != want || *p != '\0') {
+			if (a->box)
+				cli_warn("%s:%" PRId64 ": expected %d finite numbers (%d environments x %d)",
+				         actions_path, lineno, want, h->count, a->spec->num_actions);
+			else
+				cli_warn("%s:%" PRId64 ": expected %d integer actions", actions_path, lineno,
+				         h->count);
 			rc = 1;
 			break;
 		}
@@ -344,16 +404,6 @@ static int send_half(seed_chan *c, half *h)
 	h->sent_at = h->asked_at = seed_now_s();
 	h->tries = 0;
 	return seed_chan_send(c, NULL, 0, h->frame.data, h->frame.len, false);
-}
-
-/* Whether a rate-limited line last said at *last (< 0: never) may be said
- * at now: the first one, then one every ten seconds. */
-static bool say_now(double *last, double now)
-{
-	if (*last >= 0 && now - *last < 10)
-		return false;
-	*last = now;
-	return true;
 }
 
 /* Resend every half whose request is older than retry_ms, counting and
@@ -513,12 +563,19 @@ static half *take_reply(actor *a, const seed_frame *f)
 	    seed_frame_int(f, "seq", -1) != (int64_t)h->seq)
 		return NULL;
 	const seed_tensor *act = seed_frame_tensor(f, "action");
-	if (act->shape[0] != h->count) {
-		cli_warn("reply for envs %d.. has %" PRId64 " actions, expected %d", h->env0, act->shape[0],
-		         h->count);
+	bool box = act->dtype == SEED_DTYPE_F32; /* validated: f32 [K, A] or i32 [K] */
+	if (box != a->box || act->shape[0] != h->count || (box && act->shape[1] != a->spec->num_actions)) {
+		if (box != a->box)
+			cli_warn("reply for envs %d.. has %s actions; the environment's are %s", h->env0,
+			         box ? "Box" : "discrete", a->box ? "Box" : "discrete");
+		else
+			cli_warn("reply for envs %d.. has %" PRId64 " x %" PRId64
+			         " actions, expected %d x %d",
+			         h->env0, act->shape[0], box ? act->shape[1] : 1, h->count,
+			         a->box ? a->spec->num_actions : 1);
 		return NULL;
 	}
-	seed_tensor_copy(h->actions, act);
+	seed_tensor_copy(box ? (void *)h->box_actions : (void *)h->actions, act);
 	const seed_tensor *rs = seed_frame_tensor(f, "reset");
 	h->any_reset = false;
 	if (rs) {
@@ -650,7 +707,11 @@ static int run_server(actor *a, const char *endpoint, int64_t max_steps, int ret
 	/* The server answers with an action or error frame for one half (the
 	 * last is the larger when K is odd). */
 	seed_chan_opts copts = {
-	    .bind = false, .stop = &cli_stop, .max_msg = seed_limit_action(a->halves[a->nhalves - 1].count)};
+	    .bind = false,
+	    .stop = &cli_stop,
+	    /* Box actions are K x A four-byte numbers, as K x A discrete ones would be. */
+	    .max_msg = seed_limit_action((int64_t)a->halves[a->nhalves - 1].count *
+	                                 (a->box ? a->spec->num_actions : 1))};
 	cli_curve_chan(ctx, &copts, endpoint, "--connect");
 	seed_chan *c;
 	if (!ctx || seed_chan_open(&c, ctx, SEED_CHAN_DEALER, endpoint, &copts, &err))
@@ -709,9 +770,8 @@ int main(int argc, char **argv)
 	if (rc)
 		cli_die("%s", err.msg);
 	a.spec = seed_envs_spec(a.envs);
-	if (a.spec->action_space != SEED_ACTIONS_DISCRETE)
-		cli_config_error(
-		    "%s has a Box (continuous) action space; seed-actor acts in discrete ones only", opt.env);
+	a.box = a.spec->action_space == SEED_ACTIONS_BOX;
+	a.last_unstable_warn = -1;
 	a.obs_bytes = seed_env_spec_obs_bytes(a.spec);
 	a.actor_id = actor_id;
 	if (getrandom(&a.run, sizeof a.run, 0) != sizeof a.run)

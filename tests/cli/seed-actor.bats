@@ -79,6 +79,34 @@ teardown() {
 	[ "$status" -eq 1 ]
 }
 
+@test "offline, Box actions: K x A numbers a line; frames carry the bounds; Pendulum as numpy steps it" {
+	# tests/golden/pendulum_ref.py: from (theta, theta_dot) = (1, 0.5), torques 0.5, 3 (clipped
+	# to 2 inside the environment), -2.5, 0; both envs start there, the second pushed back.
+	printf '0.5 -0.5\n3, -3\n-2.5 2.5\n0 0\n' >"$D/a"
+	seed-actor --env pendulum --env-options '{"init_state": [1.0, 0.5]}' --envs 2 \
+		--actions "$D/a" --out "$D/s" --quiet
+	run seed-cat "$D/s"
+	assert_success
+	[ "$(echo "$output" | wc -l)" -eq 5 ]
+	last=$(echo "$output" | tail -n 1)
+	[ "$(echo "$last" | jq -c '[.num_actions, .action_low.data, .action_high.data]')" = '[1,[-2],[2]]' ]
+	[ "$(echo "$last" | jq '(.obs.data[0][0] - 0.111090265 | fabs) < 1e-6 and
+		(.obs.data[0][2] - 3.272386 | fabs) < 1e-6 and (.reward.data[0] + 2.3297784 | fabs) < 1e-6')" = true ]
+	# The second env was pushed the other way: a different state.
+	[ "$(echo "$last" | jq '.obs.data[1][2] < .obs.data[0][2]')" = true ]
+}
+
+@test "offline, Box actions: a short line or a non-finite number is an error naming the line" {
+	run sh -c "printf '0.5 1\n0.5\n' | seed-actor --env pendulum --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+	assert_output --partial "-:2: expected 2 finite numbers (2 environments x 1)"
+	run sh -c "printf '0.5 nan\n' | seed-actor --env pendulum --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+	assert_output --partial "-:1: expected 2 finite numbers"
+	run sh -c "printf 'inf 0\n' | seed-actor --env pendulum --envs 2 --actions - --out /dev/null --quiet"
+	[ "$status" -eq 1 ]
+}
+
 @test "offline: auto-reset reports the ended episode and starts the next" {
 	# Catch: the ball reaches the bottom after 9 steps; the episode ends with +1 or -1.
 	seq 12 | sed 's/.*/1/' | seed-actor --env catch --envs 1 --actions - --out "$D/c.msgpack" --quiet
