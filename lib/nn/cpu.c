@@ -7,7 +7,9 @@
  * implements the same table over the same seed_model.
  *
  * State (one nn_backend per model, for m->max_batch rows): one buffer of
- * activations per layer, kept from forward for backward (a flatten layer's
+ * activations per layer of each stack (the torso with the fused head, and
+ * the critic torso with the value head when the model has one: both read
+ * the observations), kept from forward for backward (a flatten layer's
  * output is its input, no copy; a layer that computes the relu after it
  * writes only the relu's, see fuses_relu); ping-pong gradient buffers; the patch
  * gradients of convolutions that are not the first layer; a transposed
@@ -36,17 +38,25 @@
 #include "seed/buf.h"
 #include "seed/lstm.h"
 
+/* A list of layers on the observations and their activations: the torso
+ * with the fused head, or the critic torso with the value head. */
+typedef struct stack {
+	const layer *layers;
+	int n;
+	float **out;    /* [n] (B, numel_out); flatten: its input */
+	nnk_conv *conv; /* [n] conv2d shapes, for the kernels */
+} stack;
+
 struct nn_backend {
 	const nnk_ops *k; /* the kernels: the widest variant the CPU runs */
-	int nlayers;
-	float *input;   /* (B, obs_numel) the observations as f32 */
-	float **out;    /* [nlayers] (B, numel_out); flatten: its input */
-	nnk_conv *conv; /* [nlayers] conv2d shapes, for the kernels */
-	float *gbuf[2]; /* (B, max numel) ping-pong gradients for backward */
-	float *dcol;    /* (n * OH * OW, k * k * C) for conv2d input gradients,
-	                 * n images at a time (dcol_images) */
-	float *wt;      /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
-	float *head;    /* (B, A + 1) gradient of the fused head's output */
+	float *input;     /* (B, obs_numel) the observations as f32 */
+	stack st[2];      /* the torso and fused head; the critic torso and value head (n 0: none) */
+	float *gbuf[2];   /* (B, max numel) ping-pong gradients for backward */
+	float *dcol;      /* (n * OH * OW, k * k * C) for conv2d input gradients,
+	                   * n images at a time (dcol_images) */
+	float *wt;        /* (k * k * C, Fp) a conv2d weight transposed for the kernels */
+	float *head;      /* (B, head_out) gradient of the fused head's output */
+	float *vhead;     /* (B) gradient of the critic's value head, with a critic torso */
 	/* A core's, NULL without one (rows are T * B, time-major): */
 	float *xc;       /* (rows, I) its input: torso output, reward, one-hot */
 	float *hc, *dhc; /* (rows, H) its output h and that output's gradient */
@@ -73,16 +83,21 @@ static void cpu_destroy(nn_backend **bp)
 	nn_backend *be = *bp;
 	/* A flatten layer's output is the buffer before it: freed there (and
 	 * compared before anything is freed). */
-	for (int i = be->nlayers - 1; i >= 0; i--)
-		if (be->out[i] != (i ? be->out[i - 1] : be->input))
-			free(be->out[i]);
-	free(be->out);
+	for (int k = 0; k < 2; k++) {
+		stack *st = &be->st[k];
+		for (int i = st->n - 1; i >= 0; i--)
+			if (st->out[i] != (i ? st->out[i - 1] : be->input))
+				free(st->out[i]);
+		free(st->out);
+		free(st->conv);
+	}
 	free(be->input);
 	free(be->gbuf[0]);
 	free(be->gbuf[1]);
 	free(be->dcol);
 	free(be->wt);
 	free(be->head);
+	free(be->vhead);
 	free(be->xc);
 	free(be->hc);
 	free(be->dhc);
@@ -93,7 +108,6 @@ static void cpu_destroy(nn_backend **bp)
 	free(be->cT);
 	free(be->reset);
 	free(be->ws);
-	free(be->conv);
 	free(be);
 	*bp = NULL;
 }
@@ -124,38 +138,44 @@ static int cpu_create(nn_backend **out, const seed_model *m, seed_err *err)
 		return rc;
 	nn_backend *be = seed_xcalloc(1, sizeof *be);
 	be->k = nnk_best();
-	be->nlayers = m->nlayers;
-	be->out = seed_xcalloc((size_t)m->nlayers, sizeof *be->out);
-	be->conv = seed_xcalloc((size_t)m->nlayers, sizeof *be->conv);
+	be->st[0] = (stack){.layers = m->layers, .n = m->nlayers};
+	be->st[1] = (stack){.layers = m->critic, .n = m->ncritic};
 	size_t B = (size_t)m->max_batch, widest = m->obs_numel, dcol = 0, wt = 0;
-	/* Every output but a flatten layer's is a buffer of its own. */
 	be->input = falloc(B * m->obs_numel);
-	float *prev = be->input;
-	for (int i = 0; i < m->nlayers; i++) {
-		const layer *L = &m->layers[i];
-		be->out[i] = L->kind == L_FLATTEN ? prev : falloc(B * L->numel_out);
-		if (L->kind == L_CONV2D) {
-			be->conv[i] = (nnk_conv){.H = L->H,
-			                         .W = L->W,
-			                         .C = L->C,
-			                         .k = L->k,
-			                         .F = L->F,
-			                         .OH = L->OH,
-			                         .OW = L->OW,
-			                         .S = L->S,
-			                         .pt = L->pt,
-			                         .pl = L->pl};
-			size_t cols = (size_t)dcol_images(L, m->max_batch) * L->OH * L->OW *
-			              (size_t)(L->k * L->k * L->C);
-			if (i > 0 && cols > dcol)
-				dcol = cols;
-			size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(be->k, L->F);
-			if (w > wt)
-				wt = w;
+	for (int k = 0; k < 2; k++) {
+		stack *st = &be->st[k];
+		if (!st->n)
+			continue;
+		st->out = seed_xcalloc((size_t)st->n, sizeof *st->out);
+		st->conv = seed_xcalloc((size_t)st->n, sizeof *st->conv);
+		/* Every output but a flatten layer's is a buffer of its own. */
+		float *prev = be->input;
+		for (int i = 0; i < st->n; i++) {
+			const layer *L = &st->layers[i];
+			st->out[i] = L->kind == L_FLATTEN ? prev : falloc(B * L->numel_out);
+			if (L->kind == L_CONV2D) {
+				st->conv[i] = (nnk_conv){.H = L->H,
+				                         .W = L->W,
+				                         .C = L->C,
+				                         .k = L->k,
+				                         .F = L->F,
+				                         .OH = L->OH,
+				                         .OW = L->OW,
+				                         .S = L->S,
+				                         .pt = L->pt,
+				                         .pl = L->pl};
+				size_t cols = (size_t)dcol_images(L, m->max_batch) * L->OH * L->OW *
+				              (size_t)(L->k * L->k * L->C);
+				if (i > 0 && cols > dcol)
+					dcol = cols;
+				size_t w = (size_t)(L->k * L->k * L->C) * (size_t)nnk_fpad(be->k, L->F);
+				if (w > wt)
+					wt = w;
+			}
+			if (L->numel_out > widest)
+				widest = L->numel_out;
+			prev = st->out[i];
 		}
-		if (L->numel_out > widest)
-			widest = L->numel_out;
-		prev = be->out[i];
 	}
 	be->gbuf[0] = falloc(B * widest);
 	be->gbuf[1] = falloc(B * widest);
@@ -164,6 +184,8 @@ static int cpu_create(nn_backend **out, const seed_model *m, seed_err *err)
 	if (wt)
 		be->wt = falloc(wt);
 	be->head = falloc(B * (size_t)m->layers[m->nlayers - 1].n_out);
+	if (m->ncritic)
+		be->vhead = falloc(B);
 	if (m->core.H) {
 		/* T * B <= max_batch rows whatever the split, so the
 		 * workspace for one step of max_batch rows (11 B H + 2 B H)
@@ -220,10 +242,10 @@ static void transpose_weights(const nn_backend *be, const layer *L, float *wt)
  * computed by the kernels, followed by a relu.  Its own output, which no
  * backward reads (a conv2d or linear layer's backward needs its input, the
  * relu's its output), is then not written at all. */
-static bool fuses_relu(const seed_model *m, const nn_backend *be, int i)
+static bool fuses_relu(const stack *st, const nn_backend *be, int i)
 {
-	const layer *L = &m->layers[i];
-	return i + 1 < m->nlayers && m->layers[i + 1].kind == L_RELU &&
+	const layer *L = &st->layers[i];
+	return i + 1 < st->n && st->layers[i + 1].kind == L_RELU &&
 	       (L->kind == L_CONV2D || (L->kind == L_LINEAR && linear_direct(be, L)));
 }
 
@@ -243,12 +265,11 @@ static void scale_apply(const layer *L, size_t n, const float *x, float *y)
 			y[e + j] = x[e + j] * L->scale[j];
 }
 
-/* Layer i of m on x (B, numel_in) into y (be->out[i], or with relu the
- * next layer's be->out[i + 1], see fuses_relu). */
-static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, const float *x, float *y,
-                          bool relu)
+/* Layer i of st on x (B, numel_in) into y (st->out[i], or with relu the
+ * next layer's st->out[i + 1], see fuses_relu). */
+static void layer_forward(const stack *st, nn_backend *be, int i, int B, const float *x, float *y, bool relu)
 {
-	const layer *L = &m->layers[i];
+	const layer *L = &st->layers[i];
 	size_t n = (size_t)B * L->numel_out;
 	switch (L->kind) {
 	case L_LINEAR:
@@ -265,7 +286,7 @@ static void layer_forward(const seed_model *m, nn_backend *be, int i, int B, con
 	case L_CONV2D:
 		/* y (B, OH, OW, F) = conv(x, W) + b, directly (no patch matrix). */
 		transpose_weights(be, L, be->wt);
-		(relu ? be->k->conv_fwd_relu : be->k->conv_fwd)(&be->conv[i], B, x, be->wt, L->b, y);
+		(relu ? be->k->conv_fwd_relu : be->k->conv_fwd)(&st->conv[i], B, x, be->wt, L->b, y);
 		break;
 	case L_RELU:
 		be->k->relu_fwd(n, x, y);
@@ -336,11 +357,26 @@ static const float *core_forward(seed_model *m, const seed_model_seq *s, const f
 	return be->hc;
 }
 
+/* The layers of st from layer `from` on x, rows B, each into its buffer;
+ * returns the last one's output. */
+static const float *run_stack(const stack *st, nn_backend *be, int from, int B, const float *x)
+{
+	for (int i = from; i < st->n; i++) {
+		bool relu = fuses_relu(st, be, i);
+		layer_forward(st, be, i, B, x, st->out[i + relu], relu);
+		i += relu;
+		x = st->out[i];
+	}
+	return x;
+}
+
 /* The layers on s->T * s->B rows of s->obs: the torso, the core if there
- * is one, the fused head; returns the head's output (rows, A+1). */
+ * is one, the fused head; returns the head's output (rows, head_out);
+ * then the critic torso and value head if there are. */
 static const float *run_forward(seed_model *m, const seed_model_seq *s)
 {
 	nn_backend *be = m->be;
+	const stack *st = &be->st[0];
 	int B = s->T * s->B;
 	if (m->obs_dtype == SEED_DTYPE_U8)
 		be->k->u8_to_f32((size_t)B * m->obs_numel, s->obs, be->input);
@@ -349,27 +385,38 @@ static const float *run_forward(seed_model *m, const seed_model_seq *s)
 	const float *x = be->input;
 	/* The torso (a relu is never fused into the head: it is linear). */
 	for (int i = 0; i < m->nlayers - 1; i++) {
-		bool relu = fuses_relu(m, be, i);
-		layer_forward(m, be, i, B, x, be->out[i + relu], relu);
+		bool relu = fuses_relu(st, be, i);
+		layer_forward(st, be, i, B, x, st->out[i + relu], relu);
 		i += relu;
-		x = be->out[i];
+		x = st->out[i];
 	}
 	if (m->core.H)
 		x = core_forward(m, s, x);
-	layer_forward(m, be, m->nlayers - 1, B, x, be->out[m->nlayers - 1], false);
-	return be->out[m->nlayers - 1];
+	layer_forward(st, be, m->nlayers - 1, B, x, st->out[m->nlayers - 1], false);
+	if (m->ncritic)
+		run_stack(&be->st[1], be, 0, B, be->input);
+	return st->out[m->nlayers - 1];
 }
 
-/* x is the fused head (rows, A+1): logits then value. */
+/* x is the fused head (rows, head_out): the policy's Ph outputs, then the
+ * value unless the critic's value head (rows, 1) has it; a parameter
+ * log-std fills the rest of each row of logits (rows, P). */
 static void put_logits(const seed_model *m, int rows, const float *x, float *logits, float *values)
 {
-	int A = m->A;
+	const model_policy *p = &m->policy;
+	int P = p->P, Ph = p->Ph, w = head_out(m);
 	for (int b = 0; b < rows; b++) {
-		if (logits)
-			memcpy(logits + (size_t)b * A, x + (size_t)b * (A + 1), (size_t)A * sizeof *logits);
-		if (values)
-			values[b] = x[(size_t)b * (A + 1) + A];
+		if (logits) {
+			memcpy(logits + (size_t)b * P, x + (size_t)b * w, (size_t)Ph * sizeof *logits);
+			if (P > Ph)
+				memcpy(logits + (size_t)b * P + Ph, p->log_std,
+				       (size_t)(P - Ph) * sizeof *logits);
+		}
+		if (values && !m->ncritic)
+			values[b] = x[(size_t)b * w + Ph];
 	}
+	if (values && m->ncritic)
+		memcpy(values, m->be->st[1].out[m->ncritic - 1], (size_t)rows * sizeof *values);
 }
 
 /* x is the fused head (rows, A+1): advantages then value;
@@ -405,11 +452,11 @@ static int cpu_forward(seed_model *m, const seed_model_seq *s, float *logits, fl
  * for the element-wise layers).  relu_below (a linear layer computed by the
  * kernels, see relu_below): x is a relu's output, and dx gets that relu's
  * backward too. */
-static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, const float *x, const float *dy,
+static void layer_backward(const stack *st, nn_backend *be, int i, int B, const float *x, const float *dy,
                            float *dx, bool relu_below)
 {
-	const layer *L = &m->layers[i];
-	const float *y = be->out[i];
+	const layer *L = &st->layers[i];
+	const float *y = st->out[i];
 	size_t n = (size_t)B * L->numel_out;
 	switch (L->kind) {
 	case L_LINEAR:
@@ -435,7 +482,7 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 		/* dW (F, kk) += sum over pixels of dy (outer) patch, computed
 		 * transposed in be->wt; db += column sums of dy (rows, F). */
 		memset(be->wt, 0, (size_t)kk * Fp * sizeof *be->wt);
-		be->k->conv_dw(&be->conv[i], B, x, dy, be->wt);
+		be->k->conv_dw(&st->conv[i], B, x, dy, be->wt);
 		for (int f = 0; f < L->F; f++)
 			for (int j = 0; j < kk; j++)
 				L->dw[(size_t)f * kk + j] += be->wt[(size_t)j * Fp + f];
@@ -450,7 +497,7 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
 				seed_blas_sgemm(false, false, nb * per, kk, L->F, 1.0f,
 				                dy + (size_t)b0 * per * L->F, L->F, L->w, kk, 0.0f, be->dcol,
 				                kk);
-				nnk_col2im(&be->conv[i], nb, be->dcol, dx + (size_t)b0 * L->numel_in);
+				nnk_col2im(&st->conv[i], nb, be->dcol, dx + (size_t)b0 * L->numel_in);
 			}
 		}
 		break;
@@ -479,15 +526,15 @@ static void layer_backward(const seed_model *m, nn_backend *be, int i, int B, co
  * (whose output is their input, so layer i's input is the relu's output);
  * -1 if there is none.  It saves a pass over the widest gradient of the
  * MinAtar network (B x 1024). */
-static int relu_below(const seed_model *m, const nn_backend *be, int i)
+static int relu_below(const stack *st, const nn_backend *be, int i)
 {
-	const layer *L = &m->layers[i];
+	const layer *L = &st->layers[i];
 	if (L->kind != L_LINEAR || !linear_direct(be, L))
 		return -1;
 	int j = i - 1;
-	while (j >= 0 && m->layers[j].kind == L_FLATTEN)
+	while (j >= 0 && st->layers[j].kind == L_FLATTEN)
 		j--;
-	return j >= 0 && m->layers[j].kind == L_RELU ? j : -1;
+	return j >= 0 && st->layers[j].kind == L_RELU ? j : -1;
 }
 
 /* Backward through layers top..0 from g, the gradient of layer top's
@@ -496,18 +543,17 @@ static int relu_below(const seed_model *m, const nn_backend *be, int i)
  * its input gradient is not computed (the Nature DQN network's first
  * convolution follows a scale layer; its input gradient would cost as
  * much as its forward pass). */
-static void backward_layers(seed_model *m, int B, int top, float *g)
+static void backward_layers(nn_backend *be, const stack *st, int B, int top, float *g)
 {
-	nn_backend *be = m->be;
 	int first = 0;
-	while (first <= top && m->layers[first].kind != L_LINEAR && m->layers[first].kind != L_CONV2D)
+	while (first <= top && st->layers[first].kind != L_LINEAR && st->layers[first].kind != L_CONV2D)
 		first++;
 	int folded = -1; /* a relu whose backward the linear layer above did */
 	for (int i = top; i >= first; i--) {
-		const layer *L = &m->layers[i];
+		const layer *L = &st->layers[i];
 		if (i == folded) /* in place: g stays */
 			continue;
-		const float *x = i > 0 ? be->out[i - 1] : be->input;
+		const float *x = i > 0 ? st->out[i - 1] : be->input;
 		float *dx = NULL; /* the first parametric layer's input needs no gradient */
 		if (i > first) {
 			/* Element-wise layers work in place; the others write to
@@ -518,8 +564,8 @@ static void backward_layers(seed_model *m, int B, int top, float *g)
 			else
 				dx = g == be->gbuf[0] ? be->gbuf[1] : be->gbuf[0];
 		}
-		int r = dx ? relu_below(m, be, i) : -1;
-		layer_backward(m, be, i, B, x, g, dx, r >= 0);
+		int r = dx ? relu_below(st, be, i) : -1;
+		layer_backward(st, be, i, B, x, g, dx, r >= 0);
 		if (r >= 0)
 			folded = r;
 		g = dx;
@@ -534,11 +580,11 @@ static void run_backward(seed_model *m)
 	int rows = m->last_B, top = m->nlayers - 1;
 	const model_core *c = &m->core;
 	if (!c->H) {
-		backward_layers(m, rows, top, be->head);
+		backward_layers(be, &be->st[0], rows, top, be->head);
 		return;
 	}
 	/* The head reads h: its input gradient is the core's dL/dh. */
-	layer_backward(m, be, top, rows, be->hc, be->head, be->dhc, false);
+	layer_backward(&be->st[0], be, top, rows, be->hc, be->head, be->dhc, false);
 	int T = m->last_T, B = rows / T;
 	seed_lstm_params p = {c->w, c->u, c->b};
 	seed_lstm_grads g = {c->dw, c->du, c->db};
@@ -552,22 +598,39 @@ static void run_backward(seed_model *m)
 	float *gt = be->gbuf[0];
 	for (size_t r = 0; r < (size_t)rows; r++)
 		memcpy(gt + r * (size_t)c->D, dx + r * (size_t)c->I, (size_t)c->D * sizeof *gt);
-	backward_layers(m, rows, top - 1, gt);
+	backward_layers(be, &be->st[0], rows, top - 1, gt);
 }
 
-/* dL/dlogits, dL/dvalues (rows) into the fused head's gradient. */
+/* dL/dlogits (rows, P), dL/dvalues (rows) into the fused head's gradient
+ * (rows, head_out), the critic's value head's (rows) and a parameter
+ * log-std's (the sum over rows, in double). */
 static void head_grad(seed_model *m, int rows, const float *dlogits, const float *dvalues)
 {
 	nn_backend *be = m->be;
-	int A = m->A;
+	const model_policy *p = &m->policy;
+	int P = p->P, Ph = p->Ph, w = head_out(m);
 	for (int b = 0; b < rows; b++) {
-		float *row = be->head + (size_t)b * (A + 1);
+		float *row = be->head + (size_t)b * w;
 		if (dlogits)
-			memcpy(row, dlogits + (size_t)b * A, (size_t)A * sizeof *row);
+			memcpy(row, dlogits + (size_t)b * P, (size_t)Ph * sizeof *row);
 		else
-			memset(row, 0, (size_t)A * sizeof *row);
-		row[A] = dvalues ? dvalues[b] : 0.0f;
+			memset(row, 0, (size_t)Ph * sizeof *row);
+		if (!m->ncritic)
+			row[Ph] = dvalues ? dvalues[b] : 0.0f;
 	}
+	if (m->ncritic) {
+		if (dvalues)
+			memcpy(be->vhead, dvalues, (size_t)rows * sizeof *be->vhead);
+		else
+			memset(be->vhead, 0, (size_t)rows * sizeof *be->vhead);
+	}
+	if (P > Ph && dlogits)
+		for (int i = 0; i < P - Ph; i++) {
+			double sum = 0;
+			for (int b = 0; b < rows; b++)
+				sum += dlogits[(size_t)b * P + Ph + i];
+			p->dlog_std[i] += (float)sum;
+		}
 }
 
 /* dL/dq (rows, A) into the fused head's gradient.
@@ -601,6 +664,10 @@ static int cpu_backward(seed_model *m, const float *dlogits, const float *dvalue
 	else
 		head_grad(m, m->last_B, dlogits, dvalues);
 	run_backward(m);
+	/* The critic torso (no core goes with it); nothing to add without a
+	 * value gradient. */
+	if (m->ncritic && dvalues)
+		backward_layers(m->be, &m->be->st[1], m->last_B, m->ncritic - 1, m->be->vhead);
 	return 0;
 }
 

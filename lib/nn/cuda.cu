@@ -548,6 +548,18 @@ extern "C" int nn_cuda_probe(int ordinal, const char *name, seed_err *err)
 
 static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 {
+	/* The heads of continuous control (issue 33) are the CPU's alone so
+	 * far: refused before anything is allocated on the device. */
+	if (m->policy.kind != SEED_POLICY_CATEGORICAL)
+		return seed_err_set(err, -ENOTSUP,
+		                    "device cuda:%d: a gaussian policy head runs on the CPU only "
+		                    "(\"policy\": {\"type\": \"gaussian\"}: use device cpu)",
+		                    m->ordinal);
+	if (m->ncritic)
+		return seed_err_set(err, -ENOTSUP,
+		                    "device cuda:%d: a critic torso runs on the CPU only (\"critic_torso\": "
+		                    "use device cpu)",
+		                    m->ordinal);
 	cudaError_t e = cudaSetDevice(m->ordinal);
 	if (e != cudaSuccess)
 		return seed_err_set(err, -ENODEV, "device cuda:%d: cudaSetDevice: %s", m->ordinal,

@@ -7,8 +7,9 @@
  * another (llm.c style: one allocation each, carved per tensor in the order
  * seed/nn.h gives) and initialises them, and this file builds the object
  * from those two, copies and loads parameters.  The policy and value heads
- * are one linear layer with A+1 outputs (their weights are adjacent in the
- * slab), so inference does one matrix product for both; a dueling head is
+ * are one linear layer with Ph+1 outputs (their weights are adjacent in the
+ * slab), so inference does one matrix product for both (unless a critic
+ * torso feeds the value head: then it is a layer of its own); a dueling head is
  * the same layer (advantage and value streams), its outputs combined into
  * Q values by the backend.  Everything sized by the batch belongs to the
  * backend (model_internal.h), so that a CUDA twin replaces only that.  The
@@ -68,6 +69,11 @@ static size_t widest_row(const seed_model *m)
 	for (int i = 0; i < m->nlayers; i++)
 		if (m->layers[i].numel_out > w)
 			w = m->layers[i].numel_out;
+	for (int i = 0; i < m->ncritic; i++)
+		if (m->critic[i].numel_out > w)
+			w = m->critic[i].numel_out;
+	if ((size_t)m->policy.P + 1 > w)
+		w = (size_t)m->policy.P + 1;
 	if (m->core.H) {
 		if ((size_t)m->core.I > w)
 			w = (size_t)m->core.I;
@@ -96,6 +102,9 @@ void seed_model_free(seed_model **mp)
 	for (int i = 0; m->layers && i < m->nlayers; i++)
 		free(m->layers[i].scale);
 	free(m->layers);
+	for (int i = 0; m->critic && i < m->ncritic; i++)
+		free(m->critic[i].scale);
+	free(m->critic);
 	free(m->params);
 	free(m->grads);
 	free(m->tensors);
@@ -265,6 +274,29 @@ const char *seed_model_head_name(seed_model_head head)
 	return head == SEED_HEAD_DUELING ? "dueling" : "actor-critic";
 }
 
+seed_model_policy seed_model_policy_kind(const seed_model *m)
+{
+	return m->policy.kind;
+}
+
+const char *seed_model_policy_name(seed_model_policy kind)
+{
+	return kind == SEED_POLICY_GAUSSIAN ? "gaussian" : "categorical";
+}
+
+int seed_model_policy_width(const seed_model *m)
+{
+	return m->policy.P;
+}
+
+int seed_model_squash(const seed_model *m, seed_squash *out)
+{
+	if (m->policy.kind != SEED_POLICY_GAUSSIAN)
+		return -EINVAL;
+	*out = m->policy.squash;
+	return 0;
+}
+
 int seed_model_max_batch(const seed_model *m)
 {
 	return m->max_batch;
@@ -275,19 +307,20 @@ size_t seed_model_obs_bytes(const seed_model *m)
 	return m->obs_numel * seed_dtype_size(m->obs_dtype);
 }
 
-int seed_model_summary(const seed_model *m, char *buf, size_t len)
-{
-	char tmp[96];
-	size_t n = 0;
+/* Append to buf (len bytes) at n, counting what did not fit, as snprintf. */
 #define PUT(...)                                                                                             \
 	do {                                                                                                 \
 		int w_ = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, __VA_ARGS__);             \
 		n += (size_t)(w_ > 0 ? w_ : 0);                                                              \
 	} while (0)
-	model_shape_str(tmp, sizeof tmp, m->obs_rank, m->obs_shape);
-	PUT("%s%s", seed_dtype_name(m->obs_dtype), tmp);
-	for (int i = 0; i < m->nlayers - 1; i++) {
-		const layer *L = &m->layers[i];
+
+/* The first count of layers (a torso list) into buf at *np, as
+ * seed_model_summary writes them. */
+static void summary_layers(const layer *layers, int count, char *buf, size_t len, size_t *np)
+{
+	size_t n = *np;
+	for (int i = 0; i < count; i++) {
+		const layer *L = &layers[i];
 		if (L->kind == L_LINEAR)
 			PUT(" linear(%d)", L->n_out);
 		else if (L->kind == L_CONV2D) {
@@ -303,11 +336,29 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 		} else
 			PUT(" %s", model_kind_name(L->kind));
 	}
+	*np = n;
+}
+
+int seed_model_summary(const seed_model *m, char *buf, size_t len)
+{
+	char tmp[96];
+	size_t n = 0;
+	model_shape_str(tmp, sizeof tmp, m->obs_rank, m->obs_shape);
+	PUT("%s%s", seed_dtype_name(m->obs_dtype), tmp);
+	summary_layers(m->layers, m->nlayers - 1, buf, len, &n);
 	if (m->core.H)
 		PUT(" | lstm(%d)%s%s", m->core.H, m->core.prev_reward ? " +reward" : "",
 		    m->core.prev_action ? " +action" : "");
+	if (m->ncritic) {
+		PUT(" | critic");
+		summary_layers(m->critic, m->ncritic - 1, buf, len, &n);
+	}
+	const model_policy *p = &m->policy;
 	if (m->head == SEED_HEAD_DUELING)
 		PUT(" | dueling %d+1 -> Q %d | %zu params", m->A, m->A, m->nparams);
+	else if (p->kind == SEED_POLICY_GAUSSIAN)
+		PUT(" | heads gaussian(%d,%s,%s)+1 | %zu params", m->A, p->state_std ? "state" : "parameter",
+		    seed_gaussian_squash_name(p->squash), m->nparams);
 	else
 		PUT(" | heads %d+1 | %zu params", m->A, m->nparams);
 #undef PUT

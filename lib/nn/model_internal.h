@@ -21,13 +21,27 @@
  * copy the newer one after it writes it.  The CPU backend has no copy:
  * its slabs stay SLAB_SYNCED.
  *
- * Invariants: layers[nlayers - 1] is the fused head (a linear layer with
- * A + 1 outputs: the policy's A logits, then the value; for a dueling head
- * the A advantages, then the value, combined into Q values by the
- * backend); every torso layer's shape_in is the previous layer's shape_out
- * (the observation's for layer 0), and the head's is the torso's output or,
- * with a core, the core's H; w, b, dw, db point into params and grads (NULL for layers without
- * parameters); be is built for max_batch rows.
+ * Invariants: layers[nlayers - 1] is the fused head, a linear layer with
+ * head_out(m) outputs: the policy's Ph outputs (A logits; A Gaussian means;
+ * or A means then A log-stds when the log-stds are "state"), then the value
+ * unless a critic torso computes it; for a dueling head the A advantages,
+ * then the value, combined into Q values by the backend.  Every torso
+ * layer's shape_in is the previous layer's shape_out (the observation's for
+ * layer 0), and the head's is the torso's output or, with a core, the
+ * core's H; w, b, dw, db point into params and grads (NULL for layers
+ * without parameters); be is built for max_batch rows.
+ *
+ * The policy's rows (the logits the backend writes, P = seed_model_policy_width
+ * floats each) are the fused head's Ph policy outputs, then for a Gaussian
+ * head with a "parameter" log-std the A values of policy.log_std, the same
+ * in every row (its gradient is the sum over rows of the logits' gradients
+ * there).
+ *
+ * With a critic torso (ncritic > 0), critic[0 .. ncritic - 2] are its layers
+ * on the observation, with the torso's invariants, and critic[ncritic - 1]
+ * is the value head, a linear layer with 1 output on the critic torso's
+ * output; the fused head then holds the policy alone.  There is no core
+ * then.
  */
 #ifndef SEED_NN_MODEL_INTERNAL_H
 #define SEED_NN_MODEL_INTERNAL_H
@@ -91,6 +105,16 @@ typedef struct nn_backend_ops nn_backend_ops;
 
 enum init_kind { INIT_ORTHOGONAL, INIT_PYTORCH };
 
+/* The policy head's distribution (seed/nn.h "policy"). */
+typedef struct model_policy {
+	seed_model_policy kind;
+	bool state_std;            /* Gaussian: log-stds from the head ("state"), else policy.log_std */
+	float log_std_init;        /* Gaussian, "parameter": policy.log_std's initial value */
+	seed_squash squash;        /* Gaussian: how actions reach the environment */
+	int P, Ph;                 /* floats per row of logits (A or 2A); of them, the head's outputs */
+	float *log_std, *dlog_std; /* "parameter": [A] in params and grads; else NULL */
+} model_policy;
+
 struct seed_model {
 	seed_dtype obs_dtype;
 	int obs_rank;
@@ -98,9 +122,12 @@ struct seed_model {
 	size_t obs_numel;
 	int A, max_batch;
 	enum init_kind init;
-	seed_model_head head; /* what the fused head's A + 1 outputs mean */
+	seed_model_head head; /* what the fused head's outputs mean */
+	model_policy policy;  /* the actor-critic head's policy */
 	int nlayers;          /* the torso's layers, then the fused head */
 	layer *layers;
+	int ncritic;           /* the critic torso's layers then the value head; 0: none */
+	layer *critic;         /* [ncritic] */
 	model_core core;       /* between layers[nlayers - 2] and the head; H == 0: none */
 	float *params, *grads; /* (nparams) each, 64-byte aligned */
 	size_t nparams;
@@ -164,6 +191,12 @@ int model_parse(seed_model *m, const char *json, seed_err *err);
 const char *model_kind_name(enum layer_kind kind);
 /* A shape as "[84,84,4]" into buf (cut to len). */
 void model_shape_str(char *buf, size_t len, int rank, const int64_t *shape);
+/* The fused head's outputs: the policy's Ph (the advantages' A for a
+ * dueling head), plus the value without a critic torso. */
+static inline int head_out(const seed_model *m)
+{
+	return m->policy.Ph + (m->ncritic ? 0 : 1);
+}
 /* model_layout.c: the parameters' table, slabs (zeroed) and each layer's
  * pointers into them, for m's parsed layers.  Returns 0 or -SEED_EOPTION
  * (too many parameters). */

@@ -43,34 +43,49 @@ static float *falloc(size_t n)
 	return p;
 }
 
-/* The tensors' table: the torso's, the core's, the heads' (names into
- * names, offsets into the slab); the slab's length into *nparams. */
+/* The weight and bias of each linear/conv2d layer among the first n of
+ * layers, named <list>.<i>.weight, <list>.<i>.bias. */
+static void layout_list(seed_model *m, seed_buf *names, size_t *off, const char *list, const layer *layers,
+                        int n)
+{
+	char name[64];
+	for (int i = 0; i < n; i++) {
+		const layer *L = &layers[i];
+		if (L->kind != L_LINEAR && L->kind != L_CONV2D)
+			continue;
+		snprintf(name, sizeof name, "%s.%d.weight", list, i);
+		if (L->kind == L_LINEAR)
+			add_tensor(m, names, off, name, 2, (int64_t[]){L->n_out, L->n_in});
+		else
+			add_tensor(m, names, off, name, 4, (int64_t[]){L->F, L->k, L->k, L->C});
+		snprintf(name, sizeof name, "%s.%d.bias", list, i);
+		add_tensor(m, names, off, name, 1, (int64_t[]){L->kind == L_LINEAR ? L->n_out : L->F});
+	}
+}
+
+/* The parametric layers among the first n of layers. */
+static int count_parametric(const layer *layers, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += layers[i].kind == L_LINEAR || layers[i].kind == L_CONV2D;
+	return k;
+}
+
+/* The tensors' table: the torso's, the critic torso's, the core's, the
+ * heads', policy.log_std (names into names, offsets into the slab); the
+ * slab's length into *nparams. */
 static void layout_tensors(seed_model *m, seed_buf *names, size_t *nparams)
 {
-	int ntorso = m->nlayers - 1;
-	int ntensors = 4;
-	for (int i = 0; i < ntorso; i++)
-		if (m->layers[i].kind == L_LINEAR || m->layers[i].kind == L_CONV2D)
-			ntensors += 2;
+	int ntorso = m->nlayers - 1, ncritic = m->ncritic ? m->ncritic - 1 : 0;
+	int ntensors = 5 + 2 * count_parametric(m->layers, ntorso) + 2 * count_parametric(m->critic, ncritic);
 	if (m->core.H)
 		ntensors += 3;
 	m->tensors = seed_xcalloc((size_t)ntensors, sizeof *m->tensors);
 	size_t off = 0;
 	char name[64];
-	for (int i = 0; i < ntorso; i++) {
-		layer *L = &m->layers[i];
-		if (L->kind == L_LINEAR) {
-			snprintf(name, sizeof name, "torso.%d.weight", i);
-			add_tensor(m, names, &off, name, 2, (int64_t[]){L->n_out, L->n_in});
-			snprintf(name, sizeof name, "torso.%d.bias", i);
-			add_tensor(m, names, &off, name, 1, (int64_t[]){L->n_out});
-		} else if (L->kind == L_CONV2D) {
-			snprintf(name, sizeof name, "torso.%d.weight", i);
-			add_tensor(m, names, &off, name, 4, (int64_t[]){L->F, L->k, L->k, L->C});
-			snprintf(name, sizeof name, "torso.%d.bias", i);
-			add_tensor(m, names, &off, name, 1, (int64_t[]){L->F});
-		}
-	}
+	layout_list(m, names, &off, "torso", m->layers, ntorso);
+	layout_list(m, names, &off, "critic_torso", m->critic, ncritic);
 	const model_core *c = &m->core;
 	if (c->H) {
 		/* Keras's names and layout: kernel (I, 4H), recurrent_kernel
@@ -80,31 +95,44 @@ static void layout_tensors(seed_model *m, seed_buf *names, size_t *nparams)
 		add_tensor(m, names, &off, "core.bias", 1, (int64_t[]){4 * (int64_t)c->H});
 	}
 	const layer *H = &m->layers[ntorso];
+	/* The value head reads the critic torso's output when there is one. */
+	int vin = m->ncritic ? m->critic[m->ncritic - 1].n_in : H->n_in, Ph = m->policy.Ph;
 	/* A dueling head's advantage stream takes the policy's place. */
 	const char *aname = m->head == SEED_HEAD_DUELING ? "advantage" : "policy";
 	snprintf(name, sizeof name, "%s.weight", aname);
-	add_tensor(m, names, &off, name, 2, (int64_t[]){m->A, H->n_in});
-	add_tensor(m, names, &off, "value.weight", 2, (int64_t[]){1, H->n_in});
+	add_tensor(m, names, &off, name, 2, (int64_t[]){Ph, H->n_in});
+	add_tensor(m, names, &off, "value.weight", 2, (int64_t[]){1, vin});
 	snprintf(name, sizeof name, "%s.bias", aname);
-	add_tensor(m, names, &off, name, 1, (int64_t[]){m->A});
+	add_tensor(m, names, &off, name, 1, (int64_t[]){Ph});
 	add_tensor(m, names, &off, "value.bias", 1, (int64_t[]){1});
+	if (m->policy.kind == SEED_POLICY_GAUSSIAN && !m->policy.state_std)
+		add_tensor(m, names, &off, "policy.log_std", 1, (int64_t[]){m->A});
 	*nparams = off;
+}
+
+/* Point the first n of layers at their tensors from tensor *t on (weight
+ * then bias, in order). */
+static void point_list(seed_model *m, layer *layers, int n, int *t)
+{
+	for (int i = 0; i < n; i++) {
+		layer *L = &layers[i];
+		if (L->kind == L_LINEAR || L->kind == L_CONV2D) {
+			L->w = m->params + m->tensors[*t].offset;
+			L->dw = m->grads + m->tensors[*t].offset;
+			L->b = m->params + m->tensors[*t + 1].offset;
+			L->db = m->grads + m->tensors[*t + 1].offset;
+			*t += 2;
+		}
+	}
 }
 
 /* Point each layer at its tensors (weight then bias, in order). */
 static void point_layers(seed_model *m)
 {
 	int ntorso = m->nlayers - 1, t = 0;
-	for (int i = 0; i < ntorso; i++) {
-		layer *L = &m->layers[i];
-		if (L->kind == L_LINEAR || L->kind == L_CONV2D) {
-			L->w = m->params + m->tensors[t].offset;
-			L->dw = m->grads + m->tensors[t].offset;
-			L->b = m->params + m->tensors[t + 1].offset;
-			L->db = m->grads + m->tensors[t + 1].offset;
-			t += 2;
-		}
-	}
+	point_list(m, m->layers, ntorso, &t);
+	if (m->ncritic)
+		point_list(m, m->critic, m->ncritic - 1, &t);
 	model_core *c = &m->core;
 	if (c->H) {
 		c->w = m->params + m->tensors[t].offset;
@@ -120,6 +148,18 @@ static void point_layers(seed_model *m)
 	H->dw = m->grads + m->tensors[t].offset;
 	H->b = m->params + m->tensors[t + 2].offset; /* policy.bias, value.bias */
 	H->db = m->grads + m->tensors[t + 2].offset;
+	if (m->ncritic) {
+		/* The value head is a layer of its own on the critic torso. */
+		layer *V = &m->critic[m->ncritic - 1];
+		V->w = m->params + m->tensors[t + 1].offset;
+		V->dw = m->grads + m->tensors[t + 1].offset;
+		V->b = m->params + m->tensors[t + 3].offset;
+		V->db = m->grads + m->tensors[t + 3].offset;
+	}
+	if (m->policy.kind == SEED_POLICY_GAUSSIAN && !m->policy.state_std) {
+		m->policy.log_std = m->params + m->tensors[t + 4].offset;
+		m->policy.dlog_std = m->grads + m->tensors[t + 4].offset;
+	}
 }
 
 int model_layout(seed_model *m, seed_err *err)
@@ -213,27 +253,49 @@ static void init_rows(const seed_model *m, float *w, float *b, int rows, int fan
 	}
 }
 
+/* The linear and conv2d layers among the first n of layers, orthogonal
+ * with the torso's gain. */
+static void init_list(seed_model *m, layer *layers, int n, seed_rng *rng)
+{
+	for (int i = 0; i < n; i++) {
+		layer *L = &layers[i];
+		if (L->kind == L_LINEAR)
+			init_rows(m, L->w, L->b, L->n_out, L->n_in, L->gain, rng);
+		else if (L->kind == L_CONV2D)
+			init_rows(m, L->w, L->b, L->F, L->k * L->k * L->C, L->gain, rng);
+	}
+}
+
+/* Draws in slab order: the torso, the critic torso, the core, the policy
+ * (or advantages), the value. */
 void model_init_layers(seed_model *m, seed_rng *rng)
 {
-	for (int i = 0; i < m->nlayers; i++) {
-		layer *L = &m->layers[i];
-		if (i == m->nlayers - 1) {
-			/* The core, between the torso and the heads: Keras's
-			 * LSTMCell initialisation whatever "init" says, as
-			 * SEED's agents have it. */
-			if (m->core.H)
-				seed_lstm_init(m->core.I, m->core.H, m->core.w, m->core.u, m->core.b, rng);
-			/* The heads are separate tensors with their own gains:
-			 * a policy's 0.01 starts near the uniform policy; a
-			 * dueling head's advantages estimate returns, as the
-			 * value does, and get the value's gain 1. */
-			float again = m->head == SEED_HEAD_DUELING ? 1.0f : 0.01f;
-			init_rows(m, L->w, L->b, m->A, L->n_in, again, rng);
-			init_rows(m, L->w + (size_t)m->A * L->n_in, L->b + m->A, 1, L->n_in, 1.0f, rng);
-		} else if (L->kind == L_LINEAR) {
-			init_rows(m, L->w, L->b, L->n_out, L->n_in, L->gain, rng);
-		} else if (L->kind == L_CONV2D) {
-			init_rows(m, L->w, L->b, L->F, L->k * L->k * L->C, L->gain, rng);
-		}
+	init_list(m, m->layers, m->nlayers - 1, rng);
+	if (m->ncritic)
+		init_list(m, m->critic, m->ncritic - 1, rng);
+	/* The core, between the torso and the heads: Keras's LSTMCell
+	 * initialisation whatever "init" says, as SEED's agents have it. */
+	if (m->core.H)
+		seed_lstm_init(m->core.I, m->core.H, m->core.w, m->core.u, m->core.b, rng);
+	/* The heads are separate tensors with their own gains: a policy's
+	 * 0.01 starts near the uniform policy (a Gaussian's means near 0); a
+	 * dueling head's advantages estimate returns, as the value does, and
+	 * get the value's gain 1. */
+	const layer *H = &m->layers[m->nlayers - 1];
+	const model_policy *p = &m->policy;
+	float again = m->head == SEED_HEAD_DUELING ? 1.0f : 0.01f;
+	init_rows(m, H->w, H->b, p->Ph, H->n_in, again, rng);
+	const layer *V = m->ncritic ? &m->critic[m->ncritic - 1] : NULL;
+	if (V)
+		init_rows(m, V->w, V->b, 1, V->n_in, 1.0f, rng);
+	else
+		init_rows(m, H->w + (size_t)p->Ph * H->n_in, H->b + p->Ph, 1, H->n_in, 1.0f, rng);
+	/* A Gaussian's log-stds start at log_std_init: the parameter's, or
+	 * ("state") the biases of the head's log-std outputs, so that every
+	 * row starts with the same spread. */
+	if (p->kind == SEED_POLICY_GAUSSIAN) {
+		float *ls = p->state_std ? H->b + m->A : p->log_std;
+		for (int i = 0; i < m->A; i++)
+			ls[i] = p->log_std_init;
 	}
 }

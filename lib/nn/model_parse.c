@@ -1,12 +1,14 @@
 /* model_parse.c: a model's JSON description into its layers and shapes.
  *
  * The parsing half of model.c's description (seed/nn.h gives the
- * language): the top-level keys ("torso", "core", "init", "head"), each
- * torso layer by its kind (a table of kinds, one parsing function each,
- * which checks the layer's keys and computes its output shape from its
- * input's), the optional LSTM core, and the fused head after them.  Every
- * error is -SEED_EOPTION with a message that names the layer or key
- * ("model: torso[2] (conv2d): ...").  Nothing here touches parameters:
+ * language): the top-level keys ("torso", "critic_torso", "core", "policy",
+ * "init", "head"), each layer of the torso and of the critic torso by its
+ * kind (a table of kinds, one parsing function each, which checks the
+ * layer's keys and computes its output shape from its input's), the
+ * optional LSTM core, the fused head after them, and the value head after
+ * a critic torso.  Every error is -SEED_EOPTION with a message that names
+ * the layer or key ("model: torso[2] (conv2d): ...", "model:
+ * critic_torso[0] (linear): ...", "model: policy (gaussian): ...").  Nothing here touches parameters:
  * model_layout.c lays them out once the shapes are known.
  */
 #include <jansson.h>
@@ -18,6 +20,7 @@
 
 #include "model_internal.h"
 #include "seed/buf.h"
+#include "seed/gaussian.h"
 
 /* The most values a scale layer's "by" may hold. */
 #define SCALE_MAX 65536
@@ -55,15 +58,14 @@ void model_shape_str(char *buf, size_t len, int rank, const int64_t *shape)
 }
 
 /* A positive integer member `key` of layer i, at most max. */
-static int get_count(const json_t *obj, int i, const char *type, const char *key, long long max, int *out,
-                     seed_err *err)
+static int get_count(const json_t *obj, const char *at, const char *type, const char *key, long long max,
+                     int *out, seed_err *err)
 {
 	const json_t *v = json_object_get(obj, key);
 	if (!v)
-		return bad(err, "torso[%d] (%s): key \"%s\" is missing", i, type, key);
+		return bad(err, "%s (%s): key \"%s\" is missing", at, type, key);
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
-		return bad(err, "torso[%d] (%s): key \"%s\" must be an integer in 1..%lld", i, type, key,
-		           max);
+		return bad(err, "%s (%s): key \"%s\" must be an integer in 1..%lld", at, type, key, max);
 	*out = (int)json_integer_value(v);
 	return 0;
 }
@@ -71,7 +73,7 @@ static int get_count(const json_t *obj, int i, const char *type, const char *key
 /* A conv2d's "padding": absent or "valid" (none), "same", or the rows and
  * columns of zeros on every side, 0..k-1 (with k or more, some outputs
  * would see only zeros).  Sets L->pad and L->same; L->k is known. */
-static int parse_padding(const json_t *obj, int i, layer *L, seed_err *err)
+static int parse_padding(const json_t *obj, const char *at, layer *L, seed_err *err)
 {
 	const json_t *v = json_object_get(obj, "padding");
 	const char *s = json_string_value(v);
@@ -85,15 +87,16 @@ static int parse_padding(const json_t *obj, int i, layer *L, seed_err *err)
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= L->k)
 		return bad(err,
-		           "torso[%d] (conv2d): key \"padding\" must be \"valid\", \"same\" or an integer "
+		           "%s (conv2d): key \"padding\" must be \"valid\", \"same\" or an integer "
 		           "in 0..%d (less than the kernel, %d)",
-		           i, L->k - 1, L->k);
+		           at, L->k - 1, L->k);
 	L->pad = (int)json_integer_value(v);
 	return 0;
 }
 
 /* Only the keys in `allowed` (NULL-terminated) and "type". */
-static int check_keys(const json_t *obj, int i, const char *type, const char *const *allowed, seed_err *err)
+static int check_keys(const json_t *obj, const char *at, const char *type, const char *const *allowed,
+                      seed_err *err)
 {
 	const char *key;
 	const json_t *v;
@@ -103,7 +106,7 @@ static int check_keys(const json_t *obj, int i, const char *type, const char *co
 		for (int j = 0; allowed[j] && !ok; j++)
 			ok = strcmp(key, allowed[j]) == 0;
 		if (!ok)
-			return bad(err, "torso[%d] (%s): unknown key \"%s\"", i, type, key);
+			return bad(err, "%s (%s): unknown key \"%s\"", at, type, key);
 	}
 	return 0;
 }
@@ -111,19 +114,20 @@ static int check_keys(const json_t *obj, int i, const char *type, const char *co
 /* One torso layer kind's parser: the keys of obj (layer i, of type `type`)
  * into L, and L's output shape from its input shape (already in L; shp is
  * that shape written out for messages). */
-typedef int parse_fn(const json_t *obj, int i, const char *type, const char *shp, layer *L, seed_err *err);
+typedef int parse_fn(const json_t *obj, const char *at, const char *type, const char *shp, layer *L,
+                     seed_err *err);
 
-static int parse_linear(const json_t *obj, int i, const char *type, const char *shp, layer *L, seed_err *err)
+static int parse_linear(const json_t *obj, const char *at, const char *type, const char *shp, layer *L,
+                        seed_err *err)
 {
 	static const char *const keys[] = {"out", NULL};
 	int rc;
-	if ((rc = check_keys(obj, i, type, keys, err)) < 0)
+	if ((rc = check_keys(obj, at, type, keys, err)) < 0)
 		return rc;
-	if ((rc = get_count(obj, i, type, "out", 1 << 20, &L->n_out, err)) < 0)
+	if ((rc = get_count(obj, at, type, "out", 1 << 20, &L->n_out, err)) < 0)
 		return rc;
 	if (L->rank_in != 1)
-		return bad(err, "torso[%d] (linear): input has shape %s: put a flatten layer before it", i,
-		           shp);
+		return bad(err, "%s (linear): input has shape %s: put a flatten layer before it", at, shp);
 	L->n_in = (int)L->shape_in[0];
 	L->rank_out = 1;
 	L->shape_out[0] = L->n_out;
@@ -132,7 +136,7 @@ static int parse_linear(const json_t *obj, int i, const char *type, const char *
 
 /* A conv2d's output size and padding from its keys (L->k, S, pad, same
  * set). */
-static int conv_output(int i, const char *shp, layer *L, seed_err *err)
+static int conv_output(const char *at, const char *shp, layer *L, seed_err *err)
 {
 	if (L->same) {
 		/* TensorFlow's and PyTorch's "same": ceil(H / S) outputs,
@@ -148,37 +152,38 @@ static int conv_output(int i, const char *shp, layer *L, seed_err *err)
 	long long hp = (long long)L->H + 2LL * L->pad, wp = (long long)L->W + 2LL * L->pad;
 	if (L->k > hp || L->k > wp)
 		return bad(err,
-		           "torso[%d] (conv2d): key \"kernel\" is %d, larger than the padded "
+		           "%s (conv2d): key \"kernel\" is %d, larger than the padded "
 		           "input %lldx%lld (input %s, padding %d)",
-		           i, L->k, hp, wp, shp, L->pad);
+		           at, L->k, hp, wp, shp, L->pad);
 	L->pt = L->pl = L->pad;
 	L->OH = (int)((hp - L->k) / L->S + 1);
 	L->OW = (int)((wp - L->k) / L->S + 1);
 	return 0;
 }
 
-static int parse_conv2d(const json_t *obj, int i, const char *type, const char *shp, layer *L, seed_err *err)
+static int parse_conv2d(const json_t *obj, const char *at, const char *type, const char *shp, layer *L,
+                        seed_err *err)
 {
 	static const char *const keys[] = {"filters", "kernel", "stride", "padding", NULL};
 	int rc;
-	if ((rc = check_keys(obj, i, type, keys, err)) < 0)
+	if ((rc = check_keys(obj, at, type, keys, err)) < 0)
 		return rc;
 	if (L->rank_in != 3)
-		return bad(err, "torso[%d] (conv2d): input has shape %s, not [H,W,C]", i, shp);
+		return bad(err, "%s (conv2d): input has shape %s, not [H,W,C]", at, shp);
 	L->H = (int)L->shape_in[0];
 	L->W = (int)L->shape_in[1];
 	L->C = (int)L->shape_in[2];
-	if ((rc = get_count(obj, i, type, "filters", 1 << 16, &L->F, err)) < 0)
+	if ((rc = get_count(obj, at, type, "filters", 1 << 16, &L->F, err)) < 0)
 		return rc;
-	if ((rc = get_count(obj, i, type, "kernel", CONV_MAX, &L->k, err)) < 0)
+	if ((rc = get_count(obj, at, type, "kernel", CONV_MAX, &L->k, err)) < 0)
 		return rc;
 	L->S = 1; /* the keys' defaults: the layer as it was before them */
 	if (json_object_get(obj, "stride") &&
-	    (rc = get_count(obj, i, type, "stride", CONV_MAX, &L->S, err)) < 0)
+	    (rc = get_count(obj, at, type, "stride", CONV_MAX, &L->S, err)) < 0)
 		return rc;
-	if ((rc = parse_padding(obj, i, L, err)) < 0)
+	if ((rc = parse_padding(obj, at, L, err)) < 0)
 		return rc;
-	if ((rc = conv_output(i, shp, L, err)) < 0)
+	if ((rc = conv_output(at, shp, L, err)) < 0)
 		return rc;
 	L->rank_out = 3;
 	L->shape_out[0] = L->OH;
@@ -189,23 +194,23 @@ static int parse_conv2d(const json_t *obj, int i, const char *type, const char *
 
 /* "by": one factor, or one per element of the last dimension (features of
  * a vector, channels of an image). */
-static int parse_scale(const json_t *obj, int i, const char *type, const char *shp, layer *L, seed_err *err)
+static int parse_scale(const json_t *obj, const char *at, const char *type, const char *shp, layer *L,
+                       seed_err *err)
 {
 	static const char *const keys[] = {"by", NULL};
 	int rc;
-	if ((rc = check_keys(obj, i, type, keys, err)) < 0)
+	if ((rc = check_keys(obj, at, type, keys, err)) < 0)
 		return rc;
 	const json_t *by = json_object_get(obj, "by");
 	int64_t last = L->rank_in > 0 ? L->shape_in[L->rank_in - 1] : 1;
 	size_t n = json_is_array(by) ? json_array_size(by) : 1;
 	if (!by || !(json_is_number(by) || (json_is_array(by) && (n == 1 || (int64_t)n == last))))
 		return bad(err,
-		           "torso[%d] (scale): key \"by\" must be a number or an array of 1 or %lld "
+		           "%s (scale): key \"by\" must be a number or an array of 1 or %lld "
 		           "numbers (the input's last dimension; input shape %s)",
-		           i, (long long)last, shp);
+		           at, (long long)last, shp);
 	if (n > SCALE_MAX)
-		return bad(err, "torso[%d] (scale): key \"by\" has %zu values, more than %d", i, n,
-		           SCALE_MAX);
+		return bad(err, "%s (scale): key \"by\" has %zu values, more than %d", at, n, SCALE_MAX);
 	L->scale = seed_xmalloc(n * sizeof *L->scale);
 	L->nscale = (int)n;
 	for (size_t j = 0; j < n; j++) {
@@ -213,9 +218,9 @@ static int parse_scale(const json_t *obj, int i, const char *type, const char *s
 		double x = json_number_value(e);
 		if (!json_is_number(e) || !isfinite(x) || fabs(x) > 1e30)
 			return bad(err,
-			           "torso[%d] (scale): \"by\"[%zu] must be a finite number of magnitude at "
+			           "%s (scale): \"by\"[%zu] must be a finite number of magnitude at "
 			           "most 1e30",
-			           i, j);
+			           at, j);
 		L->scale[j] = (float)x;
 	}
 	L->rank_out = L->rank_in;
@@ -224,12 +229,13 @@ static int parse_scale(const json_t *obj, int i, const char *type, const char *s
 }
 
 /* relu, tanh, flatten: no keys; flatten makes a row one vector. */
-static int parse_plain(const json_t *obj, int i, const char *type, const char *shp, layer *L, seed_err *err)
+static int parse_plain(const json_t *obj, const char *at, const char *type, const char *shp, layer *L,
+                       seed_err *err)
 {
 	static const char *const keys[] = {NULL};
 	(void)shp;
 	int rc;
-	if ((rc = check_keys(obj, i, type, keys, err)) < 0)
+	if ((rc = check_keys(obj, at, type, keys, err)) < 0)
 		return rc;
 	if (L->kind == L_FLATTEN) {
 		L->rank_out = 1;
@@ -256,35 +262,35 @@ const char *model_kind_name(enum layer_kind kind)
 	return kinds[kind].name;
 }
 
-/* Parse torso layer i into L, given its input shape (already in L). */
-static int parse_layer(const json_t *obj, int i, layer *L, seed_err *err)
+/* Parse layer i of the list called list ("torso", "critic_torso") into L, given its input shape (already in
+ * L). */
+static int parse_layer(const json_t *obj, const char *list, int i, layer *L, seed_err *err)
 {
-	char shp[96];
+	char shp[96], at[48];
+	snprintf(at, sizeof at, "%s[%d]", list, i);
 	if (!json_is_object(obj))
-		return bad(err, "torso[%d]: must be an object like {\"type\": \"linear\", \"out\": 64}", i);
+		return bad(err, "%s: must be an object like {\"type\": \"linear\", \"out\": 64}", at);
 	const json_t *t = json_object_get(obj, "type");
 	if (!t)
-		return bad(err, "torso[%d]: key \"type\" is missing", i);
+		return bad(err, "%s: key \"type\" is missing", at);
 	const char *type = json_string_value(t);
 	int kind = -1;
 	for (int j = 0; type && j < (int)(sizeof kinds / sizeof kinds[0]); j++)
 		if (strcmp(type, kinds[j].name) == 0)
 			kind = j;
 	if (kind < 0)
-		return bad(
-		    err, "torso[%d]: key \"type\" must be one of linear, conv2d, relu, tanh, flatten, scale",
-		    i);
+		return bad(err, "%s: key \"type\" must be one of linear, conv2d, relu, tanh, flatten, scale",
+		           at);
 	L->kind = (enum layer_kind)kind;
 	model_shape_str(shp, sizeof shp, L->rank_in, L->shape_in);
-	int rc = kinds[kind].parse(obj, i, type, shp, L, err);
+	int rc = kinds[kind].parse(obj, at, type, shp, L, err);
 	if (rc < 0)
 		return rc;
 	L->numel_out = 1;
 	for (int d = 0; d < L->rank_out; d++)
 		L->numel_out *= (size_t)L->shape_out[d];
 	if (L->numel_out > (size_t)1 << 28)
-		return bad(err, "torso[%d] (%s): output of %zu values per row is too large", i, type,
-		           L->numel_out);
+		return bad(err, "%s (%s): output of %zu values per row is too large", at, type, L->numel_out);
 	return 0;
 }
 
@@ -366,6 +372,66 @@ static int parse_head(const json_t *root, seed_model *m, seed_err *err)
 	return 0;
 }
 
+/* "policy": the actor-critic head's distribution.  Sets m->policy (its
+ * widths too: they depend on A alone). */
+static int parse_policy(const json_t *root, seed_model *m, seed_err *err)
+{
+	model_policy *p = &m->policy;
+	p->kind = SEED_POLICY_CATEGORICAL;
+	p->squash = SEED_SQUASH_CLIP;
+	p->P = p->Ph = m->A;
+	const json_t *jp = json_object_get(root, "policy");
+	if (!jp)
+		return 0;
+	if (!json_is_object(jp))
+		return bad(err, "key \"policy\" must be an object like {\"type\": \"gaussian\"}");
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)jp, key, v)
+	{
+		if (strcmp(key, "type") != 0 && strcmp(key, "log_std") != 0 &&
+		    strcmp(key, "log_std_init") != 0 && strcmp(key, "squash") != 0)
+			return bad(err,
+			           "policy: unknown key \"%s\" (expected \"type\", \"log_std\", "
+			           "\"log_std_init\", \"squash\")",
+			           key);
+	}
+	const char *type = json_string_value(json_object_get(jp, "type"));
+	if (!json_object_get(jp, "type"))
+		return bad(err, "policy: key \"type\" is missing");
+	if (type && strcmp(type, "categorical") == 0) {
+		if (json_object_size(jp) > 1)
+			return bad(err, "policy: a categorical policy takes no key but \"type\"");
+		return 0;
+	}
+	if (!type || strcmp(type, "gaussian") != 0)
+		return bad(err, "policy: key \"type\" must be \"categorical\" or \"gaussian\"");
+	if (m->head != SEED_HEAD_ACTOR_CRITIC)
+		return bad(err,
+		           "policy: a gaussian policy needs the actor-critic head (not \"head\": \"%s\")",
+		           seed_model_head_name(m->head));
+	p->kind = SEED_POLICY_GAUSSIAN;
+	const json_t *ls = json_object_get(jp, "log_std");
+	const char *lss = json_string_value(ls);
+	if (ls && !(lss && (strcmp(lss, "parameter") == 0 || strcmp(lss, "state") == 0)))
+		return bad(err, "policy (gaussian): key \"log_std\" must be \"parameter\" or \"state\"");
+	p->state_std = lss && strcmp(lss, "state") == 0;
+	const json_t *li = json_object_get(jp, "log_std_init");
+	if (li) {
+		double x = json_number_value(li);
+		if (!json_is_number(li) || !isfinite(x) || fabs(x) > 20)
+			return bad(err,
+			           "policy (gaussian): key \"log_std_init\" must be a number in -20..20");
+		p->log_std_init = (float)x;
+	}
+	const json_t *sq = json_object_get(jp, "squash");
+	if (sq && seed_gaussian_squash_parse(json_string_value(sq), &p->squash) < 0)
+		return bad(err, "policy (gaussian): key \"squash\" must be \"clip\" or \"tanh\"");
+	p->P = 2 * m->A;
+	p->Ph = p->state_std ? 2 * m->A : m->A;
+	return 0;
+}
+
 /* The top level: an object of known keys with a "torso" list; sets init,
  * head and the layers (the torso's, then the fused head), allocated. */
 static int parse_root(const json_t *root, seed_model *m, seed_err *err)
@@ -377,27 +443,46 @@ static int parse_root(const json_t *root, seed_model *m, seed_err *err)
 	json_object_foreach((json_t *)root, key, val)
 	{
 		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0 && strcmp(key, "head") != 0 &&
-		    strcmp(key, "core") != 0)
+		    strcmp(key, "core") != 0 && strcmp(key, "policy") != 0 &&
+		    strcmp(key, "critic_torso") != 0)
 			return bad(err,
-			           "unknown key \"%s\" (expected \"torso\", \"core\", \"init\", \"head\")",
+			           "unknown key \"%s\" (expected \"torso\", \"critic_torso\", \"core\", "
+			           "\"policy\", \"init\", \"head\")",
 			           key);
 	}
 	const json_t *torso = json_object_get(root, "torso");
 	if (!json_is_array(torso))
 		return bad(err, "key \"torso\" must be a list of layers");
 	int rc;
-	if ((rc = parse_init(root, m, err)) < 0 || (rc = parse_head(root, m, err)) < 0)
+	if ((rc = parse_init(root, m, err)) < 0 || (rc = parse_head(root, m, err)) < 0 ||
+	    (rc = parse_policy(root, m, err)) < 0)
 		return rc;
 	int ntorso = (int)json_array_size(torso);
 	if (ntorso > TORSO_MAX)
 		return bad(err, "key \"torso\": %d layers is too many", ntorso);
 	m->nlayers = ntorso + 1;
 	m->layers = seed_xcalloc((size_t)m->nlayers, sizeof *m->layers);
+	const json_t *critic = json_object_get(root, "critic_torso");
+	if (critic) {
+		if (!json_is_array(critic))
+			return bad(err, "key \"critic_torso\" must be a list of layers (as \"torso\")");
+		if (json_object_get(root, "core"))
+			return bad(err, "key \"critic_torso\" cannot go with a recurrent \"core\"");
+		if (m->head != SEED_HEAD_ACTOR_CRITIC)
+			return bad(err,
+			           "key \"critic_torso\" needs the actor-critic head (not \"head\": \"%s\")",
+			           seed_model_head_name(m->head));
+		int n = (int)json_array_size(critic);
+		if (n > TORSO_MAX)
+			return bad(err, "key \"critic_torso\": %d layers is too many", n);
+		m->ncritic = n + 1;
+		m->critic = seed_xcalloc((size_t)m->ncritic, sizeof *m->critic);
+	}
 	return 0;
 }
 
 /* The fused head L after the torso (and the core, if the description has
- * one): a linear layer of A + 1 outputs on a flat row. */
+ * one): a linear layer of head_out outputs on a flat row. */
 static int parse_fused_head(const json_t *root, seed_model *m, layer *L, seed_err *err)
 {
 	if (L->rank_in != 1) {
@@ -410,37 +495,41 @@ static int parse_fused_head(const json_t *root, seed_model *m, layer *L, seed_er
 		int rc = parse_core(jc, (int)L->numel_in, m->A, &m->core, err);
 		if (rc < 0)
 			return rc;
+		if (m->core.prev_action && m->policy.kind == SEED_POLICY_GAUSSIAN)
+			return bad(err, "core: key \"prev_action\" (a one-hot of a discrete action) cannot "
+			                "go with a gaussian policy");
 		/* The heads read the core's output h. */
 		L->shape_in[0] = m->core.H;
 		L->numel_in = (size_t)m->core.H;
 	}
 	L->kind = L_LINEAR;
 	L->n_in = (int)L->numel_in;
-	L->n_out = m->A + 1;
+	L->n_out = head_out(m);
 	L->rank_out = 1;
 	L->shape_out[0] = L->n_out;
 	L->numel_out = (size_t)L->n_out;
 	return 0;
 }
 
-/* Shapes, layer by layer: each layer's input is the last one's output (the
- * observation's for the first). */
-static int parse_layers(const json_t *root, seed_model *m, seed_err *err)
+/* Shapes, layer by layer, of the n layers of list `name` (n - 1 from the
+ * JSON list, then the head, parsed by head): each layer's input is the last
+ * one's output (the observation's for the first). */
+static int parse_list(const json_t *root, seed_model *m, const char *name, layer *layers, int n,
+                      int (*head)(const json_t *, seed_model *, layer *, seed_err *), seed_err *err)
 {
-	const json_t *torso = json_object_get(root, "torso");
-	int ntorso = m->nlayers - 1;
+	const json_t *list = json_object_get(root, name);
 	int rank = m->obs_rank;
 	int64_t shape[4] = {0};
 	memcpy(shape, m->obs_shape, (size_t)m->obs_rank * sizeof *shape);
 	size_t numel = m->obs_numel;
-	for (int i = 0; i < m->nlayers; i++) {
-		layer *L = &m->layers[i];
+	for (int i = 0; i < n; i++) {
+		layer *L = &layers[i];
 		L->rank_in = rank;
 		memcpy(L->shape_in, shape, sizeof shape);
 		L->numel_in = numel;
 		L->gain = (float)sqrt(2.0);
-		int rc = i < ntorso ? parse_layer(json_array_get(torso, (size_t)i), i, L, err)
-		                    : parse_fused_head(root, m, L, err);
+		int rc = i < n - 1 ? parse_layer(json_array_get(list, (size_t)i), name, i, L, err)
+		                   : head(root, m, L, err);
 		if (rc < 0)
 			return rc;
 		rank = L->rank_out;
@@ -448,6 +537,33 @@ static int parse_layers(const json_t *root, seed_model *m, seed_err *err)
 		numel = L->numel_out;
 	}
 	return 0;
+}
+
+/* The critic torso's value head: a linear layer of 1 output on a flat row. */
+static int parse_value_head(const json_t *root, seed_model *m, layer *L, seed_err *err)
+{
+	(void)root;
+	(void)m;
+	if (L->rank_in != 1) {
+		char shp[96];
+		model_shape_str(shp, sizeof shp, L->rank_in, L->shape_in);
+		return bad(err, "the critic torso's output has shape %s: end it with a flatten layer", shp);
+	}
+	L->kind = L_LINEAR;
+	L->n_in = (int)L->numel_in;
+	L->n_out = 1;
+	L->rank_out = 1;
+	L->shape_out[0] = 1;
+	L->numel_out = 1;
+	return 0;
+}
+
+static int parse_layers(const json_t *root, seed_model *m, seed_err *err)
+{
+	int rc = parse_list(root, m, "torso", m->layers, m->nlayers, parse_fused_head, err);
+	if (rc == 0 && m->ncritic)
+		rc = parse_list(root, m, "critic_torso", m->critic, m->ncritic, parse_value_head, err);
+	return rc;
 }
 
 int model_parse(seed_model *m, const char *json, seed_err *err)

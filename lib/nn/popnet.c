@@ -2,7 +2,7 @@
  * weights its own (seed/popnet.h).
  *
  * The layers are those of a seed_model (model.c's description: the torso,
- * then the fused head of A + 1 outputs), computed here layer by layer on
+ * then the fused head of head_out outputs), computed here layer by layer on
  * rows sorted by member, because the weights differ per member: cpu.c's
  * forward runs one set of parameters over every row.  The model itself
  * serves as the layout, as the scratch that the members' builder (lib/evo's
@@ -519,11 +519,13 @@ int seed_popnet_forward(seed_popnet *p, int rows, const void *obs, const int32_t
 		cur = 1 - cur;
 		i += relu;
 	}
-	/* The head's A + 1 outputs: logits, or Q values for a dueling head. */
+	/* The head's outputs: logits, Q values for a dueling head, or a
+	 * Gaussian's means (its first A; the log-stds and the value, which
+	 * a critic torso would compute, are not needed to act). */
 	const float *h = p->buf[cur];
-	int A = p->A;
+	int A = p->A, w = head_out(mo);
 	for (int i = 0; i < rows; i++) {
-		const float *hr = h + (size_t)i * (size_t)(A + 1);
+		const float *hr = h + (size_t)i * (size_t)w;
 		float *lr = logits + (size_t)p->perm[i] * (size_t)A;
 		if (mo->head == SEED_HEAD_DUELING) {
 			/* Q = V + Adv - mean Adv, as cpu.c computes it. */
@@ -543,6 +545,10 @@ int seed_popnet_forward(seed_popnet *p, int rows, const void *obs, const int32_t
 int seed_popnet_act(seed_popnet *p, int rows, const void *obs, const int32_t *member, bool greedy,
                     seed_rng *rng, int32_t *actions, seed_err *err)
 {
+	if (p->model->policy.kind != SEED_POLICY_CATEGORICAL)
+		return seed_err_set(err, -EINVAL,
+		                    "population: a gaussian policy's actions are real numbers: take its "
+		                    "means from seed_popnet_forward");
 	int rc = seed_popnet_forward(p, rows, obs, member, p->head, err);
 	if (rc)
 		return rc;

@@ -2,8 +2,10 @@
  *
  * A model is a torso described in JSON, an optional recurrent core ("core"
  * below), then two heads on the torso's (or the core's) output: a policy
- * head (linear -> num_actions logits) and a value head (linear -> 1), or a
- * dueling Q head ("head" below).  The JSON is an object:
+ * head (linear -> num_actions logits, or a Gaussian's parameters: "policy"
+ * below) and a value head (linear -> 1, on a critic torso of its own when
+ * "critic_torso" says so), or a dueling Q head ("head" below).  The JSON is
+ * an object:
  *
  *   {"torso": [{"type": "conv2d", "filters": 16, "kernel": 3},
  *              {"type": "relu"}, {"type": "flatten"},
@@ -47,6 +49,33 @@
  *   errors.  Its state per row is h then c (seed_model_state_floats); run
  *   it over sequences with seed_model_forward_seq (below).
  *
+ * "policy" (optional) chooses the actor-critic head's distribution:
+ *   {"type": "categorical"} (the default, as without the key): logits
+ *     [B, A] (seed/policy.h); no other key.
+ *   {"type": "gaussian", "log_std": "parameter" | "state",
+ *    "log_std_init": x, "squash": "clip" | "tanh"}: a diagonal Gaussian
+ *     over A real action dimensions (seed/gaussian.h): rows of A means then
+ *     A log standard deviations, [B, 2A] (seed_model_policy_width).  With
+ *     "parameter" (the default, CleanRL's state-independent log-std) the
+ *     policy layer outputs the A means and a tensor policy.log_std [A],
+ *     starting at log_std_init, fills every row's second half (its
+ *     gradient is the sum over rows); with "state" the policy layer outputs
+ *     all 2A, its log-std biases starting at log_std_init (the weights as
+ *     "init" says).  log_std_init: a number in -20..20, default 0.
+ *     "squash" (default "clip") is how raw samples reach the environment
+ *     (seed/gaussian.h; "tanh" needs finite bounds): the model only records
+ *     it (seed_model_squash).  Needs the actor-critic head; with a core,
+ *     "prev_action" (a one-hot of a discrete action) is refused.
+ *
+ * "critic_torso" (optional): a list of layers as "torso", on the same
+ *   observation; the value head then reads its output (it must end rank 1)
+ *   and the policy head the torso's (CleanRL's continuous PPO agent:
+ *   {"torso": [linear 64, tanh, linear 64, tanh], "critic_torso": [the
+ *   same], "policy": {"type": "gaussian"}}).  An empty list puts the value
+ *   head straight on the observation.  Not with a core nor a dueling head.
+ *   seed_model_forward computes both torsos (values NULL or not); backward
+ *   skips the critic's when dvalues is NULL (it would add zeros).
+ *
  * "head" (optional) chooses what the model outputs:
  *   "actor-critic" (default): policy logits [B, A] and values [B], read
  *     with seed_model_forward; tensors policy.* and value.* below.
@@ -60,7 +89,7 @@
  *
  * "init" (optional) chooses seed_model_init's scheme:
  *   "orthogonal" (default): orthogonal weights (as torch.nn.init.orthogonal_)
- *     with gain sqrt(2) in the torso, 0.01 for the policy head, 1 for the
+ *     with gain sqrt(2) in the torso and the critic torso, 0.01 for the policy head, 1 for the
  *     value head and for a dueling head's advantage stream, zero biases.  This is the initialisation of the
  * IMPALA and PPO baselines (OpenAI baselines, CleanRL): the tiny policy gain starts from a near-uniform
  * policy (maximum entropy, so early exploration is not biased by random weights) and orthogonal torso weights
@@ -72,14 +101,21 @@
  * same layout, carved per tensor in this order, without gaps:
  *   torso.<i>.weight, torso.<i>.bias    for each linear/conv2d layer i (its
  *                                       index in the torso list)
+ *   critic_torso.<i>.weight, critic_torso.<i>.bias
+ *                                       the same for the critic torso
  *   core.kernel [I, 4H], core.recurrent_kernel [H, 4H], core.bias [4H]
  *                                       with a core (Keras's layout, gates
  *                                       i, f, c, o)
- *   policy.weight [A, in], value.weight [1, in],
- *   policy.bias [A], value.bias [1]
+ *   policy.weight [Ph, in], value.weight [1, vin],
+ *   policy.bias [Ph], value.bias [1]    Ph = A, or 2A for a Gaussian with
+ *                                       "state" log-stds (means' rows
+ *                                       first); vin = in, or the critic
+ *                                       torso's output width
+ *   policy.log_std [A]                  a Gaussian with "parameter" log-stds
  * (a dueling head: advantage.weight [A, in], value.weight [1, in],
- * advantage.bias [A], value.bias [1], in the same places; the two heads' weights are adjacent so that they
- * form one [A+1, in] matrix: both heads are one matrix product).  seed_model_param_at lists names, shapes and
+ * advantage.bias [A], value.bias [1], in the same places; without a critic torso the two heads' weights are
+ * adjacent so that they form one [Ph+1, in] matrix: both heads are one matrix product).  The initialisation
+ * draws from the rng in this order too.  seed_model_param_at lists names, shapes and
  * offsets, e.g. for checkpoints.
  *
  * Observations: obs_dtype f32, or u8 converted to f32 (0..255, not scaled).
@@ -95,6 +131,7 @@
 #include <stdint.h>
 
 #include "seed/error.h"
+#include "seed/gaussian.h"
 #include "seed/rng.h"
 #include "seed/tensor.h"
 
@@ -162,17 +199,39 @@ typedef enum seed_model_head {
 seed_model_head seed_model_head_kind(const seed_model *m);
 /* "actor-critic" or "dueling", as the description spells it. */
 const char *seed_model_head_name(seed_model_head head);
+
+/* The actor-critic head's policy ("policy"): categorical (logits [B, A],
+ * seed/policy.h) or a diagonal Gaussian (rows of A means then A log-stds,
+ * [B, 2A], seed/gaussian.h).  A dueling head is categorical. */
+typedef enum seed_model_policy {
+	SEED_POLICY_CATEGORICAL,
+	SEED_POLICY_GAUSSIAN,
+} seed_model_policy;
+seed_model_policy seed_model_policy_kind(const seed_model *m);
+/* "categorical" or "gaussian", as the description spells it. */
+const char *seed_model_policy_name(seed_model_policy kind);
+/* Floats per row of the logits that seed_model_forward writes and
+ * seed_model_backward reads: A (categorical, and a dueling head's Q
+ * values), 2A (Gaussian).  Size logits buffers with it, not with
+ * seed_model_num_actions. */
+int seed_model_policy_width(const seed_model *m);
+/* A Gaussian policy's squash mode ("squash") into *out: 0, or -EINVAL
+ * (*out untouched) for a categorical policy. */
+int seed_model_squash(const seed_model *m, seed_squash *out);
 int seed_model_max_batch(const seed_model *m);
 /* Bytes of one observation row as forward reads it. */
 size_t seed_model_obs_bytes(const seed_model *m);
 /* A one-line description ("u8[10,10,4] conv2d(16,k3) relu flatten
  * linear(128) relu | heads 6+1 | 132695 params"; a core adds, before the
- * heads, "| lstm(64) +reward +action") into buf; returns the length it
- * needed, like snprintf. */
+ * heads, "| lstm(64) +reward +action", a critic torso "| critic
+ * linear(64) tanh"; a Gaussian policy's heads read "heads
+ * gaussian(6,parameter,clip)+1") into buf; returns the length it needed,
+ * like snprintf. */
 int seed_model_summary(const seed_model *m, char *buf, size_t len);
 
 /* Forward pass on B rows (1 <= B <= max_batch) of obs (B x obs_bytes,
- * any alignment): logits [B, A] and values [B] (either may be NULL).  Keeps
+ * any alignment): logits [B, P] (P = seed_model_policy_width: A, or 2A for
+ * a Gaussian policy) and values [B] (either may be NULL).  Keeps
  * the activations for seed_model_backward.  A model with a core runs the B
  * rows as one step (T = 1) from a zero state, with zero previous rewards
  * and actions: seed_model_forward_seq carries state.  Errors: -EINVAL (bad
@@ -185,7 +244,7 @@ int seed_model_forward(seed_model *m, int B, const void *obs, float *logits, flo
 int seed_model_forward_q(seed_model *m, int B, const void *obs, float *q);
 
 /* Backward pass for the last forward, which must have had the same B:
- * given dL/dlogits [B, A] and dL/dvalues [B] (either may be NULL, meaning
+ * given dL/dlogits [B, P] and dL/dvalues [B] (either may be NULL, meaning
  * zero), ADD dL/dparams into the gradient slab.  May be called several times
  * after one forward.  Errors: -EINVAL (no forward yet, a different B, or,
  * with a core, a last forward of more than one step: see the _seq twins). */
@@ -209,7 +268,7 @@ typedef struct seed_model_seq {
 	float *state_out;           /* [B][S] or NULL: the state after step T-1 */
 } seed_model_seq;
 
-/* Forward over T steps of B rows: logits [T][B][A] and values [T][B]
+/* Forward over T steps of B rows: logits [T][B][P] and values [T][B]
  * (either may be NULL), or for a dueling head Q values q [T][B][A].  The
  * core runs through time from state0, its state zeroed for row b before
  * step t where reset[t][b] != 0, and writes state_out last (it may be
@@ -224,7 +283,7 @@ typedef struct seed_model_seq {
 int seed_model_forward_seq(seed_model *m, const seed_model_seq *s, float *logits, float *values);
 int seed_model_forward_seq_q(seed_model *m, const seed_model_seq *s, float *q);
 /* Backward through the last forward (of either family; a plain forward is
- * T = 1): dL/dlogits [T][B][A] and dL/dvalues [T][B] (NULL: zero), or
+ * T = 1): dL/dlogits [T][B][P] and dL/dvalues [T][B] (NULL: zero), or
  * dL/dq [T][B][A], through the heads, back through time into the core
  * and into the torso; ADDS into the gradient slab.  No gradient flows into
  * state0, nor back across a reset.  Never allocates.  Errors: -EINVAL (no
@@ -248,7 +307,10 @@ int seed_model_backward_seq_q(seed_model *m, const float *dq);
  * seed_model_set_device moves m's compute to device (parameters and
  * gradients kept, the activations of the last forward not): the errors of
  * seed_device_check, -ENOMEM (device memory); m is unchanged on errors.
- * seed_model_device names m's device: "cpu" or "cuda:N". */
+ * seed_model_device names m's device: "cpu" or "cuda:N".
+ * The CUDA backend computes categorical policies and dueling heads only:
+ * moving a model with a Gaussian policy or a critic torso to a GPU fails
+ * with -ENOTSUP (err says which), the model staying on the CPU. */
 int seed_device_check(const char *device, seed_err *err);
 int seed_model_set_device(seed_model *m, const char *device, seed_err *err);
 const char *seed_model_device(const seed_model *m);

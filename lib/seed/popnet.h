@@ -27,7 +27,10 @@
  * differently).
  *
  * Models: torso layers of any kind, an actor-critic head (logits) or a
- * dueling head (Q values, read as logits: greedy acting takes their argmax);
+ * dueling head (Q values, read as logits: greedy acting takes their argmax),
+ * or a Gaussian policy head (seed/nn.h "policy"), whose members act with
+ * their deterministic action, the mean: forward gives the A means per row
+ * (the log-stds and the value are not computed; a critic torso is not run);
  * a recurrent core is refused (an episode's state would have to travel with
  * the rows).
  *
@@ -92,12 +95,14 @@ void seed_popnet_ready(seed_popnet *p);
 void seed_popnet_drop(seed_popnet *p);
 /* Forward rows obs (rows x obs_bytes, the model's dtype) each with its member (member[r] in [0, M)):
  * rows are grouped by member, one matrix product per group, results scattered back in row order.
- * logits [rows][A].  rows in [1, max_rows].  Errors: -EINVAL (no
+ * logits [rows][A]: a categorical policy's logits, a dueling head's Q values, or a Gaussian policy's means
+ * (the deterministic actions, seed_gaussian_mean's).  rows in [1, max_rows].  Errors: -EINVAL (no
  * members ready, bad rows, a member out of range: err names the row). */
 int seed_popnet_forward(seed_popnet *p, int rows, const void *obs, const int32_t *member, float *logits,
                         seed_err *err);
 /* The same, then the action of each row: argmax (greedy, the first largest)
- * or sampled from softmax with rng (seed_policy's sampler). */
+ * or sampled from softmax with rng (seed_policy's sampler).  A Gaussian
+ * policy's actions are not indices: -EINVAL (use the means forward gives). */
 int seed_popnet_act(seed_popnet *p, int rows, const void *obs, const int32_t *member, bool greedy,
                     seed_rng *rng, int32_t *actions, seed_err *err);
 /* Bytes of one observation row. */
