@@ -140,6 +140,19 @@ int seed_agent_state_floats(const seed_agent *a);
  * -EINVAL (nothing written) for a row's epsilon outside [0, 1] or NaN. */
 int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c,
                         int32_t *actions, float *logits, float *values, seed_err *err);
+
+/* For a model with a Gaussian policy (Box actions, seed_model(3)'s
+ * "policy"), instead of seed_agent_act(_core): raw[rows * A] the raw
+ * samples u ~ N(mean, exp(log_std)) (seed_gaussian_sample: A normal draws
+ * a row, none when greedy), or the means when greedy; params[rows * 2A]
+ * (each row's A means then A log-stds) and values[rows] when not NULL.
+ * Mapping u into an environment's bounds is the caller's
+ * (seed_gaussian_to_env with the model's squash: seed_model_squash).  c as
+ * for seed_agent_act_core (a Gaussian policy's core takes no previous
+ * action).  Errors as seed_agent_act's, and -EINVAL for a categorical or Q
+ * model (seed_agent_act_core refuses a Gaussian one alike). */
+int seed_agent_act_box(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c, float *raw,
+                       float *params, float *values, seed_err *err);
 /* seed_agent_values with state: the values of rows observations seen from
  * the state and inputs in c (e.g. a truncated episode's last observation,
  * from the state before the reset). */
@@ -173,6 +186,12 @@ void seed_agent_set_policy_version(seed_agent *a, int64_t version);
 seed_model *seed_agent_model(seed_agent *a);
 
 int seed_agent_num_actions(const seed_agent *a);
+/* Floats of policy output a row (the logits or params a call writes): A,
+ * or 2A for a Gaussian policy (seed_model_policy_width). */
+int seed_agent_policy_width(const seed_agent *a);
+/* Whether the model's policy is Gaussian: the agent acts in Box action
+ * spaces, with seed_agent_act_box. */
+bool seed_agent_box(const seed_agent *a);
 /* The model's observation dtype: SEED_DTYPE_U8 or SEED_DTYPE_F32. */
 seed_dtype seed_agent_obs_dtype(const seed_agent *a);
 /* Bytes of one observation row in the model's dtype. */

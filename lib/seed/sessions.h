@@ -44,17 +44,22 @@ typedef struct seed_session {
 	int32_t env0;
 	/* the frames' layout: rows = K; T and overlap are the sessions' */
 	seed_unroll_layout layout;
-	size_t obs_bytes;    /* of one row */
-	int64_t last_seq;    /* -1: no request yet */
-	double last_seen;    /* time of the last request */
-	double interval;     /* smoothed time between requests; 0: unknown yet */
-	bool pending;        /* a request of this half waits in the batch */
-	int64_t gaps;        /* requests that came after lost ones */
-	seed_buf reply;      /* the last answer, for resent requests */
-	int32_t *actions;    /* (K): the last answer's actions */
-	uint8_t *reset;      /* (K): the last answer's restart requests */
-	int32_t *env;        /* (K): env0 + row, each row's environment */
-	seed_unroll *unroll; /* the unroll in progress; NULL without unrolls */
+	size_t obs_bytes; /* of one row */
+	int64_t last_seq; /* -1: no request yet */
+	double last_seen; /* time of the last request */
+	double interval;  /* smoothed time between requests; 0: unknown yet */
+	bool pending;     /* a request of this half waits in the batch */
+	int64_t gaps;     /* requests that came after lost ones */
+	seed_buf reply;   /* the last answer, for resent requests */
+	int32_t *actions; /* (K): the last answer's actions (discrete) */
+	/* A Box action space (layout.box; else NULL): the last answer's raw
+	 * samples and the actions sent for them, mapped into the bounds of
+	 * the half's environments (from its latest request). */
+	float *box_raw, *box_act; /* (K, A) */
+	float *low, *high;        /* (A) */
+	uint8_t *reset;           /* (K): the last answer's restart requests */
+	int32_t *env;             /* (K): env0 + row, each row's environment */
+	seed_unroll *unroll;      /* the unroll in progress; NULL without unrolls */
 	/* A recurrent agent's state of each row (layout.state_size = S > 0
 	 * floats a row, zeros when the session is made; NULL when S is 0), and
 	 * whether the half has been answered since (h->actions then holds the

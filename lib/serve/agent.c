@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "seed/buf.h"
+#include "seed/gaussian.h"
 #include "seed/policy.h"
 #include "seed/rng.h"
 
@@ -27,14 +28,16 @@ struct seed_agent {
 	int64_t obs_shape[SEED_TENSOR_MAX_RANK];
 	size_t obs_numel;
 	int A;
-	int cap; /* rows of the model and the buffers */
+	int P;      /* floats of policy output a row: A, or 2A for a Gaussian */
+	bool gauss; /* a Gaussian policy: Box actions, seed_agent_act_box */
+	int cap;    /* rows of the model and the buffers */
 	bool greedy;
 	bool q;         /* a dueling head: Q values, epsilon-greedy */
 	double epsilon; /* a Q agent's epsilon for rows given none */
 	seed_rng rng;
 	int64_t version;
 	void *stage;   /* (cap, obs_numel) converted observations, model dtype */
-	float *logits; /* (cap, A) when the caller wants none */
+	float *logits; /* (cap, P) when the caller wants none */
 	float *eps;    /* (cap): a Q agent's default epsilon per row */
 };
 
@@ -58,7 +61,7 @@ static void alloc_scratch(seed_agent *a, int cap)
 	free(a->logits);
 	free(a->eps);
 	a->stage = seed_xmalloc((size_t)cap * a->obs_numel * seed_dtype_size(a->obs_dtype));
-	a->logits = seed_xmalloc((size_t)cap * (size_t)a->A * sizeof(float));
+	a->logits = seed_xmalloc((size_t)cap * (size_t)a->P * sizeof(float));
 	a->eps = seed_xmalloc((size_t)cap * sizeof(float));
 	a->cap = cap;
 }
@@ -87,6 +90,8 @@ int seed_agent_new(seed_agent **out, const char *model_json, seed_dtype obs_dtyp
 		a->obs_numel *= (size_t)obs_shape[d];
 	}
 	a->A = num_actions;
+	a->P = seed_model_policy_width(m);
+	a->gauss = seed_model_policy_kind(m) == SEED_POLICY_GAUSSIAN;
 	a->greedy = greedy;
 	a->q = seed_model_head_kind(m) == SEED_HEAD_DUELING;
 	a->epsilon = greedy ? 0.0 : SEED_AGENT_EPSILON;
@@ -128,6 +133,16 @@ seed_model *seed_agent_model(seed_agent *a)
 int seed_agent_num_actions(const seed_agent *a)
 {
 	return a->A;
+}
+
+int seed_agent_policy_width(const seed_agent *a)
+{
+	return a->P;
+}
+
+bool seed_agent_box(const seed_agent *a)
+{
+	return a->gauss;
 }
 
 seed_dtype seed_agent_obs_dtype(const seed_agent *a)
@@ -395,6 +410,10 @@ int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const s
 {
 	if (!actions)
 		return seed_err_set(err, -EINVAL, "agent: no actions buffer");
+	if (a->gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "agent: the model's policy is Gaussian (Box actions): it acts with "
+		                    "seed_agent_act_box");
 	const float *eps = c && a->q ? c->epsilon : NULL;
 	for (int r = 0; eps && r < rows; r++)
 		if (!(eps[r] >= 0 && eps[r] <= 1))
@@ -419,6 +438,30 @@ int seed_agent_act_core(seed_agent *a, int rows, const seed_tensor *obs, const s
 	} else {
 		seed_policy_sample(rows, a->A, lg, &a->rng, actions);
 	}
+	return 0;
+}
+
+int seed_agent_act_box(seed_agent *a, int rows, const seed_tensor *obs, const seed_agent_core *c, float *raw,
+                       float *params, float *values, seed_err *err)
+{
+	if (!raw)
+		return seed_err_set(err, -EINVAL, "agent: no actions buffer");
+	if (!a->gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "agent: the model's policy is %s (discrete actions): it acts with "
+		                    "seed_agent_act_core",
+		                    a->q ? "a Q head" : "categorical");
+	const void *x;
+	int rc = prepare(a, rows, obs, &x, err);
+	if (rc)
+		return rc;
+	float *pr = params ? params : a->logits;
+	if ((rc = step(a, rows, x, c, pr, values, err)) < 0)
+		return rc;
+	if (a->greedy)
+		seed_gaussian_mean(rows, a->A, pr, raw);
+	else
+		seed_gaussian_sample(rows, a->A, pr, &a->rng, raw);
 	return 0;
 }
 

@@ -129,6 +129,7 @@ void seed_serve_free(seed_serve **sp)
 	free(s->json);
 	free(s->staged);
 	free(s->act.actions);
+	free(s->act.raw);
 	free(s->act.logits);
 	free(s->act.final_values);
 	free(s->act.failed);
@@ -305,6 +306,24 @@ bool serve_fits(const seed_serve *s, const seed_session *h, seed_err *err)
 	bool ok = a->num_actions == l->num_actions && a->obs_rank == l->obs_rank;
 	for (int i = 0; ok && i < a->obs_rank; i++)
 		ok = a->obs_shape[i] == l->obs_shape[i];
+	if (ok && l->box != seed_agent_box(s->agent)) {
+		seed_err_set(
+		    err, -SEED_EFRAME,
+		    l->box ? "step frame: field 'action_low': a Box action space (%d real numbers); the "
+		             "model's policy is categorical: Box actions need \"policy\": {\"type\": "
+		             "\"gaussian\"}"
+		           : "step frame: %d discrete actions (no 'action_low'); the model's policy is "
+		             "Gaussian, for Box actions",
+		    l->num_actions);
+		return false;
+	}
+	seed_squash sq;
+	seed_err e;
+	if (ok && l->box && seed_model_squash(seed_agent_model(s->agent), &sq) == 0 &&
+	    seed_gaussian_check_bounds(l->num_actions, h->low, h->high, sq, &e)) {
+		seed_err_set(err, -SEED_EFRAME, "step frame: field 'action_low': %s", e.msg);
+		return false;
+	}
 	if (!ok) {
 		char got[80] = "", want[80] = "";
 		for (int i = 0, o = 0; i < l->obs_rank; i++)
@@ -390,8 +409,18 @@ static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_l
 		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
 		return false;
 	}
-	*l = (seed_unroll_layout){
-	    .rows = (int)K, .num_actions = (int)A, .obs_dtype = obs->dtype, .obs_rank = obs->rank - 1};
+	*l = (seed_unroll_layout){.rows = (int)K,
+	                          .num_actions = (int)A,
+	                          .obs_dtype = obs->dtype,
+	                          .obs_rank = obs->rank - 1,
+	                          .box = s->step.action_low != NULL};
+	if (l->box && s->pop.active) {
+		rc = seed_err_set(&err, -SEED_EFRAME,
+		                  "step frame: field 'action_low': a Box action space; the population "
+		                  "server's members act in discrete ones only");
+		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
+		return false;
+	}
 	memcpy(l->obs_shape, obs->shape + 1, (size_t)l->obs_rank * sizeof l->obs_shape[0]);
 	return true;
 }
@@ -498,8 +527,8 @@ static void record_step(seed_serve *s, seed_session *h, int req, const void *fin
 
 bool serve_same_obs(const seed_unroll_layout *a, const seed_unroll_layout *b)
 {
-	bool same =
-	    a->num_actions == b->num_actions && a->obs_dtype == b->obs_dtype && a->obs_rank == b->obs_rank;
+	bool same = a->num_actions == b->num_actions && a->obs_dtype == b->obs_dtype &&
+	            a->obs_rank == b->obs_rank && a->box == b->box;
 	for (int i = 0; same && i < a->obs_rank; i++)
 		same = a->obs_shape[i] == b->obs_shape[i];
 	return same;
@@ -529,6 +558,10 @@ void seed_serve_take(seed_serve *s, const seed_chan_msg *m, double now)
 	seed_session *h = take_session(s, m, &l, now);
 	if (!h)
 		return;
+	if (l.box) { /* the bounds the answer maps into */
+		memcpy(h->low, step->action_low, (size_t)l.num_actions * sizeof(float));
+		memcpy(h->high, step->action_high, (size_t)l.num_actions * sizeof(float));
+	}
 	/* With a model, a request it cannot take is refused before its step
 	 * counts, and the batch holds the model's dtype only. */
 	const seed_tensor *obs = step->obs, *fin = step->final_obs;

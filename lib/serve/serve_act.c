@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "seed/clock.h"
+#include "seed/gaussian.h"
 #include "seed/policy.h"
 #include "serve_internal.h"
 
@@ -145,7 +146,8 @@ static const seed_agent_core *final_core_at(const seed_serve *s, int S, int k, s
 static void act(seed_serve *s)
 {
 	seed_batcher *b = s->b;
-	size_t A = (size_t)s->agent_layout.num_actions;
+	size_t A = (size_t)s->agent_layout.num_actions, P = (size_t)seed_agent_policy_width(s->agent);
+	bool box = seed_agent_box(s->agent);
 	int S = seed_agent_state_floats(s->agent);
 	seed_agent_core c;
 	seed_err err;
@@ -157,17 +159,21 @@ static void act(seed_serve *s)
 		whole = serve_fits(s, b->req[i].owner, &err);
 	if (whole) {
 		seed_tensor t = rows_view(s, b->obs, 0, (int)b->rows);
-		whole = seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c),
-		                            s->act.actions, s->act.logits, NULL, &err) == 0;
+		whole = (box ? seed_agent_act_box(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c),
+		                                  s->act.raw, s->act.logits, NULL, &err)
+		             : seed_agent_act_core(s->agent, (int)b->rows, &t, core_at(s, S, eps, 0, &c),
+		                                   s->act.actions, s->act.logits, NULL, &err)) == 0;
 	}
 	for (int i = 0; i < b->n && !whole; i++) {
 		const seed_batch_req *r = &b->req[i];
 		seed_tensor t = rows_view(s, b->obs, r->row0, r->rows);
-		int code = serve_fits(s, r->owner, &err)
-		               ? seed_agent_act_core(s->agent, r->rows, &t, core_at(s, S, eps, r->row0, &c),
-		                                     s->act.actions + r->row0,
-		                                     s->act.logits + (size_t)r->row0 * A, NULL, &err)
-		               : -SEED_EFRAME;
+		const seed_agent_core *rc = core_at(s, S, eps, r->row0, &c);
+		float *lg = s->act.logits + (size_t)r->row0 * P;
+		int code = !serve_fits(s, r->owner, &err) ? -SEED_EFRAME
+		           : box                          ? seed_agent_act_box(s->agent, r->rows, &t, rc,
+		                                                               s->act.raw + (size_t)r->row0 * A, lg, NULL, &err)
+		                 : seed_agent_act_core(s->agent, r->rows, &t, rc, s->act.actions + r->row0,
+		                                       lg, NULL, &err);
 		if (code)
 			serve_fail(s, i, code, &err);
 	}
@@ -204,6 +210,26 @@ static void act(seed_serve *s)
 	}
 }
 
+/* A Box half's answer: the raw samples raw (K, A) of the agent's Gaussian
+ * policy, or without a model standard normal ones (a Gaussian of zero
+ * parameters, as the unroll records it), kept in h->box_raw, and mapped
+ * into the half's bounds (the model's squash; clipping without a model)
+ * into h->box_act. */
+static void box_answer(seed_serve *s, seed_session *h, const float *raw)
+{
+	size_t n = (size_t)h->layout.rows * (size_t)h->layout.num_actions;
+	if (raw)
+		memcpy(h->box_raw, raw, n * sizeof *raw);
+	else
+		for (size_t i = 0; i < n; i++)
+			h->box_raw[i] = (float)seed_rng_normal(&s->rng);
+	seed_squash sq = SEED_SQUASH_CLIP;
+	if (raw)
+		seed_model_squash(seed_agent_model(s->agent), &sq);
+	seed_gaussian_to_env(h->layout.rows, h->layout.num_actions, h->box_raw, h->low, h->high, sq,
+	                     h->box_act);
+}
+
 /* Answer request i of the batch (unless it was refused): its actions
  * (the agent's or the population's when modeled, else uniform), then its
  * step recorded in its unroll (a full one pushed) or, in population mode,
@@ -217,9 +243,12 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 	if (s->act.failed[i])
 		return 0;
 	int K = h->layout.rows;
-	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
+	size_t P = s->agent ? (size_t)seed_agent_policy_width(s->agent) : 1;
 	h->acted = true;
-	if (modeled)
+	if (h->layout.box)
+		box_answer(s, h,
+		           modeled ? s->act.raw + (size_t)r->row0 * (size_t)h->layout.num_actions : NULL);
+	else if (modeled)
 		memcpy(h->actions, s->act.actions + r->row0, (size_t)K * sizeof *h->actions);
 	else
 		for (int k = 0; k < K; k++)
@@ -236,8 +265,13 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 		}
 	/* Straight into the half's kept answer, no seed_frame built. */
 	seed_buf_reset(&h->reply);
-	if (seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version, h->actions,
-	                             any_reset ? h->reset : NULL, K, NULL) == 0) {
+	const uint8_t *rs = any_reset ? h->reset : NULL;
+	int enc = h->layout.box
+	              ? seed_frame_encode_action_box(&h->reply, h->run, h->actor, h->last_seq, h->env0,
+	                                             version, h->box_act, rs, K, h->layout.num_actions, NULL)
+	              : seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
+	                                         h->actions, rs, K, NULL);
+	if (enc == 0) {
 		double ts = seed_now_s();
 		seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);
 		s->st.time[SEED_PHASE_SEND] += seed_now_s() - ts;
@@ -252,7 +286,11 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 		return 0;
 	/* The behaviour logits, for V-trace's importance weights (the uniform
 	 * policy's are all equal: zeros). */
-	const float *lg = modeled ? s->act.logits + (size_t)r->row0 * A : NULL;
+	const float *lg = modeled ? s->act.logits + (size_t)r->row0 * P : NULL;
+	if (h->layout.box && seed_unroll_record_action_box(h->unroll, h->box_raw, lg, (int32_t)version))
+		return serve_send_unroll(s, h);
+	if (h->layout.box)
+		return 0;
 	const float *st = S > 0 ? s->act.core_in + (size_t)r->row0 * (size_t)S : NULL;
 	const int32_t *pa = S > 0 ? s->act.core_action + r->row0 : NULL;
 	if (seed_unroll_record_action(h->unroll, h->actions, lg, (int32_t)version, st, pa))
@@ -270,9 +308,13 @@ int seed_serve_run(seed_serve *s)
 	double t0 = seed_now_s();
 	s->act.actions =
 	    seed_xgrow(s->act.actions, &s->act.cap_rows, (size_t)b->rows, sizeof *s->act.actions);
-	size_t A = s->agent ? (size_t)s->agent_layout.num_actions : 1;
+	size_t P = s->agent ? (size_t)seed_agent_policy_width(s->agent) : 1;
 	s->act.logits =
-	    seed_xgrow(s->act.logits, &s->act.cap_logits, (size_t)b->rows * A, sizeof *s->act.logits);
+	    seed_xgrow(s->act.logits, &s->act.cap_logits, (size_t)b->rows * P, sizeof *s->act.logits);
+	if (s->agent && seed_agent_box(s->agent))
+		s->act.raw =
+		    seed_xgrow(s->act.raw, &s->act.cap_raw,
+		               (size_t)b->rows * (size_t)s->agent_layout.num_actions, sizeof *s->act.raw);
 	s->act.final_values = seed_xgrow(s->act.final_values, &s->act.cap_final, (size_t)b->nfinal,
 	                                 sizeof *s->act.final_values);
 	s->act.failed = seed_xgrow(s->act.failed, &s->act.cap_req, (size_t)b->n, 1);

@@ -78,6 +78,8 @@ struct seed_serve {
 	} take;
 	struct serve_act { /* serve_act.c: one batch's forward pass */
 		int32_t *actions;
+		float *raw; /* a Gaussian policy's raw samples (rows, A) */
+		size_t cap_raw;
 		float *logits, *final_values;
 		uint8_t *failed; /* (requests) */
 		/* a recurrent agent's batch: the state before and after the

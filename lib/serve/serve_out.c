@@ -159,7 +159,7 @@ static bool unroll_priorities(seed_serve *s, const seed_session *h)
 		return false;
 	const seed_unroll *u = h->unroll;
 	int B = u->layout.rows, A = u->layout.num_actions, L = u->steps, b0 = s->o.burn_in;
-	if (A != s->agent_layout.num_actions) /* played at random for another layout */
+	if (A != s->agent_layout.num_actions || u->layout.box) /* played at random for another layout */
 		return false;
 	size_t Lp = (size_t)(L - b0), n = Lp * (size_t)B;
 	s->q.prio = seed_xgrow(s->q.prio, &s->q.cap_prio, (size_t)B, sizeof *s->q.prio);

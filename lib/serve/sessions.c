@@ -83,6 +83,10 @@ static void release(seed_session *h)
 {
 	seed_buf_free(&h->reply);
 	free(h->actions);
+	free(h->box_raw);
+	free(h->box_act);
+	free(h->low);
+	free(h->high);
 	free(h->reset);
 	free(h->env);
 	free(h->ep_env);
@@ -146,7 +150,7 @@ static void grow(seed_sessions *s)
 static bool same_layout(const seed_unroll_layout *a, const seed_unroll_layout *b)
 {
 	if (a->rows != b->rows || a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype ||
-	    a->obs_rank != b->obs_rank || a->state_size != b->state_size)
+	    a->obs_rank != b->obs_rank || a->state_size != b->state_size || a->box != b->box)
 		return false;
 	for (int i = 0; i < a->obs_rank; i++)
 		if (a->obs_shape[i] != b->obs_shape[i])
@@ -168,6 +172,8 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 	 * the encoded frame) and the frame's fixed part; each row's env and
 	 * assignment; the recurrent state. */
 	size_t own = sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
+	if (l->box) /* two answers of A floats a row, and the bounds */
+		own += 2 * 4 * (size_t)l->rows * (size_t)l->num_actions + 8 * (size_t)l->num_actions;
 	if (l->state_size > 0) /* its floats, and each row's reward and reset */
 		own += (size_t)l->rows * ((size_t)l->state_size * sizeof(float) + 5);
 	/* With unrolls, an unroll's worth of ended episodes: 25 bytes each. */
@@ -229,6 +235,14 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 	seed_buf_init(&h->reply);
 	h->actions = seed_xcalloc((size_t)full->rows, sizeof *h->actions);
 	h->reset = seed_xcalloc((size_t)full->rows, 1);
+	h->box_raw = h->box_act = h->low = h->high = NULL;
+	if (full->box) {
+		size_t na = (size_t)full->num_actions;
+		h->box_raw = seed_xcalloc((size_t)full->rows * na, sizeof *h->box_raw);
+		h->box_act = seed_xcalloc((size_t)full->rows * na, sizeof *h->box_act);
+		h->low = seed_xcalloc(na, sizeof *h->low);
+		h->high = seed_xcalloc(na, sizeof *h->high);
+	}
 	h->core = h->core_reward = NULL;
 	h->core_reset = NULL;
 	if (full->state_size > 0) {

@@ -101,6 +101,9 @@ static void rig_close(struct rig *r)
 	seed_chan_context_free(&r->ctx);
 }
 
+/* When not NULL, step() writes a Box space of A actions with these bounds. */
+static const float *step_low, *step_high;
+
 /* A step frame of K rows of 2 f32 observations (all x), rewards 0.5,
  * terminated at row `term` (-1: none), encoded into out. */
 static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K, int A, float x, int term)
@@ -126,6 +129,13 @@ static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K
 	seed_frame_set_int(&f, "seq", seq);
 	seed_frame_set_int(&f, "env0", env0);
 	seed_frame_set_int(&f, "num_actions", A);
+	int64_t as = A;
+	if (step_low) {
+		seed_frame_set_tensor(&f, "action_low",
+		                      seed_tensor_view((void *)step_low, SEED_DTYPE_F32, 1, &as));
+		seed_frame_set_tensor(&f, "action_high",
+		                      seed_tensor_view((void *)step_high, SEED_DTYPE_F32, 1, &as));
+	}
 	seed_frame_set_tensor(&f, "obs", seed_tensor_view(obs, SEED_DTYPE_F32, 2, os));
 	seed_frame_set_tensor(&f, "reward", seed_tensor_view(rew, SEED_DTYPE_F32, 1, &ks));
 	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(te, SEED_DTYPE_U8, 1, &ks));
@@ -998,6 +1008,130 @@ static void t_built_on_arrival(void)
 	rig_close(&r);
 }
 
+/* A Gaussian policy on an empty torso whose means are its policy biases
+ * (zero weights) and whose log-stds are log_std, with the squash named. */
+static void gaussian_policy(struct rig *r, const float *mean, const float *log_std, const char *squash,
+                            int64_t version)
+{
+	char json[160];
+	snprintf(json, sizeof json,
+	         "{\"torso\": [], \"policy\": {\"type\": \"gaussian\", \"squash\": \"%s\"}}", squash);
+	seed_model *m = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&m, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, 2, 1, &err) == 0, "%s",
+	          err.msg);
+	const seed_model_param *pb = seed_model_param_find(m, "policy.bias"),
+	                       *ls = seed_model_param_find(m, "policy.log_std");
+	CHECK(pb && ls && pb->numel == 2 && ls->numel == 2);
+	memcpy(seed_model_params(m) + pb->offset, mean, 2 * sizeof *mean);
+	memcpy(seed_model_params(m) + ls->offset, log_std, 2 * sizeof *log_std);
+	CHECK(seed_serve_policy(r->s, json, strlen(json), seed_model_params(m), 4 * seed_model_num_params(m),
+	                        version) == 0);
+	seed_model_free(&m);
+}
+
+/* The action frame in got: its f32 [K, A] actions into act. */
+static bool box_actions(const seed_buf *got, int K, int A, float *act)
+{
+	seed_frame f;
+	if (seed_frame_decode(&f, got->data, got->len, NULL) || f.type != SEED_FRAME_ACTION)
+		return false;
+	const seed_tensor *t = seed_frame_tensor(&f, "action");
+	if (t->dtype != SEED_DTYPE_F32 || t->rank != 2 || t->shape[0] != K || t->shape[1] != A)
+		return false;
+	memcpy(act, t->data, (size_t)K * (size_t)A * sizeof *act);
+	return true;
+}
+
+/* A Box action space (the step frames' bounds): a greedy Gaussian policy
+ * answers its means, clipped into the bounds or squashed by tanh (worked
+ * by hand); the unroll keeps the raw means and the parameters; before any
+ * policy the answers are standard normal samples clipped into the bounds;
+ * a categorical model refuses Box requests and a Gaussian one discrete
+ * requests, each with an error naming the field; tanh refuses infinite
+ * bounds. */
+static void t_box_actions(void)
+{
+	struct rig r;
+	rig_open_model(&r, "box", 2, 1);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	static const float low[2] = {-1, -1}, high[2] = {1, 2}, mean[2] = {0.5f, 3}, log_std[2] = {-1, -0.5f};
+	step_low = low;
+	step_high = high;
+	float act[4];
+	/* No policy yet: N(0, 1) samples, clipped. */
+	step(&out, 1, 0, 0, 2, 2, 0.5f, -1);
+	CHECK(ask(&r, &out, &got) && box_actions(&got, 2, 2, act));
+	for (int i = 0; i < 4; i++)
+		CHECK_MSG(act[i] >= low[i % 2] && act[i] <= high[i % 2], "act[%d] = %g", i, (double)act[i]);
+	gaussian_policy(&r, mean, log_std, "clip", 3);
+	for (int64_t seq = 1; seq <= 3; seq++) {
+		step(&out, 1, seq, 0, 2, 2, 0.5f, -1);
+		CHECK(ask(&r, &out, &got) && box_actions(&got, 2, 2, act));
+		CHECK_MSG(act[0] == 0.5f && act[1] == 2 && act[2] == 0.5f && act[3] == 2, "%g %g %g %g",
+		          (double)act[0], (double)act[1], (double)act[2], (double)act[3]);
+	}
+	/* Steps 0..2 make the first unroll (T 2): step 0 played at random,
+	 * steps 1 and 2 the raw means and the parameters. */
+	seed_chan_msg m;
+	seed_err err;
+	seed_frame f;
+	bool unroll = false;
+	while (!unroll && seed_chan_recv(r.pull, &m, 1000, &err) == 0) {
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
+		unroll = f.type == SEED_FRAME_UNROLL;
+	}
+	CHECK(unroll);
+	const seed_tensor *ua = seed_frame_tensor(&f, "action"), *ul = seed_frame_tensor(&f, "logits");
+	CHECK(ua->dtype == SEED_DTYPE_F32 && ua->rank == 3 && ua->shape[1] == 3 && ua->shape[2] == 2);
+	CHECK(ul->dtype == SEED_DTYPE_F32 && ul->rank == 3 && ul->shape[2] == 4);
+	float a1[2], l1[4];
+	memcpy(a1, (const float *)ua->data + 2, sizeof a1); /* row 0, step 1 */
+	memcpy(l1, (const float *)ul->data + 4, sizeof l1);
+	CHECK(a1[0] == 0.5f && a1[1] == 3);
+	CHECK(l1[0] == 0.5f && l1[1] == 3 && l1[2] == -1 && l1[3] == -0.5f);
+
+	/* tanh: low + (tanh(u) + 1) (high - low) / 2. */
+	gaussian_policy(&r, mean, log_std, "tanh", 4);
+	step(&out, 1, 4, 0, 2, 2, 0.5f, -1);
+	CHECK(ask(&r, &out, &got) && box_actions(&got, 2, 2, act));
+	CHECK_NEAR(act[0], -1 + (tanh(0.5) + 1), 1e-6);
+	CHECK_NEAR(act[1], -1 + (tanh(3.0) + 1) * 1.5, 1e-6);
+	static const float open_high[2] = {1, INFINITY};
+	step_high = open_high;
+	step(&out, 1, 5, 0, 2, 2, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ERROR);
+	const char *msg;
+	size_t len;
+	CHECK(seed_frame_str(&f, "message", &msg, &len) == 0);
+	CHECK_MSG(memmem(msg, len, "action_low", 10) != NULL, "%.*s", (int)len, msg);
+	step_high = high;
+
+	/* A discrete request to a Gaussian model (another half). */
+	step_low = step_high = NULL;
+	step(&out, 1, 0, 4, 2, 2, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ERROR);
+	CHECK(seed_frame_str(&f, "message", &msg, &len) == 0);
+	CHECK_MSG(memmem(msg, len, "the model's policy is Gaussian", 30) != NULL, "%.*s", (int)len, msg);
+	/* A Box request to a categorical model. */
+	q_policy(&r, 2);
+	step_low = low;
+	step_high = high;
+	step(&out, 1, 6, 0, 2, 2, 0.5f, -1);
+	CHECK(ask(&r, &out, &got));
+	CHECK(seed_frame_decode(&f, got.data, got.len, NULL) == 0 && f.type == SEED_FRAME_ERROR);
+	CHECK(seed_frame_str(&f, "message", &msg, &len) == 0);
+	CHECK_MSG(memmem(msg, len, "Box actions need", 16) != NULL, "%.*s", (int)len, msg);
+	step_low = step_high = NULL;
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_requests);
@@ -1012,5 +1146,6 @@ int main(void)
 	TAP_RUN(t_timing_blocked);
 	TAP_RUN(t_push_failed);
 	TAP_RUN(t_built_on_arrival);
+	TAP_RUN(t_box_actions);
 	return tap_done();
 }
