@@ -62,7 +62,7 @@ static void host_writes(seed_model *m, bool grads)
 }
 
 /* The widest row any batch buffer holds, in floats: observations, layer
- * outputs, and a core's inputs and gates (4H). */
+ * outputs (the critic torso's too), and a core's inputs and gates (4H). */
 static size_t widest_row(const seed_model *m)
 {
 	size_t w = m->obs_numel;
@@ -72,8 +72,6 @@ static size_t widest_row(const seed_model *m)
 	for (int i = 0; i < m->ncritic; i++)
 		if (m->critic[i].numel_out > w)
 			w = m->critic[i].numel_out;
-	if ((size_t)m->policy.P + 1 > w)
-		w = (size_t)m->policy.P + 1;
 	if (m->core.H) {
 		if ((size_t)m->core.I > w)
 			w = (size_t)m->core.I;

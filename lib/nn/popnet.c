@@ -21,7 +21,8 @@
  *   linear, low rank: y = x C^T over all rows at once (C the centre's
  *     weight), then per member group its bias (stored per member) and its
  *     low-rank correction: for each 2-D parameter tensor inside the layer's
- *     weight (the head holds two: policy/advantage and value), with A and B
+ *     weight (the head holds two: policy/advantage and value; one, the
+ *     policy, when a critic torso has the value), with A and B
  *     from the member's slice, y[columns of the tensor] += c_m (x B) A^T,
  *     c_m = scale_m / sqrt(r): T = x B by the kernels (B^T laid out as the
  *     weight of an r-output layer), then T (c_m A^T) added onto those

@@ -44,7 +44,7 @@ esac
 
 core="lib/core/buf.c lib/core/error.c lib/core/tensor.c"
 proto="lib/proto/frame.c lib/proto/frame_step.c lib/proto/frame_msgpack.c lib/proto/frame_json.c lib/proto/frame_reader.c"
-nn="lib/core/rng.c lib/nn/model.c lib/nn/model_parse.c lib/nn/model_layout.c lib/nn/cpu.c lib/nn/lstm.c lib/nn/blas.c lib/nn/nn_kernels.c"
+nn="lib/core/rng.c lib/nn/model.c lib/nn/model_parse.c lib/nn/model_layout.c lib/nn/cpu.c lib/nn/gaussian.c lib/nn/lstm.c lib/nn/blas.c lib/nn/nn_kernels.c"
 io="lib/core/fsutil.c lib/io/safetensors.c"
 case $target in
 frame) sources="$core $proto" max_len=8192 ;;

@@ -13,9 +13,12 @@
  *   - a refused description gets a message and an error code of the
  *     contract (-SEED_EOPTION for the description, -EINVAL for sizes);
  *   - a built model's tensors tile its parameter slab in order, without
- *     gaps, each named once, with the heads last (policy.weight [A, in],
- *     value.weight [1, in], policy.bias [A], value.bias [1]; a dueling
- *     head's advantage.* in policy's places);
+ *     gaps, each named once, with the heads last (policy.weight [Ph, in],
+ *     value.weight [1, in] (a critic torso's width instead of in),
+ *     policy.bias [Ph], value.bias [1], then a Gaussian policy's
+ *     policy.log_std [A] if it has one; Ph is A, or 2A for a Gaussian's
+ *     "state" log-stds; a dueling head's advantage.* in policy's places),
+ *     and the logits as wide as seed_model_policy_width says;
  *   - the summary line fits what it says it needs, and ends with the
  *     parameter count;
  *   - forward and backward succeed on the batch, and the same parameters
@@ -42,13 +45,11 @@
  * sanitizers, and timed out a loaded long run). */
 #define MAX_PARAMS 100000
 
-/* Whether every "out", "filters" and "kernel" of the torso that the
- * library would take is at most LIMIT (values it refuses are kept: their errors are
- * worth reaching). */
-static bool small_enough(const char *json)
+/* Whether every "out", "filters" and "kernel" of the torso and the critic
+ * torso that the library would take is at most LIMIT (values it refuses
+ * are kept: their errors are worth reaching). */
+static bool small_list(json_t *torso)
 {
-	json_t *root = json_loads(json, 0, NULL);
-	json_t *torso = json_is_object(root) ? json_object_get(root, "torso") : NULL;
 	bool ok = true;
 	for (size_t i = 0; ok && i < json_array_size(torso); i++) {
 		json_t *layer = json_array_get(torso, i);
@@ -66,6 +67,15 @@ static bool small_enough(const char *json)
 		    json_integer_value(filters) <= 1 << 16)
 			ok = false;
 	}
+	return ok;
+}
+
+static bool small_enough(const char *json)
+{
+	json_t *root = json_loads(json, 0, NULL);
+	bool ok = json_is_object(root) ? small_list(json_object_get(root, "torso")) &&
+	                                     small_list(json_object_get(root, "critic_torso"))
+	                               : true;
 	json_t *core = json_is_object(root) ? json_object_get(root, "core") : NULL;
 	json_t *units = json_is_object(core) ? json_object_get(core, "units") : NULL;
 	if (json_is_integer(units) && json_integer_value(units) > LIMIT)
@@ -92,16 +102,31 @@ static void check_layout(seed_model *m, int A)
 		off += numel;
 	}
 	REQUIRE(off == seed_model_num_params(m));
-	const seed_model_param *pw = seed_model_param_at(m, n - 4), *vw = seed_model_param_at(m, n - 3);
-	const seed_model_param *pb = seed_model_param_at(m, n - 2), *vb = seed_model_param_at(m, n - 1);
+	/* A Gaussian policy's "parameter" log-stds come last, after the
+	 * heads; its "state" log-stds double the policy layer's rows. */
+	bool gauss = seed_model_policy_kind(m) == SEED_POLICY_GAUSSIAN;
+	const seed_model_param *ls = seed_model_param_find(m, "policy.log_std");
+	int P = seed_model_policy_width(m), Ph = gauss && !ls ? 2 * A : A;
+	REQUIRE(P == (gauss ? 2 * A : A));
+	REQUIRE(!ls || (gauss && ls == seed_model_param_at(m, n - 1) && ls->numel == (size_t)A));
+	int h = n - (ls ? 1 : 0);
+	REQUIRE(h >= 4);
+	const seed_model_param *pw = seed_model_param_at(m, h - 4), *vw = seed_model_param_at(m, h - 3);
+	const seed_model_param *pb = seed_model_param_at(m, h - 2), *vb = seed_model_param_at(m, h - 1);
 	bool duel = seed_model_head_kind(m) == SEED_HEAD_DUELING;
+	/* A critic torso's value head reads its own input width. */
+	char probe[4096];
+	bool critic =
+	    seed_model_summary(m, probe, sizeof probe) < (int)sizeof probe && strstr(probe, " | critic");
 	REQUIRE(strcmp(pw->name, duel ? "advantage.weight" : "policy.weight") == 0 && pw->rank == 2 &&
-	        pw->shape[0] == A);
+	        pw->shape[0] == Ph);
 	REQUIRE(strcmp(vw->name, "value.weight") == 0 && vw->rank == 2 && vw->shape[0] == 1 &&
-	        vw->shape[1] == pw->shape[1]);
-	REQUIRE(strcmp(pb->name, duel ? "advantage.bias" : "policy.bias") == 0 && pb->numel == (size_t)A);
+	        (critic || vw->shape[1] == pw->shape[1]));
+	REQUIRE(strcmp(pb->name, duel ? "advantage.bias" : "policy.bias") == 0 && pb->numel == (size_t)Ph);
 	REQUIRE(strcmp(vb->name, "value.bias") == 0 && vb->numel == 1);
 
+	seed_squash sq = SEED_SQUASH_CLIP;
+	REQUIRE((seed_model_squash(m, &sq) == 0) == gauss);
 	char small[8], line[4096];
 	int need = seed_model_summary(m, small, sizeof small);
 	REQUIRE(need > 0 && strlen(small) == (size_t)(need < 7 ? need : 7));
@@ -110,6 +135,10 @@ static void check_layout(seed_model *m, int A)
 		char tail[64];
 		if (duel)
 			snprintf(tail, sizeof tail, " | dueling %d+1 -> Q %d | %zu params", A, A,
+			         seed_model_num_params(m));
+		else if (gauss)
+			snprintf(tail, sizeof tail, " | heads gaussian(%d,%s,%s)+1 | %zu params", A,
+			         ls ? "parameter" : "state", sq == SEED_SQUASH_TANH ? "tanh" : "clip",
 			         seed_model_num_params(m));
 		else
 			snprintf(tail, sizeof tail, " | heads %d+1 | %zu params", A,
@@ -133,6 +162,7 @@ static void build(const char *json, seed_dtype dt, int rank, const int64_t *shap
 		return;
 	}
 	check_layout(m, A);
+	int P = seed_model_policy_width(m);
 	if (seed_model_num_params(m) > MAX_PARAMS) {
 		/* Parsed and laid out; too slow to run at fuzzing speed. */
 		seed_model_free(&m);
@@ -149,12 +179,12 @@ static void build(const char *json, seed_dtype dt, int rank, const int64_t *shap
 	if (dt == SEED_DTYPE_F32)
 		for (size_t i = 0; i < B * obs_bytes / 4; i++)
 			((float *)(void *)obs)[i] = (float)(i % 7) * 0.25f - 0.75f;
-	float *logits = malloc((size_t)B * A * sizeof *logits), *values = malloc(B * sizeof *values);
-	float *logits2 = malloc((size_t)B * A * sizeof *logits2), *values2 = malloc(B * sizeof *values2);
+	float *logits = malloc((size_t)B * P * sizeof *logits), *values = malloc(B * sizeof *values);
+	float *logits2 = malloc((size_t)B * P * sizeof *logits2), *values2 = malloc(B * sizeof *values2);
 	bool duel = seed_model_head_kind(m) == SEED_HEAD_DUELING;
 	REQUIRE(duel ? seed_model_forward_q(m, B, obs, logits) == 0
 	             : seed_model_forward(m, B, obs, logits, values) == 0);
-	float *dlogits = calloc((size_t)B * A, sizeof *dlogits), dvalues[B] = {1, -1, 0.5f};
+	float *dlogits = calloc((size_t)B * P, sizeof *dlogits), dvalues[B] = {1, -1, 0.5f};
 	dlogits[0] = 1;
 	REQUIRE(duel ? seed_model_backward_q(m, B, dlogits) == 0
 	             : seed_model_backward(m, B, dlogits, dvalues) == 0);
@@ -165,7 +195,7 @@ static void build(const char *json, seed_dtype dt, int rank, const int64_t *shap
 	REQUIRE(seed_model_copy_params(twin, m) == 0);
 	REQUIRE(duel ? seed_model_forward_q(twin, B, obs, logits2) == 0
 	             : seed_model_forward(twin, B, obs, logits2, values2) == 0);
-	REQUIRE(memcmp(logits, logits2, (size_t)B * A * sizeof *logits) == 0);
+	REQUIRE(memcmp(logits, logits2, (size_t)B * P * sizeof *logits) == 0);
 	REQUIRE(duel || memcmp(values, values2, B * sizeof *values) == 0);
 
 	int S = seed_model_state_floats(m);

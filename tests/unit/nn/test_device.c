@@ -2,6 +2,7 @@
  * seed_model_set_device), on any machine: the CPU is always there; "cuda"
  * is either present or refused with a message naming the device. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "seed/nn.h"
@@ -46,9 +47,41 @@ static void t_model_device(void)
 	seed_model_free(&m);
 }
 
+/* The heads the CUDA backend does not compute: with a GPU, moving there
+ * fails with -ENOTSUP and a message naming the key; without one, as any
+ * model (-ENODEV).  Either way the model stays on the CPU, working. */
+static void t_cpu_only_heads(void)
+{
+	static const struct {
+		const char *json, *key;
+	} cases[] = {
+	    {"{\"torso\": [], \"policy\": {\"type\": \"gaussian\"}}", "gaussian"},
+	    {"{\"torso\": [], \"critic_torso\": []}", "critic_torso"},
+	};
+	int64_t shape[1] = {3};
+	seed_err probe;
+	bool gpu = seed_device_check("cuda", &probe) == 0;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		seed_err err = {{0}};
+		seed_model *m = NULL;
+		CHECK(seed_model_new(&m, cases[i].json, SEED_DTYPE_F32, 1, shape, 2, 4, &err) == 0);
+		if (!m)
+			continue;
+		int rc = seed_model_set_device(m, "cuda", &err);
+		CHECK_MSG(rc == (gpu ? -ENOTSUP : -ENODEV), "%s: %d %s", cases[i].json, rc, err.msg);
+		if (gpu)
+			CHECK_MSG(strstr(err.msg, cases[i].key) != NULL, "%s", err.msg);
+		CHECK(strcmp(seed_model_device(m), "cpu") == 0);
+		float obs[3] = {1, 2, 3}, logits[4], value;
+		CHECK(seed_model_forward(m, 1, obs, logits, &value) == 0);
+		seed_model_free(&m);
+	}
+}
+
 int main(void)
 {
 	TAP_RUN(t_names);
 	TAP_RUN(t_model_device);
+	TAP_RUN(t_cpu_only_heads);
 	return tap_done();
 }

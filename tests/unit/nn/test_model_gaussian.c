@@ -4,7 +4,7 @@
  * differences of the model's own forward, the parameter table and its
  * order, the initialisation (gains, log_std_init, draws in slab order), the
  * description's errors, a checkpoint round trip, and the population forward
- * (the members' means). */
+ * (the members' means, full and low rank). */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -602,6 +602,52 @@ static void t_popnet_means(void)
 		for (int a = 0; a < A; a++)
 			CHECK_NEAR(got[r * A + a], want[a], 1e-5 * (1 + fabs(want[a])));
 	}
+	/* Low rank: a centre and slices whose 2-D parts are zero and whose
+	 * other tensors' parts are not (seed/popnet.h's layout, walked over
+	 * the table with the critic torso's tensors and policy.log_std in
+	 * it): member m's parameters are the centre plus scale times those. */
+	enum { R = 2 };
+	size_t len = 0;
+	for (int t = 0; t < seed_model_num_tensors(ref); t++) {
+		const seed_model_param *tp = seed_model_param_at(ref, t);
+		len += tp->rank == 2 ? (size_t)(tp->shape[0] + tp->shape[1]) * R : tp->numel;
+	}
+	float *slice = calloc(len, sizeof *slice), *centre = keep, *member_p = malloc(P * sizeof *member_p);
+	seed_popnet_lowrank(net, M, R, centre);
+	float *want_all = malloc((size_t)M * P * sizeof *want_all);
+	for (int mm = 0; mm < M; mm++) {
+		float scale = 0.5f + (float)mm;
+		size_t pos = 0;
+		memcpy(member_p, centre, P * sizeof *member_p);
+		for (int t = 0; t < seed_model_num_tensors(ref); t++) {
+			const seed_model_param *tp = seed_model_param_at(ref, t);
+			if (tp->rank == 2) {
+				size_t n = (size_t)(tp->shape[0] + tp->shape[1]) * R;
+				memset(slice + pos, 0, n * sizeof *slice);
+				pos += n;
+				continue;
+			}
+			for (size_t i = 0; i < tp->numel; i++) {
+				slice[pos + i] = (float)seed_rng_normal(&rng);
+				member_p[tp->offset + i] = centre[tp->offset + i] + scale * slice[pos + i];
+			}
+			pos += tp->numel;
+		}
+		seed_popnet_lowrank_member(net, mm, slice, scale);
+		memcpy(want_all + (size_t)mm * P, member_p, P * sizeof *member_p);
+	}
+	seed_popnet_ready(net);
+	CHECK_MSG(seed_popnet_forward(net, ROWS, obs, member, got, &err) == 0, "%s", err.msg);
+	for (int r = 0; r < ROWS; r++) {
+		float want[2 * A];
+		CHECK(seed_model_load_params(ref, want_all + (size_t)member[r] * P, P * sizeof(float)) == 0);
+		CHECK(seed_model_forward(ref, 1, obs + r * OBS, want, NULL) == 0);
+		for (int a = 0; a < A; a++)
+			CHECK_NEAR(got[r * A + a], want[a], 1e-5 * (1 + fabs(want[a])));
+	}
+	free(slice);
+	free(member_p);
+	free(want_all);
 	int32_t acts[ROWS];
 	memset(&err, 0, sizeof err);
 	CHECK(seed_popnet_act(net, ROWS, obs, member, true, NULL, acts, &err) == -EINVAL);
