@@ -30,8 +30,9 @@ typedef struct ppo {
 	float *adv, *ret;                            /* (T, B) */
 	uint32_t *perm;                              /* (T*B) */
 	uint8_t *mb_obs;                             /* (M, obs_bytes) */
-	int32_t *mb_action;                          /* (M) */
-	float *mb_logits, *mb_blogits, *mb_dlogits;  /* (M, A) */
+	int32_t *mb_action;                          /* (M): discrete */
+	float *mb_box;                               /* (M, A): a Box space's raw samples */
+	float *mb_logits, *mb_blogits, *mb_dlogits;  /* (M, P) */
 	float *mb_adv, *mb_ret, *mb_old, *mb_values; /* (M) */
 	float *mb_dvalues;                           /* (M) */
 } ppo;
@@ -49,7 +50,7 @@ static int check(const seed_learner *L, seed_err *err)
 static void *alloc(seed_learner *L)
 {
 	ppo *p = seed_xcalloc(1, sizeof *p);
-	size_t n = (size_t)L->T1 * (size_t)L->B, nt = n - (size_t)L->B, A = (size_t)L->A;
+	size_t n = (size_t)L->T1 * (size_t)L->B, nt = n - (size_t)L->B, A = (size_t)L->P;
 	size_t M = nt / (size_t)L->cfg->ppo.minibatches;
 	p->M = (int)M;
 	p->values = seed_xcalloc(n, sizeof(float));
@@ -58,6 +59,8 @@ static void *alloc(seed_learner *L)
 	p->perm = seed_xcalloc(nt, sizeof(uint32_t));
 	p->mb_obs = seed_xaligned(M * L->obs_bytes);
 	p->mb_action = seed_xcalloc(M, sizeof(int32_t));
+	if (L->box)
+		p->mb_box = seed_xcalloc(M * (size_t)L->A, sizeof(float));
 	p->mb_logits = seed_xcalloc(M * A, sizeof(float));
 	p->mb_blogits = seed_xcalloc(M * A, sizeof(float));
 	p->mb_dlogits = seed_xcalloc(M * A, sizeof(float));
@@ -78,6 +81,7 @@ static void release(void *alg)
 	free(p->perm);
 	free(p->mb_obs);
 	free(p->mb_action);
+	free(p->mb_box);
 	free(p->mb_logits);
 	free(p->mb_blogits);
 	free(p->mb_dlogits);
@@ -92,12 +96,15 @@ static void release(void *alg)
 /* Gather minibatch rows[0..M) of the transitions. */
 static void gather(const seed_learner *L, ppo *p, const uint32_t *rows)
 {
-	size_t ob = L->obs_bytes, Az = (size_t)L->A;
+	size_t ob = L->obs_bytes, Pz = (size_t)L->P, Az = (size_t)L->A;
 	for (int m = 0; m < p->M; m++) {
 		size_t i = rows[m];
 		memcpy(p->mb_obs + (size_t)m * ob, L->obs + i * ob, ob);
-		memcpy(p->mb_blogits + (size_t)m * Az, L->blogits + i * Az, Az * sizeof(float));
-		p->mb_action[m] = L->action[i];
+		memcpy(p->mb_blogits + (size_t)m * Pz, L->blogits + i * Pz, Pz * sizeof(float));
+		if (L->box)
+			memcpy(p->mb_box + (size_t)m * Az, L->box_action + i * Az, Az * sizeof(float));
+		else
+			p->mb_action[m] = L->action[i];
 		p->mb_adv[m] = p->adv[i];
 		p->mb_ret[m] = p->ret[i];
 		p->mb_old[m] = p->values[i];
@@ -134,7 +141,8 @@ static int minibatch(seed_learner *L, ppo *p, const uint32_t *rows, seed_ppo_sta
 	                     .advantages = p->mb_adv,
 	                     .returns = p->mb_ret,
 	                     .old_values = p->mb_old,
-	                     .values = p->mb_values};
+	                     .values = p->mb_values,
+	                     .box_actions = p->mb_box};
 	int rc = seed_ppo_loss(&L->cfg->ppo, &mb, one, p->mb_dlogits, p->mb_dvalues, err);
 	if (rc)
 		return rc;

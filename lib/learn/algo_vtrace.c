@@ -28,7 +28,7 @@ static int check(const seed_learner *L, seed_err *err)
 static void *alloc(seed_learner *L)
 {
 	vtrace *v = seed_xcalloc(1, sizeof *v);
-	size_t n = (size_t)L->T1 * (size_t)L->B, nt = n - (size_t)L->B, A = (size_t)L->A;
+	size_t n = (size_t)L->T1 * (size_t)L->B, nt = n - (size_t)L->B, A = (size_t)L->P;
 	/* With a core the bootstrap step runs in the sequence, with the
 	 * others: its logits are computed and get a zero gradient. */
 	size_t nl = L->S > 0 ? n : nt;
@@ -88,6 +88,7 @@ static int update(seed_learner *L, seed_err *err)
 	    .logits = v->logits,
 	    .behaviour_logits = L->blogits,
 	    .actions = L->action,
+	    .box_actions = L->box_action,
 	    .rewards = L->rewards_t,
 	    .discounts = L->discounts_t,
 	    .values = v->values,

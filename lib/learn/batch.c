@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "seed/buf.h"
@@ -20,17 +21,21 @@
 void learn_alloc_batch(seed_learner *L)
 {
 	size_t n = (size_t)L->T1 * (size_t)L->B, A = (size_t)L->A, B = (size_t)L->B;
+	L->fields = L->box ? seed_frame_unroll_box_fields : seed_frame_unroll_fields;
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++) {
-		const seed_unroll_field *fd = &seed_frame_unroll_fields[k];
+		const seed_unroll_field *fd = &L->fields[k];
 		size_t bytes = fd->extent == SEED_UNROLL_PER_OBS ? L->obs_bytes : seed_dtype_size(fd->dtype);
 		if (fd->extent == SEED_UNROLL_PER_ACTION)
 			bytes *= A;
+		else if (fd->extent == SEED_UNROLL_PER_PARAM)
+			bytes *= 2 * A;
 		L->step_bytes[k] = bytes;
 		L->col[k] = seed_xaligned(n * bytes);
 		memset(L->col[k], 0, n * bytes);
 	}
 	L->obs = L->col[SEED_UNROLL_OBS];
-	L->action = (int32_t *)(void *)L->col[SEED_UNROLL_ACTION];
+	L->action = L->box ? NULL : (int32_t *)(void *)L->col[SEED_UNROLL_ACTION];
+	L->box_action = L->box ? (float *)(void *)L->col[SEED_UNROLL_ACTION] : NULL;
 	L->version = (int32_t *)(void *)L->col[SEED_UNROLL_POLICY_VERSION];
 	L->reward = (float *)(void *)L->col[SEED_UNROLL_REWARD];
 	L->final_value = (float *)(void *)L->col[SEED_UNROLL_FINAL_VALUE];
@@ -59,6 +64,7 @@ void learn_alloc_batch(seed_learner *L)
 	    .obs_bytes = L->obs_bytes,
 	    .obs = L->obs,
 	    .action = L->action,
+	    .box_action = L->box_action,
 	    .reward = L->reward,
 	    .terminated = L->terminated,
 	    .truncated = L->truncated,
@@ -143,8 +149,22 @@ int learn_check_rows(const seed_learner *L, const seed_frame *f, int64_t *Bf_out
 		                    what, L->cfg->env);
 	/* Decoded tensors point into the message: maybe unaligned, so every
 	 * element is read with memcpy (a plain load where alignment is free). */
-	const uint8_t *act = seed_frame_tensor(f, "action")->data;
-	for (int64_t i = 0; i < Bf * T1; i++) {
+	const seed_tensor *at = seed_frame_tensor(f, "action");
+	if ((at->dtype == SEED_DTYPE_F32) != L->box)
+		return seed_err_set(
+		    err, -SEED_EFRAME, "%s: field 'action': %s actions, but environment '%s' has %s ones",
+		    what, L->box ? "discrete" : "Box (f32)", L->cfg->env, L->box ? "Box" : "discrete");
+	const uint8_t *act = at->data;
+	for (int64_t i = 0; L->box && i < Bf * T1 * L->A; i++) {
+		float x;
+		memcpy(&x, act + 4 * i, 4);
+		if (!isfinite(x))
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "%s: field 'action': %g at [%" PRId64 "][%" PRId64 "][%" PRId64
+			                    "] is not finite",
+			                    what, (double)x, i / L->A / T1, i / L->A % T1, i % L->A);
+	}
+	for (int64_t i = 0; !L->box && i < Bf * T1; i++) {
 		int32_t a;
 		memcpy(&a, act + 4 * i, 4);
 		if (a < 0 || a >= L->A)
@@ -188,7 +208,7 @@ int learn_take_rows(seed_learner *L, const seed_frame *f, int64_t first)
 {
 	const uint8_t *src[SEED_UNROLL_NFIELDS];
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
-		src[k] = seed_frame_tensor(f, seed_frame_unroll_fields[k].name)->data;
+		src[k] = seed_frame_tensor(f, L->fields[k].name)->data;
 	const seed_tensor *obs = seed_frame_tensor(f, "obs");
 	int64_t Bf = obs->shape[0], T1 = obs->shape[1];
 	size_t B = (size_t)L->B, n1 = (size_t)T1;

@@ -60,6 +60,30 @@ int learn_need_actor_critic(const seed_learner *L, const char *what, seed_err *e
 	return 0;
 }
 
+/* The model's policy must suit the environment's actions: a Gaussian for
+ * a Box space (without a core: a Box unroll keeps no previous actions), a
+ * categorical one or Q values for a discrete space.  Sets L->P. */
+static int learn_check_policy(seed_learner *L, seed_err *err)
+{
+	bool gauss = seed_model_policy_kind(L->model) == SEED_POLICY_GAUSSIAN;
+	L->P = seed_model_policy_width(L->model);
+	if (L->box && !gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: %s has a Box action space (%d real numbers): the model needs "
+		                    "a Gaussian policy, \"policy\": {\"type\": \"gaussian\"}",
+		                    L->cfg->env, L->A);
+	if (!L->box && gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: %s has %d discrete actions; the model's policy is Gaussian, "
+		                    "for Box action spaces",
+		                    L->cfg->env, L->A);
+	if (L->box && seed_model_state_floats(L->model) > 0)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: a Gaussian policy with a recurrent core: Box unrolls keep no "
+		                    "previous actions; describe the model without \"core\"");
+	return 0;
+}
+
 int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_spec *spec, seed_err *err)
 {
 	seed_env_spec probed;
@@ -69,25 +93,30 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 			return prc;
 		spec = &probed;
 	}
-	if (spec->action_space != SEED_ACTIONS_DISCRETE)
-		return seed_err_set(err, -EINVAL,
-		                    "learner: %s has a Box (continuous) action space; the learners act in "
-		                    "discrete ones only",
-		                    cfg->env);
 	const learn_algo *algo = algo_for(cfg->algorithm);
 	if (!algo)
 		return seed_err_set(err, -EINVAL, "learner: algorithm %s is not a gradient learner's",
 		                    seed_config_algorithm_name(cfg->algorithm));
+	bool box = spec->action_space == SEED_ACTIONS_BOX;
+	if (box && algo->sequences)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: %s has a Box action space (%d real numbers); algorithm %s "
+		                    "learns Q values of discrete actions: use ppo or vtrace with a Gaussian "
+		                    "policy",
+		                    cfg->env, spec->num_actions, algo->name);
 	seed_learner *L = seed_xcalloc(1, sizeof *L);
 	L->cfg = cfg;
 	L->algo = algo;
 	L->spec = *spec;
 	L->obs_bytes = seed_env_spec_obs_bytes(spec);
 	L->A = spec->num_actions;
+	L->box = box;
 	L->T1 = cfg->unroll_length + 1;
 	L->B = cfg->batch_size;
 	int rc = seed_model_new(&L->model, cfg->model, spec->obs_dtype, spec->obs_rank, spec->obs_shape, L->A,
 	                        L->T1 * L->B, err);
+	if (rc == 0)
+		rc = learn_check_policy(L, err);
 	if (rc == 0)
 		rc = algo->check(L, err);
 	if (rc == 0 && algo->target)

@@ -38,20 +38,27 @@ struct seed_learner {
 	seed_env_spec spec;
 	size_t obs_bytes;
 	int A, T1, B;
+	/* A Box action space (spec.action_space): a Gaussian policy of P = 2A
+	 * parameters a row, A real numbers an action; else P = A logits. */
+	bool box;
+	int P;
 	seed_model *model;
 	seed_optim *optim;
 	seed_rng rng;
 	/* The batch being filled, time-major: one buffer per field of the
-	 * unroll table (seed_frame_unroll_fields), col[k] of step_bytes[k]
-	 * bytes per step; the typed pointers below name the same buffers. */
+	 * unroll table (seed_frame_unroll_fields, or seed_frame_unroll_box_fields
+	 * for a Box space: fields), col[k] of step_bytes[k] bytes per step; the
+	 * typed pointers below name the same buffers. */
+	const seed_unroll_field *fields;
 	int fill;
 	uint8_t *col[SEED_UNROLL_NFIELDS];
 	size_t step_bytes[SEED_UNROLL_NFIELDS];
 	uint8_t *obs;                    /* (T1, B, obs_bytes) */
-	int32_t *action, *version;       /* (T1, B) */
+	int32_t *action, *version;       /* (T1, B); action: discrete only */
+	float *box_action;               /* (T1, B, A): Box only, the raw samples */
 	float *reward, *final_value;     /* (T1, B) */
 	uint8_t *terminated, *truncated; /* (T1, B) */
-	float *blogits;                  /* (T1, B, A) */
+	float *blogits;                  /* (T1, B, P) */
 	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
 	/* A recurrent core's inputs (S > 0): each unroll's state before step 0
 	 * and its previous action there (from the frame; zeros and -1 when it

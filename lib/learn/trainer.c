@@ -363,7 +363,12 @@ int64_t seed_trainer_max_frame(seed_trainer *t, const seed_env_spec *spec)
 	int64_t obs_bytes = (int64_t)seed_model_obs_bytes(m),
 	        env_bytes = (int64_t)seed_env_spec_obs_bytes(spec);
 	obs_bytes = env_bytes > obs_bytes ? env_bytes : obs_bytes;
+	/* A Box unroll's step holds A floats of action and 2A of parameters
+	 * where a discrete one holds one i32 and A logits: bounded as 3A
+	 * logits. */
 	int A = seed_model_num_actions(m), S = seed_model_state_floats(m), T1 = c->unroll_length + 1;
+	if (seed_model_policy_kind(m) == SEED_POLICY_GAUSSIAN)
+		A *= 3;
 	if (!seed_trainer_samples(t))
 		return seed_limit_unroll(rows, T1, obs_bytes, A, S);
 	/* An unroll frame's fields plus, per row, run, actor, key and weight

@@ -143,13 +143,14 @@ typedef struct seed_learner_batch {
 	int fill;                         /* unrolls in it so far */
 	size_t obs_bytes;                 /* bytes of one observation */
 	const uint8_t *obs;               /* (T+1, B, obs_bytes) */
-	const int32_t *action;            /* (T+1, B) */
+	const int32_t *action;            /* (T+1, B); NULL for a Box space */
+	const float *box_action;          /* (T+1, B, A): a Box space's raw samples; else NULL */
 	const float *reward;              /* (T+1, B) */
 	const uint8_t *terminated;        /* (T+1, B) */
 	const uint8_t *truncated;         /* (T+1, B) */
 	const float *final_value;         /* (T+1, B) */
 	const int32_t *version;           /* (T+1, B) */
-	const float *behaviour_logits;    /* (T+1, B, A) */
+	const float *behaviour_logits;    /* (T+1, B, A), or (T+1, B, 2A) for a Box space */
 	const float *rewards, *discounts; /* (T, B): the last update's transitions */
 } seed_learner_batch;
 
