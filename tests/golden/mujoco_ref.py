@@ -8,12 +8,14 @@ sides run the same physics; NumPy 1.x is what Gymnasium 0.26.3 was made
 with, and its rules for mixing float32 and float64 decide how the control
 cost is rounded):
 
-    python3.10 -m venv /tmp/mjref
-    /tmp/mjref/bin/pip install gymnasium==0.26.3 mujoco==2.2.2 numpy==1.26.4 imageio
+    python3.10 -m venv mjref
+    mjref/bin/pip install gymnasium==0.26.3 mujoco==2.2.2 numpy==1.26.4 imageio
+
+(imageio only because gymnasium.envs.mujoco imports its renderer.)
 
 Usage (from the top of the tree; never run by the build):
-    /tmp/mjref/bin/python tests/golden/mujoco_ref.py models > envs/mujoco_models.c
-    /tmp/mjref/bin/python tests/golden/mujoco_ref.py traces tests/golden/data
+    mjref/bin/python tests/golden/mujoco_ref.py models > envs/mujoco_models.c
+    mjref/bin/python tests/golden/mujoco_ref.py traces tests/golden/data
 
 `models` prints Gymnasium's own model files (gymnasium/envs/mujoco/assets)
 as C string constants, byte for byte.  `traces` writes one file per task,
