@@ -11,7 +11,8 @@
  * float) and end flag must be equal, bit for bit: the physics is the same
  * library, and envs/mujoco.c computes what Gymnasium computes around it in
  * the same order.  Also: the specs, the options and their errors, the reset
- * noise, and the unstable path (a speed MuJoCo rejects).
+ * noise, the unstable path (a speed MuJoCo rejects), and that stepping
+ * allocates nothing.
  *
  * Without MuJoCo (configure found no libmujoco-dev) the tasks are not
  * built: the test says so and skips.
@@ -27,6 +28,10 @@
 
 #include "seed/env.h"
 #include "tap.h"
+
+#ifdef HAVE_MUJOCO
+#include "alloc_count.h"
+#endif
 
 #ifndef HAVE_MUJOCO
 int main(void)
@@ -467,6 +472,72 @@ static void t_unstable(void)
 	seed_envs_free(&e);
 }
 
+/* ---- no allocation while stepping -----------------------------------------
+ * Each instance makes its mjData on its first reset; after that neither
+ * steps nor the resets of ended episodes (falls, unstable steps) allocate. */
+static void t_no_allocation(void)
+{
+#if COUNT_ALLOCATIONS
+	static const struct {
+		const char *name, *options;
+	} cases[] = {
+	    {"hopper", NULL},
+	    {"humanoid", NULL},
+	    {"ant", "{\"use_contact_forces\": true}"},
+	    {"halfcheetah", "{\"init_qvel\": [0, 0, 0, 3e11, 0, 0, 0, 0, 0]}"},
+	};
+	enum { K = 3 };
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		seed_envs *e = NULL;
+		seed_err err;
+		int rc = seed_envs_new(&e, cases[c].name, cases[c].options, K, 5, &err);
+		CHECK(rc == 0);
+		if (!e)
+			continue;
+		const seed_env_spec *spec = seed_envs_spec(e);
+		size_t od = (size_t)spec->obs_shape[0];
+		int a = spec->num_actions;
+		float *obs = calloc(K * od, sizeof *obs), *fin = calloc(K * od, sizeof *fin);
+		float act[K * SEED_ENV_MAX_ACTION_DIM], rew[K], ret[K];
+		uint8_t term[K], trunc[K];
+		int32_t len[K];
+		long long ends = 0;
+		/* The first reset makes the mjData: the count sees MuJoCo's
+		 * allocations, so a zero below means something.  Where it sees
+		 * none, malloc is not ours to count (valgrind replaces it). */
+		alloc_count = 0;
+		alloc_counting = true;
+		seed_envs_reset(e, obs);
+		alloc_counting = false;
+		bool counted = alloc_count > 0;
+		alloc_count = 0;
+		alloc_counting = true;
+		for (int t = 0; t < 100; t++) {
+			for (int i = 0; i < K * a; i++)
+				act[i] = (float)((t * 7 + i * 3) % 11 -
+				                 5); /* within, and far beyond, the bounds */
+			seed_envs_step_box(e, 0, K, act, obs, rew, term, trunc, fin, ret, len);
+			for (int k = 0; k < K; k++)
+				ends += term[k] | trunc[k];
+		}
+		alloc_counting = false;
+		if (counted)
+			CHECK_MSG(alloc_count == 0, "%s: %ld allocations in 100 steps", cases[c].name,
+			          alloc_count);
+		else
+			printf(
+			    "# %s: allocations not seen (malloc replaced, as under valgrind): not checked\n",
+			    cases[c].name);
+		CHECK_MSG(ends > 0, "%s: no episode ended, so no reset was counted", cases[c].name);
+		free(obs);
+		free(fin);
+		seed_envs_free(&e);
+	}
+#else
+	printf("# allocations not counted in this build (not glibc, or AddressSanitizer)\n");
+#endif
+}
+
 int main(void)
 {
 	TAP_RUN(t_halfcheetah_as_gymnasium);
@@ -478,6 +549,7 @@ int main(void)
 	TAP_RUN(t_option_errors);
 	TAP_RUN(t_reset);
 	TAP_RUN(t_unstable);
+	TAP_RUN(t_no_allocation);
 	return tap_done();
 }
 #endif
