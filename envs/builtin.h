@@ -18,6 +18,12 @@ extern const seed_env_class seed_env_minatar_freeway;
 extern const seed_env_class seed_env_minatar_seaquest;
 extern const seed_env_class seed_env_minatar_space_invaders;
 extern const seed_env_class seed_env_pendulum;
+/* MuJoCo's locomotion tasks (envs/mujoco.c), listed when built with MuJoCo. */
+extern const seed_env_class seed_env_halfcheetah;
+extern const seed_env_class seed_env_hopper;
+extern const seed_env_class seed_env_walker2d;
+extern const seed_env_class seed_env_ant;
+extern const seed_env_class seed_env_humanoid;
 
 /* The built-in classes in listing order, ending with NULL. */
 extern const seed_env_class *const seed_env_builtins[];
