@@ -62,6 +62,7 @@
 #include "seed/checkpoint.h"
 #include "seed/env.h"
 #include "seed/env_gym.h"
+#include "seed/gaussian.h"
 #include "seed/gif.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
@@ -72,9 +73,10 @@
 typedef struct eval_policy {
 	const char *name;
 	/* Write actions[0..count) in [0, num_actions) for the observations obs
-	 * ([count][obs bytes], env i in row i).  0, or a negative code with a
-	 * message in err. */
-	int (*act)(struct eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err);
+	 * ([count][obs bytes], env i in row i), or for a Box space box[count][A],
+	 * each within the bounds.  0, or a negative code with a message in err. */
+	int (*act)(struct eval_policy *p, const void *obs, int count, int32_t *actions, float *box,
+	           seed_err *err);
 	/* What the step after the last act returned (NULL: nothing to keep):
 	 * a recurrent policy's next inputs. */
 	void (*stepped)(struct eval_policy *p, int count, const float *reward, const uint8_t *term,
@@ -99,17 +101,38 @@ typedef struct eval_options {
 } eval_options;
 
 /* Uniform random actions from one generator on a stream apart from the
- * environments' (their streams are 0 .. K-1). */
+ * environments' (their streams are 0 .. K-1).  A Box space is sampled as
+ * Gymnasium's Box.sample does: uniform where both bounds are finite, a
+ * standard normal where neither is, and an exponential step from the
+ * finite one where one is. */
 typedef struct random_policy {
 	seed_rng rng;
 	uint32_t num_actions;
+	const seed_env_spec *spec;
 } random_policy;
 
-static int random_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
+static float box_sample(seed_rng *rng, float lo, float hi)
+{
+	if (isfinite(lo) && isfinite(hi))
+		return (float)seed_rng_uniform(rng, lo, hi);
+	if (!isfinite(lo) && !isfinite(hi))
+		return (float)seed_rng_normal(rng);
+	double e = -log(1 - seed_rng_double(rng)); /* exponential, mean 1 */
+	return isfinite(lo) ? (float)(lo + e) : (float)(hi - e);
+}
+
+static int random_act(eval_policy *p, const void *obs, int count, int32_t *actions, float *box, seed_err *err)
 {
 	random_policy *r = p->ctx;
-	for (int i = 0; i < count; i++)
-		actions[i] = (int32_t)seed_rng_below(&r->rng, r->num_actions);
+	const seed_env_spec *s = r->spec;
+	if (s->action_space == SEED_ACTIONS_BOX)
+		for (int i = 0; i < count; i++)
+			for (int j = 0; j < s->num_actions; j++)
+				box[i * s->num_actions + j] =
+				    box_sample(&r->rng, s->action_low[j], s->action_high[j]);
+	else
+		for (int i = 0; i < count; i++)
+			actions[i] = (int32_t)seed_rng_below(&r->rng, r->num_actions);
 	return 0;
 }
 
@@ -123,6 +146,7 @@ static int random_new(eval_policy *p, const eval_options *o, const seed_env_spec
 	random_policy *r = seed_xmalloc(sizeof *r);
 	seed_rng_init(&r->rng, o->seed, UINT64_MAX);
 	r->num_actions = (uint32_t)spec->num_actions;
+	r->spec = spec;
 	p->act = random_act;
 	p->free = random_free;
 	p->ctx = r;
@@ -146,13 +170,25 @@ typedef struct model_policy {
 	float *reward;                           /* (count) */
 	int32_t *prev;                           /* (count) */
 	uint8_t *reset;                          /* (count) */
+	/* A Gaussian policy (Box actions): its raw samples (count, A), mapped
+	 * into the environment's bounds by the model's squash. */
+	const seed_env_spec *spec;
+	float *raw;
+	seed_squash squash;
 } model_policy;
 
-static int model_act(eval_policy *p, const void *obs, int count, int32_t *actions, seed_err *err)
+static int model_act(eval_policy *p, const void *obs, int count, int32_t *actions, float *box, seed_err *err)
 {
 	model_policy *m = p->ctx;
 	m->obs_shape[0] = count;
 	seed_tensor t = seed_tensor_view((void *)obs, m->obs_dtype, m->obs_rank, m->obs_shape);
+	if (m->raw) {
+		int rc = seed_agent_act_box(m->agent, count, &t, NULL, m->raw, NULL, NULL, err);
+		if (rc == 0)
+			seed_gaussian_to_env(count, m->spec->num_actions, m->raw, m->spec->action_low,
+			                     m->spec->action_high, m->squash, box);
+		return rc;
+	}
 	if (m->S == 0)
 		return seed_agent_act(m->agent, count, &t, actions, NULL, NULL, err);
 	seed_agent_core c = {.prev_reward = m->reward,
@@ -190,6 +226,7 @@ static void model_free(eval_policy *p)
 	free(m->reward);
 	free(m->prev);
 	free(m->reset);
+	free(m->raw);
 	free(m);
 }
 
@@ -249,6 +286,30 @@ static int model_new(eval_policy *p, const eval_options *o, const seed_env_spec 
 	}
 	seed_agent_set_policy_version(m->agent, checkpoint->policy_version);
 	p->epsilon = NAN;
+	bool box = spec->action_space == SEED_ACTIONS_BOX;
+	if (box != seed_agent_box(m->agent)) {
+		seed_agent_free(&m->agent);
+		free(m);
+		return seed_err_set(
+		    err, -EINVAL,
+		    box ? "%s: the environment's actions are Box; the checkpoint's policy is not "
+		          "Gaussian"
+		        : "%s: the environment's actions are discrete; the checkpoint's policy is "
+		          "Gaussian",
+		    o->checkpoint);
+	}
+	if (box) {
+		m->spec = spec;
+		seed_model_squash(seed_agent_model(m->agent), &m->squash);
+		rc = seed_gaussian_check_bounds(spec->num_actions, spec->action_low, spec->action_high,
+		                                m->squash, err);
+		if (rc) {
+			seed_agent_free(&m->agent);
+			free(m);
+			return rc;
+		}
+		m->raw = seed_xmalloc((size_t)o->envs * (size_t)spec->num_actions * sizeof *m->raw);
+	}
 	if (seed_agent_head(m->agent) == SEED_HEAD_DUELING) {
 		double eps;
 		rc = q_epsilon(o, &eps, err);
@@ -317,6 +378,9 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 	const size_t ob = seed_env_spec_obs_bytes(envs->spec);
 	void *obs = seed_xmalloc((size_t)k * ob);
 	int32_t *actions = seed_xmalloc((size_t)k * sizeof *actions);
+	const bool box = envs->spec->action_space == SEED_ACTIONS_BOX;
+	float *box_act =
+	    box ? seed_xmalloc((size_t)k * (size_t)envs->spec->num_actions * sizeof *box_act) : NULL;
 	float *reward = seed_xmalloc((size_t)k * sizeof *reward);
 	uint8_t *term = seed_xmalloc((size_t)k);
 	uint8_t *trunc = seed_xmalloc((size_t)k);
@@ -340,10 +404,18 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 			rc = seed_err_set(err, -EINTR, "interrupted after %lld of %lld episodes", done, n);
 			break;
 		}
-		rc = policy->act(policy, obs, k, actions, err);
+		rc = policy->act(policy, obs, k, actions, box_act, err);
 		if (rc < 0)
 			break;
-		if (envs->gym) {
+		if (box && envs->local) {
+			if ((rc = seed_envs_step_box(envs->local, 0, k, box_act, obs, reward, term, trunc,
+			                             NULL, ep_return, ep_length)) < 0) {
+				seed_err_set(err, rc, "policy %s chose a non-finite action", policy->name);
+				break;
+			}
+			if (envs->local_capped)
+				memcpy(capped, trunc, (size_t)k);
+		} else if (envs->gym) {
 			rc = seed_gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped,
 			                        ep_return, ep_length, err);
 			if (rc == -EINTR)
@@ -384,6 +456,7 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 	free(obs);
 	free(capped);
 	free(actions);
+	free(box_act);
 	free(reward);
 	free(term);
 	free(trunc);
@@ -714,9 +787,6 @@ static void new_local(seed_envs **e, const eval_options *o, const char *env_opti
 		cli_config_error("%s", err.msg);
 	if (rc < 0)
 		cli_die("%s", err.msg);
-	if (seed_envs_spec(*e)->action_space != SEED_ACTIONS_DISCRETE)
-		cli_config_error("%s has a Box (continuous) action space; seed-eval plays discrete ones only",
-		                 o->env);
 }
 
 /* The environments o names, and the source of their pictures (pictures:

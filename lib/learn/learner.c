@@ -69,7 +69,7 @@ static int learn_check_policy(seed_learner *L, seed_err *err)
 	L->P = seed_model_policy_width(L->model);
 	if (L->box && !gauss)
 		return seed_err_set(err, -EINVAL,
-		                    "learner: %s has a Box action space (%d real numbers): the model needs "
+		                    "learner: %s has a Box action space (A = %d): the model needs "
 		                    "a Gaussian policy, \"policy\": {\"type\": \"gaussian\"}",
 		                    L->cfg->env, L->A);
 	if (!L->box && gauss)
@@ -100,7 +100,7 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	bool box = spec->action_space == SEED_ACTIONS_BOX;
 	if (box && algo->sequences)
 		return seed_err_set(err, -EINVAL,
-		                    "learner: %s has a Box action space (%d real numbers); algorithm %s "
+		                    "learner: %s has a Box action space (A = %d); algorithm %s "
 		                    "learns Q values of discrete actions: use ppo or vtrace with a Gaussian "
 		                    "policy",
 		                    cfg->env, spec->num_actions, algo->name);
