@@ -44,6 +44,7 @@ void learn_alloc_batch(seed_learner *L)
 	L->blogits = (float *)(void *)L->col[SEED_UNROLL_LOGITS];
 	size_t nt = n - B; /* T*B transition rows */
 	L->rewards_t = seed_xcalloc(nt, sizeof(float));
+	L->row_key = seed_xcalloc(B, sizeof *L->row_key);
 	L->discounts_t = seed_xcalloc(nt, sizeof(float));
 	L->S = seed_model_state_floats(L->model);
 	if (L->S > 0) {
@@ -220,8 +221,13 @@ int learn_take_rows(seed_learner *L, const seed_frame *f, int64_t first)
 	const seed_tensor *key = L->algo->sequences ? seed_frame_tensor(f, "key") : NULL,
 	                  *w = L->algo->sequences ? seed_frame_tensor(f, "weight") : NULL;
 	int taken = 0;
+	const seed_tensor *env = seed_frame_tensor(f, "env");
+	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
 		size_t j = (size_t)L->fill++, at = (size_t)b * n1;
+		L->row_key[j] = (seed_reward_norm_key){.run = run, .actor = actor};
+		if (env)
+			memcpy(&L->row_key[j].env, (const uint8_t *)env->data + 4 * (size_t)b, 4);
 		if (L->algo->sequences) {
 			memcpy(&L->keys[j], (const uint8_t *)key->data + 8 * (size_t)b, 8);
 			memcpy(&L->weights[j], (const uint8_t *)w->data + 4 * (size_t)b, 4);

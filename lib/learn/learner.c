@@ -98,6 +98,11 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 		return seed_err_set(err, -EINVAL, "learner: algorithm %s is not a gradient learner's",
 		                    seed_config_algorithm_name(cfg->algorithm));
 	bool box = spec->action_space == SEED_ACTIONS_BOX;
+	if (cfg->normalize_reward && algo->sequences)
+		return seed_err_set(err, -EINVAL,
+		                    "learner: normalize_reward is for the policy-gradient learners (ppo, "
+		                    "vtrace), not %s",
+		                    algo->name);
 	if (box && algo->sequences)
 		return seed_err_set(err, -EINVAL,
 		                    "learner: %s has a Box action space (A = %d); algorithm %s "
@@ -133,6 +138,9 @@ int seed_learner_new(seed_learner **out, const seed_config *cfg, const seed_env_
 	if (L->target) /* the target network starts as a copy of the online one */
 		seed_model_copy_params(L->target, L->model);
 	learn_alloc_batch(L);
+	if (cfg->normalize_reward && !algo->sequences &&
+	    seed_reward_norm_new(&L->rnorm, cfg->discount, cfg->reward_clip, NULL))
+		abort(); /* the configuration checked both */
 	L->alg = algo->alloc(L);
 	L->returns = seed_xcalloc((size_t)cfg->return_window, sizeof(double));
 	L->st.mean_return = NAN;
@@ -159,6 +167,8 @@ void seed_learner_free(seed_learner **Lp)
 	for (int k = 0; k < SEED_UNROLL_NFIELDS; k++)
 		free(L->col[k]);
 	free(L->rewards_t);
+	free(L->row_key);
+	seed_reward_norm_free(&L->rnorm);
 	free(L->discounts_t);
 	free(L->state0);
 	free(L->prev_action);
@@ -289,6 +299,20 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 		take_return(L, x);
 	}
 	window_mean(L);
+	/* The reward scaler's statistics (count, mean, variance), when the
+	 * checkpoint has them; its environments' returns start at 0. */
+	const seed_tensor *rms = L->rnorm ? seed_checkpoint_get(ck, "learner.reward_rms") : NULL;
+	if (rms) {
+		double s[3];
+		if (rms->dtype != SEED_DTYPE_F64 || rms->rank != 1 || rms->shape[0] != 3)
+			return seed_err_set(err, -EINVAL, "%s: tensor 'learner.reward_rms' is not f64 [3]",
+			                    seed_checkpoint_file(ck) ? seed_checkpoint_file(ck)
+			                                             : "checkpoint");
+		memcpy(s, rms->data, sizeof s);
+		rc = seed_reward_norm_set_stats(L->rnorm, s, err);
+		if (rc)
+			return rc;
+	}
 	int64_t src = -1;
 	const char *file = seed_checkpoint_file(ck);
 	if (file) {
@@ -456,6 +480,8 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	int T = L->T1 - 1, B = L->B;
 	double t0 = learn_now();
 	L->t_backward = 0;
+	if (L->rnorm) /* the batch's rewards, scaled in place before any use */
+		seed_reward_norm_apply(L->rnorm, L->T1, B, L->row_key, L->reward, L->terminated);
 	rc = L->algo->update(L, err);
 	if (rc)
 		return rc;
@@ -489,7 +515,8 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	int ns = seed_optim_slots(L->optim);
 	int ntg = L->target ? nt : 0; /* the target network's tensors, "target.NAME" */
 	int nr = L->st.nreturns > 0;  /* the return window, "learner.returns" */
-	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg + nr), sizeof *ts);
+	int nn = L->rnorm != NULL;    /* the reward scaler's statistics, "learner.reward_rms" */
+	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)(nt + ns + ntg + nr + nn), sizeof *ts);
 	char(*names)[64] = seed_xcalloc((size_t)(ns + ntg) + 1, sizeof *names);
 	float *params = (float *)seed_model_params_read(L->model); /* a view for saving */
 	for (int i = 0; i < nt; i++) {
@@ -526,6 +553,13 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 		ts[nt + ns + ntg].name = "learner.returns";
 		ts[nt + ns + ntg].tensor = seed_tensor_view(window, SEED_DTYPE_F32, 1, &nw);
 	}
+	double rms[3];
+	int64_t n3 = 3;
+	if (nn) {
+		seed_reward_norm_stats(L->rnorm, rms);
+		ts[nt + ns + ntg + nr].name = "learner.reward_rms";
+		ts[nt + ns + ntg + nr].tensor = seed_tensor_view(rms, SEED_DTYPE_F64, 1, &n3);
+	}
 	seed_checkpoint ck = {
 	    .step = L->st.updates,
 	    .frames = L->st.frames,
@@ -533,7 +567,7 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	    .optim_step = seed_optim_steps(L->optim),
 	    .rng = L->rng,
 	    .wall_time = seed_learner_wall_time(L),
-	    .ntensors = (size_t)(nt + ns + ntg + nr),
+	    .ntensors = (size_t)(nt + ns + ntg + nr + nn),
 	    .tensors = ts,
 	};
 	int rc = seed_config_checkpoint_save(L->cfg, L->dir, &ck, err);

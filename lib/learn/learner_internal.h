@@ -26,6 +26,7 @@
 
 #include "seed/learner.h"
 #include "seed/optim.h"
+#include "seed/reward_norm.h"
 #include "seed/rng.h"
 #include "seed/unroll.h"
 
@@ -60,6 +61,9 @@ struct seed_learner {
 	uint8_t *terminated, *truncated; /* (T1, B) */
 	float *blogits;                  /* (T1, B, P) */
 	float *rewards_t, *discounts_t;  /* (T, B): the transitions */
+	/* normalize_reward: the scaler and each unroll's environment. */
+	seed_reward_norm *rnorm;
+	seed_reward_norm_key *row_key; /* (B) */
 	/* A recurrent core's inputs (S > 0): each unroll's state before step 0
 	 * and its previous action there (from the frame; zeros and -1 when it
 	 * has none), and per step the previous actions and the resets. */

@@ -180,6 +180,9 @@ const struct key config_keys[] = {
     /* Training, stopping and reporting. */
     {U64("seed", seed, 0, W_ALWAYS, "the seed of the model's initialisation (and of the run's programs)")},
     {FLT("discount", discount, 0.99, 0, 1, W_ALWAYS, "the discount of future rewards")},
+    {BOOL("normalize_reward", normalize_reward, 0, W_ALWAYS,
+          "scale rewards by a running deviation of discounted returns (Gymnasium's NormalizeReward)")},
+    {FLT("reward_clip", reward_clip, 10, 1e-6, 1e30, W_ALWAYS, "scaled rewards are clipped to +-this")},
     {INT("unroll_length", unroll_length, 20, 1, 10000, W_ALWAYS, "steps per unroll")},
     {INT("batch_size", batch_size, 32, 1, 1 << 20, W_ALWAYS, "unrolls per update")},
     {FLT("max_grad_norm", max_grad_norm, 40, 0, 1e30, W_ALWAYS, "the global norm gradients are clipped to")},

@@ -102,6 +102,10 @@ typedef struct seed_config {
 	char *model;         /* JSON text of model */
 	uint64_t seed;
 	float discount;
+	/* Rewards scaled by a running deviation of discounted returns
+	 * (seed/reward_norm.h), then clipped to +-reward_clip. */
+	bool normalize_reward;
+	float reward_clip;
 	int unroll_length, batch_size;
 	seed_optim_config optim;
 	float lr, lr_min;

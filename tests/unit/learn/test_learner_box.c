@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed/checkpoint.h"
 #include "seed/config.h"
 #include "seed/frame.h"
 #include "seed/learner.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 static const seed_env_spec BOX = {.obs_dtype = SEED_DTYPE_F32,
                                   .obs_rank = 1,
@@ -214,11 +216,71 @@ static void t_refused_models(void)
 	        "algorithm r2d2 learns Q values of discrete actions");
 }
 
+/* normalize_reward: the learner scales the batch's rewards (so its loss
+ * differs from an unscaled twin's on the same batch), and the statistics
+ * go into the checkpoint (count 1e-4 + T * B a batch) and come back. */
+static void t_reward_scaling(void)
+{
+	const char *tmp = tmpdir_new();
+	char dir[4200], dir2[4200];
+	snprintf(dir, sizeof dir, "%s/run", tmp);
+	snprintf(dir2, sizeof dir2, "%s/run2", tmp);
+	seed_config c, plain;
+	seed_err err = {""};
+	CHECK_MSG(config(&c, "vtrace", GAUSS, ", \"normalize_reward\": true, \"reward_clip\": 5", &err) == 0,
+	          "%s", err.msg);
+	CHECK(config(&plain, "vtrace", GAUSS, NULL, &err) == 0);
+	seed_learner *L = NULL, *P = NULL, *R = NULL;
+	CHECK_MSG(seed_learner_new(&L, &c, &BOX, &err) == 0, "%s", err.msg);
+	CHECK(seed_learner_new(&P, &plain, &BOX, &err) == 0);
+	CHECK(seed_learner_new(&R, &c, &BOX, &err) == 0);
+	if (!L || !P || !R)
+		return;
+	CHECK_MSG(seed_learner_open_dir(L, dir, &err) == 0, "%s", err.msg);
+	struct unrolls u;
+	for (int k = 0; k < 2; k++) {
+		CHECK(seed_learner_feed(L, unrolls_make(&u, 40 + (uint64_t)k), &err) == 1);
+		CHECK(seed_learner_feed(P, unrolls_make(&u, 40 + (uint64_t)k), &err) == 1);
+	}
+	CHECK(seed_learner_get_status(L)->loss.total != seed_learner_get_status(P)->loss.total);
+	CHECK_MSG(seed_learner_save(L, true, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	const seed_tensor *t = ck ? seed_checkpoint_get(ck, "learner.reward_rms") : NULL;
+	CHECK(t && t->dtype == SEED_DTYPE_F64 && t->rank == 1 && t->shape[0] == 3);
+	double s[3] = {0};
+	if (t)
+		memcpy(s, t->data, sizeof s);
+	CHECK_MSG(fabs(s[0] - (1e-4 + 2 * (T1 - 1) * BF)) < 1e-9 && s[2] > 0, "count %g var %g", s[0], s[2]);
+	CHECK_MSG(ck && seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	CHECK(seed_learner_open_dir(R, dir2, &err) == 0);
+	CHECK(seed_learner_save(R, true, &err) == 0);
+	seed_checkpoint *ck2 = NULL;
+	CHECK(seed_checkpoint_load(dir2, &ck2, &err) == 0);
+	const seed_tensor *t2 = ck2 ? seed_checkpoint_get(ck2, "learner.reward_rms") : NULL;
+	CHECK(t && t2 && memcmp(t->data, t2->data, 3 * sizeof(double)) == 0);
+	seed_checkpoint_free(&ck);
+	seed_checkpoint_free(&ck2);
+	seed_learner_free(&L);
+	seed_learner_free(&P);
+	seed_learner_free(&R);
+	seed_config_free(&c);
+	seed_config_free(&plain);
+	/* r2d2 takes no reward scaling. */
+	CHECK(config(&c, "r2d2", "{\"torso\": [], \"head\": \"dueling\"}", ", \"normalize_reward\": true",
+	             &err) == 0);
+	CHECK(seed_learner_new(&L, &c, &DISCRETE, &err) == -EINVAL && !L);
+	CHECK_MSG(strstr(err.msg, "normalize_reward is for the policy-gradient learners"), "%s", err.msg);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
 int main(void)
 {
 	TAP_RUN(t_ppo_learns);
 	TAP_RUN(t_vtrace_learns);
 	TAP_RUN(t_refused_frames);
 	TAP_RUN(t_refused_models);
+	TAP_RUN(t_reward_scaling);
 	return tap_done();
 }
