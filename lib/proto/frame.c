@@ -8,7 +8,14 @@
  * too (num_actions fixes A).  Messages name the frame type and the field.
  * The per-step fields of the unroll and sequences frames are not in their
  * tables: they come from seed_frame_unroll_fields, the table the unroll
- * assembly shares.
+ * assembly shares, or for a Box unroll from seed_frame_unroll_box_fields.
+ *
+ * Action spaces: the action and unroll frames carry discrete actions (i32)
+ * or a Box's (f32, one more dimension, A); the dtype of their 'action'
+ * field says which, and a table entry marked `action` is written for the
+ * discrete form and turned into the Box form (f32, A appended) when the
+ * frame is Box.  Contents are checked in two places only (check_contents):
+ * a step frame's bounds and a Box action frame's elements.
  *
  * The wire codec is in frame_msgpack.c, JSON in frame_json.c, recorded
  * streams in frame_reader.c.
@@ -355,8 +362,10 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 
 /* ---- schema -------------------------------------------------------------- */
 
-enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_M, D_L, D_COUNT };
-static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S", "M", "L"};
+/* D_2A is twice A, not a symbol of its own: it is checked against A (or
+ * fixes A when it comes first). */
+enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_M, D_L, D_2A, D_COUNT };
+static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S", "M", "L", "2A"};
 
 enum fkind { FK_INT = 1, FK_STR, FK_TENSOR, FK_FLOAT, FK_BOOL };
 
@@ -384,6 +393,9 @@ struct fspec {
 	uint8_t dims[3];
 	bool more;
 	const char *like;
+	/* An action tensor: the entry describes the discrete form (i32); in a
+	 * Box frame it is f32 with A appended to its dimensions. */
+	bool action;
 };
 
 #define U32 4294967295LL
@@ -424,6 +436,20 @@ static const struct fspec step_spec[] = {
     TENSOR("ep_return", DT(F32), D_K),
     TENSOR("ep_length", DT(I32), D_K),
     {.name = "final_obs", .kind = FK_TENSOR, .optional = true, .like = "obs"},
+    /* A Box action space: each action's bounds (infinite allowed, no NaN,
+     * low <= high: check_contents). */
+    {.name = "action_low",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F32),
+     .dims = {D_A},
+     .with = "action_high"},
+    {.name = "action_high",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F32),
+     .dims = {D_A},
+     .with = "action_low"},
 };
 
 static const struct fspec action_spec[] = {
@@ -432,7 +458,8 @@ static const struct fspec action_spec[] = {
     INT("seq", 0, I64),
     INT("env0", 0, I32),
     INT("policy_version", 0, I64),
-    TENSOR("action", DT(I32), D_K),
+    /* i32 [K], or f32 [K,A] of finite elements (check_contents). */
+    {.name = "action", .kind = FK_TENSOR, .dtypes = DT(I32), .dims = {D_K}, .action = true},
     {.name = "reset", .kind = FK_TENSOR, .optional = true, .dtypes = DT(U8), .dims = {D_K}},
 };
 
@@ -447,6 +474,17 @@ const seed_unroll_field seed_frame_unroll_fields[SEED_UNROLL_NFIELDS] = {
     [SEED_UNROLL_LOGITS] = {"logits", SEED_DTYPE_F32, SEED_UNROLL_PER_ACTION},
 };
 
+const seed_unroll_field seed_frame_unroll_box_fields[SEED_UNROLL_NFIELDS] = {
+    [SEED_UNROLL_OBS] = {"obs", SEED_DTYPE_INVALID, SEED_UNROLL_PER_OBS},
+    [SEED_UNROLL_ACTION] = {"action", SEED_DTYPE_F32, SEED_UNROLL_PER_ACTION},
+    [SEED_UNROLL_REWARD] = {"reward", SEED_DTYPE_F32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_TERMINATED] = {"terminated", SEED_DTYPE_U8, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_TRUNCATED] = {"truncated", SEED_DTYPE_U8, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_FINAL_VALUE] = {"final_value", SEED_DTYPE_F32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_POLICY_VERSION] = {"policy_version", SEED_DTYPE_I32, SEED_UNROLL_PER_STEP},
+    [SEED_UNROLL_LOGITS] = {"logits", SEED_DTYPE_F32, SEED_UNROLL_PER_PARAM},
+};
+
 /* The unroll frame's fields besides the per-step ones, which come from
  * seed_frame_unroll_fields (frame_check_schema appends them). */
 static const struct fspec unroll_spec[] = {
@@ -458,8 +496,14 @@ static const struct fspec unroll_spec[] = {
     {.name = "state", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B, D_S}},
     /* Each row's first replay priority (seed-replay). */
     {.name = "priority", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_B}},
-    /* With a state: the action taken before step 0 (-1: none). */
-    {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
+    /* With a state: the action taken before step 0 (-1: none); f32 [B,A]
+     * in a Box unroll. */
+    {.name = "prev_action",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(I32),
+     .dims = {D_B},
+     .action = true},
 };
 
 static const struct fspec episode_spec[] = {
@@ -624,8 +668,21 @@ static void expected_shape(char *buf, size_t size, const struct fspec *s)
 		snprintf(buf + o, size - o, "%s]", s->more ? ",..." : "");
 }
 
+/* What an action entry's message adds: the action space the frame's
+ * 'action' field chose, for the other action fields (prev_action), or
+ * both forms, for 'action' itself in a frame that is not Box. */
+static const char *space_note(const struct fspec *s, bool box)
+{
+	if (!s->action)
+		return "";
+	if (box)
+		return " (a Box frame: 'action' is f32)";
+	return strcmp(s->name, "action") == 0 ? " (discrete actions) or f32 (Box actions)"
+	                                      : " (discrete actions: 'action' is i32)";
+}
+
 static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_tensor *t, struct dims *d,
-                        seed_err *err)
+                        bool box, seed_err *err)
 {
 	size_t nl = strlen(s->name);
 	char got[160], want[40];
@@ -646,16 +703,16 @@ static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_t
 	}
 	if (!(s->dtypes & (1u << t->dtype)))
 		/* Every dtype mask in the tables is either one dtype or all. */
-		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s",
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "dtype %s, expected %s%s",
 		                 seed_dtype_name(t->dtype),
-		                 seed_dtype_name((seed_dtype)__builtin_ctz(s->dtypes)));
+		                 seed_dtype_name((seed_dtype)__builtin_ctz(s->dtypes)), space_note(s, box));
 	int nd = 0;
 	while (nd < 3 && s->dims[nd])
 		nd++;
 	if (s->more ? t->rank < nd : t->rank != nd) {
 		expected_shape(want, sizeof want, s);
-		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s",
-		                 frame_shape_str(got, sizeof got, t), want);
+		return frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "shape %s, expected %s%s",
+		                 frame_shape_str(got, sizeof got, t), want, box ? space_note(s, box) : "");
 	}
 	for (int i = 0; i < t->rank; i++)
 		if (t->shape[i] < 1)
@@ -664,17 +721,78 @@ static int check_tensor(const seed_frame *f, const struct fspec *s, const seed_t
 			                 frame_shape_str(got, sizeof got, t), i, (long long)t->shape[i]);
 	for (int i = 0; i < nd; i++) {
 		int sym = s->dims[i];
-		if (!d->from[sym]) {
-			d->value[sym] = t->shape[i];
-			d->from[sym] = s->name;
-		} else if (t->shape[i] != d->value[sym]) {
+		/* 2A is A's: fixed by it, or fixing it when even. */
+		int key = sym == D_2A ? D_A : sym;
+		int64_t times = sym == D_2A ? 2 : 1;
+		if (!d->from[key] && t->shape[i] % times == 0) {
+			d->value[key] = t->shape[i] / times;
+			d->from[key] = s->name;
+		} else if (!d->from[key] || t->shape[i] != times * d->value[key]) {
 			expected_shape(want, sizeof want, s);
+			if (!d->from[key])
+				return frame_err(err, -SEED_EFRAME, f->type, s->name, nl,
+				                 "shape %s, expected %s: dimension %d is %lld, not even",
+				                 frame_shape_str(got, sizeof got, t), want, i,
+				                 (long long)t->shape[i]);
 			return frame_err(
 			    err, -SEED_EFRAME, f->type, s->name, nl,
 			    "shape %s, expected %s: dimension %d is %lld, but %s = %lld (from '%s')",
 			    frame_shape_str(got, sizeof got, t), want, i, (long long)t->shape[i],
-			    dim_names[sym], (long long)d->value[sym], d->from[sym]);
+			    dim_names[sym], (long long)(times * d->value[key]), d->from[key]);
 		}
+	}
+	return 0;
+}
+
+/* The Box form of an action entry: f32, with A after its dimensions. */
+static struct fspec box_form(const struct fspec *s)
+{
+	struct fspec b = *s;
+	int nd = 0;
+	while (nd < 2 && b.dims[nd])
+		nd++;
+	b.dtypes = DT(F32);
+	b.dims[nd] = D_A;
+	return b;
+}
+
+/* Element i of a tensor of float32 (data may be unaligned). */
+static float f32_at(const seed_tensor *t, int64_t i)
+{
+	float x;
+	memcpy(&x, (const unsigned char *)t->data + 4 * (size_t)i, sizeof x);
+	return x;
+}
+
+/* The contents the schema checks, after the structure: a step frame's
+ * bounds, a Box action frame's elements. */
+static int check_contents(const seed_frame *f, bool box, seed_err *err)
+{
+	if (f->type == SEED_FRAME_STEP) {
+		const seed_tensor *lo = seed_frame_tensor(f, "action_low"),
+		                  *hi = seed_frame_tensor(f, "action_high");
+		if (!lo)
+			return 0; /* discrete (the schema has both or neither) */
+		for (int64_t i = 0; i < lo->shape[0]; i++) {
+			float l = f32_at(lo, i), h = f32_at(hi, i);
+			if (isnan(l))
+				return frame_err(err, -SEED_EFRAME, f->type, "action_low", 10,
+				                 "element %lld is NaN", (long long)i);
+			if (isnan(h))
+				return frame_err(err, -SEED_EFRAME, f->type, "action_high", 11,
+				                 "element %lld is NaN", (long long)i);
+			if (l > h)
+				return frame_err(err, -SEED_EFRAME, f->type, "action_low", 10,
+				                 "element %lld is %g, above action_high's %g", (long long)i,
+				                 (double)l, (double)h);
+		}
+	} else if (f->type == SEED_FRAME_ACTION && box) {
+		const seed_tensor *a = seed_frame_tensor(f, "action");
+		int64_t n = a->shape[0] * a->shape[1]; /* both checked, the bytes in bounds */
+		for (int64_t i = 0; i < n; i++)
+			if (!isfinite(f32_at(a, i)))
+				return frame_err(err, -SEED_EFRAME, f->type, "action", 6,
+				                 "element %lld is not finite", (long long)i);
 	}
 	return 0;
 }
@@ -691,6 +809,10 @@ static struct fspec unroll_step_spec(const seed_unroll_field *u)
 		s.dtypes = 1u << u->dtype;
 		s.dims[2] = D_A;
 		break;
+	case SEED_UNROLL_PER_PARAM:
+		s.dtypes = 1u << u->dtype;
+		s.dims[2] = D_2A;
+		break;
 	case SEED_UNROLL_PER_OBS:
 		s.dtypes = DT_ANY;
 		s.more = true;
@@ -706,11 +828,25 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 	const struct fspec *spec = schema[f->type].fields;
 	int nfixed = schema[f->type].n;
 	int nstep = f->type == SEED_FRAME_UNROLL || f->type == SEED_FRAME_SEQUENCES ? SEED_UNROLL_NFIELDS : 0;
+	/* The action space, from the dtype of 'action' (an action or unroll
+	 * frame's; sequences frames are discrete only). */
+	bool box = false;
+	if (f->type == SEED_FRAME_ACTION || f->type == SEED_FRAME_UNROLL) {
+		const seed_tensor *a = seed_frame_tensor(f, "action");
+		box = a && a->dtype == SEED_DTYPE_F32;
+	}
+	const seed_unroll_field *table = box ? seed_frame_unroll_box_fields : seed_frame_unroll_fields;
 	for (int i = 0; i < nfixed + nstep; i++) {
-		struct fspec step;
-		if (i >= nfixed)
-			step = unroll_step_spec(&seed_frame_unroll_fields[i - nfixed]);
-		const struct fspec *s = i < nfixed ? &spec[i] : &step;
+		struct fspec one;
+		const struct fspec *s = &one;
+		if (i >= nfixed) {
+			one = unroll_step_spec(&table[i - nfixed]);
+			one.action = i - nfixed == SEED_UNROLL_ACTION && f->type == SEED_FRAME_UNROLL;
+		} else if (box && spec[i].action) {
+			one = box_form(&spec[i]);
+		} else {
+			s = &spec[i];
+		}
 		const seed_value *v = seed_frame_get(f, s->name);
 		size_t nl = strlen(s->name);
 		if (!v) {
@@ -746,11 +882,11 @@ int frame_check_schema(const seed_frame *f, seed_err *err)
 				rc = frame_err(err, -SEED_EFRAME, f->type, s->name, nl, "%s, expected tensor",
 				               kind_name(v->kind));
 			else
-				rc = check_tensor(f, s, &v->u.tensor, &d, err);
+				rc = check_tensor(f, s, &v->u.tensor, &d, box, err);
 			break;
 		}
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return check_contents(f, box, err);
 }

@@ -17,7 +17,9 @@
  * the golden frames that Python's msgpack packed.
  */
 #include <errno.h>
+#include <math.h>
 #include <msgpack.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -659,44 +661,27 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err)
 
 #define PUT_NAME(p, lit) put_str(p, lit, sizeof lit - 1)
 
-/* A tensor of K elements of dtype (a short name) and nbytes of data. */
-static uint8_t *put_vector(uint8_t *p, const char *dtype, int64_t K, const void *data, size_t nbytes)
+/* A tensor of dtype (a short name), shape[0..rank) (each < 2^63, rank < 16)
+ * and nbytes of data. */
+static uint8_t *put_tensor(uint8_t *p, const char *dtype, int rank, const int64_t *shape, const void *data,
+                           size_t nbytes)
 {
 	*p++ = 0x83; /* dtype, shape, data */
 	p = PUT_NAME(p, "dtype");
 	p = put_str(p, dtype, strlen(dtype));
 	p = PUT_NAME(p, "shape");
-	*p++ = 0x91;
-	p = put_uint(p, (uint64_t)K);
+	*p++ = (uint8_t)(0x90 | rank);
+	for (int i = 0; i < rank; i++)
+		p = put_uint(p, (uint64_t)shape[i]);
 	p = PUT_NAME(p, "data");
 	return put_bin(p, data, nbytes);
 }
 
-int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
-                             int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
-                             seed_err *err)
+/* The action frame's map header, type, version and its five ints: 118
+ * bytes at most (names and headers 73, five ints of 9 bytes at most). */
+static uint8_t *put_action_head(uint8_t *p, bool reset, uint32_t run, uint32_t actor, int64_t seq,
+                                int32_t env0, int64_t policy_version)
 {
-	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
-	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4) {
-		/* Off the fast path: the frame's own checks say what is wrong. */
-		seed_frame f;
-		seed_frame_init(&f, SEED_FRAME_ACTION);
-		seed_frame_set_int(&f, "run", run);
-		seed_frame_set_int(&f, "actor", actor);
-		seed_frame_set_int(&f, "seq", seq);
-		seed_frame_set_int(&f, "env0", env0);
-		seed_frame_set_int(&f, "policy_version", policy_version);
-		seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, SEED_DTYPE_I32, 1, &K));
-		if (reset)
-			seed_frame_set_tensor(&f, "reset",
-			                      seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
-		return seed_frame_encode(&f, out, err);
-	}
-	size_t nbytes = 4 * (size_t)K;
-	/* 145 bytes at most before the data: names and headers, six ints of
-	 * 9 bytes at most, the bin's header of 5. */
-	seed_buf_reserve(out, 192 + nbytes + (reset ? 48 + (size_t)K : 0));
-	uint8_t *p = out->data + out->len;
 	*p++ = reset ? 0x89 : 0x88; /* type, version and six fields, or seven */
 	p = PUT_NAME(p, "type");
 	p = PUT_NAME(p, "action");
@@ -711,14 +696,82 @@ int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_
 	p = PUT_NAME(p, "env0");
 	p = put_uint(p, (uint64_t)env0);
 	p = PUT_NAME(p, "policy_version");
-	p = put_uint(p, (uint64_t)policy_version);
+	return put_uint(p, (uint64_t)policy_version);
+}
+
+/* The action frame built and encoded by seed_frame_encode: the refusals'
+ * path, so that they get the frame's own checks and messages.  action is
+ * (K) i32, or (K, A) f32 when dtype is f32. */
+static int encode_action_frame(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                               int64_t policy_version, const void *action, seed_dtype dtype,
+                               const uint8_t *reset, int64_t K, int64_t A, seed_err *err)
+{
+	seed_frame f;
+	int64_t shape[2] = {K, A};
+	seed_frame_init(&f, SEED_FRAME_ACTION);
+	seed_frame_set_int(&f, "run", run);
+	seed_frame_set_int(&f, "actor", actor);
+	seed_frame_set_int(&f, "seq", seq);
+	seed_frame_set_int(&f, "env0", env0);
+	seed_frame_set_int(&f, "policy_version", policy_version);
+	int rank = dtype == SEED_DTYPE_F32 ? 2 : 1;
+	seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, dtype, rank, shape));
+	if (reset)
+		seed_frame_set_tensor(&f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
+	return seed_frame_encode(&f, out, err);
+}
+
+int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                             int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
+                             seed_err *err)
+{
+	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
+	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4)
+		/* Off the fast path: the frame's own checks say what is wrong. */
+		return encode_action_frame(out, run, actor, seq, env0, policy_version, action, SEED_DTYPE_I32,
+		                           reset, K, 0, err);
+	size_t nbytes = 4 * (size_t)K;
+	/* 145 bytes at most before the data: the head, the name and the
+	 * tensor's names and headers, K, the bin's header of 5. */
+	seed_buf_reserve(out, 192 + nbytes + (reset ? 48 + (size_t)K : 0));
+	uint8_t *p = put_action_head(out->data + out->len, reset, run, actor, seq, env0, policy_version);
 	p = PUT_NAME(p, "action");
-	p = put_vector(p, "i32", K, action, nbytes);
+	p = put_tensor(p, "i32", 1, &K, action, nbytes);
 	if (reset) {
 		/* 33 bytes at most before the data: the name, the tensor's
 		 * names and headers, K, the bin's header of 5. */
 		p = PUT_NAME(p, "reset");
-		p = put_vector(p, "u8", K, reset, (size_t)K);
+		p = put_tensor(p, "u8", 1, &K, reset, (size_t)K);
+	}
+	out->len = (size_t)(p - out->data);
+	return 0;
+}
+
+int seed_frame_encode_action_box(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                                 int64_t policy_version, const float *action, const uint8_t *reset, int64_t K,
+                                 int64_t A, seed_err *err)
+{
+	/* The fast path: a frame of at most SEED_FRAME_MAX_BYTES (K x A
+	 * floats, K reset bytes and 256 of the rest), every element finite. */
+	bool fast = seq >= 0 && env0 >= 0 && policy_version >= 0 && K >= 1 && A >= 1 &&
+	            (uint64_t)A <= (SEED_FRAME_MAX_BYTES - 256) / 5 &&
+	            (uint64_t)K <= (SEED_FRAME_MAX_BYTES - 256) / (4 * (uint64_t)A + 1);
+	size_t n = fast ? (size_t)K * (size_t)A : 0;
+	for (size_t i = 0; i < n && fast; i++)
+		fast = isfinite(action[i]);
+	if (!fast)
+		return encode_action_frame(out, run, actor, seq, env0, policy_version, action, SEED_DTYPE_F32,
+		                           reset, K, A, err);
+	int64_t shape[2] = {K, A};
+	/* 154 bytes at most before the data: the head, the name and the
+	 * tensor's names and headers, K and A, the bin's header of 5. */
+	seed_buf_reserve(out, 192 + 4 * n + (reset ? 48 + (size_t)K : 0));
+	uint8_t *p = put_action_head(out->data + out->len, reset, run, actor, seq, env0, policy_version);
+	p = PUT_NAME(p, "action");
+	p = put_tensor(p, "f32", 2, shape, action, 4 * n);
+	if (reset) {
+		p = PUT_NAME(p, "reset");
+		p = put_tensor(p, "u8", 1, &K, reset, (size_t)K);
 	}
 	out->len = (size_t)(p - out->data);
 	return 0;

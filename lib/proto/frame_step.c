@@ -22,12 +22,14 @@ enum {
 	F_EP_RETURN,
 	F_EP_LENGTH,
 	F_FINAL_OBS,
+	F_ACTION_LOW,
+	F_ACTION_HIGH,
 	F_N
 };
 
 /* The step frame's fields, indexed by the enum above (the schema's order,
  * which encoders keep), their names' lengths, and the kind each is;
- * final_obs alone may be missing. */
+ * final_obs and the bounds (F_OPTIONAL on) may be missing. */
 #define FIELD(id, n, k) [id] = {n, sizeof n - 1, k}
 static const struct {
 	const char *name;
@@ -46,7 +48,10 @@ static const struct {
     FIELD(F_EP_RETURN, "ep_return", SEED_VALUE_TENSOR),
     FIELD(F_EP_LENGTH, "ep_length", SEED_VALUE_TENSOR),
     FIELD(F_FINAL_OBS, "final_obs", SEED_VALUE_TENSOR),
+    FIELD(F_ACTION_LOW, "action_low", SEED_VALUE_TENSOR),
+    FIELD(F_ACTION_HIGH, "action_high", SEED_VALUE_TENSOR),
 };
+#define F_OPTIONAL F_FINAL_OBS
 
 static bool is(const seed_field *fd, int k)
 {
@@ -77,7 +82,7 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 			v[k] = &f->fields[i].value;
 	}
 	for (int k = 0; k < F_N; k++) {
-		if (!v[k] && k == F_FINAL_OBS)
+		if (!v[k] && k >= F_OPTIONAL)
 			continue;
 		if (!v[k] || v[k]->kind != fields[k].kind)
 			return seed_err_set(err, -SEED_EFRAME, "step frame: field '%s': %s", fields[k].name,
@@ -86,6 +91,12 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 	const seed_tensor *obs = &v[F_OBS]->u.tensor;
 	if (obs->rank < 1)
 		return seed_err_set(err, -SEED_EFRAME, "step frame: field 'obs': no environments dimension");
+	if (!v[F_ACTION_LOW] != !v[F_ACTION_HIGH])
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "step frame: field '%s': present without '%s' (they come together or "
+		                    "not at all)",
+		                    v[F_ACTION_LOW] ? "action_low" : "action_high",
+		                    v[F_ACTION_LOW] ? "action_high" : "action_low");
 	*st = (seed_step){
 	    .run = (uint32_t)v[F_RUN]->u.i,
 	    .actor = (uint32_t)v[F_ACTOR]->u.i,
@@ -100,6 +111,8 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 	    .truncated = v[F_TRUNCATED]->u.tensor.data,
 	    .ep_return = v[F_EP_RETURN]->u.tensor.data,
 	    .ep_length = v[F_EP_LENGTH]->u.tensor.data,
+	    .action_low = v[F_ACTION_LOW] ? v[F_ACTION_LOW]->u.tensor.data : NULL,
+	    .action_high = v[F_ACTION_HIGH] ? v[F_ACTION_HIGH]->u.tensor.data : NULL,
 	};
 	return 0;
 }

@@ -172,6 +172,12 @@ int seed_replay_layout_of(const seed_frame *f, seed_replay_layout *l, seed_err *
 	if (f->type != SEED_FRAME_UNROLL || !obs || obs->rank < 2)
 		return seed_err_set(err, -SEED_EFRAME, "replay: a %s frame, expected an unroll frame",
 		                    seed_frame_type_name(f->type));
+	/* Items and sequences frames hold discrete actions (seed-frames(7)). */
+	const seed_tensor *act = seed_frame_tensor(f, "action");
+	if (act && act->dtype == SEED_DTYPE_F32)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "unroll frame: field 'action': f32, a Box action space; the replay "
+		                    "holds discrete actions (i32) only");
 	seed_replay_layout n = {.steps = (int)obs->shape[1],
 	                        .num_actions = (int)seed_frame_int(f, "num_actions", 0),
 	                        .obs_dtype = obs->dtype,

@@ -2,9 +2,12 @@
  * rule (seed/unroll.h).
  *
  * Invariants: one allocation holds the header's buffers, the fields of
- * seed_frame_unroll_fields in table order ((B, L, ...) each, batch-major as
- * in the frame) and the two state blocks; 0 <= pos <= L; nothing here
- * allocates after seed_unroll_new, so recording a step costs copies only.
+ * seed_frame_unroll_fields (or of seed_frame_unroll_box_fields, for a Box
+ * layout) in table order ((B, L, ...) each, batch-major as in the frame)
+ * and the two state blocks; 0 <= pos <= L; nothing here allocates after
+ * seed_unroll_new, so recording a step costs copies only.  The action
+ * space is read at creation (the fields' sizes) and when the frame is
+ * built, never per step: each space has its own record_action.
  */
 #include "seed/unroll.h"
 
@@ -20,15 +23,23 @@ static size_t round16(size_t n)
 	return (n + 15) & ~(size_t)15;
 }
 
-/* Bytes of one (row, step) of field i, or 0 on overflow. */
+/* The per-step fields of l's action space. */
+static const seed_unroll_field *fields_of(const seed_unroll_layout *l)
+{
+	return l->box ? seed_frame_unroll_box_fields : seed_frame_unroll_fields;
+}
+
+/* Bytes of one (row, step) of field i (A is at most INT_MAX: no overflow). */
 static size_t elem_bytes(const seed_unroll_layout *l, size_t obs_bytes, int i)
 {
-	const seed_unroll_field *fd = &seed_frame_unroll_fields[i];
+	const seed_unroll_field *fd = &fields_of(l)[i];
 	switch (fd->extent) {
 	case SEED_UNROLL_PER_STEP:
 		return seed_dtype_size(fd->dtype);
 	case SEED_UNROLL_PER_ACTION:
 		return seed_dtype_size(fd->dtype) * (size_t)l->num_actions;
+	case SEED_UNROLL_PER_PARAM:
+		return seed_dtype_size(fd->dtype) * 2 * (size_t)l->num_actions;
 	case SEED_UNROLL_PER_OBS:
 		return obs_bytes;
 	}
@@ -46,6 +57,11 @@ static int check_layout(const seed_unroll_layout *l, size_t *obs_bytes, seed_err
 		return seed_err_set(err, -EINVAL,
 		                    "unroll: %d rows, %d actions, state of %d: need >= 1, >= 1, >= 0",
 		                    l->rows, l->num_actions, l->state_size);
+	if (l->box && l->state_size > 0)
+		return seed_err_set(err, -EINVAL,
+		                    "unroll: a Box action space with a state of %d: a Box unroll keeps no "
+		                    "previous action (state 0 only)",
+		                    l->state_size);
 	size_t es = seed_dtype_size(l->obs_dtype);
 	if (es == 0 || l->obs_rank < 0 || l->obs_rank > SEED_TENSOR_MAX_RANK - 2)
 		return seed_err_set(err, -EINVAL, "unroll: observations of dtype %d and rank %d",
@@ -212,6 +228,30 @@ bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const floa
 	return u->pos == u->steps;
 }
 
+bool seed_unroll_record_action_box(seed_unroll *u, const float *action, const float *params, int32_t version)
+{
+	int t = u->pos, B = u->layout.rows;
+	size_t ab = u->elem_bytes[SEED_UNROLL_ACTION], pb = u->elem_bytes[SEED_UNROLL_LOGITS],
+	       L = (size_t)u->steps;
+	unsigned char *ca = cell(u, SEED_UNROLL_ACTION, 0, t),
+	              *cv = cell(u, SEED_UNROLL_POLICY_VERSION, 0, t),
+	              *cp = cell(u, SEED_UNROLL_LOGITS, 0, t);
+	const unsigned char *a = (const unsigned char *)action, *pr = (const unsigned char *)params;
+	for (int b = 0; b < B; b++) {
+		memcpy(ca, a + (size_t)b * ab, ab);
+		memcpy(cv, &version, 4);
+		if (params)
+			memcpy(cp, pr + (size_t)b * pb, pb);
+		else
+			memset(cp, 0, pb);
+		ca += L * ab;
+		cv += L * 4;
+		cp += L * pb;
+	}
+	u->pos++;
+	return u->pos == u->steps;
+}
+
 int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_t actor, const int32_t *env)
 {
 	if (u->pos != u->steps)
@@ -231,12 +271,15 @@ int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_
 		        : seed_frame_set_tensor(f, "prev_action",
 		                                seed_tensor_view(u->prev_action, SEED_DTYPE_I32, 1, &B));
 	}
+	const seed_unroll_field *table = fields_of(l);
 	for (int i = 0; i < SEED_UNROLL_NFIELDS && !rc; i++) {
-		const seed_unroll_field *fd = &seed_frame_unroll_fields[i];
+		const seed_unroll_field *fd = &table[i];
 		seed_dtype dt = fd->dtype;
 		int rank = 2;
 		if (fd->extent == SEED_UNROLL_PER_ACTION) {
 			shape[rank++] = l->num_actions;
+		} else if (fd->extent == SEED_UNROLL_PER_PARAM) {
+			shape[rank++] = 2 * (int64_t)l->num_actions;
 		} else if (fd->extent == SEED_UNROLL_PER_OBS) {
 			dt = l->obs_dtype;
 			for (int k = 0; k < l->obs_rank; k++)

@@ -15,12 +15,17 @@
  *   step     actor -> infer  run actor seq env0 num_actions
  *                            obs[K,...] reward f32[K] terminated u8[K]
  *                            truncated u8[K] ep_return f32[K] ep_length i32[K]
- *                            (optional final_obs: obs's dtype and shape)
+ *                            (optional final_obs: obs's dtype and shape;
+ *                            optional, both or neither: action_low f32[A]
+ *                            action_high f32[A], a Box action space)
  *   action   infer -> actor  run actor seq env0 policy_version action i32[K]
+ *                            (discrete) or f32[K,A] (Box) (optional reset
+ *                            u8[K])
  *   unroll   infer -> learn  run actor num_actions env i32[B] (optional
  *                            state f32[B,S], priority f32[B]) and, over
  *                            T+1 steps, the fields of
- *                            seed_frame_unroll_fields below
+ *                            seed_frame_unroll_fields below (discrete) or
+ *                            of seed_frame_unroll_box_fields (Box)
  *   episode  infer -> learn  run actor env i32[N] return f32[N]
  *                            length i32[N] truncated u8[N] (optional,
  *                            both or neither: generation i64[N],
@@ -42,7 +47,21 @@
  *
  * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at
- * least 1.  The checks cover structure, not tensor contents.
+ * least 1.  The checks cover structure, not tensor contents, but for two
+ * that keep an environment from acting on garbage: a step frame's bounds
+ * (no NaN, action_low <= action_high elementwise; infinities allowed) and a
+ * Box action frame's elements (finite).
+ *
+ * Action spaces: a step frame with action_low and action_high is from an
+ * environment whose actions are A = num_actions real numbers, each within
+ * its bounds (a Box space); without them the environment takes one integer
+ * in [0, A) (discrete).  The action and unroll frames say which they carry
+ * by the dtype of their 'action' field: f32 is Box (rank 2 [K,A] in an
+ * action frame, rank 3 [B,T+1,A] in an unroll frame), anything else is
+ * checked as discrete (i32).  In a Box unroll, 'action' is the policy's
+ * raw sample, before any clipping or squashing into the bounds, and
+ * 'logits' holds the Gaussian's parameters: A means then A log standard
+ * deviations.  Sequences frames (replay) are discrete only.
  *
  * Identity: env0 (steps, actions) and env (unrolls, episodes) index the
  * actor's own vector of environments, from 0 in every actor, so an
@@ -136,13 +155,16 @@ typedef struct seed_frame {
 
 /* The per-step fields of an unroll frame, in frame order: the one table
  * that the frame schema checks, that the server's assembly (seed_unroll(3))
- * allocates and fills, and that a learner reads.  Each is a tensor whose
- * leading dimensions are [B, T+1]; PER_ACTION adds A, PER_OBS the
- * observation's own dimensions (and takes the observation's dtype). */
+ * allocates and fills, and that a learner reads; one table per action
+ * space, the same fields in the same order.  Each is a tensor whose
+ * leading dimensions are [B, T+1]; PER_ACTION adds A, PER_PARAM 2A,
+ * PER_OBS the observation's own dimensions (and takes the observation's
+ * dtype). */
 typedef enum seed_unroll_extent {
 	SEED_UNROLL_PER_STEP,   /* [B, T+1] */
 	SEED_UNROLL_PER_ACTION, /* [B, T+1, A] */
 	SEED_UNROLL_PER_OBS,    /* [B, T+1, ...], any dtype */
+	SEED_UNROLL_PER_PARAM,  /* [B, T+1, 2A]: a Gaussian's A means, A log std */
 } seed_unroll_extent;
 
 typedef enum seed_unroll_field_id {
@@ -163,8 +185,15 @@ typedef struct seed_unroll_field {
 	seed_unroll_extent extent;
 } seed_unroll_field;
 
-/* Indexed by seed_unroll_field_id. */
+/* Indexed by seed_unroll_field_id.  Discrete actions: action i32 [B, T+1],
+ * logits f32 [B, T+1, A].  The unroll and sequences frames' table. */
 extern const seed_unroll_field seed_frame_unroll_fields[SEED_UNROLL_NFIELDS];
+/* Box actions: action f32 [B, T+1, A] (the raw sample of the policy, before
+ * clipping or squashing into the bounds), logits f32 [B, T+1, 2A] (the
+ * Gaussian's A means, then its A log standard deviations); the other fields
+ * as in the discrete table.  An unroll frame whose action is f32 is checked
+ * against this table; sequences frames never are. */
+extern const seed_unroll_field seed_frame_unroll_box_fields[SEED_UNROLL_NFIELDS];
 
 /* "step", "action", ...; "invalid" for anything else. */
 const char *seed_frame_type_name(seed_frame_type t);
@@ -259,6 +288,9 @@ typedef struct seed_step {
 	const uint8_t *truncated;       /* K bytes, 0 or 1 */
 	const unsigned char *ep_return; /* K float32 */
 	const unsigned char *ep_length; /* K int32 */
+	/* A Box action space: A (num_actions) float32 each, the same for every
+	 * environment of the frame; NULL (both) when the actions are discrete. */
+	const unsigned char *action_low, *action_high;
 } seed_step;
 
 /* Fill *st from f, a step frame that passed the schema (decoding checks
@@ -284,6 +316,17 @@ int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err);
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
                              int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
                              seed_err *err);
+
+/* The same for a Box action space: action holds K x A float32 (row-major,
+ * host order), written as the tensor f32 [K, A].  Every element must be
+ * finite.  Errors (out unchanged): those of seed_frame_encode for that
+ * frame, with its messages (-SEED_EFRAME: seq, env0 or policy_version
+ * negative, K < 1, A < 1, an element NaN or infinite, e.g.
+ * "action frame: field 'action': element 7 is not finite").  Allocates only
+ * when out must grow. */
+int seed_frame_encode_action_box(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                                 int64_t policy_version, const float *action, const uint8_t *reset, int64_t K,
+                                 int64_t A, seed_err *err);
 
 /* Validate f and append it as one line of JSON (no newline) to out.
  * Tensors become {"dtype":..,"shape":[..],"data":[..]} with data nested

@@ -102,7 +102,8 @@ int seed_replay_new(seed_replay **out, const seed_replay_opts *o, seed_err *err)
 void seed_replay_free(seed_replay **rp);
 
 /* The layout of unroll frame f (validated), into *l; -SEED_EFRAME if f is
- * not an unroll frame. */
+ * not an unroll frame, or is a Box one (f32 actions: the replay holds
+ * discrete actions only). */
 int seed_replay_layout_of(const seed_frame *f, seed_replay_layout *l, seed_err *err);
 /* Bytes of one item of layout l, and of capacity items (0 on overflow). */
 size_t seed_replay_item_bytes(const seed_replay_layout *l);

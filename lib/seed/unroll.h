@@ -13,6 +13,11 @@
  * The fields are those of seed_frame_unroll_fields (<seed/frame.h>), the one
  * table the frame schema checks, stored batch-major as in the unroll frame
  * ((B, L, ...) each), so that the frame is a view of the buffers, no copy.
+ * The action space is fixed at creation: discrete (the layout's box false),
+ * an action is one i32 and its logits A floats; a Box of A reals (box true,
+ * seed_frame_unroll_box_fields), an action is A floats, the policy's raw
+ * sample, and its behaviour parameters 2A floats, the Gaussian's A means
+ * then A log standard deviations.
  * Optionally each row also keeps S floats of recurrent state: the state in
  * which step 0's action was chosen (the frame's optional `state` field),
  * and with it the action taken before step 0 (`prev_action`), the one input
@@ -48,6 +53,7 @@ typedef struct seed_unroll_layout {
 	int obs_rank; /* of one observation, in [0, SEED_TENSOR_MAX_RANK - 2] */
 	int64_t obs_shape[SEED_TENSOR_MAX_RANK];
 	int state_size; /* S floats of state per row at step 0; 0: none */
+	bool box;       /* actions: A reals (a Box); false: one of A (discrete) */
 } seed_unroll_layout;
 
 typedef struct seed_unroll {
@@ -70,8 +76,9 @@ typedef struct seed_unroll {
 size_t seed_unroll_bytes(const seed_unroll_layout *l);
 
 /* Buffers for unrolls of layout l (copied), empty (pos 0).  Errors: -EINVAL
- * for an invalid layout, -E2BIG when its size overflows; err says which
- * part.  Allocation failure aborts (seed_xmalloc). */
+ * for an invalid layout (among them a Box layout with a state: a Box
+ * unroll keeps no previous action), -E2BIG when its size overflows; err
+ * says which part.  Allocation failure aborts (seed_xmalloc). */
 int seed_unroll_new(seed_unroll **out, const seed_unroll_layout *l, seed_err *err);
 /* Free u (NULL is fine) and set *u to NULL. */
 void seed_unroll_free(seed_unroll **u);
@@ -97,11 +104,19 @@ void seed_unroll_set_final_value(seed_unroll *u, int row, float value);
 bool seed_unroll_record_action(seed_unroll *u, const int32_t *action, const float *logits, int32_t version,
                                const float *state, const int32_t *prev_action);
 
+/* The same for a Box unroll (layout.box; record_action is for discrete
+ * ones, this for Box ones, neither checks): action f32 (B, A), the raw
+ * samples the actions were made from, before any clipping into the
+ * bounds; params f32 (B, 2A), each row's A means then A log standard
+ * deviations (NULL: zeros, the standard normal); the policy version. */
+bool seed_unroll_record_action_box(seed_unroll *u, const float *action, const float *params, int32_t version);
+
 /* Fill f with an unroll frame viewing u's buffers (f is initialised here;
  * it points into u and env, which must outlive its encoding): run, actor,
  * num_actions, env i32 (B) (each row's environment in the actor's vector),
- * state and prev_action when S > 0, and every field of seed_frame_unroll_fields over the L
- * steps.  Errors: -EINVAL when u is not full; -ENOSPC when f has no room
+ * state and prev_action when S > 0, and every field of
+ * seed_frame_unroll_fields (seed_frame_unroll_box_fields for a Box layout)
+ * over the L steps.  Errors: -EINVAL when u is not full; -ENOSPC when f has no room
  * (cannot happen with the fields defined here). */
 int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_t actor, const int32_t *env);
 

@@ -82,6 +82,31 @@ same_json() {
 	cmp a.frames b.frames
 }
 
+@test "Box frames (f32 [K,A] actions, bounds, Gaussian unrolls) print and encode back byte for byte" {
+	run --separate-stderr seed-cat "$DATA/box.frames"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 3 ]
+	echo "$output" >box.jsonl
+	same_json box.jsonl "$DATA/box.jsonl"
+	run bash -c "jq -c 'select(.type == \"action\") | [.action.shape, .action.data]' box.jsonl"
+	[ "$output" = '[[2,3],[[0.5,-1.25,3e-08],[-0,1e+30,-2.5]]]' ]
+	run bash -c "jq -c 'select(.type == \"step\") | [.action_low.data, .action_high.data]' box.jsonl"
+	[ "$output" = '[[-1,"-inf",0.5],[1,"inf",0.5]]' ]
+	# The JSON encodes to the bytes Python packed.
+	seed-cat --encode box.jsonl >box.frames
+	cmp box.frames "$DATA/box.frames"
+	seed-cat --encode "$DATA/box.jsonl" | cmp - "$DATA/box.frames"
+}
+
+@test "--encode refuses a Box action that is not finite" {
+	echo '{"type":"action","version":1,"run":5,"actor":1,"seq":9,"env0":0,"policy_version":3,"action":{"dtype":"f32","shape":[2,2],"data":[[0,1],[2,"inf"]]}}' >bad.jsonl
+	run --separate-stderr seed-cat --encode bad.jsonl
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"action frame: field 'action': element 3 is not finite"* ]]
+}
+
 @test "--encode turns hand-written JSON into frames" {
 	cat >hand.jsonl <<-'EOF'
 	{"type":"action","version":1,"run":5,"actor":1,"seq":9,"env0":0,"policy_version":3,"action":{"dtype":"i32","shape":[3],"data":[0,1,1]}}

@@ -9,7 +9,16 @@
  *     compare by sign only: JSON does not keep payloads);
  *   - the input read as JSON, when it is a frame, survives msgpack;
  *   - a decoded step frame reads into its typed view (seed_frame_step),
- *     whose per-environment arrays are the environments' count long.
+ *     whose per-environment arrays are the environments' count long, and
+ *     whose bounds, when it has them, are num_actions long, NaN-free and
+ *     ordered (low <= high);
+ *   - a decoded action frame holds i32 [K] or finite f32 [K, A] actions, and
+ *     when its fields are the encoders' (run actor seq env0 policy_version
+ *     action, reset optional, in that order) seed_frame_encode_action or
+ *     seed_frame_encode_action_box writes seed_frame_encode's bytes;
+ *   - a decoded unroll frame's action and logits have the widths of its
+ *     space: [B, T+1] and [B, T+1, A] discrete, [B, T+1, A] and
+ *     [B, T+1, 2A] Box (f32 actions).
  */
 #include <math.h>
 #include <stdint.h>
@@ -119,6 +128,80 @@ static void check_step(const seed_frame *f)
 		sum += st.terminated[b] + st.truncated[b] + st.reward[4 * b + 3] + st.ep_return[4 * b + 3] +
 		       st.ep_length[4 * b + 3];
 	(void)sum;
+	REQUIRE(!st.action_low == !st.action_high);
+	if (!st.action_low)
+		return;
+	REQUIRE(seed_frame_tensor(f, "action_low")->shape[0] == st.num_actions &&
+	        seed_frame_tensor(f, "action_high")->shape[0] == st.num_actions);
+	for (int32_t i = 0; i < st.num_actions; i++) {
+		float lo, hi;
+		memcpy(&lo, st.action_low + 4 * (size_t)i, 4);
+		memcpy(&hi, st.action_high + 4 * (size_t)i, 4);
+		REQUIRE(!isnan(lo) && !isnan(hi) && lo <= hi);
+	}
+}
+
+static bool is_named(const seed_field *fd, const char *name)
+{
+	return fd->name_len == strlen(name) && memcmp(fd->name, name, fd->name_len) == 0;
+}
+
+/* An action frame's actions, and the hot-path encoders against the generic
+ * one (on aligned copies: the decoded data may be unaligned). */
+static void check_action(const seed_frame *f)
+{
+	const seed_tensor *a = seed_frame_tensor(f, "action");
+	bool box = a->dtype == SEED_DTYPE_F32;
+	REQUIRE(box ? a->rank == 2 : a->dtype == SEED_DTYPE_I32 && a->rank == 1);
+	int64_t K = a->shape[0], A = box ? a->shape[1] : 1;
+	size_t n = (size_t)(K * A);
+	void *acts = malloc(4 * n);
+	memcpy(acts, a->data, 4 * n);
+	for (size_t i = 0; box && i < n; i++)
+		REQUIRE(isfinite(((const float *)acts)[i]));
+	static const char *const order[] = {"run",    "actor", "seq", "env0", "policy_version",
+	                                    "action", "reset"};
+	bool canonical = f->nfields == 6 || f->nfields == 7;
+	for (int i = 0; canonical && i < f->nfields; i++)
+		canonical = is_named(&f->fields[i], order[i]);
+	if (canonical) {
+		const seed_tensor *r = seed_frame_tensor(f, "reset");
+		uint8_t *reset = r ? malloc((size_t)K) : NULL;
+		if (r)
+			memcpy(reset, r->data, (size_t)K);
+		seed_buf want = {0}, got = {0};
+		seed_err err;
+		REQUIRE(seed_frame_encode(f, &want, &err) == 0);
+		uint32_t run = (uint32_t)seed_frame_int(f, "run", 0),
+		         actor = (uint32_t)seed_frame_int(f, "actor", 0);
+		int64_t seq = seed_frame_int(f, "seq", 0), version = seed_frame_int(f, "policy_version", 0);
+		int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
+		if (box)
+			REQUIRE(seed_frame_encode_action_box(&got, run, actor, seq, env0, version, acts,
+			                                     reset, K, A, &err) == 0);
+		else
+			REQUIRE(seed_frame_encode_action(&got, run, actor, seq, env0, version, acts, reset, K,
+			                                 &err) == 0);
+		REQUIRE(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+		seed_buf_free(&want);
+		seed_buf_free(&got);
+		free(reset);
+	}
+	free(acts);
+}
+
+/* An unroll frame's action and logits: the widths of its space. */
+static void check_unroll(const seed_frame *f)
+{
+	const seed_tensor *a = seed_frame_tensor(f, "action"), *l = seed_frame_tensor(f, "logits");
+	int64_t A = seed_frame_int(f, "num_actions", -1);
+	bool box = a->dtype == SEED_DTYPE_F32;
+	const seed_unroll_field *table = box ? seed_frame_unroll_box_fields : seed_frame_unroll_fields;
+	REQUIRE(a->dtype == table[SEED_UNROLL_ACTION].dtype && l->dtype == SEED_DTYPE_F32 && l->rank == 3);
+	if (box)
+		REQUIRE(a->rank == 3 && a->shape[2] == A && l->shape[2] == 2 * A);
+	else
+		REQUIRE(a->rank == 2 && l->shape[2] == A);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -129,6 +212,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (seed_frame_decode(&f, data, size, &err) == 0) {
 		check_encoding(&f);
 		check_step(&f);
+		if (f.type == SEED_FRAME_ACTION)
+			check_action(&f);
+		if (f.type == SEED_FRAME_UNROLL)
+			check_unroll(&f);
 		seed_buf js = {0};
 		if (seed_frame_to_json(&f, &js, &err) == 0) {
 			REQUIRE(seed_frame_from_json(&fj, (const char *)js.data, js.len, &err) == 0);
@@ -143,6 +230,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (seed_frame_from_json(&fj, (const char *)data, size, &err) == 0) {
 		check_encoding(&fj);
+		check_step(&fj);
+		if (fj.type == SEED_FRAME_ACTION)
+			check_action(&fj);
 		seed_frame_clear(&fj);
 	}
 	return 0;

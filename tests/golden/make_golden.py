@@ -11,6 +11,8 @@ Writes, relative to the top of the source tree:
   tests/golden/data/golden.frames   the good frames as one recorded stream
   tests/golden/data/golden.jsonl    their JSON, one line each
   tests/golden/data/mixed.frames    good and bad frames interleaved
+  tests/golden/data/box.frames      the good frames of a Box action space, a stream
+  tests/golden/data/box.jsonl       their JSON, one line each
   tests/fuzz/corpus/frame/*  seed inputs for tests/fuzz/fuzz_frame.c (good_*, bad_*)
 
 Run from the top of the source tree:  python3 tests/golden/make_golden.py
@@ -196,6 +198,63 @@ episode_evo = Pairs([
     ("generation", T("i64", [12, 12, 11])),
     ("member", T("i32", [0, 3, -1])),
 ])
+
+# A Box action space (continuous control): the bounds on a step frame (an
+# infinite bound, and low == high, are allowed), the actions f32 [K, A] of an
+# action frame, and an unroll of f32 actions [B, T+1, A] with the Gaussian's
+# parameters f32 [B, T+1, 2A] as its logits.
+step_box = Pairs([
+    ("type", "step"),
+    ("version", 1),
+    ("run", 2),
+    ("actor", 1),
+    ("seq", 9),
+    ("env0", 0),
+    ("num_actions", 3),
+    ("obs", T("f32", rng.standard_normal((2, 5)))),
+    ("reward", T("f32", [0.25, -1.0])),
+    ("terminated", T("u8", [0, 0])),
+    ("truncated", T("u8", [0, 1])),
+    ("ep_return", T("f32", [3.5, -7.0])),
+    ("ep_length", T("i32", [4, 1000])),
+    ("action_low", T("f32", [-1.0, -np.inf, 0.5])),
+    ("action_high", T("f32", [1.0, np.inf, 0.5])),
+])
+
+action_box = Pairs([
+    ("type", "action"),
+    ("version", 1),
+    ("run", 2),
+    ("actor", 1),
+    ("seq", 9),
+    ("env0", 0),
+    ("policy_version", 300),
+    ("action", T("f32", [[0.5, -1.25, 3e-8], [-0.0, 1e30, -2.5]])),
+    ("reset", T("u8", [0, 1])),
+])
+
+unroll_box = Pairs([
+    ("type", "unroll"),
+    ("version", 1),
+    ("run", 2),
+    ("actor", 1),
+    ("num_actions", 2),
+    ("env", T("i32", [0, 1])),
+    ("obs", T("f32", rng.standard_normal((2, 3, 5)))),
+    ("action", T("f32", rng.standard_normal((2, 3, 2)) * 3)),
+    ("reward", T("f32", [[0, 0.5, 1], [-1, 0, 2]])),
+    ("terminated", T("u8", [[0, 0, 0], [0, 1, 0]])),
+    ("truncated", T("u8", [[0, 0, 1], [0, 0, 0]])),
+    ("final_value", T("f32", [[0, 0, 1.5], [0, 0, 0]])),
+    ("policy_version", T("i32", [[7, 7, 8], [7, 8, 8]])),
+    ("logits", T("f32", rng.standard_normal((2, 3, 4)))),
+])
+
+GOOD_BOX = [
+    ("step_box", step_box, {}),
+    ("action_box", action_box, {}),
+    ("unroll_box", unroll_box, {}),
+]
 
 GOOD = [
     ("step", step, {}),
@@ -521,6 +580,58 @@ bad("action_policy_version_negative", replace(a, "policy_version", -1), EF,
 bad("action_reset_dtype", add(a, "reset", T("i32", [0, 1])), EF, "action frame: field 'reset': dtype i32, expected u8")
 bad("action_reset_K", add(a, "reset", T("u8", [0, 1, 1])), EF,
     "action frame: field 'reset': shape [3], expected [K]: dimension 0 is 3, but K = 2 (from 'action')")
+bad("action_dtype_either", replace(a, "action", T("u8", [0, 1])), EF,
+    "action frame: field 'action': dtype u8, expected i32 (discrete actions) or f32 (Box actions)")
+# Box action spaces
+sb = add(add(s, "action_low", T("f32", [-1, -2])), "action_high", T("f32", [1, 2]))
+bad("step_low_alone", drop(sb, "action_high"), EF,
+    "step frame: field 'action_low': present without 'action_high' (they come together or not at all)")
+bad("step_high_alone", drop(sb, "action_low"), EF,
+    "step frame: field 'action_high': present without 'action_low'")
+bad("step_bounds_A", replace(replace(sb, "action_low", T("f32", [0, 0, 0])), "action_high", T("f32", [1, 1, 1])),
+    EF, "step frame: field 'action_low': shape [3], expected [A]: dimension 0 is 3, but A = 2 (from 'num_actions')")
+bad("step_high_A", replace(sb, "action_high", T("f32", [1])), EF,
+    "step frame: field 'action_high': shape [1], expected [A]: dimension 0 is 1, but A = 2 (from 'num_actions')")
+bad("step_bounds_dtype", replace(sb, "action_low", T("f64", [-1, -2])), EF,
+    "step frame: field 'action_low': dtype f64, expected f32")
+bad("step_bounds_rank", replace(sb, "action_high", T("f32", [[1, 2]])), EF,
+    "step frame: field 'action_high': shape [1,2], expected [A]")
+bad("step_low_nan", replace(sb, "action_low", T("f32", [np.nan, -2])), EF,
+    "step frame: field 'action_low': element 0 is NaN")
+bad("step_high_nan", replace(sb, "action_high", T("f32", [1, -np.nan])), EF,
+    "step frame: field 'action_high': element 1 is NaN")
+bad("step_low_above_high", replace(sb, "action_low", T("f32", [-1, 2.5])), EF,
+    "step frame: field 'action_low': element 1 is 2.5, above action_high's 2")
+bad("step_low_inf_above", replace(sb, "action_low", T("f32", [np.inf, -2])), EF,
+    "step frame: field 'action_low': element 0 is inf, above action_high's 1")
+ab = replace(a, "action", T("f32", np.zeros((2, 3))))
+nan7 = np.zeros((3, 3), dtype="<f4")
+nan7.flat[7] = np.nan
+bad("action_box_nan", replace(add(ab, "reset", T("u8", [0, 1, 0])), "action", T("f32", nan7)), EF,
+    "action frame: field 'action': element 7 is not finite")
+bad("action_box_inf", replace(ab, "action", T("f32", [[0, 0, 0], [0, 0, -np.inf]])), EF,
+    "action frame: field 'action': element 5 is not finite")
+bad("action_box_rank", replace(ab, "action", T("f32", [0.5, 1])), EF,
+    "action frame: field 'action': shape [2], expected [K,A] (a Box frame: 'action' is f32)")
+bad("action_box_reset_K", add(ab, "reset", T("u8", [1])), EF,
+    "action frame: field 'reset': shape [1], expected [K]: dimension 0 is 1, but K = 2 (from 'action')")
+ub = replace(replace(unroll_base(A=2), "action", T("f32", np.zeros((2, 3, 2)))), "logits", T("f32", np.zeros((2, 3, 4))))
+bad("unroll_box_logits_2A", replace(ub, "logits", T("f32", np.zeros((2, 3, 2)))), EF,
+    "unroll frame: field 'logits': shape [2,3,2], expected [B,T+1,2A]: dimension 2 is 2, but 2A = 4 (from 'num_actions')")
+bad("unroll_box_action_A", replace(ub, "action", T("f32", np.zeros((2, 3, 3)))), EF,
+    "unroll frame: field 'action': shape [2,3,3], expected [B,T+1,A]: dimension 2 is 3, but A = 2 (from 'num_actions')")
+bad("unroll_box_action_rank", replace(ub, "action", T("f32", np.zeros((2, 3)))), EF,
+    "unroll frame: field 'action': shape [2,3], expected [B,T+1,A] (a Box frame: 'action' is f32)")
+bad("unroll_box_prev_action_i32", add(add(ub, "state", T("f32", np.zeros((2, 1)))), "prev_action", T("i32", [-1, 0])),
+    EF, "unroll frame: field 'prev_action': dtype i32, expected f32 (a Box frame: 'action' is f32)")
+bad("unroll_prev_action_f32", add(unroll_base(), "prev_action", T("f32", [0, 1])), EF,
+    "unroll frame: field 'prev_action': dtype f32, expected i32 (discrete actions: 'action' is i32)")
+bad("unroll_action_u8", replace(unroll_base(), "action", T("u8", np.zeros((2, 3)))), EF,
+    "unroll frame: field 'action': dtype u8, expected i32 (discrete actions) or f32 (Box actions)")
+sq = Pairs([(k, v) for k, v in replace(unroll_base(A=2), "type", "sequences") if k not in ("run", "actor")] + [
+    ("run", T("i32", [1, 1])), ("actor", T("i32", [0, 0])), ("key", T("i64", [5, 6])), ("weight", T("f32", [1, 1]))])
+bad("sequences_box", replace(replace(sq, "action", T("f32", np.zeros((2, 3, 2)))), "logits", T("f32", np.zeros((2, 3, 4)))),
+    EF, "sequences frame: field 'action': dtype f32, expected i32")
 
 
 # ---- output ------------------------------------------------------------------
@@ -591,11 +702,17 @@ def main():
     jsonl = []
     entries = []
     corpus = {}
-    for name, pairs, kw in GOOD:
+    box_bin = b""
+    box_jsonl = []
+    for name, pairs, kw in GOOD + GOOD_BOX:
         data = pk(pairs, **kw)
-        frames_bin += data
         js = frame_json(pairs, single_float=kw.get("use_single_float", False))
-        jsonl.append(js)
+        if (name, pairs, kw) in GOOD_BOX:
+            box_bin += data
+            box_jsonl.append(js)
+        else:
+            frames_bin += data
+            jsonl.append(js)
         corpus["good_" + name] = data
         h.append(c_bytes("g_%s_bytes" % name, data))
         fields = []
@@ -650,6 +767,10 @@ def main():
         f.write(frames_bin)
     with open(os.path.join(top, "tests/golden/data/golden.jsonl"), "w") as f:
         f.write("\n".join(jsonl) + "\n")
+    with open(os.path.join(top, "tests/golden/data/box.frames"), "wb") as f:
+        f.write(box_bin)
+    with open(os.path.join(top, "tests/golden/data/box.jsonl"), "w") as f:
+        f.write("\n".join(box_jsonl) + "\n")
     # good, bad, good, bad, good, bad: seed-cat must print the three good
     # ones and report frames 2, 4 and 6.
     bad_by_name = {n: d for n, d, _, _ in BAD}
@@ -669,11 +790,14 @@ def main():
         "bad_" + n for n in ("truncated", "trailing_bytes", "dtype_wrong", "K_mismatch", "unroll_logits_A",
                              "final_obs_shape", "tensor_key_twice", "version_2", "type_unknown", "numel_overflow",
                              "data_short", "huge_count", "generation_M_mismatch", "generation_algorithm",
-                             "episode_generation_alone")]
+                             "episode_generation_alone", "step_low_alone", "step_bounds_A", "step_low_nan",
+                             "step_low_above_high", "action_box_nan", "action_box_rank", "unroll_box_logits_2A",
+                             "unroll_box_action_A", "sequences_box")]
     for n in keep:
         with open(os.path.join(cdir, n), "wb") as f:
             f.write(corpus[n])
-    print("%d good frames, %d bad frames, %d corpus files" % (len(GOOD), len(BAD), len(keep)), file=sys.stderr)
+    print("%d good frames, %d bad frames, %d corpus files" % (len(GOOD) + len(GOOD_BOX), len(BAD), len(keep)),
+          file=sys.stderr)
 
 
 if __name__ == "__main__":

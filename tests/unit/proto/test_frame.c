@@ -480,6 +480,7 @@ static void t_step_view(void)
 	CHECK(memcmp(st.ep_return, d.ep_return, sizeof d.ep_return) == 0);
 	CHECK(memcmp(st.ep_length, d.ep_length, sizeof d.ep_length) == 0);
 	CHECK(st.final_obs && memcmp(st.final_obs->data, d.final_obs, sizeof d.final_obs) == 0);
+	CHECK(st.action_low == NULL && st.action_high == NULL); /* discrete */
 	/* The view points into the decoded message, not at a copy. */
 	CHECK((const unsigned char *)st.reward >= m.data &&
 	      (const unsigned char *)st.reward < m.data + m.len);
@@ -511,6 +512,54 @@ static void t_step_view(void)
 	rc = seed_frame_step(&a, &st, &err);
 	CHECK_MSG(rc == -SEED_ETYPE && strcmp(err.msg, "action frame: not a step frame") == 0, "%d %s", rc,
 	          err.msg);
+	seed_buf_free(&m);
+}
+
+/* A step frame of a Box action space: the bounds in the view, A floats
+ * each, pointing into the message; a hand-built frame with one bound only
+ * is refused by name. */
+static void t_step_view_box(void)
+{
+	static const float low[2] = {-1.0f, -INFINITY}, high[2] = {1.0f, 0.5f};
+	seed_frame f, back;
+	seed_buf m = {0};
+	seed_err err;
+	seed_step st;
+	build_step(&f); /* num_actions 2 */
+	seed_frame_set_tensor(&f, "action_low", VIEW(low, SEED_DTYPE_F32, 2));
+	seed_frame_set_tensor(&f, "action_high", VIEW(high, SEED_DTYPE_F32, 2));
+	int rc = seed_frame_encode(&f, &m, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc == 0 && seed_frame_decode(&back, m.data, m.len, &err) == 0);
+	rc = seed_frame_step(&back, &st, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc == 0 && st.num_actions == 2 && st.envs == K && st.final_obs);
+	CHECK(rc == 0 && st.action_low && memcmp(st.action_low, low, sizeof low) == 0);
+	CHECK(rc == 0 && st.action_high && memcmp(st.action_high, high, sizeof high) == 0);
+	CHECK(rc == 0 && st.action_low >= m.data && st.action_high < m.data + m.len);
+	seed_frame_clear(&back);
+	roundtrip(&f);
+
+	/* Hand-built, never validated: one bound without the other. */
+	f.nfields--;
+	rc = seed_frame_step(&f, &st, &err);
+	CHECK_MSG(rc == -SEED_EFRAME &&
+	              strcmp(err.msg, "step frame: field 'action_low': present without 'action_high' "
+	                              "(they come together or not at all)") == 0,
+	          "%d %s", rc, err.msg);
+	/* The schema: bounds of A = num_actions elements, low <= high. */
+	seed_frame_set_tensor(&f, "action_high", VIEW(high, SEED_DTYPE_F32, 1));
+	rc = seed_frame_validate(&f, &err);
+	CHECK_MSG(rc == -SEED_EFRAME &&
+	              strcmp(err.msg, "step frame: field 'action_high': shape [1], expected "
+	                              "[A]: dimension 0 is 1, but A = 2 (from 'num_actions')") == 0,
+	          "%d %s", rc, err.msg);
+	seed_frame_set_tensor(&f, "action_high", VIEW(low, SEED_DTYPE_F32, 2));
+	seed_frame_set_tensor(&f, "action_low", VIEW(high, SEED_DTYPE_F32, 2));
+	rc = seed_frame_validate(&f, &err);
+	CHECK_MSG(rc == -SEED_EFRAME && strcmp(err.msg, "step frame: field 'action_low': element 0 is 1, "
+	                                                "above action_high's -1") == 0,
+	          "%d %s", rc, err.msg);
 	seed_buf_free(&m);
 }
 
@@ -569,6 +618,48 @@ static void t_roundtrip_action(void)
 	seed_frame f;
 	build_action(&f);
 	roundtrip(&f);
+}
+
+/* Box frames through msgpack and JSON (seed-cat's two forms), bit for bit:
+ * f32 [K, A] actions, f32 [B, T+1, A] actions with [B, T+1, 2A]
+ * parameters. */
+static void t_roundtrip_box(void)
+{
+	static const float act[K][A] = {{0.5f, -1.25f, 3e-8f, 0, 1e30f, -2.5f}, {-0.0f, 1, 2, 3, 4, 5}};
+	static float u_act[B][T1][2], params[B][T1][4];
+	fill_floats(&u_act[0][0][0], B * T1 * 2, 11);
+	fill_floats(&params[0][0][0], B * T1 * 4, 12);
+	seed_frame f;
+	build_action(&f);
+	seed_frame_set_tensor(&f, "action", VIEW(act, SEED_DTYPE_F32, K, A));
+	seed_err err;
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
+	roundtrip(&f);
+	/* The JSON form nests the rows as numpy's tolist() does. */
+	seed_buf js = {0};
+	CHECK(seed_frame_to_json(&f, &js, &err) == 0);
+	seed_buf_append(&js, "", 1);
+	CHECK_MSG(strstr((char *)js.data,
+	                 "\"action\":{\"dtype\":\"f32\",\"shape\":[5,6],\"data\":[[0.5,-1.25,"
+	                 "3e-08,0,1e+30,-2.5],[-0.0,1,2,3,4,5],[0,0,0,0,0,0],"),
+	          "%s", (char *)js.data);
+	seed_buf_free(&js);
+
+	build_unroll(&f);
+	seed_frame_set_int(&f, "num_actions", 2);
+	seed_frame_set_tensor(&f, "action", VIEW(u_act, SEED_DTYPE_F32, B, T1, 2));
+	seed_frame_set_tensor(&f, "logits", VIEW(params, SEED_DTYPE_F32, B, T1, 4));
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
+	roundtrip(&f);
+	/* Its logits are 2A wide: A's of a discrete unroll are refused. */
+	seed_frame_set_tensor(&f, "logits", VIEW(params, SEED_DTYPE_F32, B, T1, 2));
+	CHECK_MSG(seed_frame_validate(&f, &err) == -SEED_EFRAME &&
+	              strcmp(err.msg, "unroll frame: field 'logits': shape [3,4,2], expected [B,T+1,2A]: "
+	                              "dimension 2 is 2, but 2A = 4 (from 'num_actions')") == 0,
+	          "%s", err.msg);
+	/* The same logits with i32 actions: a discrete unroll of A = 2. */
+	seed_frame_set_tensor(&f, "action", VIEW(d.u_action, SEED_DTYPE_I32, B, T1));
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
 }
 
 /* seed_frame_encode_action: the bytes of Python's msgpack for the golden
@@ -708,6 +799,135 @@ static void t_encode_action(void)
  * headers by count): an error frame {code: v, message: s} is fixmap 4,
  * then 'type' 'error' 'version' 1 'code' (26 bytes), then v, then
  * 'message' and s. */
+/* seed_frame_encode_action_box: the bytes of Python's msgpack for the
+ * golden Box action frame (the same map, field for field), bytes worked
+ * out by hand, and across msgpack's widths the bytes of seed_frame_encode
+ * for the frame with the same fields; its refusals are the frame's. */
+static void box_frame(seed_frame *f, int64_t seq, int64_t version, const float *a, int64_t *shape,
+                      const uint8_t *reset)
+{
+	seed_frame_init(f, SEED_FRAME_ACTION);
+	seed_frame_set_int(f, "run", 70000);
+	seed_frame_set_int(f, "actor", 5);
+	seed_frame_set_int(f, "seq", seq);
+	seed_frame_set_int(f, "env0", 3);
+	seed_frame_set_int(f, "policy_version", version);
+	seed_frame_set_tensor(f, "action", seed_tensor_view((void *)a, SEED_DTYPE_F32, 2, shape));
+	if (reset)
+		seed_frame_set_tensor(f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, shape));
+}
+
+static void t_encode_action_box(void)
+{
+	seed_buf b = {0}, ref = {0};
+	seed_err err;
+	const struct golden_frame *g = NULL;
+	for (size_t i = 0; i < sizeof golden_frames / sizeof golden_frames[0]; i++)
+		if (strcmp(golden_frames[i].name, "action_box") == 0)
+			g = &golden_frames[i];
+	/* Python: run 2, actor 1, seq 9, env0 0, policy_version 300, action
+	 * f32 [[0.5, -1.25, 3e-8], [-0.0, 1e30, -2.5]], reset [0, 1]. */
+	const float a6[6] = {0.5f, -1.25f, 3e-8f, -0.0f, 1e30f, -2.5f};
+	const uint8_t reset2[2] = {0, 1};
+	CHECK(g && seed_frame_encode_action_box(&b, 2, 1, 9, 0, 300, a6, reset2, 2, 3, &err) == 0);
+	CHECK_MSG(g && b.len == g->len && memcmp(b.data, g->bytes, b.len) == 0, "%zu bytes, want %zu", b.len,
+	          g ? g->len : 0);
+
+	/* By hand: fixmap 8; run 1, actor 2, seq 3, env0 4, version 5 as
+	 * fixints; action [[1.0, -2.0]]: shape fixarray [1, 2], bin8 of 8
+	 * bytes, 1.0f = 0x3f800000 and -2.0f = 0xc0000000 little-endian. */
+	static const uint8_t hand[] = {
+	    0x88, 0xa4, 't', 'y',  'p',  'e',  0xa6, 'a',  'c',  't',  'i',  'o',  'n',  0xa7, 'v',
+	    'e',  'r',  's', 'i',  'o',  'n',  0x01, 0xa3, 'r',  'u',  'n',  0x01, 0xa5, 'a',  'c',
+	    't',  'o',  'r', 0x02, 0xa3, 's',  'e',  'q',  0x03, 0xa4, 'e',  'n',  'v',  '0',  0x04,
+	    0xae, 'p',  'o', 'l',  'i',  'c',  'y',  '_',  'v',  'e',  'r',  's',  'i',  'o',  'n',
+	    0x05, 0xa6, 'a', 'c',  't',  'i',  'o',  'n',  0x83, 0xa5, 'd',  't',  'y',  'p',  'e',
+	    0xa3, 'f',  '3', '2',  0xa5, 's',  'h',  'a',  'p',  'e',  0x92, 0x01, 0x02, 0xa4, 'd',
+	    'a',  't',  'a', 0xc4, 0x08, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0};
+	const float two[2] = {1.0f, -2.0f};
+	seed_buf_reset(&b);
+	CHECK(seed_frame_encode_action_box(&b, 1, 2, 3, 4, 5, two, NULL, 1, 2, &err) == 0);
+	CHECK_MSG(b.len == sizeof hand && memcmp(b.data, hand, sizeof hand) == 0, "%zu bytes, want %zu",
+	          b.len, sizeof hand);
+
+	/* The widths of K, A and the bin (8 bits up to 255 bytes, 16 up to
+	 * 65535, then 32), against the generic encoder, after what out
+	 * holds. */
+	static const struct {
+		const char *name;
+		int64_t seq, version, K, A;
+	} cases[] = {
+	    {"one", 0, 0, 1, 1},           {"bin8 top", 127, 128, 9, 7},       {"bin16", 255, 65535, 8, 8},
+	    {"A uint8", 65536, 1, 1, 200}, {"K uint16", 1, 2, 300, 3},         {"bin16 top", 3, 4, 16383, 1},
+	    {"bin32", 1, 1, 4097, 4},      {"seq uint64", INT64_MAX, 9, 2, 2},
+	};
+	float *acts = malloc(16388 * sizeof *acts);
+	uint8_t *resets = malloc(16384);
+	for (int i = 0; i < 16388; i++)
+		acts[i] = (float)((int)(i * 2654435761u % 2001u) - 1000) / 8.0f;
+	for (int i = 0; i < 16384; i++)
+		resets[i] = i % 5 == 2;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+		for (int with = 0; with < 2; with++) {
+			seed_frame f;
+			int64_t shape[2] = {cases[k].K, cases[k].A};
+			box_frame(&f, cases[k].seq, cases[k].version, acts, shape, with ? resets : NULL);
+			seed_buf_reset(&ref);
+			seed_buf_append(&ref, "xy", 2);
+			CHECK(seed_frame_encode(&f, &ref, &err) == 0);
+			seed_buf_reset(&b);
+			seed_buf_append(&b, "xy", 2);
+			CHECK(seed_frame_encode_action_box(&b, 70000, 5, cases[k].seq, 3, cases[k].version,
+			                                   acts, with ? resets : NULL, cases[k].K, cases[k].A,
+			                                   &err) == 0);
+			CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0,
+			          "%s%s: %zu bytes, want %zu", cases[k].name, with ? " with reset" : "",
+			          b.len, ref.len);
+		}
+
+	/* Refusals: the generic path's code and message, out unchanged. */
+	float bad_acts[9] = {0};
+	static const struct {
+		const char *name;
+		int64_t seq, K, A;
+		int at;      /* the element made non-finite, -1: none */
+		float value; /* ... and its value */
+		const char *msg;
+	} bad[] = {
+	    {"nan", 0, 3, 3, 7, NAN, "action frame: field 'action': element 7 is not finite"},
+	    {"negative nan", 0, 3, 3, 0, -NAN, "action frame: field 'action': element 0 is not finite"},
+	    {"inf", 0, 1, 2, 1, INFINITY, "action frame: field 'action': element 1 is not finite"},
+	    {"-inf", 0, 9, 1, 8, -INFINITY, "action frame: field 'action': element 8 is not finite"},
+	    {"no environments", 0, 0, 2, -1, 0,
+	     "action frame: field 'action': shape [0,2]: dimension 0 is 0, expected at least 1"},
+	    {"no actions", 0, 2, 0, -1, 0,
+	     "action frame: field 'action': shape [2,0]: dimension 1 is 0, expected at least 1"},
+	    {"negative seq", -1, 1, 1, -1, 0, "action frame: field 'seq': -1 out of range"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		memset(bad_acts, 0, sizeof bad_acts);
+		if (bad[k].at >= 0)
+			bad_acts[bad[k].at] = bad[k].value;
+		seed_frame f;
+		int64_t shape[2] = {bad[k].K, bad[k].A};
+		box_frame(&f, bad[k].seq, 1, bad_acts, shape, NULL);
+		seed_err e1 = {""}, e2 = {""};
+		int r1 = seed_frame_encode(&f, &ref, &e1);
+		seed_buf_reset(&b);
+		seed_buf_append(&b, "xy", 2);
+		int r2 = seed_frame_encode_action_box(&b, 70000, 5, bad[k].seq, 3, 1, bad_acts, NULL,
+		                                      bad[k].K, bad[k].A, &e2);
+		CHECK_MSG(r1 == -SEED_EFRAME && r2 == r1, "%s: %d and %d", bad[k].name, r1, r2);
+		CHECK_MSG(has(e2.msg, bad[k].msg), "%s: '%s'", bad[k].name, e2.msg);
+		CHECK_MSG(strcmp(e1.msg, e2.msg) == 0, "%s: '%s' and '%s'", bad[k].name, e1.msg, e2.msg);
+		CHECK_MSG(b.len == 2, "%s: out changed", bad[k].name);
+	}
+	free(acts);
+	free(resets);
+	seed_buf_free(&b);
+	seed_buf_free(&ref);
+}
+
 static void t_encode_forms(void)
 {
 	static const struct {
@@ -1079,6 +1299,24 @@ static const struct json_bad json_bads[] = {
      STEP_HEAD OBS("f32", "[3]", "[0,0,0]") STEP_REST,
      -SEED_EFRAME,
      {"step frame: field 'reward': shape [2], expected [K]: dimension 0 is 2, but K = 3 (from 'obs')"}},
+    /* JSON's "nan" and "inf" read into a tensor, but a Box action frame
+     * refuses them: an environment never steps on them. */
+    {"action_box_nan",
+     "{\"type\":\"action\",\"version\":1,\"run\":1,\"actor\":0,\"seq\":0,\"env0\":0,"
+     "\"policy_version\":0,\"action\":{\"dtype\":\"f32\",\"shape\":[2,2],\"data\":[[0,1],[\"nan\",2]]}}",
+     -SEED_EFRAME,
+     {"action frame: field 'action': element 2 is not finite"}},
+    {"action_box_inf",
+     "{\"type\":\"action\",\"version\":1,\"run\":1,\"actor\":0,\"seq\":0,\"env0\":0,"
+     "\"policy_version\":0,\"action\":{\"dtype\":\"f32\",\"shape\":[1,2],\"data\":[0,\"-inf\"]}}",
+     -SEED_EFRAME,
+     {"action frame: field 'action': element 1 is not finite"}},
+    {"step_bounds_nan",
+     STEP_HEAD OBS("f32", "[2]",
+                   "[0,0]") "\"action_low\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[0,\"nan\"]},"
+                            "\"action_high\":{\"dtype\":\"f32\",\"shape\":[2],\"data\":[1,1]}," STEP_REST,
+     -SEED_EFRAME,
+     {"step frame: field 'action_low': element 1 is NaN"}},
 };
 
 static void json_bad_case(const void *arg)
@@ -1540,8 +1778,11 @@ int main(void)
 	TAP_RUN(t_decode_zero_copy);
 	TAP_RUN(t_roundtrip_step);
 	TAP_RUN(t_step_view);
+	TAP_RUN(t_step_view_box);
 	TAP_RUN(t_roundtrip_action);
+	TAP_RUN(t_roundtrip_box);
 	TAP_RUN(t_encode_action);
+	TAP_RUN(t_encode_action_box);
 	TAP_RUN(t_encode_forms);
 	TAP_RUN(t_roundtrip_unroll);
 	TAP_RUN(t_roundtrip_episode);

@@ -417,6 +417,32 @@ static void t_layout_refused(void)
 /* The limiter, R = 1, E = 2, M = 4 (c = 4, diff = inserted - sampled),
  * worked by hand: inserts while diff <= 6, a sample of K while size >= 4
  * and diff - K >= 2; K > 4 never. */
+/* The replay holds discrete actions: an unroll of a Box action space (f32
+ * actions [B, T+1, A], parameters [B, T+1, 2A]), a frame the schema
+ * accepts, is refused by name before anything is stored. */
+static void t_box_refused(void)
+{
+	seed_replay *r = make(8, 0.9, 0.6, 1, 0, 0, 1);
+	struct unroll u;
+	unroll_init(&u, 1, 2, 3, 2, 2, 0, NULL);
+	float act[12] = {0.5f}, params[24] = {0};
+	seed_frame_set_tensor(&u.f, "action", seed_tensor_view(act, SEED_DTYPE_F32, 3, (int64_t[]){2, 3, 2}));
+	seed_frame_set_tensor(&u.f, "logits",
+	                      seed_tensor_view(params, SEED_DTYPE_F32, 3, (int64_t[]){2, 3, 4}));
+	seed_err err = {{0}};
+	CHECK_MSG(seed_frame_validate(&u.f, &err) == 0, "%s", err.msg);
+	int rc = seed_replay_insert(r, &u.f, NULL, &err);
+	CHECK_MSG(rc == -SEED_EFRAME && strcmp(err.msg, "unroll frame: field 'action': f32, a Box action "
+	                                                "space; the replay holds discrete actions (i32) "
+	                                                "only") == 0,
+	          "%d %s", rc, err.msg);
+	seed_replay_stats st;
+	seed_replay_stats_get(r, &st);
+	CHECK(st.size == 0 && seed_replay_get_layout(r) == NULL);
+	unroll_free(&u);
+	seed_replay_free(&r);
+}
+
 static void t_limiter(void)
 {
 	seed_replay *r = make(64, 1, 1, 4, 1, 2, 1);
@@ -696,6 +722,7 @@ int main(void)
 	TAP_RUN(t_default_priority);
 	TAP_RUN(t_eviction);
 	TAP_RUN(t_layout_refused);
+	TAP_RUN(t_box_refused);
 	TAP_RUN(t_limiter);
 	TAP_RUN(t_frame);
 	TAP_RUN(t_snapshot);

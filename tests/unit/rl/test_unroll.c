@@ -1,6 +1,7 @@
 /* test_unroll.c: seed_unroll's transition rule against cases worked by hand,
  * and the assembly of steps into unrolls (overlap, state at step 0, the
- * frame it makes) against values written out by hand below. */
+ * frame it makes; discrete and Box action spaces) against values written
+ * out by hand below. */
 #include "seed/unroll.h"
 
 #include <errno.h>
@@ -325,6 +326,127 @@ static void t_schema(void)
 	seed_unroll_free(&u);
 }
 
+/* ---- a Box action space ------------------------------------------------- */
+
+/* Record step n of two rows of 2-byte observations (as put), actions of
+ * A = 2 reals (n + b/4, -n) per row b and parameters (means n, b; log
+ * standard deviations -1, n/2), or none (NULL: zeros); version 10 + n. */
+static bool put_box(seed_unroll *u, int n, bool with_params)
+{
+	uint8_t obs[4] = {(uint8_t)(10 * n), (uint8_t)(10 * n + 100), (uint8_t)(10 * n + 1),
+	                  (uint8_t)(10 * n + 101)};
+	float rew[2] = {(float)n, n + 0.5f};
+	uint8_t te[2] = {0, 0}, tr[2] = {0, 0};
+	seed_unroll_record_step(u, obs, rew, te, tr);
+	float act[4] = {(float)n, (float)-n, n + 0.25f, (float)-n};
+	float params[8] = {(float)n, 0, -1, n / 2.0f, (float)n, 1, -1, n / 2.0f};
+	return seed_unroll_record_action_box(u, act, with_params ? params : NULL, 10 + n);
+}
+
+static seed_unroll *make_box(int T, int overlap)
+{
+	seed_unroll_layout l = {.T = T,
+	                        .overlap = overlap,
+	                        .rows = 2,
+	                        .num_actions = 2,
+	                        .obs_dtype = SEED_DTYPE_U8,
+	                        .obs_rank = 1,
+	                        .obs_shape = {2},
+	                        .box = true};
+	seed_unroll *u = NULL;
+	seed_err err;
+	int rc = seed_unroll_new(&u, &l, &err);
+	CHECK_MSG(rc == 0, "seed_unroll_new: %d %s", rc, err.msg);
+	return u;
+}
+
+/* T 2, overlap 1: three steps of f32 [2] actions and [4] parameters per
+ * row, the frame the Box schema accepts, then the next unroll from the
+ * last step. */
+static void t_box(void)
+{
+	seed_unroll *u = make_box(2, 1);
+	CHECK(u->elem_bytes[SEED_UNROLL_ACTION] == 8 && u->elem_bytes[SEED_UNROLL_LOGITS] == 16);
+	CHECK(!put_box(u, 1, true) && !put_box(u, 2, false));
+	CHECK(put_box(u, 3, true));
+	seed_frame f;
+	CHECK(seed_unroll_frame(u, &f, 7, 9, envs) == 0);
+	seed_err err;
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
+	CHECK(seed_frame_int(&f, "num_actions", 0) == 2);
+	/* In the Box table's order, after run, actor, num_actions, env. */
+	CHECK(f.nfields == 4 + SEED_UNROLL_NFIELDS);
+	for (int i = 0; i < SEED_UNROLL_NFIELDS; i++)
+		CHECK_MSG(strlen(seed_frame_unroll_box_fields[i].name) == f.fields[4 + i].name_len &&
+		              memcmp(seed_frame_unroll_box_fields[i].name, f.fields[4 + i].name,
+		                     f.fields[4 + i].name_len) == 0,
+		          "field %d", i);
+	const seed_tensor *a = seed_frame_tensor(&f, "action"), *p = seed_frame_tensor(&f, "logits");
+	CHECK(a->dtype == SEED_DTYPE_F32 && a->rank == 3 && a->shape[0] == 2 && a->shape[1] == 3 &&
+	      a->shape[2] == 2);
+	CHECK(p->dtype == SEED_DTYPE_F32 && p->rank == 3 && p->shape[0] == 2 && p->shape[1] == 3 &&
+	      p->shape[2] == 4);
+	/* Batch-major (b, t, i): row 1, step 2 (n = 3) is (3.25, -3) at
+	 * (1 * 3 + 2) * 2; row 0, step 0 (n = 1) is (1, -1). */
+	const float want_a[12] = {1, -1, 2, -2, 3, -3, 1.25f, -1, 2.25f, -2, 3.25f, -3};
+	CHECK(memcmp(a->data, want_a, sizeof want_a) == 0);
+	/* Step 1 (n = 2) had no parameters: zeros. */
+	const float want_p[24] = {1, 0, -1, 0.5f, 0, 0, 0, 0, 3, 0, -1, 1.5f,
+	                          1, 1, -1, 0.5f, 0, 0, 0, 0, 3, 1, -1, 1.5f};
+	CHECK(memcmp(p->data, want_p, sizeof want_p) == 0);
+	const int32_t *ver = seed_frame_tensor(&f, "policy_version")->data;
+	CHECK(ver[0] == 11 && ver[2] == 13 && ver[5] == 13);
+	const float *rew = seed_frame_tensor(&f, "reward")->data;
+	CHECK(rew[1] == 2.0f && rew[4] == 2.5f);
+
+	/* The next unroll starts from step 2 (n = 3). */
+	seed_unroll_next(u);
+	CHECK(u->pos == 1);
+	const float *ua = u->field[SEED_UNROLL_ACTION], *up = u->field[SEED_UNROLL_LOGITS];
+	CHECK(ua[0] == 3 && ua[1] == -3 && ua[6] == 3.25f && ua[7] == -3);
+	CHECK(up[3] == 1.5f && up[12 + 1] == 1);
+	CHECK(!put_box(u, 4, true) && put_box(u, 5, true));
+	CHECK(seed_unroll_frame(u, &f, 7, 9, envs) == 0);
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
+	seed_unroll_free(&u);
+}
+
+/* Box layouts: their size (worked by hand), and a state refused. */
+static void t_box_layouts(void)
+{
+	/* 2 rows x 3 steps = 6 cells: obs 2 B (12 -> 16), action 8 B (48),
+	 * reward, final_value, version 4 B (24 -> 32 each), flags 1 B (6 ->
+	 * 16 each), parameters 16 B (96); the state blocks are empty. */
+	seed_unroll_layout l = {.T = 2,
+	                        .overlap = 1,
+	                        .rows = 2,
+	                        .num_actions = 2,
+	                        .obs_dtype = SEED_DTYPE_U8,
+	                        .obs_rank = 1,
+	                        .obs_shape = {2},
+	                        .box = true};
+	size_t header = (sizeof(seed_unroll) + 15) & ~(size_t)15;
+	CHECK(seed_unroll_bytes(&l) == header + 16 + 48 + 32 * 3 + 16 * 2 + 96);
+	l.box = false; /* action 4 B (24 -> 32), logits 8 B (48) */
+	CHECK(seed_unroll_bytes(&l) == header + 16 + 32 + 32 * 3 + 16 * 2 + 48);
+	l.box = true;
+	l.state_size = 4;
+	seed_unroll *u = NULL;
+	seed_err err;
+	int rc = seed_unroll_new(&u, &l, &err);
+	CHECK_MSG(rc == -EINVAL && strstr(err.msg, "Box") && strstr(err.msg, "state of 4"), "%d %s", rc,
+	          err.msg);
+	CHECK(u == NULL && seed_unroll_bytes(&l) == 0);
+	/* 2A floats of parameters a cell: overflow is caught, not wrapped. */
+	l = (seed_unroll_layout){.T = 100000,
+	                         .overlap = 1,
+	                         .rows = 1 << 30,
+	                         .num_actions = 2147483647,
+	                         .obs_dtype = SEED_DTYPE_F32,
+	                         .box = true};
+	CHECK(seed_unroll_new(&u, &l, &err) == -E2BIG && u == NULL);
+}
+
 int main(void)
 {
 	TAP_RUN(t_transitions);
@@ -333,5 +455,7 @@ int main(void)
 	TAP_RUN(t_restart);
 	TAP_RUN(t_layouts);
 	TAP_RUN(t_schema);
+	TAP_RUN(t_box);
+	TAP_RUN(t_box_layouts);
 	return tap_done();
 }
