@@ -147,3 +147,21 @@ teardown() {
 	[[ "$stderr" == *"seed-gym: reply for envs 0..: action 0 of env 1 is nan, not a finite number"* ]]
 	[[ "$stderr" == *"seed-gym: reply for envs 2..: action 0 of env 3 is nan, not a finite number"* ]]
 }
+
+@test "MuJoCo's Hopper-v5: torques beyond the bounds; every frame is Gymnasium's own" {
+	need_python "scripts/install-deps" gymnasium numpy zmq:pyzmq msgpack mujoco imageio
+	# Two envs of three torques each, swinging to 2.5 (the bounds are
+	# [-1, 1]: MuJoCo clamps the control, but Hopper's control cost is
+	# charged on the action as given, so a clipped action would change
+	# every reward); the hopper falls, so episodes end terminated.
+	awk 'BEGIN { for (t = 1; t <= 60; t++) { for (j = 0; j < 6; j++)
+		printf "%s%.6g", j ? " " : "", 2.5 * sin(0.37 * t * (j + 1) + j); print "" } }' >"$D/actions"
+	seed-gym --env Hopper-v5 --envs 2 --seed 5 --actions "$D/actions" --out "$D/frames" --quiet
+	run python3 "$SEED_SRCDIR/tests/golden/gym_box.py" compare Hopper-v5 '{}' 5 "$D/actions" "$D/frames"
+	echo "$output"
+	assert_success
+	assert_output "61 frames equal"
+	[ "$(seed-cat "$D/frames" | jq -s '[.[] | .terminated.data[]] | add')" -ge 2 ]
+	[ "$(seed-cat "$D/frames" | jq -c 'select(.seq == 0) | [.num_actions, .action_low.data, .action_high.data]')" = \
+		'[3,[-1,-1,-1],[1,1,1]]' ]
+}
