@@ -338,38 +338,20 @@ static int next_frame(seed_gym_envs *g, seed_frame *f, seed_step *st, const char
 	return 0;
 }
 
-/* A frame's Box bounds, action_low and action_high, f32 [A] (A =
- * num_actions) into low and high: 1 when the frame has them, 0 when it
- * has neither (a Discrete space), else -SEED_EFRAME naming what is wrong. */
-static int take_bounds(seed_gym_envs *g, const seed_frame *f, int num_actions, float *low, float *high,
-                       seed_err *err)
+/* A step frame's Box bounds (the schema has checked them: both or
+ * neither, f32 [num_actions], no NaN, low <= high) into low and high: 1
+ * when it has them, 0 when not (a Discrete space), -SEED_EFRAME when there
+ * are more than Seed takes. */
+static int take_bounds(seed_gym_envs *g, const seed_step *st, float *low, float *high, seed_err *err)
 {
-	const seed_tensor *lo = seed_frame_tensor(f, "action_low"), *hi = seed_frame_tensor(f, "action_high");
-	if (!lo && !hi)
+	if (!st->action_low)
 		return 0;
-	if (!lo || !hi)
-		return seed_err_set(err, -SEED_EFRAME, "%s: %s's frame %lld has %s without %s", g->env,
-		                    g->prog, g->frames, lo ? "action_low" : "action_high",
-		                    lo ? "action_high" : "action_low");
-	if (num_actions > SEED_ENV_MAX_ACTION_DIM)
+	if (st->num_actions > SEED_ENV_MAX_ACTION_DIM)
 		return seed_err_set(err, -SEED_EFRAME,
 		                    "%s: %s's frame %lld: a Box of %d actions (Seed takes %d)", g->env,
-		                    g->prog, g->frames, num_actions, SEED_ENV_MAX_ACTION_DIM);
-	for (int b = 0; b < 2; b++) {
-		const seed_tensor *t = b ? hi : lo;
-		if (t->dtype != SEED_DTYPE_F32 || t->rank != 1 || t->shape[0] != num_actions)
-			return seed_err_set(err, -SEED_EFRAME, "%s: %s's frame %lld: '%s' is not f32 [%d]",
-			                    g->env, g->prog, g->frames, b ? "action_high" : "action_low",
-			                    num_actions);
-	}
-	memcpy(low, lo->data, (size_t)num_actions * sizeof *low);
-	memcpy(high, hi->data, (size_t)num_actions * sizeof *high);
-	for (int i = 0; i < num_actions; i++)
-		if (!(low[i] <= high[i])) /* NaN too */
-			return seed_err_set(
-			    err, -SEED_EFRAME,
-			    "%s: %s's frame %lld: the bounds of action %d, [%g, %g], are not a range", g->env,
-			    g->prog, g->frames, i, low[i], high[i]);
+		                    g->prog, g->frames, (int)st->num_actions, SEED_ENV_MAX_ACTION_DIM);
+	memcpy(low, st->action_low, (size_t)st->num_actions * sizeof *low);
+	memcpy(high, st->action_high, (size_t)st->num_actions * sizeof *high);
 	return 1;
 }
 
@@ -391,7 +373,7 @@ static int first_frame(seed_gym_envs *g, seed_err *err)
 	for (int d = 1; d < obs->rank; d++)
 		g->spec.obs_shape[d - 1] = obs->shape[d];
 	g->spec.num_actions = st.num_actions; /* at least 1: the schema's bound */
-	int rc2 = take_bounds(g, &f, st.num_actions, g->spec.action_low, g->spec.action_high, err);
+	int rc2 = take_bounds(g, &st, g->spec.action_low, g->spec.action_high, err);
 	if (rc2 < 0)
 		return rc2;
 	g->spec.action_space = rc2 ? SEED_ACTIONS_BOX : SEED_ACTIONS_DISCRETE;
@@ -508,7 +490,7 @@ static int take_step(seed_gym_envs *g, void *obs, float *reward, uint8_t *termin
 		return rc;
 	/* The action space is the first frame's throughout. */
 	float low[SEED_ENV_MAX_ACTION_DIM], high[SEED_ENV_MAX_ACTION_DIM];
-	int box = take_bounds(g, &f, st.num_actions, low, high, err);
+	int box = take_bounds(g, &st, low, high, err);
 	if (box < 0)
 		return box;
 	size_t nb = (size_t)g->spec.num_actions * sizeof(float);

@@ -16,9 +16,9 @@
  * received is appended to $FAKE_GYM_LINES.  Faults: FAKE_GYM=die (status
  * 2 before the first frame), nospec (prints no spec), quit1 (ends after
  * the first step), status3 (exits 3 at the end), uncapped (a capped row
- * not truncated), boxspec (a --spec whose low is above its high), lowonly
- * (a Box frame without action_high), boxmoved (a Box whose high changes
- * after the first frame).
+ * not truncated), boxspec (a --spec whose low is above its high), box65
+ * (a Box of 65 actions, more than SEED_ENV_MAX_ACTION_DIM), boxmoved (a
+ * Box whose high changes after the first frame).
  */
 #include <errno.h>
 #include <limits.h>
@@ -85,7 +85,7 @@ static int fake_gym(int argc, char **argv)
 		fprintf(stderr, "fake seed-gym: no such environment\n");
 		return 2;
 	}
-	bool box = is("box") || is("boxspec") || is("lowonly") || is("boxmoved");
+	bool box = is("box") || is("boxspec") || is("box65") || is("boxmoved");
 	if (spec) {
 		if (box)
 			printf("{\"obs_dtype\": \"f32\", \"obs_shape\": [2], \"action_space\": \"box\", "
@@ -98,8 +98,8 @@ static int fake_gym(int argc, char **argv)
 			                    "\"num_actions\": 3, \"max_steps\": 7}");
 		return 0;
 	}
-	float low[2] = {-1.5f, -INFINITY}, high[2] = {0.25f, INFINITY};
-	int64_t ashape[1] = {2};
+	float low[65] = {-1.5f, -INFINITY}, high[65] = {0.25f, INFINITY};
+	int64_t ashape[1] = {is("box65") ? 65 : 2};
 	float obs[64][2], reward[64], ret[64], ep_return[64];
 	int32_t t[64], ep_length[64];
 	uint8_t term[64], trunc[64], capped[64], pic[18], final_pic[18];
@@ -118,15 +118,14 @@ static int fake_gym(int argc, char **argv)
 		seed_frame_set_int(&f, "actor", 0);
 		seed_frame_set_int(&f, "seq", seq++);
 		seed_frame_set_int(&f, "env0", 0);
-		seed_frame_set_int(&f, "num_actions", box ? 2 : 3);
+		seed_frame_set_int(&f, "num_actions", box ? ashape[0] : 3);
 		if (box) {
 			if (is("boxmoved") && !first)
 				high[0] = 0.5f;
 			seed_frame_set_tensor(&f, "action_low",
 			                      seed_tensor_view(low, SEED_DTYPE_F32, 1, ashape));
-			if (!is("lowonly"))
-				seed_frame_set_tensor(&f, "action_high",
-				                      seed_tensor_view(high, SEED_DTYPE_F32, 1, ashape));
+			seed_frame_set_tensor(&f, "action_high",
+			                      seed_tensor_view(high, SEED_DTYPE_F32, 1, ashape));
 		}
 		if (first) {
 			memset(reward, 0, sizeof reward);
@@ -392,11 +391,12 @@ static void t_box_step(void)
 		seed_gym_envs_free(&g);
 	}
 
-	/* Frames whose bounds are half there, or move. */
-	setenv("FAKE_GYM", "lowonly", 1);
+	/* Frames with more actions than Seed takes, or whose bounds move (the
+	 * schema refuses bounds that are half there or not a range). */
+	setenv("FAKE_GYM", "box65", 1);
 	rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 1, 0, false, 0, NULL, &err);
 	CHECK_MSG(rc == -SEED_EFRAME && g == NULL &&
-	              strstr(err.msg, "frame 1 has action_low without action_high"),
+	              strstr(err.msg, "frame 1: a Box of 65 actions (Seed takes 64)"),
 	          "%d %s", rc, err.msg);
 	setenv("FAKE_GYM", "boxmoved", 1);
 	rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 1, 0, false, 0, NULL, &err);
