@@ -579,10 +579,11 @@ int seed_gym_envs_step_box(seed_gym_envs *g, const float *actions, void *obs, fl
 	for (int i = 0; i < g->k * a; i++) {
 		if (!isfinite(actions[i]))
 			return seed_err_set(err, -EINVAL, "action %d of env %d is %g, not a finite number",
-			                    i % a, i / a, actions[i]);
+			                    i % a, i / a, (double)actions[i]);
 		/* %.9g: the digits that read back as the same float32. */
 		char num[32];
-		int len = snprintf(num, sizeof num, i + 1 < g->k * a ? "%.9g " : "%.9g\n", actions[i]);
+		int len =
+		    snprintf(num, sizeof num, i + 1 < g->k * a ? "%.9g " : "%.9g\n", (double)actions[i]);
 		seed_buf_append(&g->line, num, (size_t)len);
 	}
 	int rc = send_line(g, err);
