@@ -60,7 +60,7 @@ teardown() {
 	assert_output --partial "frame 0: obs is "
 }
 
-@test "a Box's actions reach env.step as written (float32, unclipped, in the space's dtype); other shapes are refused" {
+@test "a Box's actions reach env.step as written (float32, unclipped, in the space's dtype); infinite bounds; other shapes are refused" {
 	need_gym
 	export PYTHONPATH="$SEED_SRCDIR/tests/golden${PYTHONPATH:+:$PYTHONPATH}"
 	# BoxEcho-v0: three float64 actions in [-1, 1]; its observation is the
@@ -76,6 +76,17 @@ teardown() {
 	# Beyond the bounds, as they came: 3 and -1.25 are not clipped to 1, -1.
 	[ "$(seed-cat "$D/frames" | jq -c 'select(.seq == 1) | [.obs.data[0], .action_low.data, .action_high.data]')" = \
 		'[[0.5,-1.25,3],[-1,-1,-1],[1,1,1]]' ]
+	# Infinite bounds (and one past float32's range): "inf" and "-inf" in
+	# --spec's JSON; infinities in the frames, which Seed's decoder takes.
+	run --separate-stderr seed-gym --env gym_box:BoxWide-v0 --spec
+	assert_success
+	assert_output '{"env": "gym:gym_box:BoxWide-v0", "obs_dtype": "f32", "obs_shape": [3], "action_space": "box", "num_actions": 3, "action_low": ["-inf", "-inf", 0.1], "action_high": ["inf", 5.0, 0.3], "max_steps": 0}'
+	printf '%s\n' '-1e30 -1e30 7' '3.5 1e38 -0.25' >"$D/wide"
+	seed-gym --env gym_box:BoxWide-v0 --actions "$D/wide" --out "$D/frames" --quiet
+	run python3 "$SEED_SRCDIR/tests/golden/gym_box.py" compare gym_box:BoxWide-v0 '{}' 0 "$D/wide" "$D/frames"
+	assert_output "3 frames equal"
+	[ "$(seed-cat "$D/frames" | jq -c 'select(.seq == 2) | [.action_low.data, .action_high.data, .obs.data[0]]')" = \
+		'[["-inf","-inf",0.1],["inf",5,0.3],[3.5,1e+38,-0.25]]' ]
 	run --separate-stderr seed-gym --env gym_box:BoxSquare-v0 --spec
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "seed-gym: --env gym_box:BoxSquare-v0: its action space is Box(-1.0, 1.0, (2, 2), float64): seed-gym takes a Box of shape (A,) with 1 <= A <= 64" ]

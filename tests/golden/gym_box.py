@@ -21,9 +21,10 @@ Importing this file (gymnasium.make("gym_box:BoxEcho-v0") with tests/golden
 on PYTHONPATH) registers two environments for tests of seed-gym itself:
 BoxEcho-v0, a Box of 3 float64 actions in [-1, 1] whose observation (float64,
 sent as f32) is the action it was stepped with, exactly as it came, and
-whose episodes end (terminated) when the first action is above 100; and
-BoxSquare-v0, whose actions are a Box of shape (2, 2), which seed-gym
-refuses.  Needs gymnasium, numpy and msgpack; never run by the build.
+whose episodes end (terminated) when the first action is above 100;
+BoxWide-v0, the same with bounds [-inf, inf], [-1e39, 5] (float32 has no
+-1e39: -inf in the frames) and [0.1, 0.3]; and BoxSquare-v0, whose actions
+are a Box of shape (2, 2), which seed-gym refuses.  Needs gymnasium, numpy and msgpack; never run by the build.
 """
 import json
 import sys
@@ -33,8 +34,9 @@ import numpy as np
 
 
 class BoxEcho(gym.Env):
-    def __init__(self, shape=(3,)):
-        self.action_space = gym.spaces.Box(-1.0, 1.0, shape, np.float64)
+    def __init__(self, shape=(3,), low=-1.0, high=1.0):
+        as_box = (lambda b: np.array(b)) if isinstance(low, list) else float
+        self.action_space = gym.spaces.Box(as_box(low), as_box(high), shape, np.float64)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (3,), np.float64)
 
     def reset(self, seed=None, options=None):
@@ -48,6 +50,8 @@ class BoxEcho(gym.Env):
 
 
 gym.register("BoxEcho-v0", entry_point=BoxEcho)
+gym.register("BoxWide-v0", entry_point=BoxEcho,
+             kwargs={"low": [-np.inf, -1e39, 0.1], "high": [np.inf, 5.0, 0.3]})
 gym.register("BoxSquare-v0", entry_point=BoxEcho, kwargs={"shape": (2, 2)})
 
 
@@ -70,8 +74,9 @@ def compare(env_id, options, seed, actions_path, frames_path):
     envs = [gym.make(env_id, **options) for _ in range(k)]
     space = envs[0].action_space
     a = space.shape[0]
-    want = {"num_actions": a, "action_low": space.low.astype(np.float32),
-            "action_high": space.high.astype(np.float32)}
+    with np.errstate(over="ignore"):  # a bound beyond float32's range is infinite in the frames
+        want = {"num_actions": a, "action_low": space.low.astype(np.float32),
+                "action_high": space.high.astype(np.float32)}
     obs = np.array([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)], dtype=np.float32)
     ret, length = np.zeros(k), np.zeros(k, dtype=np.int64)
     lines = [ln.split() for ln in open(actions_path) if ln.split()]
