@@ -159,7 +159,7 @@ teardown() {
 	[[ "$stderr" == *"seed-gym: reply for envs 2..: action 0 of env 3 is nan, not a finite number"* ]]
 }
 
-@test "MuJoCo's Hopper-v5: torques beyond the bounds; every frame is Gymnasium's own" {
+@test "MuJoCo's Hopper-v5: torques beyond the bounds; every frame is Gymnasium's own; MuJoCo's warnings on stderr" {
 	need_python "scripts/install-deps" gymnasium numpy zmq:pyzmq msgpack mujoco imageio
 	# Two envs of three torques each, swinging to 2.5 (the bounds are
 	# [-1, 1]: MuJoCo clamps the control, but Hopper's control cost is
@@ -175,4 +175,12 @@ teardown() {
 	[ "$(seed-cat "$D/frames" | jq -s '[.[] | .terminated.data[]] | add')" -ge 2 ]
 	[ "$(seed-cat "$D/frames" | jq -c 'select(.seq == 0) | [.num_actions, .action_low.data, .action_high.data]')" = \
 		'[3,[-1,-1,-1],[1,1,1]]' ]
+	# MuJoCo's warnings (mujoco 4 has one for HalfCheetah's model) go to
+	# stderr as seed-gym's, not into MUJOCO_LOG.TXT in the working directory.
+	cd "$D"
+	run --separate-stderr seed-gym --env HalfCheetah-v5 --spec
+	assert_success
+	assert_output '{"env": "gym:HalfCheetah-v5", "obs_dtype": "f32", "obs_shape": [17], "action_space": "box", "num_actions": 6, "action_low": [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0], "action_high": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "max_steps": 1000}'
+	[ ! -e "$D/MUJOCO_LOG.TXT" ]
+	[ -z "$stderr" ] || [[ "$stderr" == "seed-gym: MuJoCo: "* ]]
 }
