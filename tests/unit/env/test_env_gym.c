@@ -32,6 +32,7 @@
 #include "seed/env_gym.h"
 #include "seed/frame.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 static char self[PATH_MAX];
 
@@ -321,10 +322,9 @@ static char *slurp(const char *path)
  * the fake reads back from it, bit for bit. */
 static void t_box_step(void)
 {
-	char lines[PATH_MAX];
-	snprintf(lines, sizeof lines, "%s/test_env_gym.lines.%d",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-	remove(lines);
+	const char *dir = tmpdir_new();
+	char lines[sizeof tmpdir_path + 8];
+	snprintf(lines, sizeof lines, "%s/lines", dir);
 	setenv("SEED_GYM", self, 1);
 	setenv("FAKE_GYM", "box", 1);
 	setenv("FAKE_GYM_LINES", lines, 1);
@@ -332,8 +332,10 @@ static void t_box_step(void)
 	seed_err err = {{0}};
 	int rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 2, 0, false, 0, NULL, &err);
 	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
-	if (rc)
+	if (rc) {
+		tmpdir_remove(dir);
 		return;
+	}
 	const seed_env_spec *s = seed_gym_envs_spec(g);
 	CHECK(s->action_space == SEED_ACTIONS_BOX && s->num_actions == 2);
 	CHECK(s->action_low[0] == -1.5f && s->action_high[0] == 0.25f && s->action_low[1] == -INFINITY &&
@@ -376,7 +378,7 @@ static void t_box_step(void)
 	const char *got = slurp(lines);
 	CHECK_MSG(strcmp(got, want) == 0, "lines:\n%s", got);
 	CHECK(seed_gym_envs_close(&g, &err) == 0 && g == NULL);
-	remove(lines);
+	tmpdir_remove(dir);
 	unsetenv("FAKE_GYM_LINES");
 
 	/* A Discrete vector refuses the Box step. */
