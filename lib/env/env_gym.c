@@ -10,8 +10,14 @@
  * --spec prints one JSON object {"obs_dtype", "obs_shape", "num_actions",
  * "max_steps"} and exits 0, or says what is wrong on its standard error
  * (which is the caller's) and exits 2 when the environment cannot work
- * with Seed, 1 on other failures.  The offline mode answers each line of
- * actions with a step frame (seed-frames(7)), its first frame before any.
+ * with Seed, 1 on other failures.  A Box action space adds "action_space":
+ * "box" and "action_low", "action_high": num_actions bounds each, numbers
+ * or the strings "inf" and "-inf" (JSON has no infinity; the words
+ * seed_frame_to_json uses), read as float32.  The offline mode answers
+ * each line of actions with a step frame (seed-frames(7)), its first frame
+ * before any; a Box's frames carry the bounds, f32 [A], and its lines are
+ * the K * A numbers, env by env, each written with %.9g so that it reads
+ * back as the same float32.
  */
 #include "seed/env_gym.h"
 
@@ -19,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +140,45 @@ static int gym_start(const char *who, const char *prog, const char *const *argv,
 
 /* ---- the spec: seed-gym --spec -------------------------------------------- */
 
+/* A bound of --spec's JSON into *out: a number, or "inf" / "-inf". */
+static bool parse_bound(const json_t *v, float *out)
+{
+	const char *w = json_string_value(v);
+	if (w && (strcmp(w, "inf") == 0 || strcmp(w, "-inf") == 0)) {
+		*out = w[0] == '-' ? -INFINITY : INFINITY;
+		return true;
+	}
+	if (!json_is_number(v))
+		return false;
+	*out = (float)json_number_value(v); /* a float32's shortest decimal reads back to it */
+	return true;
+}
+
+/* The Box part of --spec's JSON o into s (s->num_actions set): false when
+ * it is not one (an "action_space" other than "box", bounds missing, of
+ * another length, or low above high).  No "action_space": Discrete. */
+static bool parse_box(json_t *o, seed_env_spec *s)
+{
+	json_t *space = json_object_get(o, "action_space");
+	const char *name = json_string_value(space);
+	json_t *low = json_object_get(o, "action_low"), *high = json_object_get(o, "action_high");
+	if (!space) {
+		s->action_space = SEED_ACTIONS_DISCRETE;
+		return !low && !high;
+	}
+	if (!name || strcmp(name, "box") != 0 || s->num_actions > SEED_ENV_MAX_ACTION_DIM ||
+	    !json_is_array(low) || !json_is_array(high) || json_array_size(low) != (size_t)s->num_actions ||
+	    json_array_size(high) != (size_t)s->num_actions)
+		return false;
+	s->action_space = SEED_ACTIONS_BOX;
+	for (int i = 0; i < s->num_actions; i++)
+		if (!parse_bound(json_array_get(low, (size_t)i), &s->action_low[i]) ||
+		    !parse_bound(json_array_get(high, (size_t)i), &s->action_high[i]) ||
+		    !(s->action_low[i] <= s->action_high[i]))
+			return false;
+	return true;
+}
+
 /* The spec printed by --spec, or false when it is not one. */
 static bool parse_spec(const char *text, seed_env_spec *out)
 {
@@ -157,8 +203,10 @@ static bool parse_spec(const char *text, seed_env_spec *out)
 	if (ok) {
 		s.num_actions = (int)json_integer_value(na);
 		s.max_steps = (int)json_integer_value(ms);
-		*out = s;
+		ok = parse_box(o, &s);
 	}
+	if (ok)
+		*out = s;
 	json_decref(o);
 	return ok;
 }
@@ -189,8 +237,9 @@ int seed_env_gym_spec(const char *name, const char *options, seed_env_spec *spec
 	if (!parse_spec(buf, spec))
 		return seed_err_set(err, -SEED_EOPTION,
 		                    "env \"%s\": `%s --spec` printed no valid spec (obs_dtype, obs_shape of "
-		                    "rank 1..%d, num_actions, max_steps): %.200s",
-		                    name, prog, SEED_ENV_MAX_OBS_RANK, buf);
+		                    "rank 1..%d, num_actions, max_steps; for a Box, action_space \"box\" and "
+		                    "action_low, action_high of num_actions <= %d bounds): %.200s",
+		                    name, prog, SEED_ENV_MAX_OBS_RANK, SEED_ENV_MAX_ACTION_DIM, buf);
 	return 0;
 }
 
@@ -289,6 +338,23 @@ static int next_frame(seed_gym_envs *g, seed_frame *f, seed_step *st, const char
 	return 0;
 }
 
+/* A step frame's Box bounds (the schema has checked them: both or
+ * neither, f32 [num_actions], no NaN, low <= high) into low and high: 1
+ * when it has them, 0 when not (a Discrete space), -SEED_EFRAME when there
+ * are more than Seed takes. */
+static int take_bounds(seed_gym_envs *g, const seed_step *st, float *low, float *high, seed_err *err)
+{
+	if (!st->action_low)
+		return 0;
+	if (st->num_actions > SEED_ENV_MAX_ACTION_DIM)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "%s: %s's frame %lld: a Box of %d actions (Seed takes %d)", g->env,
+		                    g->prog, g->frames, (int)st->num_actions, SEED_ENV_MAX_ACTION_DIM);
+	memcpy(low, st->action_low, (size_t)st->num_actions * sizeof *low);
+	memcpy(high, st->action_high, (size_t)st->num_actions * sizeof *high);
+	return 1;
+}
+
 /* The first frame: the spec, the first observations and picture. */
 static int first_frame(seed_gym_envs *g, seed_err *err)
 {
@@ -307,6 +373,10 @@ static int first_frame(seed_gym_envs *g, seed_err *err)
 	for (int d = 1; d < obs->rank; d++)
 		g->spec.obs_shape[d - 1] = obs->shape[d];
 	g->spec.num_actions = st.num_actions; /* at least 1: the schema's bound */
+	int rc2 = take_bounds(g, &st, g->spec.action_low, g->spec.action_high, err);
+	if (rc2 < 0)
+		return rc2;
+	g->spec.action_space = rc2 ? SEED_ACTIONS_BOX : SEED_ACTIONS_DISCRETE;
 	g->ob = seed_env_spec_obs_bytes(&g->spec);
 	g->obs0 = seed_xmalloc((size_t)g->k * g->ob);
 	memcpy(g->obs0, obs->data, (size_t)g->k * g->ob);
@@ -389,21 +459,9 @@ static int take_row(seed_gym_envs *g, const seed_frame *f, const char *name, see
 	return 0;
 }
 
-int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, float *reward,
-                       uint8_t *terminated, uint8_t *truncated, uint8_t *capped, float *ep_return,
-                       int32_t *ep_length, seed_err *err)
+/* Send g->line, a step's actions, to seed-gym. */
+static int send_line(seed_gym_envs *g, seed_err *err)
 {
-	seed_buf_reset(&g->line);
-	for (int i = 0; i < g->k; i++) {
-		if (actions[i] < 0 || actions[i] >= g->spec.num_actions)
-			return seed_err_set(err, -EINVAL,
-			                    "action %" PRId32 " of env %d is out of range [0, %d)",
-			                    actions[i], i, g->spec.num_actions);
-		char num[16];
-		int len =
-		    snprintf(num, sizeof num, i + 1 < g->k ? "%" PRId32 " " : "%" PRId32 "\n", actions[i]);
-		seed_buf_append(&g->line, num, (size_t)len);
-	}
 	for (size_t done = 0; done < g->line.len;) {
 		ssize_t w = write(g->child.in, g->line.data + done, g->line.len - done);
 		if (w < 0 && errno == EINTR && !stopping(g))
@@ -417,11 +475,29 @@ int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, floa
 			                    strerror(errno));
 		done += (size_t)w;
 	}
+	return 0;
+}
+
+/* Read the frame that answers a step and take its outputs
+ * (seed_gym_envs_step's). */
+static int take_step(seed_gym_envs *g, void *obs, float *reward, uint8_t *terminated, uint8_t *truncated,
+                     uint8_t *capped, float *ep_return, int32_t *ep_length, seed_err *err)
+{
 	seed_frame f;
 	seed_step st;
 	int rc = next_frame(g, &f, &st, "in the middle of an episode", err);
 	if (rc < 0)
 		return rc;
+	/* The action space is the first frame's throughout. */
+	float low[SEED_ENV_MAX_ACTION_DIM], high[SEED_ENV_MAX_ACTION_DIM];
+	int box = take_bounds(g, &st, low, high, err);
+	if (box < 0)
+		return box;
+	size_t nb = (size_t)g->spec.num_actions * sizeof(float);
+	if (st.num_actions != g->spec.num_actions || box != (g->spec.action_space == SEED_ACTIONS_BOX) ||
+	    (box && (memcmp(low, g->spec.action_low, nb) != 0 || memcmp(high, g->spec.action_high, nb) != 0)))
+		return seed_err_set(err, -SEED_EFRAME, "%s: %s's frame %lld: the action space changed",
+		                    g->env, g->prog, g->frames);
 	const seed_tensor *o = st.obs;
 	bool same = o->dtype == g->spec.obs_dtype && o->rank == g->spec.obs_rank + 1 && o->shape[0] == g->k;
 	for (int d = 0; same && d < g->spec.obs_rank; d++)
@@ -466,6 +542,53 @@ int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, floa
 		}
 	}
 	return 0;
+}
+
+int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, float *reward,
+                       uint8_t *terminated, uint8_t *truncated, uint8_t *capped, float *ep_return,
+                       int32_t *ep_length, seed_err *err)
+{
+	if (g->spec.action_space != SEED_ACTIONS_DISCRETE)
+		return seed_err_set(err, -EINVAL,
+		                    "%s: its actions are a Box: step it with seed_gym_envs_step_box", g->env);
+	seed_buf_reset(&g->line);
+	for (int i = 0; i < g->k; i++) {
+		if (actions[i] < 0 || actions[i] >= g->spec.num_actions)
+			return seed_err_set(err, -EINVAL,
+			                    "action %" PRId32 " of env %d is out of range [0, %d)",
+			                    actions[i], i, g->spec.num_actions);
+		char num[16];
+		int len =
+		    snprintf(num, sizeof num, i + 1 < g->k ? "%" PRId32 " " : "%" PRId32 "\n", actions[i]);
+		seed_buf_append(&g->line, num, (size_t)len);
+	}
+	int rc = send_line(g, err);
+	return rc < 0 ? rc
+	              : take_step(g, obs, reward, terminated, truncated, capped, ep_return, ep_length, err);
+}
+
+int seed_gym_envs_step_box(seed_gym_envs *g, const float *actions, void *obs, float *reward,
+                           uint8_t *terminated, uint8_t *truncated, uint8_t *capped, float *ep_return,
+                           int32_t *ep_length, seed_err *err)
+{
+	if (g->spec.action_space != SEED_ACTIONS_BOX)
+		return seed_err_set(err, -EINVAL,
+		                    "%s: its actions are Discrete: step it with seed_gym_envs_step", g->env);
+	int a = g->spec.num_actions;
+	seed_buf_reset(&g->line);
+	for (int i = 0; i < g->k * a; i++) {
+		if (!isfinite(actions[i]))
+			return seed_err_set(err, -EINVAL, "action %d of env %d is %g, not a finite number",
+			                    i % a, i / a, (double)actions[i]);
+		/* %.9g: the digits that read back as the same float32. */
+		char num[32];
+		int len =
+		    snprintf(num, sizeof num, i + 1 < g->k * a ? "%.9g " : "%.9g\n", (double)actions[i]);
+		seed_buf_append(&g->line, num, (size_t)len);
+	}
+	int rc = send_line(g, err);
+	return rc < 0 ? rc
+	              : take_step(g, obs, reward, terminated, truncated, capped, ep_return, ep_length, err);
 }
 
 int seed_gym_envs_draw(void *ctx, bool final, uint8_t *rgb, int width, int height)

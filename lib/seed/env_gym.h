@@ -18,7 +18,10 @@
  *   each step's K actions go to its stdin as one line and the step frame
  *   it answers with is read from its stdout (seed-frames(7)).  The first
  *   frame, the envs just reset, gives the spec: the observations' dtype and
- *   shape and the number of actions.  With rgb, seed-gym adds env 0's
+ *   shape and the number of actions, and for a Box action space (a frame
+ *   with action_low and action_high) its A bounds.  A Box's line holds
+ *   the K * A numbers, env by env, each with %.9g (the same float32 read
+ *   back).  With rgb, seed-gym adds env 0's
  *   pictures to the frames (rgb, and final_rgb where its episode ended;
  *   u8 [H, W, 3]), which seed_gym_envs_draw scales to the size asked.
  *
@@ -42,7 +45,10 @@ extern "C" {
 #endif
 
 /* The spec of Gymnasium environment name ("gym:ID") with options, as
- * `seed-gym --env ID --env-options JSON --spec` prints it.  Errors:
+ * `seed-gym --env ID --env-options JSON --spec` prints it: a Box action
+ * space is "action_space": "box" with "action_low" and "action_high",
+ * num_actions bounds each, a number or the string "inf" or "-inf" (JSON
+ * has no infinity); without "action_space", Discrete.  Errors:
  * -SEED_EOPTION when seed-gym says the environment cannot work with Seed
  * (its status 2) or prints no valid spec, -ENOENT when seed-gym cannot be
  * run, -EIO when it fails otherwise; err names the command. */
@@ -63,7 +69,9 @@ typedef struct seed_gym_envs seed_gym_envs;
 int seed_gym_envs_new(seed_gym_envs **out, const char *env, const char *options, int k, uint64_t seed,
                       bool rgb, int max_episode_steps, volatile sig_atomic_t *stop, seed_err *err);
 
-/* The spec read from the first frame (max_steps 0: not known here). */
+/* The spec read from the first frame (max_steps 0: not known here); a
+ * frame with action_low and action_high makes it a Box of num_actions
+ * (A) real numbers with those bounds. */
 const seed_env_spec *seed_gym_envs_spec(const seed_gym_envs *g);
 
 /* The observations of the first frame ([K][obs bytes]). */
@@ -73,12 +81,22 @@ void seed_gym_envs_reset(seed_gym_envs *g, void *obs);
  * its outputs as seed_envs_step gives them (envs that ended are reset in
  * the same step; ep_return and ep_length the totals of the episodes that
  * ended); capped[i] is 1 where seed-gym's step cap cut env i's episode (it
- * is then truncated), else 0.  Errors: -EINVAL (an action out of range;
- * nothing is sent), -SEED_EOPTION (seed-gym stopped; its status is said),
- * -EINTR (*stop), -SEED_EFRAME (a frame that does not fit). */
+ * is then truncated), else 0.  Errors: -EINVAL (an action out of range, or
+ * a Box space; nothing is sent), -SEED_EOPTION (seed-gym stopped; its
+ * status is said), -EINTR (*stop), -SEED_EFRAME (a frame that does not
+ * fit, or whose action space is not the first frame's). */
 int seed_gym_envs_step(seed_gym_envs *g, const int32_t *actions, void *obs, float *reward,
                        uint8_t *terminated, uint8_t *truncated, uint8_t *capped, float *ep_return,
                        int32_t *ep_length, seed_err *err);
+
+/* seed_gym_envs_step for a Box space: actions is [K][A] floats (A the
+ * spec's num_actions), every one finite; they reach the environments as
+ * they are, not clipped to the bounds.  Outputs and errors as
+ * seed_gym_envs_step's; -EINVAL (nothing is sent) for a non-finite action
+ * or a Discrete space. */
+int seed_gym_envs_step_box(seed_gym_envs *g, const float *actions, void *obs, float *reward,
+                           uint8_t *terminated, uint8_t *truncated, uint8_t *capped, float *ep_return,
+                           int32_t *ep_length, seed_err *err);
 
 /* Env 0's picture (ctx: the seed_gym_envs) of the last frame, or with
  * final the picture its last episode ended in, scaled to width x height

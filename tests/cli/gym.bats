@@ -84,9 +84,6 @@ teardown() {
 	run --separate-stderr seed-gym --env gym:CartPole-v1 --spec
 	assert_success
 	assert_output '{"env": "gym:CartPole-v1", "obs_dtype": "f32", "obs_shape": [4], "num_actions": 2, "max_steps": 500}'
-	run --separate-stderr seed-gym --env Pendulum-v1 --spec
-	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
 	run --separate-stderr seed-gym --env FrozenLake-v1 --spec
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box"* ]]
@@ -298,16 +295,17 @@ teardown() {
 	[ "$(jq -S "$keep" "$dir/config.json")" = "$(seed-learn --config gym-cartpole --print-config | jq -S "$keep")" ]
 	jq -e '.env == "gym:Acrobot-v1" and .seed == 1 and .total_frames == 10000' "$dir/config.json"
 	jq -e '.eval.env == "gym:Acrobot-v1" and .eval.episodes == 2' <<<"$output"
-	# Pendulum-v1's actions are a Box: seed-gym (an actor, or seed-learn's
-	# seed-gym --spec) says so with status 2, and the run ends there.
-	run --separate-stderr timeout 120 seed-train gym:Pendulum-v1 --dir "$D/pendulum"
+	# FrozenLake-v1's observations are Discrete: seed-gym (an actor, or
+	# seed-learn's seed-gym --spec) says so with status 2, and the run ends
+	# there.
+	run --separate-stderr timeout 120 seed-train gym:FrozenLake-v1 --dir "$D/frozenlake"
 	echo "$stderr"
 	[ "$status" -eq 2 ]
 	[ -z "$output" ]
-	[[ "$stderr" == *"seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only"* ]]
+	[[ "$stderr" == *"seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box"* ]]
 	last=$(tail -n 1 <<<"$stderr")
-	[[ "$last" == "seed-gym: --env Pendulum-v1: its action space is Box"*"Discrete action spaces only" ||
-		"$last" == 'seed-learn: config: env "gym:Pendulum-v1": `'*'seed-gym --spec` failed (status 2; its message is above)' ]]
+	[[ "$last" == "seed-gym: --env FrozenLake-v1: its observation space is Discrete: seed-gym needs a Box" ||
+		"$last" == 'seed-learn: config: env "gym:FrozenLake-v1": `'*'seed-gym --spec` failed (status 2; its message is above)' ]]
 	[[ "$stderr" != *"; restart "* ]]
 }
 

@@ -9,13 +9,20 @@
  * whose reward is the action, whose episodes end (terminated) at t = 3 or
  * are cut (truncated and capped) at --max-episode-steps if that is less,
  * and with --rgb sends env 0's picture, u8 [2, 3, 3], every byte t (and
- * final_rgb, every byte 100 + t, where env 0's episode ended).  Faults:
- * FAKE_GYM=die (status 2 before the first frame), nospec (prints no spec),
- * quit1 (ends after the first step), status3 (exits 3 at the end),
- * uncapped (a capped row not truncated).
+ * final_rgb, every byte 100 + t, where env 0's episode ended).
+ * FAKE_GYM=box plays a Box of 2 actions, bounds [-1.5, 0.25] and [-inf,
+ * inf] (in --spec's JSON and in every frame): an env's observation is its
+ * last action as strtof reads it from the line, reward 1; every line
+ * received is appended to $FAKE_GYM_LINES.  Faults: FAKE_GYM=die (status
+ * 2 before the first frame), nospec (prints no spec), quit1 (ends after
+ * the first step), status3 (exits 3 at the end), uncapped (a capped row
+ * not truncated), boxspec (a --spec whose low is above its high), box65
+ * (a Box of 65 actions, more than SEED_ENV_MAX_ACTION_DIM), boxmoved (a
+ * Box whose high changes after the first frame).
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 #include "seed/env_gym.h"
 #include "seed/frame.h"
 #include "tap.h"
+#include "tmpdir.h"
 
 static char self[PATH_MAX];
 
@@ -55,6 +63,11 @@ static seed_tensor row(void *data, seed_dtype dt, int64_t k)
 	return seed_tensor_view(data, dt, 1, shape);
 }
 
+static bool is(const char *m)
+{
+	return strcmp(mode(), m) == 0;
+}
+
 static int fake_gym(int argc, char **argv)
 {
 	int k = 1, cap = 0;
@@ -73,12 +86,21 @@ static int fake_gym(int argc, char **argv)
 		fprintf(stderr, "fake seed-gym: no such environment\n");
 		return 2;
 	}
+	bool box = is("box") || is("boxspec") || is("box65") || is("boxmoved");
 	if (spec) {
-		puts(strcmp(mode(), "nospec") == 0 ? "not a spec"
-		                                   : "{\"obs_dtype\": \"f32\", \"obs_shape\": [2], "
-		                                     "\"num_actions\": 3, \"max_steps\": 7}");
+		if (box)
+			printf("{\"obs_dtype\": \"f32\", \"obs_shape\": [2], \"action_space\": \"box\", "
+			       "\"num_actions\": 2, \"action_low\": [-1.5, \"-inf\"], \"action_high\": [%s, "
+			       "\"inf\"], \"max_steps\": 7}\n",
+			       is("boxspec") ? "-2" : "0.25");
+		else
+			puts(is("nospec") ? "not a spec"
+			                  : "{\"obs_dtype\": \"f32\", \"obs_shape\": [2], "
+			                    "\"num_actions\": 3, \"max_steps\": 7}");
 		return 0;
 	}
+	float low[65] = {-1.5f, -INFINITY}, high[65] = {0.25f, INFINITY};
+	int64_t ashape[1] = {is("box65") ? 65 : 2};
 	float obs[64][2], reward[64], ret[64], ep_return[64];
 	int32_t t[64], ep_length[64];
 	uint8_t term[64], trunc[64], capped[64], pic[18], final_pic[18];
@@ -97,7 +119,15 @@ static int fake_gym(int argc, char **argv)
 		seed_frame_set_int(&f, "actor", 0);
 		seed_frame_set_int(&f, "seq", seq++);
 		seed_frame_set_int(&f, "env0", 0);
-		seed_frame_set_int(&f, "num_actions", 3);
+		seed_frame_set_int(&f, "num_actions", box ? ashape[0] : 3);
+		if (box) {
+			if (is("boxmoved") && !first)
+				high[0] = 0.5f;
+			seed_frame_set_tensor(&f, "action_low",
+			                      seed_tensor_view(low, SEED_DTYPE_F32, 1, ashape));
+			seed_frame_set_tensor(&f, "action_high",
+			                      seed_tensor_view(high, SEED_DTYPE_F32, 1, ashape));
+		}
 		if (first) {
 			memset(reward, 0, sizeof reward);
 			memset(term, 0, sizeof term);
@@ -129,10 +159,23 @@ static int fake_gym(int argc, char **argv)
 			return 0;
 		if (!fgets(line, sizeof line, stdin))
 			return strcmp(mode(), "status3") == 0 ? 3 : 0;
+		const char *lines = getenv("FAKE_GYM_LINES");
+		FILE *lf = lines ? fopen(lines, "a") : NULL;
+		if (lf) {
+			fputs(line, lf);
+			fclose(lf);
+		}
 		char *p = line;
 		for (int i = 0; i < k; i++) {
-			long a = strtol(p, &p, 10);
-			reward[i] = (float)a;
+			float a;
+			if (box) {
+				obs[i][0] = strtof(p, &p);
+				obs[i][1] = strtof(p, &p);
+				a = 1;
+			} else {
+				a = (float)strtol(p, &p, 10);
+			}
+			reward[i] = a;
 			ret[i] += (float)a;
 			t[i]++;
 			term[i] = t[i] == 3 && (cap == 0 || cap >= 3);
@@ -147,7 +190,8 @@ static int fake_gym(int argc, char **argv)
 				t[i] = 0;
 				ret[i] = 0;
 			}
-			obs[i][0] = (float)t[i];
+			if (!box)
+				obs[i][0] = (float)t[i];
 		}
 	}
 }
@@ -175,6 +219,29 @@ static void t_spec(void)
 	rc = seed_env_gym_spec("gym:Fake-v0", NULL, &s, &err);
 	CHECK_MSG(rc == -SEED_EOPTION && strstr(err.msg, "printed no valid spec") &&
 	              strstr(err.msg, "not a spec"),
+	          "%d %s", rc, err.msg);
+}
+
+/* A Box's spec: "action_space", bounds as numbers and "inf" / "-inf". */
+static void t_box_spec(void)
+{
+	setenv("SEED_GYM", self, 1);
+	setenv("FAKE_GYM", "box", 1);
+	seed_env_spec s = {0};
+	seed_err err = {{0}};
+	int rc = seed_env_gym_spec("gym:Fake-v0", NULL, &s, &err);
+	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
+	CHECK(s.action_space == SEED_ACTIONS_BOX && s.num_actions == 2 && s.max_steps == 7);
+	CHECK(s.action_low[0] == -1.5f && s.action_high[0] == 0.25f);
+	CHECK(s.action_low[1] == -INFINITY && s.action_high[1] == INFINITY);
+	setenv("FAKE_GYM", "", 1);
+	CHECK(seed_env_gym_spec("gym:Fake-v0", NULL, &s, &err) == 0 &&
+	      s.action_space == SEED_ACTIONS_DISCRETE);
+	/* A low above its high is no spec. */
+	setenv("FAKE_GYM", "boxspec", 1);
+	rc = seed_env_gym_spec("gym:Fake-v0", NULL, &s, &err);
+	CHECK_MSG(rc == -SEED_EOPTION && strstr(err.msg, "printed no valid spec") &&
+	              strstr(err.msg, "\"action_high\": [-2, \"inf\"]"),
 	          "%d %s", rc, err.msg);
 }
 
@@ -237,6 +304,112 @@ static void t_step(void)
 	CHECK(seed_gym_envs_close(&g, &err) == 0 && g == NULL);
 	CHECK(seed_gym_envs_close(&g, &err) == 0);
 	seed_gym_envs_free(&g);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A Box of 2 actions, two envs: the bounds from the first frame, each
+ * step's line (K * A numbers, env by env, %.9g), and the float32 values
+ * the fake reads back from it, bit for bit. */
+static void t_box_step(void)
+{
+	const char *dir = tmpdir_new();
+	char lines[sizeof tmpdir_path + 8];
+	snprintf(lines, sizeof lines, "%s/lines", dir);
+	setenv("SEED_GYM", self, 1);
+	setenv("FAKE_GYM", "box", 1);
+	setenv("FAKE_GYM_LINES", lines, 1);
+	seed_gym_envs *g = NULL;
+	seed_err err = {{0}};
+	int rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 2, 0, false, 0, NULL, &err);
+	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
+	if (rc) {
+		tmpdir_remove(dir);
+		return;
+	}
+	const seed_env_spec *s = seed_gym_envs_spec(g);
+	CHECK(s->action_space == SEED_ACTIONS_BOX && s->num_actions == 2);
+	CHECK(s->action_low[0] == -1.5f && s->action_high[0] == 0.25f && s->action_low[1] == -INFINITY &&
+	      s->action_high[1] == INFINITY);
+	float obs[2][2], reward[2], ep_return[2];
+	int32_t ep_length[2];
+	uint8_t term[2], trunc[2], capped[2];
+	seed_gym_envs_reset(g, obs);
+	/* Non-finite actions are refused, nothing sent; so are the Discrete
+	 * step's integers. */
+	float nan_act[4] = {0, 1, NAN, 0}, inf_act[4] = {0, 1, 2, -INFINITY};
+	rc = seed_gym_envs_step_box(g, nan_act, obs, reward, term, trunc, capped, ep_return, ep_length, &err);
+	CHECK_MSG(rc == -EINVAL && strcmp(err.msg, "action 0 of env 1 is nan, not a finite number") == 0,
+	          "%d %s", rc, err.msg);
+	rc = seed_gym_envs_step_box(g, inf_act, obs, reward, term, trunc, capped, ep_return, ep_length, &err);
+	CHECK_MSG(rc == -EINVAL && strcmp(err.msg, "action 1 of env 1 is -inf, not a finite number") == 0,
+	          "%d %s", rc, err.msg);
+	int32_t ints[2] = {0, 1};
+	rc = seed_gym_envs_step(g, ints, obs, reward, term, trunc, capped, ep_return, ep_length, &err);
+	CHECK_MSG(rc == -EINVAL && strstr(err.msg, "gym:Fake-v0: its actions are a Box"), "%d %s", rc,
+	          err.msg);
+	CHECK(strcmp(slurp(lines), "") == 0);
+	/* Inside, at and beyond the bounds; values whose 9 digits matter;
+	 * the largest and smallest float32. */
+	float act[3][4] = {{0.1f, -2, 0.25f, 1e6f},
+	                   {-1.5f, 3.40282347e38f, 1.17549435e-38f, 1.40129846e-45f},
+	                   {0.333333343f, -0.f, 16777217.f, -3.40282347e38f}};
+	const char *want = "0.100000001 -2 0.25 1000000\n"
+	                   "-1.5 3.40282347e+38 1.17549435e-38 1.40129846e-45\n"
+	                   "0.333333343 -0 16777216 -3.40282347e+38\n";
+	for (int step = 0; step < 3; step++) {
+		rc = seed_gym_envs_step_box(g, act[step], obs, reward, term, trunc, capped, ep_return,
+		                            ep_length, &err);
+		CHECK_MSG(rc == 0, "step %d: %d %s", step, rc, err.msg);
+		CHECK_MSG(memcmp(obs, act[step], sizeof obs) == 0, "step %d: %.9g %.9g %.9g %.9g", step,
+		          (double)obs[0][0], (double)obs[0][1], (double)obs[1][0], (double)obs[1][1]);
+		CHECK(reward[0] == 1 && reward[1] == 1 && term[0] == (step == 2) && !trunc[0] && !capped[1]);
+	}
+	CHECK(signbit(obs[0][1]) && ep_return[1] == 3 && ep_length[1] == 3);
+	const char *got = slurp(lines);
+	CHECK_MSG(strcmp(got, want) == 0, "lines:\n%s", got);
+	CHECK(seed_gym_envs_close(&g, &err) == 0 && g == NULL);
+	tmpdir_remove(dir);
+	unsetenv("FAKE_GYM_LINES");
+
+	/* A Discrete vector refuses the Box step. */
+	setenv("FAKE_GYM", "", 1);
+	rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 1, 0, false, 0, NULL, &err);
+	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
+	if (rc == 0) {
+		CHECK(seed_gym_envs_spec(g)->action_space == SEED_ACTIONS_DISCRETE);
+		rc = seed_gym_envs_step_box(g, act[0], obs, reward, term, trunc, capped, ep_return, ep_length,
+		                            &err);
+		CHECK_MSG(rc == -EINVAL && strstr(err.msg, "its actions are Discrete"), "%d %s", rc, err.msg);
+		seed_gym_envs_free(&g);
+	}
+
+	/* Frames with more actions than Seed takes, or whose bounds move (the
+	 * schema refuses bounds that are half there or not a range). */
+	setenv("FAKE_GYM", "box65", 1);
+	rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 1, 0, false, 0, NULL, &err);
+	CHECK_MSG(rc == -SEED_EFRAME && g == NULL &&
+	              strstr(err.msg, "frame 1: a Box of 65 actions (Seed takes 64)"),
+	          "%d %s", rc, err.msg);
+	setenv("FAKE_GYM", "boxmoved", 1);
+	rc = seed_gym_envs_new(&g, "gym:Fake-v0", NULL, 1, 0, false, 0, NULL, &err);
+	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
+	if (rc == 0) {
+		rc = seed_gym_envs_step_box(g, act[0], obs, reward, term, trunc, capped, ep_return, ep_length,
+		                            &err);
+		CHECK_MSG(rc == -SEED_EFRAME && strstr(err.msg, "frame 2: the action space changed"), "%d %s",
+		          rc, err.msg);
+		seed_gym_envs_free(&g);
+	}
 }
 
 /* The step cap: capped rows, truncated; and env 0's pictures. */
@@ -333,8 +506,10 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	signal(SIGPIPE, SIG_IGN); /* as the programs do: seed-gym's end is an error, not a death */
 	TAP_RUN(t_spec);
+	TAP_RUN(t_box_spec);
 	TAP_RUN(t_cannot_run);
 	TAP_RUN(t_step);
+	TAP_RUN(t_box_step);
 	TAP_RUN(t_capped_rgb);
 	TAP_RUN(t_faults);
 	return tap_done();
