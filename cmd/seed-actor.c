@@ -198,13 +198,6 @@ static void encode_step(actor *a, half *h)
 	seed_frame_set_int(&f, "seq", h->seq);
 	seed_frame_set_int(&f, "env0", h->env0);
 	seed_frame_set_int(&f, "num_actions", s->num_actions);
-	int64_t na = s->num_actions;
-	if (a->box) {
-		seed_frame_set_tensor(&f, "action_low",
-		                      seed_tensor_view((void *)s->action_low, SEED_DTYPE_F32, 1, &na));
-		seed_frame_set_tensor(&f, "action_high",
-		                      seed_tensor_view((void *)s->action_high, SEED_DTYPE_F32, 1, &na));
-	}
 	seed_frame_set_tensor(&f, "obs", seed_tensor_view(h->obs, s->obs_dtype, 1 + s->obs_rank, oshape));
 	seed_frame_set_tensor(&f, "reward", seed_tensor_view(h->reward, SEED_DTYPE_F32, 1, &k));
 	seed_frame_set_tensor(&f, "terminated", seed_tensor_view(h->terminated, SEED_DTYPE_U8, 1, &k));
@@ -214,6 +207,14 @@ static void encode_step(actor *a, half *h)
 	if (any_trunc)
 		seed_frame_set_tensor(&f, "final_obs",
 		                      seed_tensor_view(h->final_obs, s->obs_dtype, 1 + s->obs_rank, oshape));
+	/* A Box space's bounds, after final_obs as the schema orders them. */
+	int64_t na = s->num_actions;
+	if (a->box) {
+		seed_frame_set_tensor(&f, "action_low",
+		                      seed_tensor_view((void *)s->action_low, SEED_DTYPE_F32, 1, &na));
+		seed_frame_set_tensor(&f, "action_high",
+		                      seed_tensor_view((void *)s->action_high, SEED_DTYPE_F32, 1, &na));
+	}
 	seed_buf_reset(&h->frame);
 	seed_err err;
 	int rc = seed_frame_encode(&f, &h->frame, &err);

@@ -416,8 +416,10 @@ static int play(eval_envs *envs, eval_policy *policy, long long n, double *ret, 
 			if (envs->local_capped)
 				memcpy(capped, trunc, (size_t)k);
 		} else if (envs->gym) {
-			rc = seed_gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped,
-			                        ep_return, ep_length, err);
+			rc = box ? seed_gym_envs_step_box(envs->gym, box_act, obs, reward, term, trunc,
+			                                  capped, ep_return, ep_length, err)
+			         : seed_gym_envs_step(envs->gym, actions, obs, reward, term, trunc, capped,
+			                              ep_return, ep_length, err);
 			if (rc == -EINTR)
 				seed_err_set(err, rc, "interrupted after %lld of %lld episodes", done, n);
 			if (rc < 0)

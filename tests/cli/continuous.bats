@@ -76,3 +76,10 @@ teardown() {
 	assert_success
 	[ "$(jq '.length.max' <<<"$output")" -eq 1000 ]
 }
+
+@test "seed-eval plays Gymnasium's Pendulum-v1 (a Box space) through seed-gym" {
+	need_python "scripts/install-deps" gymnasium numpy zmq:pyzmq msgpack
+	run seed-eval --env gym:Pendulum-v1 --episodes 2 --envs 2
+	assert_success
+	[ "$(jq '.length.min == 200 and .length.max == 200 and .return.max <= 0' <<<"$output")" = true ]
+}
