@@ -343,6 +343,8 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 	size_t n = 0;
 	model_shape_str(tmp, sizeof tmp, m->obs_rank, m->obs_shape);
 	PUT("%s%s", seed_dtype_name(m->obs_dtype), tmp);
+	if (m->norm.on)
+		PUT(" obs_norm");
 	summary_layers(m->layers, m->nlayers - 1, buf, len, &n);
 	if (m->core.H)
 		PUT(" | lstm(%d)%s%s", m->core.H, m->core.prev_reward ? " +reward" : "",
@@ -370,6 +372,56 @@ void seed_model_zero_grad(seed_model *m)
 		m->ops->zero_grad(m);
 		m->grads_at = SLAB_SYNCED;
 	}
+}
+
+void seed_model_trainable(const seed_model *m, size_t *first, size_t *count)
+{
+	/* The statistics are the slab's first 2D + 1 floats. */
+	size_t stats = m->norm.on ? 2 * (size_t)m->norm.D + 1 : 0;
+	*first = stats;
+	*count = m->nparams - stats;
+}
+
+/* ---- observation normalisation ------------------------------------------ */
+
+/* Gymnasium's RunningMeanStd.update (gymnasium/wrappers/utils.py): the
+ * batch's mean and variance (ddof 0, two passes, as numpy's mean and var),
+ * merged by update_mean_var_count_from_moments:
+ *   delta = batch_mean - mean,  tot = count + rows,
+ *   mean' = mean + delta * rows / tot,
+ *   var' = (var * count + batch_var * rows + delta^2 * count * rows / tot) / tot,
+ *   count' = tot,
+ * all in double from the stored floats, written back as floats. */
+int seed_model_obs_norm_update(seed_model *m, int rows, const void *obs)
+{
+	model_obs_norm *nm = &m->norm;
+	if (!nm->on || rows < 1 || !obs)
+		return -EINVAL;
+	seed_model_params(m); /* the host's statistics, which are then the newer */
+	const unsigned char *base = obs;
+	size_t D = (size_t)nm->D, R = (size_t)rows;
+	double count = nm->count[0], tot = count + (double)rows;
+	for (size_t j = 0; j < D; j++) {
+		double sum = 0, sq = 0;
+		for (size_t r = 0; r < R; r++) {
+			float x;
+			memcpy(&x, base + (r * D + j) * sizeof x, sizeof x);
+			sum += x;
+		}
+		double bmean = sum / (double)rows;
+		for (size_t r = 0; r < R; r++) {
+			float x;
+			memcpy(&x, base + (r * D + j) * sizeof x, sizeof x);
+			sq += ((double)x - bmean) * ((double)x - bmean);
+		}
+		double bvar = sq / (double)rows, mean = nm->mean[j], var = nm->var[j];
+		double delta = bmean - mean;
+		double m2 = var * count + bvar * (double)rows + delta * delta * count * (double)rows / tot;
+		nm->mean[j] = (float)(mean + delta * (double)rows / tot);
+		nm->var[j] = (float)(m2 / tot);
+	}
+	nm->count[0] = (float)tot;
+	return 0;
 }
 
 /* ---- copies ------------------------------------------------------------ */
