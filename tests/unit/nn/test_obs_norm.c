@@ -197,6 +197,46 @@ static void t_forward_epsilon(void)
 	seed_model_free(&m);
 }
 
+/* Observations wider than the columns normalised at once (130 values, as
+ * Humanoid's 376 would be): every column with its own statistics, against
+ * the formula written out here, rows of 2 through an identity head. */
+static void t_forward_wide(void)
+{
+	enum { W = 130, R = 2 };
+	const int64_t shape[1] = {W};
+	seed_model *m = NULL;
+	seed_err err = {{0}};
+	CHECK_MSG(seed_model_new(&m, "{\"torso\": [], \"obs_norm\": true}", SEED_DTYPE_F32, 1, shape, W, R,
+	                         &err) == 0,
+	          "%s", err.msg);
+	if (!m)
+		return;
+	float *w = tensor(m, "policy.weight", W * W), *b = tensor(m, "policy.bias", W);
+	float *mean = tensor(m, "obs_norm.mean", W), *var = tensor(m, "obs_norm.var", W);
+	if (!w || !b || !mean || !var) {
+		seed_model_free(&m);
+		return;
+	}
+	memset(w, 0, (size_t)W * W * sizeof *w);
+	memset(b, 0, W * sizeof *b);
+	float x[R * W], y[R * W];
+	for (int j = 0; j < W; j++) {
+		w[j * W + j] = 1.0f;
+		mean[j] = (float)(j % 9) - 4.0f;
+		var[j] = 0.25f * (float)(1 + j % 5);
+		x[j] = 0.5f * (float)(j % 13) - 3.0f;
+		x[W + j] = 8.0f * (float)(j % 7) - 24.0f; /* some beyond the clip */
+	}
+	CHECK(seed_model_forward(m, R, x, y, NULL) == 0);
+	for (int i = 0; i < R * W; i++) {
+		int j = i % W;
+		double want = ((double)x[i] - mean[j]) / sqrt((double)var[j] + 1e-8);
+		want = fmin(fmax(want, -10), 10);
+		CHECK_NEAR(y[i], want, 1e-5 * (1 + fabs(want)));
+	}
+	seed_model_free(&m);
+}
+
 #define MLP "[{\"type\": \"linear\", \"out\": 5}, {\"type\": \"tanh\"}]"
 
 /* Both torsos read the normalised observations, and backward goes through
@@ -536,6 +576,7 @@ int main(void)
 	TAP_RUN(t_update_golden);
 	TAP_RUN(t_forward_golden);
 	TAP_RUN(t_forward_epsilon);
+	TAP_RUN(t_forward_wide);
 	TAP_RUN(t_torsos_and_backward);
 	TAP_RUN(t_param_table);
 	TAP_RUN(t_init);
