@@ -400,25 +400,36 @@ int seed_model_obs_norm_update(seed_model *m, int rows, const void *obs)
 	seed_model_params(m); /* the host's statistics, which are then the newer */
 	const unsigned char *base = obs;
 	size_t D = (size_t)nm->D, R = (size_t)rows;
-	double count = nm->count[0], tot = count + (double)rows;
-	for (size_t j = 0; j < D; j++) {
-		double sum = 0, sq = 0;
-		for (size_t r = 0; r < R; r++) {
-			float x;
-			memcpy(&x, base + (r * D + j) * sizeof x, sizeof x);
-			sum += x;
+	double count = nm->count[0], n = (double)rows, tot = count + n;
+	/* Columns OBS_COLS at a time, rows in order (each column's sums in
+	 * row order, as numpy's), the rows read along their length. */
+	enum { OBS_COLS = 64 };
+	double sum[OBS_COLS], sq[OBS_COLS];
+	for (size_t j0 = 0; j0 < D; j0 += OBS_COLS) {
+		size_t w = D - j0 < OBS_COLS ? D - j0 : OBS_COLS;
+		memset(sum, 0, sizeof sum);
+		memset(sq, 0, sizeof sq);
+		for (size_t r = 0; r < R; r++)
+			for (size_t j = 0; j < w; j++) {
+				float x;
+				memcpy(&x, base + (r * D + j0 + j) * sizeof x, sizeof x);
+				sum[j] += x;
+			}
+		for (size_t j = 0; j < w; j++)
+			sum[j] /= n; /* the batch's means */
+		for (size_t r = 0; r < R; r++)
+			for (size_t j = 0; j < w; j++) {
+				float x;
+				memcpy(&x, base + (r * D + j0 + j) * sizeof x, sizeof x);
+				sq[j] += ((double)x - sum[j]) * ((double)x - sum[j]);
+			}
+		for (size_t j = 0; j < w; j++) {
+			double bmean = sum[j], bvar = sq[j] / n;
+			double mean = nm->mean[j0 + j], var = nm->var[j0 + j], delta = bmean - mean;
+			double m2 = var * count + bvar * n + delta * delta * count * n / tot;
+			nm->mean[j0 + j] = (float)(mean + delta * n / tot);
+			nm->var[j0 + j] = (float)(m2 / tot);
 		}
-		double bmean = sum / (double)rows;
-		for (size_t r = 0; r < R; r++) {
-			float x;
-			memcpy(&x, base + (r * D + j) * sizeof x, sizeof x);
-			sq += ((double)x - bmean) * ((double)x - bmean);
-		}
-		double bvar = sq / (double)rows, mean = nm->mean[j], var = nm->var[j];
-		double delta = bmean - mean;
-		double m2 = var * count + bvar * (double)rows + delta * delta * count * (double)rows / tot;
-		nm->mean[j] = (float)(mean + delta * (double)rows / tot);
-		nm->var[j] = (float)(m2 / tot);
 	}
 	nm->count[0] = (float)tot;
 	return 0;

@@ -122,6 +122,41 @@ static void t_update_golden(void)
 	seed_model_free(&plain);
 }
 
+/* Observations wider than the columns merged at once: each column's
+ * statistics are, bit for bit, those of a model of one column given that
+ * column alone (columns are independent in RunningMeanStd). */
+static void t_update_wide(void)
+{
+	enum { W = 130, R = 5 };
+	seed_model *m = model_of("{\"torso\": [], \"obs_norm\": true}", W, 2, 1);
+	seed_model *one = model_of("{\"torso\": [], \"obs_norm\": true}", 1, 2, 1);
+	if (!m || !one) {
+		seed_model_free(&m);
+		seed_model_free(&one);
+		return;
+	}
+	float x[R * W], col[R];
+	for (int i = 0; i < R * W; i++)
+		x[i] = (float)((i * 37) % 23) * 0.375f - (float)(i % W) * 0.5f;
+	CHECK(seed_model_obs_norm_update(m, R, x) == 0);
+	CHECK(seed_model_obs_norm_update(m, 2, x + W) == 0);
+	const float *p = seed_model_params(m);
+	for (int j = 0; j < W; j++) {
+		float init[3] = {0.0f, 1.0f, 1e-4f};
+		memcpy(seed_model_params(one), init, sizeof init);
+		for (int r = 0; r < R; r++)
+			col[r] = x[r * W + j];
+		CHECK(seed_model_obs_norm_update(one, R, col) == 0);
+		CHECK(seed_model_obs_norm_update(one, 2, col + 1) == 0);
+		const float *q = seed_model_params(one);
+		CHECK_MSG(p[j] == q[0] && p[W + j] == q[1], "column %d: %g %g, alone %g %g", j, (double)p[j],
+		          (double)p[W + j], (double)q[0], (double)q[1]);
+	}
+	CHECK(p[2 * W] == seed_model_params(one)[2]);
+	seed_model_free(&m);
+	seed_model_free(&one);
+}
+
 /* Bring m's statistics to the golden final ones (all four updates). */
 static void update_all(seed_model *m)
 {
@@ -574,6 +609,7 @@ static void t_refusals(void)
 int main(void)
 {
 	TAP_RUN(t_update_golden);
+	TAP_RUN(t_update_wide);
 	TAP_RUN(t_forward_golden);
 	TAP_RUN(t_forward_epsilon);
 	TAP_RUN(t_forward_wide);
