@@ -560,6 +560,11 @@ static int cuda_create(nn_backend **out, const seed_model *m, seed_err *err)
 		                    "device cuda:%d: a critic torso runs on the CPU only (\"critic_torso\": "
 		                    "use device cpu)",
 		                    m->ordinal);
+	if (m->norm.on)
+		return seed_err_set(err, -ENOTSUP,
+		                    "device cuda:%d: observation normalisation runs on the CPU only "
+		                    "(\"obs_norm\": use device cpu)",
+		                    m->ordinal);
 	cudaError_t e = cudaSetDevice(m->ordinal);
 	if (e != cudaSuccess)
 		return seed_err_set(err, -ENODEV, "device cuda:%d: cudaSetDevice: %s", m->ordinal,

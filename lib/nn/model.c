@@ -343,6 +343,8 @@ int seed_model_summary(const seed_model *m, char *buf, size_t len)
 	size_t n = 0;
 	model_shape_str(tmp, sizeof tmp, m->obs_rank, m->obs_shape);
 	PUT("%s%s", seed_dtype_name(m->obs_dtype), tmp);
+	if (m->norm.on)
+		PUT(" obs_norm");
 	summary_layers(m->layers, m->nlayers - 1, buf, len, &n);
 	if (m->core.H)
 		PUT(" | lstm(%d)%s%s", m->core.H, m->core.prev_reward ? " +reward" : "",
@@ -370,6 +372,67 @@ void seed_model_zero_grad(seed_model *m)
 		m->ops->zero_grad(m);
 		m->grads_at = SLAB_SYNCED;
 	}
+}
+
+void seed_model_trainable(const seed_model *m, size_t *first, size_t *count)
+{
+	/* The statistics are the slab's first 2D + 1 floats. */
+	size_t stats = m->norm.on ? 2 * (size_t)m->norm.D + 1 : 0;
+	*first = stats;
+	*count = m->nparams - stats;
+}
+
+/* ---- observation normalisation ------------------------------------------ */
+
+/* Gymnasium's RunningMeanStd.update (gymnasium/wrappers/utils.py): the
+ * batch's mean and variance (ddof 0, two passes, as numpy's mean and var),
+ * merged by update_mean_var_count_from_moments:
+ *   delta = batch_mean - mean,  tot = count + rows,
+ *   mean' = mean + delta * rows / tot,
+ *   var' = (var * count + batch_var * rows + delta^2 * count * rows / tot) / tot,
+ *   count' = tot,
+ * all in double from the stored floats, written back as floats. */
+int seed_model_obs_norm_update(seed_model *m, int rows, const void *obs)
+{
+	model_obs_norm *nm = &m->norm;
+	if (!nm->on || rows < 1 || !obs)
+		return -EINVAL;
+	seed_model_params(m); /* the host's statistics, which are then the newer */
+	const unsigned char *base = obs;
+	size_t D = (size_t)nm->D, R = (size_t)rows;
+	double count = nm->count[0], n = (double)rows, tot = count + n;
+	/* Columns OBS_COLS at a time, rows in order (each column's sums in
+	 * row order, as numpy's), the rows read along their length. */
+	enum { OBS_COLS = 64 };
+	double sum[OBS_COLS], sq[OBS_COLS];
+	for (size_t j0 = 0; j0 < D; j0 += OBS_COLS) {
+		size_t w = D - j0 < OBS_COLS ? D - j0 : OBS_COLS;
+		memset(sum, 0, sizeof sum);
+		memset(sq, 0, sizeof sq);
+		for (size_t r = 0; r < R; r++)
+			for (size_t j = 0; j < w; j++) {
+				float x;
+				memcpy(&x, base + (r * D + j0 + j) * sizeof x, sizeof x);
+				sum[j] += x;
+			}
+		for (size_t j = 0; j < w; j++)
+			sum[j] /= n; /* the batch's means */
+		for (size_t r = 0; r < R; r++)
+			for (size_t j = 0; j < w; j++) {
+				float x;
+				memcpy(&x, base + (r * D + j0 + j) * sizeof x, sizeof x);
+				sq[j] += ((double)x - sum[j]) * ((double)x - sum[j]);
+			}
+		for (size_t j = 0; j < w; j++) {
+			double bmean = sum[j], bvar = sq[j] / n;
+			double mean = nm->mean[j0 + j], var = nm->var[j0 + j], delta = bmean - mean;
+			double m2 = var * count + bvar * n + delta * delta * count * n / tot;
+			nm->mean[j0 + j] = (float)(mean + delta * n / tot);
+			nm->var[j0 + j] = (float)(m2 / tot);
+		}
+	}
+	nm->count[0] = (float)tot;
+	return 0;
 }
 
 /* ---- copies ------------------------------------------------------------ */

@@ -115,6 +115,19 @@ typedef struct model_policy {
 	float *log_std, *dlog_std; /* "parameter": [A] in params and grads; else NULL */
 } model_policy;
 
+/* Running observation normalisation (seed/nn.h "obs_norm"): on f32
+ * observations of rank 1 (D values), y = clip((x - mean) / sqrt(var + eps),
+ * -clip, clip) before every torso.  mean, var and count point into params
+ * (obs_norm.mean [D], obs_norm.var [D], obs_norm.count [1], the slab's
+ * first 2D + 1 floats: not trainable, see seed_model_trainable); on false,
+ * all NULL. */
+typedef struct model_obs_norm {
+	bool on;
+	int D;
+	double clip, eps;
+	float *mean, *var, *count;
+} model_obs_norm;
+
 struct seed_model {
 	seed_dtype obs_dtype;
 	int obs_rank;
@@ -124,6 +137,7 @@ struct seed_model {
 	enum init_kind init;
 	seed_model_head head; /* what the fused head's outputs mean */
 	model_policy policy;  /* the actor-critic head's policy */
+	model_obs_norm norm;  /* the observations' normalisation, before the torsos */
 	int nlayers;          /* the torso's layers, then the fused head */
 	layer *layers;
 	int ncritic;           /* the critic torso's layers then the value head; 0: none */
@@ -204,6 +218,14 @@ int model_layout(seed_model *m, seed_err *err);
 /* Initialise the parameters in the host slab with m's scheme (seed_model_init
  * without the slabs' bookkeeping). */
 void model_init_layers(seed_model *m, seed_rng *rng);
+/* The observation statistics to their initial values (mean 0, var 1, count
+ * 1e-4, Gymnasium's RunningMeanStd), without drawing from any rng; nothing
+ * without "obs_norm". */
+void model_init_obs_norm(seed_model *m);
+/* Normalise n values x in place (rows of D) with m's statistics, in
+ * double, clipped (model_obs_norm); the backends call it on the
+ * observations as f32 before the first layer. */
+void model_obs_norm_apply(const seed_model *m, size_t n, float *x);
 
 /* The CPU backend (cpu.c). */
 extern const nn_backend_ops nn_cpu_ops;

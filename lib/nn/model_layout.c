@@ -3,7 +3,9 @@
  * Once model_parse.c has the layers and their shapes, the parameters are
  * laid out in one slab and the gradients in another (llm.c style: one
  * allocation each, carved per tensor in the order seed/nn.h gives: the
- * torso's weight and bias per layer with parameters, the core's kernel,
+ * observation statistics when "obs_norm" asks for them (first, so that
+ * the trainable parameters are one range after them), the torso's weight
+ * and bias per layer with parameters, the core's kernel,
  * recurrent kernel and bias, then the heads' weights and biases, adjacent
  * so that the fused head is one matrix product), and each layer pointed at
  * its tensors.  The initialisation schemes ("init") are here too.
@@ -72,7 +74,7 @@ static int count_parametric(const layer *layers, int n)
 	return k;
 }
 
-/* The tensors' table: the torso's, the critic torso's, the core's, the
+/* The tensors' table: the observation statistics, the torso's, the critic torso's, the core's, the
  * heads', policy.log_std (names into names, offsets into the slab); the
  * slab's length into *nparams. */
 static void layout_tensors(seed_model *m, seed_buf *names, size_t *nparams)
@@ -81,9 +83,16 @@ static void layout_tensors(seed_model *m, seed_buf *names, size_t *nparams)
 	int ntensors = 5 + 2 * count_parametric(m->layers, ntorso) + 2 * count_parametric(m->critic, ncritic);
 	if (m->core.H)
 		ntensors += 3;
+	if (m->norm.on)
+		ntensors += 3;
 	m->tensors = seed_xcalloc((size_t)ntensors, sizeof *m->tensors);
 	size_t off = 0;
 	char name[64];
+	if (m->norm.on) {
+		add_tensor(m, names, &off, "obs_norm.mean", 1, (int64_t[]){m->norm.D});
+		add_tensor(m, names, &off, "obs_norm.var", 1, (int64_t[]){m->norm.D});
+		add_tensor(m, names, &off, "obs_norm.count", 1, (int64_t[]){1});
+	}
 	layout_list(m, names, &off, "torso", m->layers, ntorso);
 	layout_list(m, names, &off, "critic_torso", m->critic, ncritic);
 	const model_core *c = &m->core;
@@ -130,6 +139,12 @@ static void point_list(seed_model *m, layer *layers, int n, int *t)
 static void point_layers(seed_model *m)
 {
 	int ntorso = m->nlayers - 1, t = 0;
+	if (m->norm.on) {
+		m->norm.mean = m->params + m->tensors[0].offset;
+		m->norm.var = m->params + m->tensors[1].offset;
+		m->norm.count = m->params + m->tensors[2].offset;
+		t = 3;
+	}
 	point_list(m, m->layers, ntorso, &t);
 	if (m->ncritic)
 		point_list(m, m->critic, m->ncritic - 1, &t);
@@ -181,7 +196,52 @@ int model_layout(seed_model *m, seed_err *err)
 		m->tensors[t].name = m->names + (uintptr_t)m->tensors[t].name;
 	seed_buf_free(&names);
 	point_layers(m);
+	/* Statistics of zero variance would blow every observation up to the
+	 * clip: they start at their initial values, not at zero. */
+	model_init_obs_norm(m);
 	return 0;
+}
+
+/* ---- observation normalisation ------------------------------------------ */
+
+/* Gymnasium's RunningMeanStd (gymnasium/wrappers/utils.py) starts at mean
+ * 0, var 1 and count 1e-4, so that the first update almost replaces them
+ * (its weight is 1e-4 / (1e-4 + rows)) without a case for the empty
+ * statistics; stored so (the float nearest 1e-4). */
+void model_init_obs_norm(seed_model *m)
+{
+	model_obs_norm *nm = &m->norm;
+	if (!nm->on)
+		return;
+	for (int j = 0; j < nm->D; j++) {
+		nm->mean[j] = 0.0f;
+		nm->var[j] = 1.0f;
+	}
+	nm->count[0] = 1e-4f;
+}
+
+/* Columns whose mean and standard deviation are computed once per call
+ * (forward never allocates: they live on the stack). */
+#define NORM_COLS 64
+
+void model_obs_norm_apply(const seed_model *m, size_t n, float *x)
+{
+	const model_obs_norm *nm = &m->norm;
+	size_t D = (size_t)nm->D;
+	double c = nm->clip, mu[NORM_COLS], sd[NORM_COLS];
+	for (size_t j0 = 0; j0 < D; j0 += NORM_COLS) {
+		size_t w = D - j0 < NORM_COLS ? D - j0 : NORM_COLS;
+		for (size_t j = 0; j < w; j++) {
+			mu[j] = nm->mean[j0 + j];
+			sd[j] = sqrt((double)nm->var[j0 + j] + nm->eps);
+		}
+		for (size_t e = j0; e < n; e += D)
+			for (size_t j = 0; j < w; j++) {
+				double y = ((double)x[e + j] - mu[j]) / sd[j];
+				/* NaN stays NaN, as numpy's clip keeps it. */
+				x[e + j] = (float)(y < -c ? -c : y > c ? c : y);
+			}
+	}
 }
 
 /* ---- initialisation ---------------------------------------------------- */
@@ -290,6 +350,9 @@ void model_init_layers(seed_model *m, seed_rng *rng)
 		init_rows(m, V->w, V->b, 1, V->n_in, 1.0f, rng);
 	else
 		init_rows(m, H->w + (size_t)p->Ph * H->n_in, H->b + p->Ph, 1, H->n_in, 1.0f, rng);
+	/* The statistics: fixed values, no draws, so that every other
+	 * parameter is what it would be without "obs_norm". */
+	model_init_obs_norm(m);
 	/* A Gaussian's log-stds start at log_std_init: the parameter's, or
 	 * ("state") the biases of the head's log-std outputs, so that every
 	 * row starts with the same spread. */

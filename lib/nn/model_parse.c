@@ -2,7 +2,7 @@
  *
  * The parsing half of model.c's description (seed/nn.h gives the
  * language): the top-level keys ("torso", "critic_torso", "core", "policy",
- * "init", "head"), each layer of the torso and of the critic torso by its
+ * "init", "head", "obs_norm"), each layer of the torso and of the critic torso by its
  * kind (a table of kinds, one parsing function each, which checks the
  * layer's keys and computes its output shape from its input's), the
  * optional LSTM core, the fused head after them, and the value head after
@@ -432,6 +432,63 @@ static int parse_policy(const json_t *root, seed_model *m, seed_err *err)
 	return 0;
 }
 
+/* A positive finite number member `key` of "obs_norm", at most max, into
+ * *out (left as it is when absent). */
+static int get_positive(const json_t *obj, const char *key, double max, double *out, seed_err *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	if (!v)
+		return 0;
+	double x = json_number_value(v);
+	if (!json_is_number(v) || !isfinite(x) || x <= 0 || x > max)
+		return bad(err, "obs_norm: key \"%s\" must be a number above 0, at most %g", key, max);
+	*out = x;
+	return 0;
+}
+
+/* "obs_norm": true (the defaults), false (none), or {"clip": c,
+ * "epsilon": e} (each optional: 10 and 1e-8, CleanRL's and Gymnasium's
+ * NormalizeObservation).  Vectors only: images are scaled ("scale"). */
+static int parse_obs_norm(const json_t *root, seed_model *m, seed_err *err)
+{
+	model_obs_norm *nm = &m->norm;
+	nm->on = false;
+	nm->clip = 10;
+	nm->eps = 1e-8;
+	const json_t *jn = json_object_get(root, "obs_norm");
+	if (!jn || json_is_false(jn))
+		return 0;
+	if (!json_is_true(jn) && !json_is_object(jn))
+		return bad(err, "key \"obs_norm\" must be true, false or an object like {\"clip\": 10, "
+		                "\"epsilon\": 1e-8}");
+	if (json_is_object(jn)) {
+		const char *key;
+		const json_t *v;
+		json_object_foreach((json_t *)jn, key, v)
+		{
+			if (strcmp(key, "clip") != 0 && strcmp(key, "epsilon") != 0)
+				return bad(err,
+				           "obs_norm: unknown key \"%s\" (expected \"clip\", \"epsilon\")",
+				           key);
+		}
+		int rc;
+		if ((rc = get_positive(jn, "clip", 1e30, &nm->clip, err)) < 0 ||
+		    (rc = get_positive(jn, "epsilon", 1, &nm->eps, err)) < 0)
+			return rc;
+	}
+	if (m->obs_dtype != SEED_DTYPE_F32 || m->obs_rank != 1) {
+		char shp[96];
+		model_shape_str(shp, sizeof shp, m->obs_rank, m->obs_shape);
+		return bad(err,
+		           "key \"obs_norm\" needs f32 observations of rank 1 (these are %s%s): scale "
+		           "images with a \"scale\" layer instead",
+		           seed_dtype_name(m->obs_dtype), shp);
+	}
+	nm->on = true;
+	nm->D = (int)m->obs_shape[0];
+	return 0;
+}
+
 /* The top level: an object of known keys with a "torso" list; sets init,
  * head and the layers (the torso's, then the fused head), allocated. */
 static int parse_root(const json_t *root, seed_model *m, seed_err *err)
@@ -444,10 +501,10 @@ static int parse_root(const json_t *root, seed_model *m, seed_err *err)
 	{
 		if (strcmp(key, "torso") != 0 && strcmp(key, "init") != 0 && strcmp(key, "head") != 0 &&
 		    strcmp(key, "core") != 0 && strcmp(key, "policy") != 0 &&
-		    strcmp(key, "critic_torso") != 0)
+		    strcmp(key, "critic_torso") != 0 && strcmp(key, "obs_norm") != 0)
 			return bad(err,
 			           "unknown key \"%s\" (expected \"torso\", \"critic_torso\", \"core\", "
-			           "\"policy\", \"init\", \"head\")",
+			           "\"policy\", \"init\", \"head\", \"obs_norm\")",
 			           key);
 	}
 	const json_t *torso = json_object_get(root, "torso");
@@ -455,7 +512,7 @@ static int parse_root(const json_t *root, seed_model *m, seed_err *err)
 		return bad(err, "key \"torso\" must be a list of layers");
 	int rc;
 	if ((rc = parse_init(root, m, err)) < 0 || (rc = parse_head(root, m, err)) < 0 ||
-	    (rc = parse_policy(root, m, err)) < 0)
+	    (rc = parse_policy(root, m, err)) < 0 || (rc = parse_obs_norm(root, m, err)) < 0)
 		return rc;
 	int ntorso = (int)json_array_size(torso);
 	if (ntorso > TORSO_MAX)

@@ -1,5 +1,8 @@
 /* optim.c: Adam, RMSProp (TF1 and PyTorch forms), global-norm clipping and
  * linear learning-rate decay over flat float slabs (see seed/optim.h).
+ * A model's step (seed_optim_step_model) runs over its trainable range
+ * (seed_model_trainable) only: its observation statistics, which no
+ * gradient reaches, would otherwise be moved by weight decay.
  *
  * Each update is a static inline kernel over a short run of elements with
  * restrict pointers and a branch-free body.  The drivers call it on blocks
@@ -291,15 +294,16 @@ static struct coef coefs(const seed_optim *o, float lr)
 	return k;
 }
 
-int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict grads, float lr)
+/* One step over the floats [first, first + n) of the slabs params and
+ * grads (o->n floats each) and of each state slot: the rest untouched. */
+static void step_range(seed_optim *o, float *params, const float *grads, float lr, size_t first, size_t n)
 {
-	if (!o || !params || !grads || (const float *)params == grads || !(isfinite(lr) && lr >= 0))
-		return -EINVAL;
 	state_to_host(o);
 	const seed_optim_config *c = &o->c;
-	const size_t n = o->n;
 	const struct coef k = coefs(o, lr);
-	float *s0 = o->state, *s1 = o->nslots > 1 ? o->state + n : NULL;
+	float *s0 = o->state + first, *s1 = o->nslots > 1 ? o->state + o->n + first : NULL;
+	params += first;
+	grads += first;
 	if (c->kind == SEED_OPTIM_ADAM) {
 		BLOCKED(n, adam_kernel, params + i_, grads + i_, s0 + i_, s1 + i_, k);
 	} else if (c->rmsprop_style == SEED_RMSPROP_TF) {
@@ -314,6 +318,13 @@ int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict
 			BLOCKED(n, rms_torch_kernel, params + i_, grads + i_, s0 + i_, k);
 	}
 	o->t++;
+}
+
+int seed_optim_step(seed_optim *o, float *restrict params, const float *restrict grads, float lr)
+{
+	if (!o || !params || !grads || (const float *)params == grads || !(isfinite(lr) && lr >= 0))
+		return -EINVAL;
+	step_range(o, params, grads, lr, 0, o->n);
 	return 0;
 }
 
@@ -339,9 +350,15 @@ int seed_optim_step_model(seed_optim *o, seed_model *m, float lr)
 	                       .mu = k.mu};
 	if (o->dev && o->dev != m)
 		state_to_host(o); /* bound to another model's device */
-	int rc = seed_model_device_update(m, &u, o->state);
-	if (rc == -ENOTSUP) /* on the CPU */
-		return seed_optim_step(o, seed_model_params(m), seed_model_grads(m), lr);
+	/* The device steps the whole slab: no model with statistics (its
+	 * untrainable range) goes to a device (seed/nn.h). */
+	size_t first, count;
+	seed_model_trainable(m, &first, &count);
+	int rc = first ? -ENOTSUP : seed_model_device_update(m, &u, o->state);
+	if (rc == -ENOTSUP) { /* on the CPU: the trainable range only */
+		step_range(o, seed_model_params(m), seed_model_grads(m), lr, first, count);
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
 	o->dev = m;

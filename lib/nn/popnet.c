@@ -108,6 +108,15 @@ int seed_popnet_new(seed_popnet **out, const char *model_json, seed_dtype obs_dt
 		return seed_err_set(err, -EINVAL,
 		                    "population: a model with a recurrent core cannot be evolved here");
 	}
+	if (m->norm.on) {
+		/* Members would each carry perturbed statistics, which an
+		 * evolution's noise and centre update treat as weights. */
+		seed_model_free(&m);
+		return seed_err_set(err, -EINVAL,
+		                    "population: a model with \"obs_norm\" cannot be evolved here: the "
+		                    "evolution's noise and updates would move its observation statistics "
+		                    "as if they were weights");
+	}
 	seed_popnet *p = seed_xcalloc(1, sizeof *p);
 	p->model = m;
 	p->k = nnk_best();

@@ -76,6 +76,25 @@
  *   seed_model_forward computes both torsos (values NULL or not); backward
  *   skips the critic's when dvalues is NULL (it would add zeros).
  *
+ * "obs_norm" (optional): running observation normalisation, CleanRL's
+ *   continuous-control NormalizeObservation (Gymnasium's wrapper, then a
+ *   clip): true for the defaults, false (as without the key) for none, or
+ *   {"clip": c, "epsilon": e} (each optional, numbers above 0: c = 10,
+ *   e = 1e-8, e at most 1).  Every observation x of D values becomes
+ *     y = clip((x - mean) / sqrt(var + e), -c, c)
+ *   (in double, then float; a NaN stays NaN) before the torso and the
+ *   critic torso (and before the heads when the torso is empty).  mean,
+ *   var and a count are the tensors obs_norm.* below, in the slab, so that
+ *   they travel with the parameters (params frames, checkpoints, copies);
+ *   they get no gradient and optimizers leave them alone
+ *   (seed_model_trainable); seed_model_obs_norm_update merges a batch of
+ *   observations into them (the learner's job).  They start as Gymnasium's
+ *   RunningMeanStd does, at mean 0, var 1 and count 1e-4 (so the first
+ *   update almost replaces them), in seed_model_new and seed_model_init
+ *   alike (no draws: the other parameters are initialised as without the
+ *   key).  Only for f32 observations of rank 1 [D]: other ranks and u8
+ *   (images: use "scale") are refused, naming the key.
+ *
  * "head" (optional) chooses what the model outputs:
  *   "actor-critic" (default): policy logits [B, A] and values [B], read
  *     with seed_model_forward; tensors policy.* and value.* below.
@@ -99,6 +118,9 @@
  *
  * Parameters live in ONE float slab and their gradients in another with the
  * same layout, carved per tensor in this order, without gaps:
+ *   obs_norm.mean [D], obs_norm.var [D], obs_norm.count [1]
+ *                                       with "obs_norm": the statistics,
+ *                                       first, not trainable
  *   torso.<i>.weight, torso.<i>.bias    for each linear/conv2d layer i (its
  *                                       index in the torso list)
  *   critic_torso.<i>.weight, critic_torso.<i>.bias
@@ -115,8 +137,8 @@
  * (a dueling head: advantage.weight [A, in], value.weight [1, in],
  * advantage.bias [A], value.bias [1], in the same places; without a critic torso the two heads' weights are
  * adjacent so that they form one [Ph+1, in] matrix: both heads are one matrix product).  The initialisation
- * draws from the rng in this order too.  seed_model_param_at lists names, shapes and
- * offsets, e.g. for checkpoints.
+ * draws from the rng in this order too (the statistics draw nothing).  seed_model_param_at lists names,
+ * shapes and offsets, e.g. for checkpoints.
  *
  * Observations: obs_dtype f32, or u8 converted to f32 (0..255, not scaled).
  * Rank 1 to 4; a conv2d layer needs rank 3 [H, W, C].
@@ -153,8 +175,9 @@ typedef struct seed_model_param {
 /* Build a model from its JSON description for observations of obs_dtype
  * (SEED_DTYPE_F32 or SEED_DTYPE_U8) and shape obs_shape[obs_rank], with
  * num_actions policy logits, for batches of at most max_batch rows.
- * Parameters and gradients start at zero: call seed_model_init (or load
- * parameters).  Loads the BLAS (seed_blas_init) on first use.
+ * Parameters and gradients start at zero (obs_norm's statistics at their
+ * initial values): call seed_model_init (or load parameters).  Loads the
+ * BLAS (seed_blas_init) on first use.
  * Errors: -SEED_EOPTION (bad JSON: err names the layer index and key),
  * -EINVAL (bad dtype, shape, num_actions or max_batch), -ENOENT (no BLAS). */
 int seed_model_new(seed_model **out, const char *json, seed_dtype obs_dtype, int obs_rank,
@@ -222,7 +245,8 @@ int seed_model_max_batch(const seed_model *m);
 /* Bytes of one observation row as forward reads it. */
 size_t seed_model_obs_bytes(const seed_model *m);
 /* A one-line description ("u8[10,10,4] conv2d(16,k3) relu flatten
- * linear(128) relu | heads 6+1 | 132695 params"; a core adds, before the
+ * linear(128) relu | heads 6+1 | 132695 params"; "obs_norm" adds
+ * " obs_norm" after the observation's shape; a core adds, before the
  * heads, "| lstm(64) +reward +action", a critic torso "| critic
  * linear(64) tanh"; a Gaussian policy's heads read "heads
  * gaussian(6,parameter,clip)+1") into buf; returns the length it needed,
@@ -309,8 +333,8 @@ int seed_model_backward_seq_q(seed_model *m, const float *dq);
  * seed_device_check, -ENOMEM (device memory); m is unchanged on errors.
  * seed_model_device names m's device: "cpu" or "cuda:N".
  * The CUDA backend computes categorical policies and dueling heads only:
- * moving a model with a Gaussian policy or a critic torso to a GPU fails
- * with -ENOTSUP (err says which), the model staying on the CPU. */
+ * moving a model with a Gaussian policy, a critic torso or "obs_norm" to a
+ * GPU fails with -ENOTSUP (err says which), the model staying on the CPU. */
 int seed_device_check(const char *device, seed_err *err);
 int seed_model_set_device(seed_model *m, const char *device, seed_err *err);
 const char *seed_model_device(const seed_model *m);
@@ -342,6 +366,24 @@ int seed_model_device_scale_grads(seed_model *m, float s);
 
 /* Set every gradient to zero. */
 void seed_model_zero_grad(seed_model *m);
+
+/* The parameters an optimizer may change: the floats [*first, *first +
+ * *count) of the slab, one range (0 and seed_model_num_params without
+ * "obs_norm"; after its statistics, the slab's first 2D + 1 floats, with
+ * it).  The rest are statistics, which no gradient, weight decay or
+ * momentum may move: seed_optim_step_model steps this range only, and
+ * whoever steps a slab by hand (seed_optim_step) must do the same. */
+void seed_model_trainable(const seed_model *m, size_t *first, size_t *count);
+
+/* Merge rows observations obs ([rows, D] f32, any alignment) into m's
+ * statistics ("obs_norm"), exactly as Gymnasium's RunningMeanStd.update:
+ * the batch's mean and variance (ddof 0), merged with the running ones by
+ * the parallel-variance formula (Chan et al.), weighted by the count, in
+ * double, stored as floats (the count is exact up to 2^24 observations,
+ * then rounded to the float's precision).  The next forward normalises
+ * with the new statistics; the gradients are not touched.  Returns 0, or
+ * -EINVAL (m has no "obs_norm", rows < 1, obs NULL; m unchanged). */
+int seed_model_obs_norm_update(seed_model *m, int rows, const void *obs);
 
 /* Copy src's parameters into dst (e.g. learner -> inference copy); the two
  * must have the same tensors (names and shapes), max_batch may differ.

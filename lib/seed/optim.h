@@ -100,7 +100,10 @@ int seed_optim_step(seed_optim *o, float *params, const float *grads, float lr);
  * (seed_model_set_device) the update runs there, on the device's
  * parameters, gradients and a device copy of the state (the same formulas,
  * the same float arithmetic), and nothing crosses to the host; on the CPU
- * it is seed_optim_step(o, seed_model_params(m), seed_model_grads(m), lr).
+ * it is seed_optim_step(o, seed_model_params(m), seed_model_grads(m), lr)
+ * restricted to m's trainable range (seed_model_trainable): the floats
+ * outside it (a model's "obs_norm" statistics), and their state slots,
+ * are left as they are, whatever the weight decay or momentum.
  * The state's newer copy is then m's until seed_optim_state or
  * seed_optim_reset bring it back: m must live while o may need it.
  * Errors: -EINVAL (n is not m's parameter count, lr negative or not

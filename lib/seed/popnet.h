@@ -32,7 +32,9 @@
  * their deterministic action, the mean: forward gives the A means per row
  * (the log-stds and the value are not computed; a critic torso is not run);
  * a recurrent core is refused (an episode's state would have to travel with
- * the rows).
+ * the rows), and so is "obs_norm" (seed/nn.h: the evolutions' noise and
+ * centre updates cover the whole slab, and would move its statistics as if
+ * they were weights).
  *
  * Members are set in three steps, so that whoever builds them (seed/
  * population.h, from an evolution's generation) writes them in place, with
@@ -70,7 +72,7 @@ typedef struct seed_popnet seed_popnet;
 /* As seed_agent_new's arguments: the model description, observation dtype (SEED_DTYPE_F32 or U8: rows
  * come already converted to it) and shape, actions, rows per call.
  * Errors: those of seed_model_new (-SEED_EOPTION for a bad description),
- * -EINVAL for a model with a recurrent core or max_rows < 1.  Allocation
+ * -EINVAL for a model with a recurrent core or "obs_norm", or max_rows < 1.  Allocation
  * failure aborts (seed_oom). */
 int seed_popnet_new(seed_popnet **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
                     const int64_t *obs_shape, int num_actions, int max_rows, seed_err *err);

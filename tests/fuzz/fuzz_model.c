@@ -21,6 +21,9 @@
  *     and the logits as wide as seed_model_policy_width says;
  *   - the summary line fits what it says it needs, and ends with the
  *     parameter count;
+ *   - with "obs_norm", its statistics come first at their initial values,
+ *     outside seed_model_trainable's range, get no gradient, and an update
+ *     on the batch keeps them finite (without it, the update is refused);
  *   - forward and backward succeed on the batch, and the same parameters
  *     give the same outputs bit for bit (a second model, parameters copied);
  *   - with a recurrent core, a sequence of 3 steps (forward_seq with a reset
@@ -102,6 +105,25 @@ static void check_layout(seed_model *m, int A)
 		off += numel;
 	}
 	REQUIRE(off == seed_model_num_params(m));
+	/* "obs_norm": its statistics first, at their initial values, and
+	 * outside the trainable range, which is the rest of the slab. */
+	size_t first, count;
+	seed_model_trainable(m, &first, &count);
+	REQUIRE(first + count == seed_model_num_params(m));
+	const seed_model_param *mean = seed_model_param_find(m, "obs_norm.mean");
+	if (mean) {
+		size_t D = mean->numel;
+		const seed_model_param *var = seed_model_param_at(m, 1), *cnt = seed_model_param_at(m, 2);
+		REQUIRE(mean == seed_model_param_at(m, 0) && strcmp(var->name, "obs_norm.var") == 0 &&
+		        var->numel == D && strcmp(cnt->name, "obs_norm.count") == 0 && cnt->numel == 1 &&
+		        first == 2 * D + 1);
+		const float *p = seed_model_params_read(m);
+		for (size_t j = 0; j < D; j++)
+			REQUIRE(p[j] == 0.0f && p[D + j] == 1.0f);
+		REQUIRE(p[2 * D] == 1e-4f);
+	} else {
+		REQUIRE(first == 0);
+	}
 	/* A Gaussian policy's "parameter" log-stds come last, after the
 	 * heads; its "state" log-stds double the policy layer's rows. */
 	bool gauss = seed_model_policy_kind(m) == SEED_POLICY_GAUSSIAN;
@@ -197,6 +219,27 @@ static void build(const char *json, seed_dtype dt, int rank, const int64_t *shap
 	             : seed_model_forward(twin, B, obs, logits2, values2) == 0);
 	REQUIRE(memcmp(logits, logits2, (size_t)B * P * sizeof *logits) == 0);
 	REQUIRE(duel || memcmp(values, values2, B * sizeof *values) == 0);
+
+	/* The statistics get no gradient; an update merges the batch (the
+	 * count grows by its rows, the variances stay finite and not
+	 * negative), and forward runs on the new statistics. */
+	size_t first, count;
+	seed_model_trainable(m, &first, &count);
+	const float *g = seed_model_grads(m);
+	for (size_t i = 0; i < first; i++)
+		REQUIRE(g[i] == 0.0f);
+	int urc = seed_model_obs_norm_update(twin, B, obs);
+	REQUIRE(first ? urc == 0 : urc == -EINVAL);
+	if (first) {
+		size_t D = (first - 1) / 2;
+		const float *p = seed_model_params_read(twin);
+		for (size_t j = 0; j < D; j++)
+			REQUIRE(isfinite(p[D + j]) && p[D + j] >= 0.0f);
+		REQUIRE(p[2 * D] == (float)((double)1e-4f + B));
+		REQUIRE(duel ? seed_model_forward_q(twin, B, obs, logits2) == 0
+		             : seed_model_forward(twin, B, obs, logits2, values2) == 0);
+		REQUIRE(seed_model_copy_params(twin, m) == 0);
+	}
 
 	int S = seed_model_state_floats(m);
 	REQUIRE(S >= 0 && S <= 2 * LIMIT);

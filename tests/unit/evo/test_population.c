@@ -306,11 +306,15 @@ static void t_errors(void)
 	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
 	      strstr(err.msg, "no generation"));
 	free(s.centre);
-	/* No recurrent core; no zero rows. */
+	/* No recurrent core, no obs_norm; no zero rows. */
 	seed_population *bad = NULL;
 	const char *lstm = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 3}}";
 	CHECK(seed_population_new(&bad, lstm, SEED_DTYPE_F32, 1, c->shape, 2, 8, &err) == -EINVAL &&
 	      strstr(err.msg, "recurrent"));
+	/* Nor observation statistics, which the noise would move as weights. */
+	CHECK(seed_population_new(&bad, "{\"torso\": [], \"obs_norm\": true}", SEED_DTYPE_F32, 1, c->shape, 2,
+	                          8, &err) == -EINVAL &&
+	      strstr(err.msg, "\"obs_norm\""));
 	CHECK(seed_population_new(&bad, c->json, c->dtype, c->rank, c->shape, c->A, 0, &err) == -EINVAL);
 	CHECK(seed_population_new(&bad, "{\"torso\": [{\"type\": \"nope\"}]}", c->dtype, c->rank, c->shape,
 	                          c->A, 8, &err) == -SEED_EOPTION);
