@@ -67,6 +67,9 @@ static int learn_check_policy(seed_learner *L, seed_err *err)
 {
 	bool gauss = seed_model_policy_kind(L->model) == SEED_POLICY_GAUSSIAN;
 	L->P = seed_model_policy_width(L->model);
+	size_t first, count;
+	seed_model_trainable(L->model, &first, &count);
+	L->obs_norm = first > 0; /* the statistics lead the slab */
 	if (L->box && !gauss)
 		return seed_err_set(err, -EINVAL,
 		                    "learner: %s has a Box action space (A = %d): the model needs "
@@ -482,6 +485,12 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	L->t_backward = 0;
 	if (L->rnorm) /* the batch's rewards, scaled in place before any use */
 		seed_reward_norm_apply(L->rnorm, L->T1, B, L->row_key, L->reward, L->terminated);
+	/* A model that normalises its observations takes the batch's into its
+	 * statistics first: steps 0 .. T-1 of each unroll, each observation of
+	 * the actors once (an unroll's last step is the next one's first).  The
+	 * servers act with them from the version this update publishes. */
+	if (L->obs_norm)
+		seed_model_obs_norm_update(L->model, T * B, L->obs);
 	rc = L->algo->update(L, err);
 	if (rc)
 		return rc;

@@ -43,6 +43,7 @@ struct seed_learner {
 	 * parameters a row, A real numbers an action; else P = A logits. */
 	bool box;
 	int P;
+	bool obs_norm; /* the model normalises observations (seed_model_obs_norm_update) */
 	seed_model *model;
 	seed_optim *optim;
 	seed_rng rng;

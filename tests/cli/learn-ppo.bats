@@ -29,9 +29,15 @@ teardown() {
 		[ "$(jq '(.unroll_length * .batch_size) % .ppo.minibatches' <<<"$output")" -eq 0 ]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 6 ]
+	[ "$n" -eq 11 ]
 	for g in breakout asterix freeway seaquest space-invaders; do
 		[ -f "$SEED_SRCDIR/examples/presets/ppo-minatar-$g.json" ]
+	done
+	# The MuJoCo presets: a Gaussian policy, both normalisations on.
+	for e in halfcheetah hopper walker2d ant humanoid; do
+		run seed-learn --config "ppo-$e" --print-config
+		assert_success
+		[ "$(jq -c '[.env, .model.policy.type, .model.obs_norm, .normalize_reward]' <<<"$output")" = "[\"$e\",\"gaussian\",true,true]" ]
 	done
 	# A V-trace preset records no ppo object.
 	run seed-learn --config cartpole --print-config

@@ -275,6 +275,47 @@ static void t_reward_scaling(void)
 	tmpdir_remove(tmp);
 }
 
+/* A model with "obs_norm": an update first takes steps 0 .. T-1 of every
+ * unroll into the statistics (each observation once), so after one update
+ * the count is 1e-4 + T * B and the mean is those observations' (the first
+ * update almost replaces the initial 0). */
+static void t_obs_norm(void)
+{
+	static const char *model = "{\"obs_norm\": true, \"torso\": [{\"type\": \"linear\", \"out\": 8}, "
+	                           "{\"type\": \"tanh\"}], \"policy\": {\"type\": \"gaussian\"}}";
+	seed_config c;
+	seed_err err = {""};
+	CHECK_MSG(config(&c, "ppo", model, ", \"ppo\": {\"epochs\": 1, \"minibatches\": 2}", &err) == 0, "%s",
+	          err.msg);
+	seed_learner *L = NULL;
+	CHECK_MSG(seed_learner_new(&L, &c, &BOX, &err) == 0, "%s", err.msg);
+	if (!L)
+		return;
+	struct unrolls u;
+	CHECK(seed_learner_feed(L, unrolls_make(&u, 9), &err) == 1);
+	seed_model *m = seed_learner_model(L);
+	const seed_model_param *mean = seed_model_param_find(m, "obs_norm.mean"),
+	                       *count = seed_model_param_find(m, "obs_norm.count");
+	CHECK(mean && count);
+	if (mean && count) {
+		double want[2] = {0, 0};
+		for (int b = 0; b < BF; b++)
+			for (int t = 0; t < T1 - 1; t++)
+				for (int k = 0; k < 2; k++)
+					want[k] += u.obs[(b * T1 + t) * 2 + k];
+		const float *p = seed_model_params(m);
+		float n = (float)((T1 - 1) * BF);
+		CHECK_MSG(p[count->offset] == 1e-4f + n, "count %.9g", (double)p[count->offset]);
+		for (int k = 0; k < 2; k++) {
+			double w = want[k] / n * n / (n + 1e-4); /* merged with the initial mean 0 */
+			CHECK_MSG(fabs(p[mean->offset + (size_t)k] - w) < 1e-6, "mean[%d] %.9g, want %.9g", k,
+			          (double)p[mean->offset + (size_t)k], w);
+		}
+	}
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 int main(void)
 {
 	TAP_RUN(t_ppo_learns);
@@ -282,5 +323,6 @@ int main(void)
 	TAP_RUN(t_refused_frames);
 	TAP_RUN(t_refused_models);
 	TAP_RUN(t_reward_scaling);
+	TAP_RUN(t_obs_norm);
 	return tap_done();
 }
