@@ -92,39 +92,53 @@ static double softplus(double x)
 	return (x > 0 ? x : 0) + log1p(exp(-fabs(x)));
 }
 
+double seed_gaussian_row_log_prob(int A, const float *params, const float *u, double *entropy)
+{
+	const float *mean = params, *log_std = params + A;
+	double s = 0, h = 0;
+	for (int i = 0; i < A; i++) {
+		double ls = log_std[i], z = ((double)u[i] - mean[i]) * exp(-ls);
+		s += -0.5 * z * z - ls - LOG_SQRT_2PI;
+		h += ls + ENTROPY_CONST;
+	}
+	if (entropy)
+		*entropy = h;
+	return s;
+}
+
 void seed_gaussian_log_prob(int B, int A, const float *params, const float *u, seed_squash squash,
                             const float *low, const float *high, float *logp)
 {
 	for (int b = 0; b < B; b++) {
-		const float *mean = params + (size_t)b * 2 * A, *log_std = mean + A, *ub = u + (size_t)b * A;
-		double s = 0;
-		for (int i = 0; i < A; i++) {
-			double ls = log_std[i], z = ((double)ub[i] - mean[i]) * exp(-ls);
-			s += -0.5 * z * z - ls - LOG_SQRT_2PI;
-			if (squash == SEED_SQUASH_TANH) {
-				double x = ub[i];
-				/* log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x)) */
-				s -= 2.0 * (LOG2 - x - softplus(-2.0 * x));
-				s -= log(((double)high[i] - low[i]) * 0.5);
-			}
+		const float *ub = u + (size_t)b * A;
+		double s = seed_gaussian_row_log_prob(A, params + (size_t)b * 2 * A, ub, NULL);
+		for (int i = 0; squash == SEED_SQUASH_TANH && i < A; i++) {
+			double x = ub[i];
+			/* log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x)) */
+			s -= 2.0 * (LOG2 - x - softplus(-2.0 * x));
+			s -= log(((double)high[i] - low[i]) * 0.5);
 		}
 		logp[b] = (float)s;
+	}
+}
+
+void seed_gaussian_row_backward(int A, const float *params, const float *u, double dlogp, double dentropy,
+                                float *dparams)
+{
+	const float *mean = params, *log_std = params + A;
+	for (int i = 0; i < A; i++) {
+		double inv = exp(-(double)log_std[i]), z = ((double)u[i] - mean[i]) * inv;
+		dparams[i] += (float)(dlogp * z * inv);
+		dparams[A + i] += (float)(dlogp * (z * z - 1.0) + dentropy);
 	}
 }
 
 void seed_gaussian_log_prob_backward(int B, int A, const float *params, const float *u, const float *dlogp,
                                      float *dparams)
 {
-	for (int b = 0; b < B; b++) {
-		const float *mean = params + (size_t)b * 2 * A, *log_std = mean + A, *ub = u + (size_t)b * A;
-		float *dm = dparams + (size_t)b * 2 * A, *dls = dm + A;
-		double g = dlogp[b];
-		for (int i = 0; i < A; i++) {
-			double inv = exp(-(double)log_std[i]), z = ((double)ub[i] - mean[i]) * inv;
-			dm[i] += (float)(g * z * inv);
-			dls[i] += (float)(g * (z * z - 1.0));
-		}
-	}
+	for (int b = 0; b < B; b++)
+		seed_gaussian_row_backward(A, params + (size_t)b * 2 * A, u + (size_t)b * A, dlogp[b], 0,
+		                           dparams + (size_t)b * 2 * A);
 }
 
 void seed_gaussian_entropy(int B, int A, const float *params, float *entropy)

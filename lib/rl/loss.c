@@ -25,10 +25,11 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdlib.h>
 
-#include "gaussian_row.h"
 #include "seed/buf.h"
+#include "seed/gaussian.h"
 #include "seed/vtrace.h"
 
 void seed_loss_config_default(seed_loss_config *c)
@@ -175,8 +176,9 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 	for (size_t i = 0; box && i < n; i++) {
 		/* A Gaussian's: lse[i] holds log pi(u) itself. */
 		const float *u = in->box_actions + i * (size_t)A;
-		lse[i] = gaussian_log_prob(in->logits + i * W, u, A, &ent[i]);
-		const double lr = lse[i] - gaussian_log_prob(in->behaviour_logits + i * W, u, A, NULL);
+		lse[i] = seed_gaussian_row_log_prob(A, in->logits + i * W, u, &ent[i]);
+		const double lr =
+		    lse[i] - seed_gaussian_row_log_prob(A, in->behaviour_logits + i * W, u, NULL);
 		const double rho = exp(lr);
 		log_rhos[i] = (float)lr;
 		sum_kl -= lr;
@@ -226,16 +228,10 @@ int seed_loss_vtrace_ws(const seed_loss_config *cfg, const seed_loss_batch *in, 
 		if (dvalues)
 			dvalues[i] = (float)(-s * bc * err_v);
 		if (dlogits && box) {
-			/* e_j = (u_j - m_j) / s_j: d log pi / d m_j = e_j / s_j,
-			 * d log pi / d l_j = e_j^2 - 1, d H / d l_j = 1. */
 			float *dz = dlogits + i * W;
-			const float *u = in->box_actions + i * (size_t)A;
-			const double w = -s * (A_t + kc);
-			for (int j = 0; j < A; j++) {
-				const double is = exp(-(double)z[A + j]), e = ((double)u[j] - z[j]) * is;
-				dz[j] = (float)(w * e * is);
-				dz[A + j] = (float)(w * (e * e - 1) - s * ec);
-			}
+			memset(dz, 0, W * sizeof *dz);
+			seed_gaussian_row_backward(A, z, in->box_actions + i * (size_t)A, -s * (A_t + kc),
+			                           -s * ec, dz);
 		} else if (dlogits) {
 			float *dz = dlogits + i * (size_t)A;
 			const double *pi = prob + i * (size_t)A;

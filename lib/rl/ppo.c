@@ -19,8 +19,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
-#include "gaussian_row.h"
+#include "seed/gaussian.h"
 
 void seed_ppo_config_default(seed_ppo_config *c)
 {
@@ -150,8 +151,8 @@ int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *b, seed_ppo_
 		const int a = box ? 0 : b->actions[i];
 		double m = 0, lse = 0, H, logp, logmu;
 		if (box) {
-			logp = gaussian_log_prob(z, x, A, &H);
-			logmu = gaussian_log_prob(zb, x, A, NULL);
+			logp = seed_gaussian_row_log_prob(A, z, x, &H);
+			logmu = seed_gaussian_row_log_prob(A, zb, x, NULL);
 		} else {
 			double mb;
 			lse = log_norm(z, A, &m, &H);
@@ -189,15 +190,9 @@ int seed_ppo_loss(const seed_ppo_config *cfg, const seed_ppo_batch *b, seed_ppo_
 		if (dvalues)
 			dvalues[i] = (float)(s * (double)cfg->value_cost * dv);
 		if (dlogits && box) {
-			/* With e_j = (x_j - m_j) / s_j for the raw sample x: d log pi
-			 * / d m_j = e_j / s_j, d log pi / d l_j = e_j^2 - 1, d H / d l_j
-			 * = 1. */
 			float *dz = dlogits + (size_t)i * W;
-			for (int j = 0; j < A; j++) {
-				const double is = exp(-(double)z[A + j]), e = ((double)x[j] - z[j]) * is;
-				dz[j] = (float)(s * g * e * is);
-				dz[A + j] = (float)(s * (g * (e * e - 1) - (double)cfg->entropy_cost));
-			}
+			memset(dz, 0, W * sizeof *dz);
+			seed_gaussian_row_backward(A, z, x, s * g, -s * (double)cfg->entropy_cost, dz);
 		} else if (dlogits) {
 			float *dz = dlogits + (size_t)i * (size_t)A;
 			for (int j = 0; j < A; j++) {

@@ -72,6 +72,15 @@ void seed_gaussian_log_prob(int B, int A, const float *params, const float *u, s
 /* Add dL/dparams for dL/dlogp [B], whatever the squash mode:
  * dmean_i += dlogp (u_i - mean_i) / std_i^2,
  * dlog_std_i += dlogp ((u_i - mean_i)^2 / std_i^2 - 1). */
+/* One row (params [2A], u [A]) in double, for a caller that keeps double
+ * (the PPO and V-trace losses): the Gaussian's own log-density at u (no
+ * squash term: it depends on u alone), and its entropy into *entropy when
+ * not NULL. */
+double seed_gaussian_row_log_prob(int A, const float *params, const float *u, double *entropy);
+/* Add to one row's dparams [2A] dlogp * d log N(u) / d params + dentropy *
+ * d entropy / d params, in double, rounded once. */
+void seed_gaussian_row_backward(int A, const float *params, const float *u, double dlogp, double dentropy,
+                                float *dparams);
 void seed_gaussian_log_prob_backward(int B, int A, const float *params, const float *u, const float *dlogp,
                                      float *dparams);
 
