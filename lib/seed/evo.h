@@ -106,6 +106,14 @@ typedef struct seed_evo_gen {
 	const int32_t *episodes; /* [M]: episodes wanted of each member (>= 1) */
 	const float *centre;     /* ES: [num_params], the centre; NULL otherwise */
 	size_t num_params;       /* P of the model */
+	/* Optional (zero: none).  Box members (a Gaussian policy) act with their mean action plus
+	 * action_noise times a standard normal draw per element, then mapped into the bounds by the
+	 * model's squash.  A model with "obs_norm": every member normalises its observations with
+	 * obs_mean and obs_var ([obs_dim] each, the learner's running statistics), not with the
+	 * statistics its slab holds; obs_dim 0 (no statistics given) means mean 0, variance 1. */
+	double action_noise;
+	int64_t obs_dim;
+	const float *obs_mean, *obs_var;
 } seed_evo_gen;
 
 /* Check g's shape and values: algo, phase, noise_size >= 1, sigma finite
