@@ -277,6 +277,11 @@ seed_model_policy seed_model_policy_kind(const seed_model *m)
 	return m->policy.kind;
 }
 
+int seed_model_obs_norm_dim(const seed_model *m)
+{
+	return m->norm.on ? m->norm.D : 0;
+}
+
 const char *seed_model_policy_name(seed_model_policy kind)
 {
 	return kind == SEED_POLICY_GAUSSIAN ? "gaussian" : "categorical";

@@ -238,6 +238,9 @@ const char *seed_model_policy_name(seed_model_policy kind);
  * values), 2A (Gaussian).  Size logits buffers with it, not with
  * seed_model_num_actions. */
 int seed_model_policy_width(const seed_model *m);
+/* D, the features "obs_norm" keeps statistics of (the observation's numel), or 0 without
+ * "obs_norm". */
+int seed_model_obs_norm_dim(const seed_model *m);
 /* A Gaussian policy's squash mode ("squash") into *out: 0, or -EINVAL
  * (*out untouched) for a categorical policy. */
 int seed_model_squash(const seed_model *m, seed_squash *out);
