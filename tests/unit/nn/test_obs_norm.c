@@ -6,7 +6,8 @@
  * parameter table (statistics first, their initial values, init drawing
  * nothing for them), optimizers leaving the statistics alone whatever the
  * weight decay or momentum (seed_model_trainable), the description's errors,
- * a checkpoint round trip, and the refusals (population, GPU). */
+ * a checkpoint round trip, a population taking statistics of its own, and
+ * the refusal of a GPU. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -582,18 +583,26 @@ static void t_checkpoint_and_copy(void)
 	seed_model_free(&m3);
 }
 
-/* Where the statistics cannot be kept right, a clear refusal: a population
- * (its noise and updates would move them), a GPU (the CUDA backend has no
- * normalisation): -ENOTSUP with a device, -ENODEV without one; either way
- * the model stays on the CPU. */
+/* A population keeps statistics of its own (its members' would be moved
+ * by the noise: seed_popnet_obs_norm, tests/unit/nn/test_popnet.c checks
+ * its forward), of the model's D only.  A GPU (the CUDA backend has no
+ * normalisation) refuses: -ENOTSUP with a device, -ENODEV without one;
+ * either way the model stays on the CPU. */
 static void t_refusals(void)
 {
 	const int64_t shape[1] = {D};
 	seed_popnet *net = NULL;
 	seed_err err = {{0}};
-	CHECK(seed_popnet_new(&net, "{\"torso\": [], \"obs_norm\": true}", SEED_DTYPE_F32, 1, shape, 2, 4,
-	                      &err) == -EINVAL);
-	CHECK_MSG(!net && strstr(err.msg, "\"obs_norm\""), "%s", err.msg);
+	CHECK_MSG(seed_popnet_new(&net, "{\"torso\": [], \"obs_norm\": true}", SEED_DTYPE_F32, 1, shape, 2, 4,
+	                          &err) == 0,
+	          "%s", err.msg);
+	if (net) {
+		float mean[D + 1] = {0}, var[D + 1] = {0};
+		CHECK(seed_popnet_obs_norm(net, D, mean, var, &err) == 0);
+		CHECK(seed_popnet_obs_norm(net, D + 1, mean, var, &err) == -EINVAL &&
+		      strstr(err.msg, "\"obs_norm\""));
+		seed_popnet_free(&net);
+	}
 	seed_model *m = model_of("{\"torso\": [], \"obs_norm\": true}", D, 2, 1);
 	if (!m)
 		return;
