@@ -39,7 +39,92 @@ struct seed_evolver {
 	int64_t mark_frames, mark_episodes;
 	double mark_at;
 	char *dir;
+	/* Observation statistics (a model with "obs_norm"; D 0 without): the
+	 * running mean, variance and count the members normalise with, in
+	 * double, as floats for the generation frames; the moments of the
+	 * episode frames taken since the last round finished, merged into them
+	 * when it does (so that every member of a round sees the same ones). */
+	int64_t D;
+	double *mean, *var, count;
+	double pend_count, *pend_sum, *pend_sq;
+	float *fmean, *fvar;
 };
+
+/* The model's policy must suit the environment's actions: a Gaussian one
+ * (whose members act with their mean) for a Box space, a categorical one
+ * for a discrete space. */
+static int check_policy(const seed_evolver *E, seed_err *err)
+{
+	bool box = E->spec.action_space == SEED_ACTIONS_BOX;
+	bool gauss = seed_model_policy_kind(E->model) == SEED_POLICY_GAUSSIAN;
+	if (box && !gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "evolver: %s has a Box action space (A = %d): the model needs a "
+		                    "Gaussian policy, \"policy\": {\"type\": \"gaussian\"} (members act "
+		                    "with its mean)",
+		                    E->cfg->env, E->spec.num_actions);
+	if (!box && gauss)
+		return seed_err_set(err, -EINVAL,
+		                    "evolver: %s has %d discrete actions; the model's policy is Gaussian, "
+		                    "for Box action spaces",
+		                    E->cfg->env, E->spec.num_actions);
+	return 0;
+}
+
+/* Room for the observation statistics of a model with "obs_norm", at
+ * Gymnasium's start (mean 0, var 1, count 1e-4, as seed_model_new's). */
+static void norm_init(seed_evolver *E)
+{
+	E->D = seed_model_obs_norm_dim(E->model);
+	if (E->D == 0)
+		return;
+	size_t D = (size_t)E->D;
+	E->mean = seed_xcalloc(D, sizeof *E->mean);
+	E->var = seed_xcalloc(D, sizeof *E->var);
+	E->pend_sum = seed_xcalloc(D, sizeof *E->pend_sum);
+	E->pend_sq = seed_xcalloc(D, sizeof *E->pend_sq);
+	E->fmean = seed_xcalloc(D, sizeof *E->fmean);
+	E->fvar = seed_xcalloc(D, sizeof *E->fvar);
+	for (size_t j = 0; j < D; j++)
+		E->var[j] = 1.0;
+	E->count = (double)1e-4f;
+	E->pend_count = 0;
+}
+
+/* The floats the generation frames carry. */
+static void norm_publish(seed_evolver *E)
+{
+	for (int64_t j = 0; j < E->D; j++) {
+		E->fmean[j] = (float)E->mean[j];
+		E->fvar[j] = (float)E->var[j];
+	}
+}
+
+/* Merge the pending moments into the statistics, as
+ * seed_model_obs_norm_update merges a batch (Gymnasium's RunningMeanStd):
+ * the batch's mean and variance (ddof 0) by the parallel-variance formula,
+ * weighted by the counts. */
+static void norm_merge(seed_evolver *E)
+{
+	double n = E->pend_count;
+	if (E->D == 0 || !(n > 0))
+		return;
+	double tot = E->count + n;
+	for (int64_t j = 0; j < E->D; j++) {
+		double bmean = E->pend_sum[j] / n;
+		double bvar = E->pend_sq[j] / n - bmean * bmean;
+		if (!(bvar > 0)) /* rounding below zero, or a constant feature */
+			bvar = 0;
+		double delta = bmean - E->mean[j];
+		double m2 = E->var[j] * E->count + bvar * n + delta * delta * E->count * n / tot;
+		E->mean[j] += delta * n / tot;
+		E->var[j] = m2 / tot;
+		E->pend_sum[j] = E->pend_sq[j] = 0;
+	}
+	E->count = tot;
+	E->pend_count = 0;
+	norm_publish(E);
+}
 
 static seed_evo_algo algo_of(seed_config_algorithm a)
 {
@@ -60,11 +145,6 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 			return prc;
 		spec = &probed;
 	}
-	if (spec->action_space != SEED_ACTIONS_DISCRETE)
-		return seed_err_set(err, -EINVAL,
-		                    "evolver: %s has a Box (continuous) action space; evolution acts in "
-		                    "discrete ones only",
-		                    cfg->env);
 	seed_evolver *E = seed_xcalloc(1, sizeof *E);
 	E->cfg = cfg;
 	E->spec = *spec;
@@ -78,7 +158,9 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 		                  "logits: it needs an actor-critic head",
 		                  seed_model_head_name(seed_model_head_kind(E->model)),
 		                  seed_config_algorithm_name(cfg->algorithm));
-	else if (rc == 0 && seed_model_state_floats(E->model) > 0)
+	else if (rc == 0)
+		rc = check_policy(E, err);
+	if (rc == 0 && seed_model_state_floats(E->model) > 0)
 		rc = seed_err_set(err, -EINVAL,
 		                  "evolver: algorithm %s takes a model without a core (the population "
 		                  "server keeps no recurrent state); the model has an LSTM core",
@@ -112,6 +194,8 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 		return rc;
 	}
 	E->best = seed_xcalloc(seed_model_num_params(E->model), sizeof *E->best);
+	norm_init(E);
+	norm_publish(E);
 	E->t_new = now;
 	E->now = now;
 	E->round_start = now;
@@ -131,6 +215,12 @@ void seed_evolver_free(seed_evolver **pE)
 	seed_model_free(&E->model);
 	free(E->best);
 	free(E->dir);
+	free(E->mean);
+	free(E->var);
+	free(E->pend_sum);
+	free(E->pend_sq);
+	free(E->fmean);
+	free(E->fvar);
 	free(E);
 	*pE = NULL;
 }
@@ -140,10 +230,25 @@ int seed_evolver_restore(seed_evolver *E, const seed_checkpoint *ck, double now,
 	int64_t n = COUNTERS;
 	seed_tensor t;
 	int rc = seed_checkpoint_expect(ck, "evolver.counters", SEED_DTYPE_I64, 1, &n, &t, err);
+	seed_tensor tn;
+	int64_t nn = 2 * E->D + 1;
+	if (rc == 0 && E->D > 0)
+		rc = seed_checkpoint_expect(ck, "evolver.obs_norm", SEED_DTYPE_F64, 1, &nn, &tn, err);
 	if (rc == 0)
 		rc = seed_evo_restore(E->evo, ck, err);
 	if (rc)
 		return rc;
+	if (E->D > 0) {
+		const unsigned char *b = tn.data;
+		for (int64_t j = 0; j < E->D; j++) {
+			memcpy(&E->mean[j], b + 8 * j, 8);
+			memcpy(&E->var[j], b + 8 * (E->D + j), 8);
+			E->pend_sum[j] = E->pend_sq[j] = 0;
+		}
+		memcpy(&E->count, b + 8 * 2 * E->D, 8);
+		E->pend_count = 0;
+		norm_publish(E);
+	}
 	int64_t c[COUNTERS];
 	memcpy(c, t.data, sizeof c);
 	E->st.frames = c[0];
@@ -178,7 +283,15 @@ int seed_evolver_open_dir(seed_evolver *E, const char *dir, seed_err *err)
 int seed_evolver_generation_frame(seed_evolver *E, seed_buf *out, seed_err *err)
 {
 	seed_frame f;
-	int rc = seed_evo_gen_to_frame(seed_evo_current(E->evo), 0, &f, err);
+	seed_evo_gen g = *seed_evo_current(E->evo);
+	if (E->spec.action_space == SEED_ACTIONS_BOX)
+		g.action_noise = E->cfg->evolution.action_noise;
+	if (E->D > 0) {
+		g.obs_dim = E->D;
+		g.obs_mean = E->fmean;
+		g.obs_var = E->fvar;
+	}
+	int rc = seed_evo_gen_to_frame(&g, 0, &f, err);
 	if (rc)
 		return rc;
 	const seed_config_evolution *ev = &E->cfg->evolution;
@@ -210,6 +323,44 @@ static int64_t int_at(const seed_tensor *t, int64_t i)
 	return v;
 }
 
+/* The observation moments an episode frame may carry (obs_count, obs_sum,
+ * obs_sumsq: seed-frames(7)), added to the pending ones; a model without
+ * "obs_norm" has no use for them.  -SEED_EFRAME when they do not fit the
+ * model's observations (nothing taken). */
+static int take_moments(seed_evolver *E, const seed_frame *f, seed_err *err)
+{
+	int64_t n = seed_frame_int(f, "obs_count", 0);
+	const seed_tensor *sum = seed_frame_tensor(f, "obs_sum"), *sq = seed_frame_tensor(f, "obs_sumsq");
+	if (E->D == 0 || n <= 0 || !sum || !sq)
+		return 0;
+	if (sum->dtype != SEED_DTYPE_F64 || sq->dtype != SEED_DTYPE_F64 || sum->rank != 1 || sq->rank != 1 ||
+	    sum->shape[0] != E->D || sq->shape[0] != E->D)
+		return seed_err_set(err, -SEED_EFRAME,
+		                    "episode frame: 'obs_sum' and 'obs_sumsq' must be f64[%" PRId64
+		                    "], the model's observation features",
+		                    E->D);
+	const unsigned char *a = sum->data, *b = sq->data;
+	for (int64_t j = 0; j < E->D; j++) {
+		double x, y;
+		memcpy(&x, a + 8 * j, 8);
+		memcpy(&y, b + 8 * j, 8);
+		if (!isfinite(x) || !isfinite(y) || y < 0)
+			return seed_err_set(err, -SEED_EFRAME,
+			                    "episode frame: 'obs_sum'[%" PRId64 "] %g or 'obs_sumsq'[%" PRId64
+			                    "] %g is not a finite sum (of squares)",
+			                    j, x, j, y);
+	}
+	for (int64_t j = 0; j < E->D; j++) {
+		double x, y;
+		memcpy(&x, a + 8 * j, 8);
+		memcpy(&y, b + 8 * j, 8);
+		E->pend_sum[j] += x;
+		E->pend_sq[j] += y;
+	}
+	E->pend_count += (double)n;
+	return 0;
+}
+
 int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err)
 {
 	if (f->type != SEED_FRAME_EPISODE)
@@ -235,6 +386,9 @@ int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err)
 		return seed_err_set(err, -SEED_EFRAME,
 		                    "episode frame: 'generation' (i64[N]), 'member' (i32[N]), 'return' "
 		                    "(f32[N]) and 'length' (i32[N]) disagree");
+	int rc2 = take_moments(E, f, err);
+	if (rc2)
+		return rc2;
 	int reported = 0;
 	for (int64_t i = 0; i < N; i++) {
 		int64_t g = int_at(gen, i), m = int_at(mem, i), l = int_at(len, i);
@@ -277,6 +431,7 @@ int seed_evolver_step(seed_evolver *E, double now, seed_err *err)
 		return rc;
 	if (!complete)
 		E->st.deadlines++;
+	norm_merge(E);
 	E->last_phase = phase;
 	E->st.rounds = seed_evo_get_stats(E->evo)->generation;
 	E->st.generation = seed_evo_current(E->evo)->generation;
@@ -353,11 +508,22 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	if (rc)
 		return rc;
 	int nt = seed_model_num_tensors(E->model);
-	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)nt + SEED_EVO_STATE_TENSORS + 2, sizeof *ts);
+	seed_checkpoint_tensor *ts = seed_xcalloc((size_t)nt + SEED_EVO_STATE_TENSORS + 3, sizeof *ts);
+	double *norm = NULL;
+	int64_t nn = 2 * E->D + 1;
 	for (int i = 0; i < nt; i++) {
 		const seed_model_param *p = seed_model_param_at(E->model, i);
 		ts[i].name = p->name;
 		ts[i].tensor = seed_tensor_view(E->best + p->offset, SEED_DTYPE_F32, p->rank, p->shape);
+		/* The statistics the members normalised with, where the
+		 * network's own would be (noise and updates moved those). */
+		float *dst = E->best + p->offset;
+		if (strcmp(p->name, "obs_norm.mean") == 0)
+			memcpy(dst, E->fmean, (size_t)E->D * sizeof *dst);
+		else if (strcmp(p->name, "obs_norm.var") == 0)
+			memcpy(dst, E->fvar, (size_t)E->D * sizeof *dst);
+		else if (strcmp(p->name, "obs_norm.count") == 0)
+			dst[0] = (float)E->count;
 	}
 	int n = nt;
 	int ns = seed_evo_state_tensors(E->evo, ts + n, SEED_EVO_STATE_TENSORS);
@@ -372,6 +538,14 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	int64_t nc = COUNTERS;
 	ts[n].name = "evolver.counters";
 	ts[n++].tensor = seed_tensor_view(counters, SEED_DTYPE_I64, 1, &nc);
+	if (E->D > 0) { /* exact, for --resume: the model's tensors are floats */
+		norm = seed_xcalloc((size_t)nn, sizeof *norm);
+		memcpy(norm, E->mean, (size_t)E->D * sizeof *norm);
+		memcpy(norm + E->D, E->var, (size_t)E->D * sizeof *norm);
+		norm[2 * E->D] = E->count;
+		ts[n].name = "evolver.obs_norm";
+		ts[n++].tensor = seed_tensor_view(norm, SEED_DTYPE_F64, 1, &nn);
+	}
 	int glen = 0;
 	const int64_t *genome = seed_evo_best_genome(E->evo, &glen);
 	int64_t gl = glen;
@@ -391,6 +565,7 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	t0 = seed_now_s();
 	rc = seed_config_checkpoint_save(E->cfg, E->dir, &ck, err);
 	free(ts);
+	free(norm);
 	if (rc) { /* say what the directory still holds */
 		seed_checkpoint_holds(err->msg, sizeof err->msg, E->dir, "round", E->st.saved_rounds,
 		                      E->st.rounds, true);

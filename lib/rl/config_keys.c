@@ -177,6 +177,8 @@ const struct key config_keys[] = {
     {DBL("evolution.generation_deadline", evolution.generation_deadline, 60, 0, 1e9, W_EVO,
          "seconds after which a round ends incomplete; 0: none")},
     {BOOL("evolution.greedy", evolution.greedy, 1, W_EVO, "members act greedily, else sample")},
+    {DBL("evolution.action_noise", evolution.action_noise, 0, 0, 1e6, W_EVO,
+         "std of the noise added to Box members' mean actions")},
     /* Training, stopping and reporting. */
     {U64("seed", seed, 0, W_ALWAYS, "the seed of the model's initialisation (and of the run's programs)")},
     {FLT("discount", discount, 0.99, 0, 1, W_ALWAYS, "the discount of future rewards")},

@@ -67,6 +67,7 @@ typedef struct seed_config_evolution {
 	int episode_cap;            /* steps after which an episode is reported as truncated; 0 none (0) */
 	double generation_deadline; /* seconds after which a round ends incomplete; 0 none (60) */
 	bool greedy;                /* members act greedily, else sample their softmax (true) */
+	double action_noise;        /* Box members: std of the noise added to their mean actions (0) */
 } seed_config_evolution;
 
 /* R2D2's settings (config object "r2d2"; SEED RL's agents/r2d2 defaults).

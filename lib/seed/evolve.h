@@ -33,7 +33,20 @@
  * to rebuild the parameters from the table alone (seed_evo_member_params
  * on a one-member generation);
  * "evolver.counters" (i64 [5]: frames, episodes, stale, ignored,
- * deadlines).  step counts finished rounds, policy_version is the current
+ * deadlines); with "obs_norm", "evolver.obs_norm" (f64 [2D + 1]: the mean,
+ * the variance, the count, exactly, for a resume).
+ *
+ * Box action spaces: the model needs a Gaussian policy; members act with
+ * its mean plus evolution.action_noise (the generation frame carries it).
+ * Observation statistics: a model with "obs_norm" is normalised by the
+ * evolver's running statistics, not by its slab's (noise and updates move
+ * those): each generation frame carries them (obs_mean, obs_var), the
+ * population server sends back the moments of the observations it acted on
+ * in its episode frames (obs_count, obs_sum, obs_sumsq), and they are
+ * merged, as Gymnasium's RunningMeanStd merges a batch, when a round
+ * finishes, so that every member of a round sees the same statistics.  A
+ * checkpoint's obs_norm.* tensors hold them (as floats), so that seed-eval
+ * plays the network as the members did.  step counts finished rounds, policy_version is the current
  * round's generation, frames the frames played, wall_time the seconds of
  * training by the caller's clock as of the last call that passed it.
  *
@@ -83,7 +96,8 @@ typedef struct seed_evolver_status {
  * noise table of evolution.noise_seed and noise_size, the algorithm seeded
  * by cfg->seed.  now: the caller's clock, the first round's start.
  * Errors: -EINVAL for another algorithm, a model without an actor-critic
- * head or with a core, what seed_evo_new refuses. */
+ * head or with a core, a policy that does not suit the action space (a
+ * Box space needs a Gaussian one), what seed_evo_new refuses. */
 int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_spec *spec, double now,
                      seed_err *err);
 
@@ -101,13 +115,15 @@ int seed_evolver_open_dir(seed_evolver *E, const char *dir, seed_err *err);
 
 /* Encode the current round as a generation frame into out (replacing what
  * it held): the round, the model's description, evolution.episode_cap and
- * evolution.greedy. */
+ * evolution.greedy; for a Box space evolution.action_noise; with
+ * "obs_norm" the observation statistics. */
 int seed_evolver_generation_frame(seed_evolver *E, seed_buf *out, seed_err *err);
 
 /* Take an episode frame: each episode of the current round is reported to
- * the algorithm; the others are counted (stale, ignored).  Returns the
+ * the algorithm; the others are counted (stale, ignored); its observation
+ * moments (rows of any round) are kept for the statistics.  Returns the
  * episodes reported, or -SEED_EFRAME (a frame of another type, an invalid
- * one: nothing was taken). */
+ * one, moments of another number of features: nothing was taken). */
 int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err);
 
 /* Finish the round when it is complete or past its deadline at time now,

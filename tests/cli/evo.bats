@@ -32,10 +32,10 @@ teardown() {
 		assert_success
 		a=$(basename "$p" | cut -d- -f1)
 		[ "$(jq -r .algorithm <<<"$output")" = "$a" ]
-		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 14 ]
+		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 15 ]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 13 ]
+	[ "$n" -eq 14 ]
 	for g in asterix breakout freeway seaquest space-invaders; do
 		[ -f "$SEED_SRCDIR/examples/presets/es-minatar-$g.json" ]
 		[ -f "$SEED_SRCDIR/examples/presets/ga-minatar-$g.json" ]

@@ -415,6 +415,179 @@ static void t_checkpoint_es(void)
 	tmpdir_remove(dir);
 }
 
+/* A Box space: members need a Gaussian policy (and a discrete space a
+ * categorical one); the generation frame carries evolution.action_noise. */
+static void t_box(void)
+{
+	seed_config c;
+	seed_evolver *E = NULL;
+	seed_err err = {""};
+	const char *cat[] = {"env=\"pendulum\""};
+	CHECK(config(&c, "es", cat, 1) == 0);
+	CHECK(seed_evolver_new(&E, &c, NULL, 0, &err) == -EINVAL && E == NULL);
+	CHECK_MSG(strstr(err.msg, "Box") && strstr(err.msg, "gaussian"), "%s", err.msg);
+	seed_config_free(&c);
+	const char *gauss[] = {"model.policy={\"type\": \"gaussian\"}"};
+	CHECK(config(&c, "es", gauss, 1) == 0);
+	CHECK(seed_evolver_new(&E, &c, NULL, 0, &err) == -EINVAL && E == NULL);
+	CHECK_MSG(strstr(err.msg, "discrete") && strstr(err.msg, "Gaussian"), "%s", err.msg);
+	seed_config_free(&c);
+	const char *box[] = {"env=\"pendulum\"", "model.policy={\"type\": \"gaussian\"}",
+	                     "evolution.action_noise=0.05"};
+	CHECK(config(&c, "es", box, 3) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	seed_buf out = {0};
+	CHECK_MSG(seed_evolver_generation_frame(E, &out, &err) == 0, "%s", err.msg);
+	seed_frame f;
+	CHECK_MSG(seed_frame_decode(&f, out.data, out.len, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(seed_frame_float(&f, "action_noise", -1), 0.05, 1e-12);
+	CHECK(seed_frame_get(&f, "obs_mean") == NULL); /* no "obs_norm" */
+	seed_frame_clear(&f);
+	seed_buf_free(&out);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* The observation moments of an episode frame: obs_count rows x (D = 4
+ * features), their sums and sums of squares. */
+static void moments(seed_frame *f, int rows, const double (*x)[4])
+{
+	static double sum[4], sq[4];
+	int64_t D = 4;
+	memset(sum, 0, sizeof sum);
+	memset(sq, 0, sizeof sq);
+	for (int r = 0; r < rows; r++)
+		for (int j = 0; j < 4; j++) {
+			sum[j] += x[r][j];
+			sq[j] += x[r][j] * x[r][j];
+		}
+	seed_frame_set_int(f, "obs_count", rows);
+	seed_frame_set_tensor(f, "obs_sum", seed_tensor_view(sum, SEED_DTYPE_F64, 1, &D));
+	seed_frame_set_tensor(f, "obs_sumsq", seed_tensor_view(sq, SEED_DTYPE_F64, 1, &D));
+}
+
+/* The generation frame's obs_mean and obs_var into mean, var (4 each). */
+static int frame_stats(seed_evolver *E, float *mean, float *var)
+{
+	seed_buf out = {0};
+	seed_err err = {""};
+	seed_frame f;
+	int ok = seed_evolver_generation_frame(E, &out, &err) == 0 &&
+	         seed_frame_decode(&f, out.data, out.len, &err) == 0;
+	if (!ok) {
+		printf("# %s\n", err.msg);
+		seed_buf_free(&out);
+		return -1;
+	}
+	const seed_tensor *m = seed_frame_tensor(&f, "obs_mean"), *v = seed_frame_tensor(&f, "obs_var");
+	ok = m && v && m->dtype == SEED_DTYPE_F32 && v->dtype == SEED_DTYPE_F32 && m->rank == 1 &&
+	     v->rank == 1 && m->shape[0] == 4 && v->shape[0] == 4;
+	if (ok) {
+		memcpy(mean, m->data, 16);
+		memcpy(var, v->data, 16);
+	}
+	seed_frame_clear(&f);
+	seed_buf_free(&out);
+	return ok ? 0 : -1;
+}
+
+/* Observation statistics ("obs_norm"): the generation frames carry them,
+ * starting at Gymnasium's mean 0, var 1, count 1e-4; the moments of the
+ * episode frames of a round are merged when it finishes, whichever frames
+ * they came in; a checkpoint holds them (as the model's tensors and
+ * exactly), and a resumed evolver publishes the same.  The merged values
+ * are checked against the pooled moments worked here: with the start's
+ * weight c0 = 1e-4 (mean 0, second moment var + mean^2 = 1),
+ *   mean = sum x / (c0 + n),  var = (c0 * 1 + sum x^2) / (c0 + n) - mean^2. */
+static void t_obs_norm(void)
+{
+	static const double X[6][4] = {{1, -2, 0.5, 10}, {3, -1, 0.5, 12}, {2, 0, 0.5, 8},
+	                               {4, 1, 0.5, 11},  {0, 2, 0.5, 9},   {2, 3, 0.5, 10}};
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	const char *dir = tmpdir_new();
+	const char *norm[] = {"model.obs_norm=true"};
+	CHECK(config(&c, "es", norm, 1) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_open_dir(E, dir, &err) == 0, "%s", err.msg);
+	float mean[4], var[4];
+	CHECK(frame_stats(E, mean, var) == 0);
+	for (int j = 0; j < 4; j++)
+		CHECK(mean[j] == 0.0f && var[j] == 1.0f);
+	/* The round's episodes, with the first two rows' moments; then a frame
+	 * of one episode of no member with the other four (both before the
+	 * round ends). */
+	const seed_evo_gen *g = seed_evo_current(seed_evolver_evo(E));
+	int64_t gen[4];
+	int32_t mem[4], len[4];
+	float ret[4];
+	for (int m = 0; m < 4; m++) {
+		gen[m] = g->generation;
+		mem[m] = m;
+		ret[m] = (float)m;
+		len[m] = 5;
+	}
+	seed_frame f;
+	episodes(&f, 4, gen, mem, ret, len);
+	moments(&f, 2, X);
+	CHECK_MSG(seed_evolver_feed(E, &f, &err) == 4, "%s", err.msg);
+	seed_frame_clear(&f);
+	/* Not until the round finishes. */
+	CHECK(frame_stats(E, mean, var) == 0 && mean[0] == 0.0f && var[0] == 1.0f);
+	int32_t none = -1; /* an episode of no member: its frame's moments still count */
+	episodes(&f, 1, gen, &none, ret, len);
+	moments(&f, 4, X + 2);
+	CHECK_MSG(seed_evolver_feed(E, &f, &err) == 0, "%s", err.msg);
+	seed_frame_clear(&f);
+	/* Moments of other features are refused, naming the fields. */
+	episodes(&f, 1, gen, &none, ret, len);
+	moments(&f, 4, X);
+	int64_t three = 3;
+	static double bad[3];
+	seed_frame_set_tensor(&f, "obs_sum", seed_tensor_view(bad, SEED_DTYPE_F64, 1, &three));
+	CHECK(seed_evolver_feed(E, &f, &err) < 0);
+	CHECK_MSG(strstr(err.msg, "obs_sum"), "%s", err.msg);
+	seed_frame_clear(&f);
+	CHECK(seed_evolver_step(E, 1, &err) == 1);
+	double c0 = (double)1e-4f, want_m[4], want_v[4];
+	for (int j = 0; j < 4; j++) {
+		double s = 0, q = 0;
+		for (int r = 0; r < 6; r++) {
+			s += X[r][j];
+			q += X[r][j] * X[r][j];
+		}
+		want_m[j] = s / (c0 + 6);
+		want_v[j] = (c0 + q) / (c0 + 6) - want_m[j] * want_m[j];
+	}
+	CHECK(frame_stats(E, mean, var) == 0);
+	for (int j = 0; j < 4; j++) {
+		CHECK_NEAR(mean[j], want_m[j], 1e-5 * (1 + fabs(want_m[j])));
+		CHECK_NEAR(var[j], want_v[j], 1e-5 * (1 + want_v[j]));
+	}
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	const seed_tensor *cm = seed_checkpoint_get(ck, "obs_norm.mean");
+	const seed_tensor *cc = seed_checkpoint_get(ck, "obs_norm.count");
+	CHECK(cm && cm->dtype == SEED_DTYPE_F32 && memcmp(cm->data, mean, 16) == 0);
+	float count;
+	CHECK(cc && (memcpy(&count, cc->data, 4), fabs(count - (c0 + 6)) < 1e-5));
+	const seed_tensor *ex = seed_checkpoint_get(ck, "evolver.obs_norm");
+	CHECK(ex && ex->dtype == SEED_DTYPE_F64 && ex->shape[0] == 9);
+	seed_evolver *R;
+	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 5, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_restore(R, ck, 5, &err) == 0, "%s", err.msg);
+	float rmean[4], rvar[4];
+	CHECK(frame_stats(R, rmean, rvar) == 0 && memcmp(rmean, mean, 16) == 0 &&
+	      memcmp(rvar, var, 16) == 0);
+	seed_evolver_free(&R);
+	seed_checkpoint_free(&ck);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	TAP_RUN(t_refuses);
@@ -424,5 +597,7 @@ int main(void)
 	TAP_RUN(t_done);
 	TAP_RUN(t_checkpoint_ga);
 	TAP_RUN(t_checkpoint_es);
+	TAP_RUN(t_box);
+	TAP_RUN(t_obs_norm);
 	return tap_done();
 }
