@@ -3,8 +3,20 @@
 #
 #   bench/ppo-peers.sh setup-cleanrl VENV
 #       makes a Python virtual environment VENV for CleanRL: torch, tyro,
-#       tensorboard and gymnasium 0.29.1 (CleanRL's pin: its ppo.py reads the
-#       episodes from the "final_info" that gymnasium 1.x no longer gives).
+#       tensorboard, gymnasium 0.29.1 (CleanRL's pin: its ppo.py reads the
+#       episodes from the "final_info" that gymnasium 1.x no longer gives)
+#       mujoco 2.3.3 (its MuJoCo benchmark's pin) and imageio (which
+#       gymnasium's MuJoCo environments import).
+#   bench/ppo-peers.sh halfcheetah VENV CLEANRL [SEEDS]
+#       per seed (default 1 2 3): CleanRL's ppo_continuous_action.py on
+#       HalfCheetah-v4 for 1M steps, one torch thread
+#       (bench/peers/cleanrl_halfcheetah.py: wall time, the mean of its last
+#       10 training episodes), then `seed-train ppo-halfcheetah --seed S`
+#       (time of the whole command, its training return, its greedy
+#       evaluation of 10 episodes); then the medians.  PEER_JOBS=2 runs the
+#       peer's seeds two at a time first, each pinned to a core of its own
+#       (taskset), since each uses one thread; Seed's runs follow one at a
+#       time on both cores.
 #   bench/ppo-peers.sh setup-purejaxrl VENV
 #       the same for PureJaxRL: jax, flax, optax, distrax, brax, navix and
 #       gymnax 0.0.9 (its wrappers import brax and navix; gymnax 1.x changed
@@ -55,7 +67,7 @@ trap 'rm -rf "$d"' EXIT
 case $what in
 setup-cleanrl)
 	python3 -m venv "$venv"
-	"$py" -m pip install -q torch tyro tensorboard 'gymnasium==0.29.1' 'numpy<2'
+	"$py" -m pip install -q torch tyro tensorboard 'gymnasium==0.29.1' 'numpy<2' 'mujoco==2.3.3' imageio
 	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gymnasium|tyro|numpy) '
 	;;
 setup-purejaxrl)
@@ -81,6 +93,55 @@ cartpole)
 		echo "$t" >>"$d/seed"
 	done
 	echo "median wall time to solved: CleanRL $(median <"$d/peer") s, Seed $(median <"$d/seed") s"
+	;;
+halfcheetah)
+	[ $# -ge 1 ] || usage
+	cleanrl=$1
+	shift
+	seeds=${*:-1 2 3}
+	# peer SEED [CORE]: CleanRL's run of SEED into $d/peer-SEED, pinned to
+	# CORE when given.
+	peer() {
+		pin=
+		[ $# -lt 2 ] || pin="taskset -c $2"
+		$pin "$py" "$top/bench/peers/cleanrl_halfcheetah.py" "$cleanrl" "$1" | tail -n 1 >"$d/peer-$1"
+	}
+	if [ "${PEER_JOBS:-1}" = 2 ]; then
+		set -- $seeds
+		while [ $# -gt 0 ]; do
+			peer "$1" 0 &
+			shift
+			if [ $# -gt 0 ]; then
+				peer "$1" 1 &
+				shift
+			fi
+			wait
+		done
+	else
+		for s in $seeds; do
+			peer "$s"
+		done
+	fi
+	for s in $seeds; do
+		cat "$d/peer-$s"
+		field wall_s <"$d/peer-$s" >>"$d/peer"
+		field final_return <"$d/peer-$s" >>"$d/peer-ret"
+	done
+	for s in $seeds; do
+		r="$d/run-$s"
+		t0=$(now)
+		out=$("$bin/seed-train" ppo-halfcheetah --seed "$s" --dir "$r" --quiet)
+		t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
+		train=$(tail -n 1 "$r/metrics.jsonl" | field episode_return | awk '{ printf "%.2f", $1 }')
+		ev=$(echo "$out" | retmean)
+		printf '{"seed-train": "ppo-halfcheetah", "seed": %s, "wall_s": %s, "frames": %s, "final_return": %s, "eval": %s}\n' \
+			"$s" "$t" "$(field frames <"$r/checkpoint.json")" "$train" "$ev"
+		echo "$t" >>"$d/seed"
+		echo "$train" >>"$d/seed-ret"
+		echo "$ev" >>"$d/seed-eval"
+	done
+	echo "medians: CleanRL $(median <"$d/peer") s, training return $(median <"$d/peer-ret");" \
+		"Seed $(median <"$d/seed") s, training return $(median <"$d/seed-ret"), greedy evaluation $(median <"$d/seed-eval")"
 	;;
 minatar)
 	[ $# -ge 1 ] || usage

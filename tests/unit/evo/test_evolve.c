@@ -579,8 +579,7 @@ static void t_obs_norm(void)
 	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 5, &err) == 0, "%s", err.msg);
 	CHECK_MSG(seed_evolver_restore(R, ck, 5, &err) == 0, "%s", err.msg);
 	float rmean[4], rvar[4];
-	CHECK(frame_stats(R, rmean, rvar) == 0 && memcmp(rmean, mean, 16) == 0 &&
-	      memcmp(rvar, var, 16) == 0);
+	CHECK(frame_stats(R, rmean, rvar) == 0 && memcmp(rmean, mean, 16) == 0 && memcmp(rvar, var, 16) == 0);
 	seed_evolver_free(&R);
 	seed_checkpoint_free(&ck);
 	seed_evolver_free(&E);
