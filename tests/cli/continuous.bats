@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # Box action spaces end to end: seed-eval plays them at random and from a
-# checkpoint, seed-train trains PPO with a Gaussian policy on Pendulum and
-# refuses a model whose policy does not suit the action space.
+# checkpoint, seed-train trains PPO with a Gaussian policy on Pendulum,
+# evolves one (es: members act with the mean plus action noise, observations
+# normalised by the evolver's statistics) and refuses a model whose policy
+# does not suit the action space.
 
 setup() {
 	load helpers
@@ -32,6 +34,41 @@ teardown() {
 	rm -rf "$D"
 }
 
+# es-pendulum: evolution strategies on Pendulum with a Gaussian policy and
+# observation statistics, 8 members of one 200-step episode a round.
+es_pendulum() {
+	cat >"$D/es-pendulum.json" <<'JSON'
+{
+  "env": "pendulum",
+  "algorithm": "es",
+  "model": {"obs_norm": true, "torso": [{"type": "linear", "out": 16}, {"type": "tanh"}],
+            "policy": {"type": "gaussian"}},
+  "evolution": {"population": 8, "sigma": 0.1, "lr": 0.05, "noise_size": 65536,
+                "generation_deadline": 20, "action_noise": 0.05},
+  "actors": 1,
+  "envs_per_actor": 8,
+  "infer": {"max_batch": 8, "timeout_us": 500},
+  "total_frames": 8000,
+  "eval_episodes": 2
+}
+JSON
+}
+
+# tensor RUN NAME: the f32 tensor NAME of RUN's checkpoint, as a JSON list
+# (a safetensors file: an 8-byte header length, the JSON header, the data).
+tensor() {
+	python3 - "$1/checkpoint.safetensors" "$2" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    head = json.loads(f.read(n))
+    a, b = head[sys.argv[2]]["data_offsets"]
+    f.seek(8 + n + a)
+    data = f.read(b - a)
+print(json.dumps(list(struct.unpack("<%df" % (len(data) // 4), data))))
+PY
+}
+
 @test "seed-eval plays a Box space at random: Pendulum's 200-step episodes, returns of its range" {
 	run seed-eval --env pendulum --episodes 3 --envs 2
 	assert_success
@@ -53,6 +90,25 @@ teardown() {
 	first=$(jq .return.mean <<<"$output")
 	run seed-eval --checkpoint "$D/run" --greedy --episodes 2
 	[ "$(jq .return.mean <<<"$output")" = "$first" ]
+}
+
+@test "seed-train evolves a Gaussian policy on Pendulum with observation statistics; its checkpoint plays them" {
+	es_pendulum
+	run timeout 300 seed-train "$D/es-pendulum.json" --seed 1 --dir "$D/run" --quiet
+	echo "$output"
+	assert_success
+	[ "$(jq '.eval.episodes == 2 and (.eval.return.mean | . < 0 and . > -2000)' <<<"$output")" = true ]
+	[ "$(jq -s 'length >= 4 and (last | .frames >= 8000 and .evaluated == 8)' "$D/run/metrics.jsonl")" = true ]
+	# The statistics of every step the members played before the last
+	# round ended: Pendulum's cos, sin and angular velocity, merged into
+	# the start's count of 1e-4.
+	count=$(tensor "$D/run" obs_norm.count | jq '.[0]')
+	[ "$(jq -n "$count > 4000 and $count < 8000 + 1")" = true ]
+	var=$(tensor "$D/run" obs_norm.var)
+	[ "$(jq 'all(. > 0 and . != 1) and .[0] <= 1 and .[1] <= 1' <<<"$var")" = true ]
+	run seed-eval --checkpoint "$D/run" --greedy --episodes 2
+	assert_success
+	[ "$(jq -r '.env + " " + (.greedy | tostring)' <<<"$output")" = "pendulum true" ]
 }
 
 @test "a categorical model for a Box space, or a Gaussian one for a discrete space, is refused by name" {
