@@ -5,7 +5,8 @@
  * alone, one row at a time: the plainest forward there is.  It returns the
  * largest error of got (rows x A logits, or Q values for a dueling head)
  * against it, relative to the row's largest magnitude (at least 1e-3);
- * INFINITY for a NaN.  Shared by nn's seed_popnet test and evo's
+ * INFINITY for a NaN.  For a Gaussian policy got holds the A means: the
+ * first A of each row of seed_model_forward's 2A.  Shared by nn's seed_popnet test and evo's
  * seed_population test.
  */
 #ifndef SEED_TESTS_MEMBER_REF_H
@@ -23,7 +24,7 @@ static inline double member_ref_error(seed_model *ref, const float *params, int 
 {
 	int A = seed_model_num_actions(ref);
 	size_t P = seed_model_num_params(ref), ob = seed_model_obs_bytes(ref);
-	float *want = malloc((size_t)A * sizeof *want);
+	float *want = malloc((size_t)seed_model_policy_width(ref) * sizeof *want);
 	double worst = 0;
 	for (int r = 0; r < rows; r++) {
 		CHECK(seed_model_load_params(ref, params + (size_t)member[r] * P, P * sizeof *params) == 0);

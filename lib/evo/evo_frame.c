@@ -18,6 +18,10 @@
 
 #define GEN "generation frame: field "
 
+/* The frame's tensors, in the order read_frame leaves them in. */
+#define NT 6
+static const char *const field_names[NT] = {"genome", "episodes", "sign", "centre", "obs_mean", "obs_var"};
+
 /* The frame's names of the algorithms (seed_evo_algo_name's), kept here so
  * that the frame's spelling is fixed by the protocol, in one place. */
 static const char *const algo_names[] = {[SEED_EVO_ES] = "es", [SEED_EVO_GA] = "ga", [SEED_EVO_RS] = "rs"};
@@ -42,6 +46,33 @@ static int check_gen(const seed_evo_gen *g, seed_err *err)
 		return seed_err_set(err, -EINVAL, GEN "'sigma': %g, expected a finite value >= 0", g->sigma);
 	if (g->rank < 0)
 		return seed_err_set(err, -EINVAL, GEN "'rank': %d, expected >= 0", g->rank);
+	if (!isfinite(g->action_noise) || g->action_noise < 0)
+		return seed_err_set(err, -EINVAL, GEN "'action_noise': %g, expected a finite value >= 0",
+		                    g->action_noise);
+	if (g->obs_dim < 0 || g->obs_dim > INT32_MAX)
+		return seed_err_set(err, -EINVAL,
+		                    GEN "'obs_mean': obs_dim %" PRId64 ", expected in [0, 2^31)", g->obs_dim);
+	if ((g->obs_dim > 0) != (g->obs_mean != NULL))
+		return seed_err_set(err, -EINVAL,
+		                    GEN "'obs_mean': %s with obs_dim %" PRId64
+		                        " (obs_mean and obs_var come with obs_dim > 0)",
+		                    g->obs_mean ? "present" : "missing", g->obs_dim);
+	if ((g->obs_dim > 0) != (g->obs_var != NULL))
+		return seed_err_set(err, -EINVAL,
+		                    GEN "'obs_var': %s with obs_dim %" PRId64
+		                        " (obs_mean and obs_var come with obs_dim > 0)",
+		                    g->obs_var ? "present" : "missing", g->obs_dim);
+	for (int64_t j = 0; j < g->obs_dim; j++) {
+		if (!isfinite(g->obs_mean[j]))
+			return seed_err_set(err, -EINVAL,
+			                    GEN "'obs_mean': element %" PRId64 " is %g, expected finite", j,
+			                    (double)g->obs_mean[j]);
+		if (!isfinite(g->obs_var[j]) || g->obs_var[j] < 0)
+			return seed_err_set(err, -EINVAL,
+			                    GEN "'obs_var': element %" PRId64
+			                        " is %g, expected a finite value >= 0",
+			                    j, (double)g->obs_var[j]);
+	}
 	if (g->members < 1 || g->genome_len < 1 || !g->genome || !g->episodes)
 		return seed_err_set(err, -EINVAL,
 		                    GEN "'genome': %d members of %d keys, expected at least 1 of 1",
@@ -119,6 +150,14 @@ int seed_evo_gen_to_frame(const seed_evo_gen *g, int64_t run, seed_frame *f, see
 	if (g->centre)
 		seed_frame_set_tensor(f, "centre",
 		                      seed_tensor_view((void *)g->centre, SEED_DTYPE_F32, 1, &P));
+	if (g->action_noise > 0)
+		seed_frame_set_float(f, "action_noise", g->action_noise);
+	if (g->obs_dim > 0) {
+		seed_frame_set_tensor(f, "obs_mean",
+		                      seed_tensor_view((void *)g->obs_mean, SEED_DTYPE_F32, 1, &g->obs_dim));
+		seed_frame_set_tensor(f, "obs_var",
+		                      seed_tensor_view((void *)g->obs_var, SEED_DTYPE_F32, 1, &g->obs_dim));
+	}
 	rc = seed_frame_validate(f, err);
 	if (rc)
 		seed_frame_clear(f);
@@ -127,7 +166,7 @@ int seed_evo_gen_to_frame(const seed_evo_gen *g, int64_t run, seed_frame *f, see
 
 /* The frame's scalars into g, its tensors left in *t: the structure checked
  * by the schema. */
-static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t[4], seed_err *err)
+static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t[NT], seed_err *err)
 {
 	if (f->type != SEED_FRAME_GENERATION)
 		return seed_err_set(err, -SEED_ETYPE, "%s frame: expected a generation frame",
@@ -149,10 +188,9 @@ static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t
 	g->noise_size = seed_frame_int(f, "noise_size", 0);
 	g->sigma = seed_frame_float(f, "sigma", 0);
 	g->rank = (int)seed_frame_int(f, "rank", 0);
-	t[0] = seed_frame_tensor(f, "genome");
-	t[1] = seed_frame_tensor(f, "episodes");
-	t[2] = seed_frame_tensor(f, "sign");
-	t[3] = seed_frame_tensor(f, "centre");
+	g->action_noise = seed_frame_float(f, "action_noise", 0);
+	for (int i = 0; i < NT; i++)
+		t[i] = seed_frame_tensor(f, field_names[i]);
 	if (t[0]->shape[0] > INT_MAX || t[0]->shape[1] > INT_MAX)
 		return seed_err_set(err, -EINVAL,
 		                    GEN "'genome': %" PRId64 " members of %" PRId64 " keys: too many",
@@ -160,19 +198,18 @@ static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t
 	g->members = (int)t[0]->shape[0];
 	g->genome_len = (int)t[0]->shape[1];
 	g->num_params = t[3] ? (size_t)t[3]->shape[0] : 0;
+	g->obs_dim = t[4] ? t[4]->shape[0] : 0; /* the schema: obs_var too, the same D */
 	return 0;
 }
-
-static const char *const field_names[4] = {"genome", "episodes", "sign", "centre"};
 
 int seed_evo_gen_from_frame(const seed_frame *f, seed_evo_gen *g, seed_err *err)
 {
 	seed_evo_gen x;
-	const seed_tensor *t[4];
+	const seed_tensor *t[NT];
 	int rc = read_frame(f, &x, t, err);
 	if (rc)
 		return rc;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NT; i++)
 		if (t[i] && (uintptr_t)t[i]->data % seed_dtype_size(t[i]->dtype) != 0)
 			return seed_err_set(err, -EINVAL,
 			                    GEN
@@ -183,6 +220,8 @@ int seed_evo_gen_from_frame(const seed_frame *f, seed_evo_gen *g, seed_err *err)
 	x.episodes = t[1]->data;
 	x.sign = t[2] ? t[2]->data : NULL;
 	x.centre = t[3] ? t[3]->data : NULL;
+	x.obs_mean = t[4] ? t[4]->data : NULL;
+	x.obs_var = t[5] ? t[5]->data : NULL;
 	rc = check_gen(&x, err);
 	if (rc == 0)
 		*g = x;
@@ -192,27 +231,29 @@ int seed_evo_gen_from_frame(const seed_frame *f, seed_evo_gen *g, seed_err *err)
 int seed_evo_gen_from_frame_copy(const seed_frame *f, seed_evo_gen_copy *c, seed_err *err)
 {
 	seed_evo_gen x;
-	const seed_tensor *t[4];
+	const seed_tensor *t[NT];
 	int rc = read_frame(f, &x, t, err);
 	if (rc)
 		return rc;
 	/* The arrays one after the other, each at an offset aligned for
-	 * its dtype (8 bytes suffices for all four). */
-	size_t off[4], total = 0;
-	for (int i = 0; i < 4; i++) {
+	 * its dtype (8 bytes suffices for all of them). */
+	size_t off[NT], total = 0;
+	for (int i = 0; i < NT; i++) {
 		off[i] = total;
 		if (t[i])
 			total += (seed_tensor_nbytes(t[i]) + 7) & ~(size_t)7;
 	}
 	/* Into fresh memory: c keeps its generation if the checks fail. */
 	unsigned char *mem = seed_xmalloc(total ? total : 1);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NT; i++)
 		if (t[i])
 			memcpy(mem + off[i], t[i]->data, seed_tensor_nbytes(t[i]));
 	x.genome = (const int64_t *)(void *)(mem + off[0]);
 	x.episodes = (const int32_t *)(void *)(mem + off[1]);
 	x.sign = t[2] ? (const float *)(void *)(mem + off[2]) : NULL;
 	x.centre = t[3] ? (const float *)(void *)(mem + off[3]) : NULL;
+	x.obs_mean = t[4] ? (const float *)(void *)(mem + off[4]) : NULL;
+	x.obs_var = t[5] ? (const float *)(void *)(mem + off[5]) : NULL;
 	rc = check_gen(&x, err);
 	if (rc) {
 		free(mem);

@@ -100,9 +100,39 @@ static int check_head(const seed_evo_gen *g, seed_err *err)
 	return 0;
 }
 
+/* The optional fields of Box members and observation statistics. */
+static int check_extras(const seed_evo_gen *g, seed_err *err)
+{
+	if (!(isfinite(g->action_noise) && g->action_noise >= 0))
+		return seed_err_set(err, -EINVAL, "generation: action_noise %g must be finite and >= 0",
+		                    g->action_noise);
+	if (g->obs_dim < 0)
+		return seed_err_set(err, -EINVAL, "generation: obs_dim %lld is negative",
+		                    (long long)g->obs_dim);
+	bool want = g->obs_dim > 0;
+	if (want != (g->obs_mean != NULL) || want != (g->obs_var != NULL))
+		return seed_err_set(err, -EINVAL,
+		                    "generation: obs_dim %lld with obs_mean %s and obs_var %s (both for "
+		                    "obs_dim > 0, neither for 0)",
+		                    (long long)g->obs_dim, g->obs_mean ? "given" : "NULL",
+		                    g->obs_var ? "given" : "NULL");
+	for (int64_t j = 0; j < g->obs_dim; j++) {
+		if (!isfinite(g->obs_mean[j]))
+			return seed_err_set(err, -EINVAL, "generation: obs_mean[%lld] is %g, not finite",
+			                    (long long)j, (double)g->obs_mean[j]);
+		if (!(isfinite(g->obs_var[j]) && g->obs_var[j] >= 0))
+			return seed_err_set(err, -EINVAL,
+			                    "generation: obs_var[%lld] is %g, must be finite and >= 0",
+			                    (long long)j, (double)g->obs_var[j]);
+	}
+	return 0;
+}
+
 int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err)
 {
 	int rc = check_head(g, err);
+	if (!rc)
+		rc = check_extras(g, err);
 	if (rc)
 		return rc;
 	for (int m = 0; m < g->members; m++) {

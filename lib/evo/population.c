@@ -332,6 +332,17 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		    "%llu, size %lld)",
 		    (unsigned long long)seed_noise_seed(noise), (long long)seed_noise_size(noise),
 		    (unsigned long long)g->noise_seed, (long long)g->noise_size);
+	/* The learner's observation statistics, for every member (mean 0,
+	 * var 1 when the generation gives none); the obs_norm.* tensors the
+	 * members are built with are not read. */
+	int D = seed_model_obs_norm_dim(p->model);
+	if (g->obs_dim > 0 && g->obs_dim != D)
+		return seed_err_set(err, -EINVAL,
+		                    "population: the generation's observation statistics have obs_dim "
+		                    "%lld, the model's \"obs_norm\" D = %d%s",
+		                    (long long)g->obs_dim, D, D ? "" : " (the model has no \"obs_norm\")");
+	if ((rc = seed_popnet_obs_norm(p->net, g->obs_dim, g->obs_mean, g->obs_var, err)))
+		return rc;
 	if (g->algo == SEED_EVO_ES && g->rank > 0) {
 		rc = build_lowrank(p, noise, g, err);
 	} else {

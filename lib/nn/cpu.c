@@ -385,7 +385,8 @@ static const float *run_forward(seed_model *m, const seed_model_seq *s)
 	/* Normalised in place: both torsos read be->input, and so do their
 	 * first layers' backward (the statistics get no gradient). */
 	if (m->norm.on)
-		model_obs_norm_apply(m, (size_t)B * m->obs_numel, be->input);
+		model_obs_norm_apply(&m->norm, m->norm.mean, m->norm.var, (size_t)B * m->obs_numel,
+		                     be->input);
 	const float *x = be->input;
 	/* The torso (a relu is never fused into the head: it is linear). */
 	for (int i = 0; i < m->nlayers - 1; i++) {

@@ -222,10 +222,12 @@ void model_init_layers(seed_model *m, seed_rng *rng);
  * 1e-4, Gymnasium's RunningMeanStd), without drawing from any rng; nothing
  * without "obs_norm". */
 void model_init_obs_norm(seed_model *m);
-/* Normalise n values x in place (rows of D) with m's statistics, in
- * double, clipped (model_obs_norm); the backends call it on the
- * observations as f32 before the first layer. */
-void model_obs_norm_apply(const seed_model *m, size_t n, float *x);
+/* Normalise n values x in place (rows of nm->D) with the statistics mean
+ * and var ([D] each), nm's clip and epsilon, in double, clipped
+ * (model_obs_norm): the backends call it with the model's own statistics
+ * (nm->mean, nm->var), the population's forward (popnet.c) with those it
+ * was given, on the observations as f32 before the first layer. */
+void model_obs_norm_apply(const model_obs_norm *nm, const float *mean, const float *var, size_t n, float *x);
 
 /* The CPU backend (cpu.c). */
 extern const nn_backend_ops nn_cpu_ops;

@@ -224,16 +224,15 @@ void model_init_obs_norm(seed_model *m)
  * (forward never allocates: they live on the stack). */
 #define NORM_COLS 64
 
-void model_obs_norm_apply(const seed_model *m, size_t n, float *x)
+void model_obs_norm_apply(const model_obs_norm *nm, const float *mean, const float *var, size_t n, float *x)
 {
-	const model_obs_norm *nm = &m->norm;
 	size_t D = (size_t)nm->D;
 	double c = nm->clip, mu[NORM_COLS], sd[NORM_COLS];
 	for (size_t j0 = 0; j0 < D; j0 += NORM_COLS) {
 		size_t w = D - j0 < NORM_COLS ? D - j0 : NORM_COLS;
 		for (size_t j = 0; j < w; j++) {
-			mu[j] = nm->mean[j0 + j];
-			sd[j] = sqrt((double)nm->var[j0 + j] + nm->eps);
+			mu[j] = mean[j0 + j];
+			sd[j] = sqrt((double)var[j0 + j] + nm->eps);
 		}
 		for (size_t e = j0; e < n; e += D)
 			for (size_t j = 0; j < w; j++) {

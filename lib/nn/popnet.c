@@ -10,7 +10,10 @@
  *
  * Rows are sorted by member with a counting sort (perm[i] is the row at
  * sorted position i; a member's rows are contiguous, members in order),
- * gathered into the first activation buffer as f32, run through the layers
+ * gathered into the first activation buffer as f32, normalised with the
+ * popnet's observation statistics when the model has "obs_norm" (model_
+ * layout.c's model_obs_norm_apply, the loop seed_model_forward runs, given
+ * the popnet's mean and var instead of the slab's), run through the layers
  * (ping-pong buffers of max_rows x the widest layer), and the head's
  * outputs scattered back to row order.
  *
@@ -73,6 +76,10 @@ struct seed_popnet {
 	int max_rows, A;
 	size_t P, obs_numel, obs_bytes, widest;
 	pop_layer *pl; /* [model->nlayers] */
+	/* "obs_norm": the statistics every member normalises with (D each,
+	 * seed_popnet_obs_norm), not the obs_norm.* tensors of any slab;
+	 * NULL without "obs_norm". */
+	float *norm_mean, *norm_var;
 	/* The members. */
 	bool ready, lowrank;
 	int M, rank;
@@ -107,15 +114,6 @@ int seed_popnet_new(seed_popnet **out, const char *model_json, seed_dtype obs_dt
 		seed_model_free(&m);
 		return seed_err_set(err, -EINVAL,
 		                    "population: a model with a recurrent core cannot be evolved here");
-	}
-	if (m->norm.on) {
-		/* Members would each carry perturbed statistics, which an
-		 * evolution's noise and centre update treat as weights. */
-		seed_model_free(&m);
-		return seed_err_set(err, -EINVAL,
-		                    "population: a model with \"obs_norm\" cannot be evolved here: the "
-		                    "evolution's noise and updates would move its observation statistics "
-		                    "as if they were weights");
 	}
 	seed_popnet *p = seed_xcalloc(1, sizeof *p);
 	p->model = m;
@@ -162,6 +160,11 @@ int seed_popnet_new(seed_popnet **out, const char *model_json, seed_dtype obs_dt
 	p->zeros = seed_xcalloc(p->widest, sizeof(float));
 	p->perm = seed_xmalloc(R * sizeof *p->perm);
 	p->small_of = seed_xmalloc((size_t)m->ntensors * sizeof *p->small_of);
+	if (m->norm.on) {
+		p->norm_mean = seed_xmalloc((size_t)m->norm.D * sizeof *p->norm_mean);
+		p->norm_var = seed_xmalloc((size_t)m->norm.D * sizeof *p->norm_var);
+		seed_popnet_obs_norm(p, 0, NULL, NULL, NULL);
+	}
 	*out = p;
 	return 0;
 }
@@ -193,6 +196,8 @@ void seed_popnet_free(seed_popnet **pp)
 	free(p->perm);
 	free(p->start);
 	free(p->small_of);
+	free(p->norm_mean);
+	free(p->norm_var);
 	free(p);
 	*pp = NULL;
 }
@@ -215,6 +220,49 @@ size_t seed_popnet_num_params(const seed_popnet *p)
 int seed_popnet_num_actions(const seed_popnet *p)
 {
 	return p->A;
+}
+
+int seed_popnet_obs_norm(seed_popnet *p, int64_t D, const float *mean, const float *var, seed_err *err)
+{
+	int want = seed_model_obs_norm_dim(p->model);
+	if (D < 0)
+		return seed_err_set(err, -EINVAL, "population: observation statistics of %lld features",
+		                    (long long)D);
+	if ((D > 0) != (mean != NULL) || (D > 0) != (var != NULL))
+		return seed_err_set(err, -EINVAL,
+		                    "population: observation statistics of %lld features with mean %s and "
+		                    "var %s (both for D > 0, neither for D 0)",
+		                    (long long)D, mean ? "given" : "NULL", var ? "given" : "NULL");
+	if (D == 0) {
+		/* The identity: mean 0, var 1 (then only eps moves the values). */
+		for (int j = 0; j < want; j++) {
+			p->norm_mean[j] = 0.0f;
+			p->norm_var[j] = 1.0f;
+		}
+		return 0;
+	}
+	if (want == 0)
+		return seed_err_set(err, -EINVAL,
+		                    "population: observation statistics of %lld features for a model "
+		                    "without \"obs_norm\"",
+		                    (long long)D);
+	if (D != want)
+		return seed_err_set(err, -EINVAL,
+		                    "population: observation statistics of %lld features, the model's "
+		                    "\"obs_norm\" has D = %d",
+		                    (long long)D, want);
+	for (int64_t j = 0; j < D; j++) {
+		if (!isfinite(mean[j]))
+			return seed_err_set(err, -EINVAL, "population: obs_norm mean[%lld] is %g, not finite",
+			                    (long long)j, (double)mean[j]);
+		if (!(isfinite(var[j]) && var[j] >= 0))
+			return seed_err_set(err, -EINVAL,
+			                    "population: obs_norm var[%lld] is %g, expected finite and >= 0",
+			                    (long long)j, (double)var[j]);
+	}
+	memcpy(p->norm_mean, mean, (size_t)D * sizeof *mean);
+	memcpy(p->norm_var, var, (size_t)D * sizeof *var);
+	return 0;
 }
 
 /* Forget the members and make room for M of them. */
@@ -520,6 +568,10 @@ int seed_popnet_forward(seed_popnet *p, int rows, const void *obs, const int32_t
 		else
 			memcpy(dst, src, p->obs_bytes);
 	}
+	/* Normalised as seed_model_forward does it, with the popnet's
+	 * statistics (the members' obs_norm.* tensors are not read). */
+	if (mo->norm.on)
+		model_obs_norm_apply(&mo->norm, p->norm_mean, p->norm_var, (size_t)rows * p->obs_numel, x);
 	int cur = 0;
 	for (int i = 0; i < mo->nlayers; i++) {
 		if (mo->layers[i].kind == L_FLATTEN)

@@ -3,7 +3,7 @@
  *
  * The schema is a table per type: each entry names a field, its kind, its
  * range (ints), its dtypes and its leading dimensions (tensors).  Dimensions
- * are symbols (K, B, T+1, A, N, P, S): the first field that has a symbol
+ * are symbols (K, B, T+1, A, N, P, S, M, L, D): the first field that has a symbol
  * fixes its value, every later one must agree, and an int field can fix one
  * too (num_actions fixes A).  Messages name the frame type and the field.
  * The per-step fields of the unroll and sequences frames are not in their
@@ -14,8 +14,9 @@
  * or a Box's (f32, one more dimension, A); the dtype of their 'action'
  * field says which, and a table entry marked `action` is written for the
  * discrete form and turned into the Box form (f32, A appended) when the
- * frame is Box.  Contents are checked in two places only (check_contents):
- * a step frame's bounds and a Box action frame's elements.
+ * frame is Box.  Contents are checked in three places only
+ * (check_contents): a step frame's bounds, a Box action frame's elements
+ * and an episode frame's observation moments.
  *
  * The wire codec is in frame_msgpack.c, JSON in frame_json.c, recorded
  * streams in frame_reader.c.
@@ -364,8 +365,8 @@ int seed_frame_validate(const seed_frame *f, seed_err *err)
 
 /* D_2A is twice A, not a symbol of its own: it is checked against A (or
  * fixes A when it comes first). */
-enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_M, D_L, D_2A, D_COUNT };
-static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S", "M", "L", "2A"};
+enum dim { D_NONE = 0, D_K, D_B, D_T1, D_A, D_N, D_P, D_S, D_M, D_L, D_2A, D_D, D_COUNT };
+static const char *const dim_names[D_COUNT] = {"?", "K", "B", "T+1", "A", "N", "P", "S", "M", "L", "2A", "D"};
 
 enum fkind { FK_INT = 1, FK_STR, FK_TENSOR, FK_FLOAT, FK_BOOL };
 
@@ -527,6 +528,23 @@ static const struct fspec episode_spec[] = {
      .dtypes = DT(I32),
      .dims = {D_N},
      .with = "generation"},
+    /* A population server's observation moments since its previous
+     * episode frame (count, and per feature the sums of x and of x^2),
+     * for the evolver's running statistics: all three or none (each
+     * names the next), finite, the squares' sums >= 0 (check_contents). */
+    {.name = "obs_count", .kind = FK_INT, .optional = true, .min = 0, .max = I64, .with = "obs_sum"},
+    {.name = "obs_sum",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F64),
+     .dims = {D_D},
+     .with = "obs_sumsq"},
+    {.name = "obs_sumsq",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F64),
+     .dims = {D_D},
+     .with = "obs_count"},
 };
 
 static const struct fspec params_spec[] = {
@@ -583,6 +601,22 @@ static const struct fspec generation_spec[] = {
     OPT_STR("model"),
     {.name = "episode_cap", .kind = FK_INT, .optional = true, .min = 0, .max = I64},
     {.name = "greedy", .kind = FK_BOOL, .optional = true},
+    /* Box members: the std of the normal noise added to each mean action. */
+    {.name = "action_noise", .kind = FK_FLOAT, .optional = true, .fmin = 0},
+    /* The learner's observation statistics for "obs_norm", both or
+     * neither (evo_frame.c checks the values). */
+    {.name = "obs_mean",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F32),
+     .dims = {D_D},
+     .with = "obs_var"},
+    {.name = "obs_var",
+     .kind = FK_TENSOR,
+     .optional = true,
+     .dtypes = DT(F32),
+     .dims = {D_D},
+     .with = "obs_mean"},
 };
 
 static const struct fspec error_spec[] = {
@@ -764,8 +798,17 @@ static float f32_at(const seed_tensor *t, int64_t i)
 	return x;
 }
 
+/* Element i of a tensor of float64 (data may be unaligned). */
+static double f64_at(const seed_tensor *t, int64_t i)
+{
+	double x;
+	memcpy(&x, (const unsigned char *)t->data + 8 * (size_t)i, sizeof x);
+	return x;
+}
+
 /* The contents the schema checks, after the structure: a step frame's
- * bounds, a Box action frame's elements. */
+ * bounds, a Box action frame's elements, an episode frame's observation
+ * moments. */
 static int check_contents(const seed_frame *f, bool box, seed_err *err)
 {
 	if (f->type == SEED_FRAME_STEP) {
@@ -793,6 +836,22 @@ static int check_contents(const seed_frame *f, bool box, seed_err *err)
 			if (!isfinite(f32_at(a, i)))
 				return frame_err(err, -SEED_EFRAME, f->type, "action", 6,
 				                 "element %lld is not finite", (long long)i);
+	} else if (f->type == SEED_FRAME_EPISODE) {
+		const seed_tensor *s = seed_frame_tensor(f, "obs_sum"),
+		                  *q = seed_frame_tensor(f, "obs_sumsq");
+		if (!s)
+			return 0; /* none (the schema has all three or none) */
+		for (int64_t i = 0; i < s->shape[0]; i++) {
+			if (!isfinite(f64_at(s, i)))
+				return frame_err(err, -SEED_EFRAME, f->type, "obs_sum", 7,
+				                 "element %lld is %g, expected finite", (long long)i,
+				                 f64_at(s, i));
+			double x = f64_at(q, i);
+			if (!isfinite(x) || x < 0)
+				return frame_err(err, -SEED_EFRAME, f->type, "obs_sumsq", 9,
+				                 "element %lld is %g, expected a finite value >= 0",
+				                 (long long)i, x);
+		}
 	}
 	return 0;
 }

@@ -119,8 +119,10 @@ typedef struct seed_evo_gen {
 /* Check g's shape and values: algo, phase, noise_size >= 1, sigma finite
  * and >= 0, rank >= 0, members >= 1, genome_len >= 1, genome non-NULL with
  * every row starting with a key >= 0 and holding keys >= 0 then only -1,
- * ES: L = 1, sign of +-1 and centre non-NULL; episodes >= 1.  Returns 0 or
- * -EINVAL with err naming the field and the member.  For a generation that
+ * ES: L = 1, sign of +-1 and centre non-NULL; episodes >= 1; action_noise
+ * finite and >= 0; obs_dim >= 0, obs_mean and obs_var non-NULL exactly when
+ * obs_dim > 0, every mean finite, every var finite and >= 0.  Returns 0 or
+ * -EINVAL with err naming the field and the member (or element).  For a generation that
  * arrived from elsewhere, before it is played. */
 int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err);
 

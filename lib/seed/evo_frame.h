@@ -13,7 +13,12 @@
  *     element +1 or -1, centre present;
  *   - ga and rs: no sign, no centre;
  *   - episodes >= 1 for every member;
- *   - noise_seed below 2^63 (frame ints are signed 64-bit).
+ *   - noise_seed below 2^63 (frame ints are signed 64-bit);
+ *   - action_noise finite and >= 0;
+ *   - obs_mean and obs_var ([obs_dim] each) present exactly when
+ *     obs_dim > 0, every mean finite, every var finite and >= 0 (messages
+ *     name the element).
+ * The schema has obs_mean and obs_var come together, with the same D.
  * Messages name the frame, the field and the member, e.g.
  *   "generation frame: field 'genome': member 3: key -2 at column 1 (keys
  *    are >= 0, -1 pads a shorter genome)".
@@ -36,7 +41,9 @@ extern "C" {
 
 /* Make f a generation frame of g with the learner's run: run, generation,
  * phase, algorithm, noise_seed, noise_size, sigma, rank, genome i64[M, L],
- * episodes i32[M], and for es sign f32[M] and centre f32[num_params].  The
+ * episodes i32[M], for es sign f32[M] and centre f32[num_params], when
+ * action_noise > 0 action_noise, and when obs_dim > 0 obs_mean f32[obs_dim]
+ * and obs_var f32[obs_dim].  The
  * tensors point into g's arrays (keep them alive while f is used); f need
  * not be initialised and owns nothing.  The caller may add the optional
  * fields afterwards (model, episode_cap, greedy).  Errors (-EINVAL, err
@@ -47,7 +54,8 @@ int seed_evo_gen_to_frame(const seed_evo_gen *g, int64_t run, seed_frame *f, see
 /* Read a generation frame into g: g's arrays point into f's tensors (keep f
  * and what it was decoded from alive while g is used).  num_params is the
  * centre's length for es, 0 for ga and rs (the server knows it from its
- * model).  A decoded frame's tensor data may sit at any address; this
+ * model); action_noise 0 and obs_dim 0 (obs_mean, obs_var NULL) for a frame
+ * without them.  A decoded frame's tensor data may sit at any address; this
  * function refuses one that is not aligned for its dtype (use
  * seed_evo_gen_from_frame_copy).  Errors: -SEED_ETYPE (not a generation
  * frame), -SEED_EFRAME (what seed_frame_validate refuses, with its

@@ -32,9 +32,17 @@
  * their deterministic action, the mean: forward gives the A means per row
  * (the log-stds and the value are not computed; a critic torso is not run);
  * a recurrent core is refused (an episode's state would have to travel with
- * the rows), and so is "obs_norm" (seed/nn.h: the evolutions' noise and
- * centre updates cover the whole slab, and would move its statistics as if
- * they were weights).
+ * the rows).
+ *
+ * "obs_norm" (seed/nn.h): every row is normalised, after its conversion to
+ * f32 and before the first layer, exactly as seed_model_forward does it
+ * (the model's clip and epsilon), but with the popnet's own statistics
+ * (seed_popnet_obs_norm: the learner's, the same for every member; mean 0,
+ * var 1 until given).  The obs_norm.* tensors of a member's parameters
+ * (full rank) or of the centre and the slices (low rank) are not read: an
+ * evolution's noise and centre updates cover the whole slab and move them
+ * as if they were weights, but they are not.  A slice still holds their
+ * numel floats each (the layout above), unread.
  *
  * Members are set in three steps, so that whoever builds them (seed/
  * population.h, from an evolution's generation) writes them in place, with
@@ -72,7 +80,7 @@ typedef struct seed_popnet seed_popnet;
 /* As seed_agent_new's arguments: the model description, observation dtype (SEED_DTYPE_F32 or U8: rows
  * come already converted to it) and shape, actions, rows per call.
  * Errors: those of seed_model_new (-SEED_EOPTION for a bad description),
- * -EINVAL for a model with a recurrent core or "obs_norm", or max_rows < 1.  Allocation
+ * -EINVAL for a model with a recurrent core, or max_rows < 1.  Allocation
  * failure aborts (seed_oom). */
 int seed_popnet_new(seed_popnet **out, const char *model_json, seed_dtype obs_dtype, int obs_rank,
                     const int64_t *obs_shape, int num_actions, int max_rows, seed_err *err);
@@ -95,6 +103,13 @@ void seed_popnet_lowrank_member(seed_popnet *p, int m, const float *slice, float
 void seed_popnet_ready(seed_popnet *p);
 /* Forget the members (forward refuses until the next set is ready). */
 void seed_popnet_drop(seed_popnet *p);
+/* The observation statistics forward normalises every row with (a model with "obs_norm"): mean and
+ * var, D floats each (copied), D = seed_model_obs_norm_dim of the layout; D 0 with both NULL resets
+ * them to mean 0, var 1 (a model without "obs_norm" accepts that, and nothing else).  Kept across
+ * member sets until the next call.  Errors: -EINVAL (statistics for a model without "obs_norm", D
+ * not the model's, mean and var not both given for D > 0 or both NULL for D 0, a mean not finite, a
+ * var negative or not finite: err names the element); the statistics are unchanged on error. */
+int seed_popnet_obs_norm(seed_popnet *p, int64_t D, const float *mean, const float *var, seed_err *err);
 /* Forward rows obs (rows x obs_bytes, the model's dtype) each with its member (member[r] in [0, M)):
  * rows are grouped by member, one matrix product per group, results scattered back in row order.
  * logits [rows][A]: a categorical policy's logits, a dueling head's Q values, or a Gaussian policy's means

@@ -24,9 +24,17 @@
  * population builds its members, in place, from the generation.
  *
  * Models: torso layers of any kind, an actor-critic head (logits) or a
- * dueling head (Q values, read as logits: greedy acting takes their argmax);
- * a recurrent core is refused (an episode's state would have to travel with
- * the rows).
+ * dueling head (Q values, read as logits: greedy acting takes their argmax),
+ * or a Gaussian policy (seed/nn.h "policy"): forward gives each row's A
+ * means, its member's deterministic action, and act refuses it (its
+ * actions are real numbers); a recurrent core is refused (an episode's
+ * state would have to travel with the rows).
+ *
+ * "obs_norm" (seed/nn.h): every member normalises its observations with
+ * the generation's statistics (obs_dim, obs_mean, obs_var: the learner's),
+ * mean 0 and var 1 when it gives none, never with the obs_norm.* tensors
+ * its own parameters hold (an evolution's noise moves them as if they were
+ * weights); seed/popnet.h's seed_popnet_obs_norm.
  *
  * GA members are built from their parents, each parent once; a phase-0
  * GA set keeps the parents it built (up to 64), and the next sets build a
@@ -74,17 +82,20 @@ void seed_population_free(seed_population **p);
  * g is copied (nothing of it is kept); noise must stay alive until the
  * next seed_population_set or seed_population_free (low rank reads it).
  * Errors: -EINVAL (P mismatch, noise identity mismatch, a bad generation as
- * seed_evo_gen_check says); on error the population has no
+ * seed_evo_gen_check says, observation statistics whose obs_dim is not the
+ * model's "obs_norm" D or for a model without "obs_norm": err names obs_dim
+ * and D); on error the population has no
  * generation (forward refuses until a set succeeds). */
 int seed_population_set(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, seed_err *err);
 /* Forward rows obs (rows x obs_bytes, the model's dtype) each with its member (member[r] in [0, M)):
  * rows are grouped by member, one matrix product per group, results scattered back in row order.
- * logits [rows][A].  rows in [1, max_rows].  Errors: -EINVAL (no
+ * logits [rows][A] (a Gaussian policy's: the A means).  rows in [1, max_rows].  Errors: -EINVAL (no
  * generation set, bad rows, a member out of range: err names the row). */
 int seed_population_forward(seed_population *p, int rows, const void *obs, const int32_t *member,
                             float *logits, seed_err *err);
 /* The same, then the action of each row: argmax (greedy, the first largest)
- * or sampled from softmax with rng (seed_policy's sampler). */
+ * or sampled from softmax with rng (seed_policy's sampler).  A Gaussian
+ * policy's actions are not indices: -EINVAL (use the means forward gives). */
 int seed_population_act(seed_population *p, int rows, const void *obs, const int32_t *member, bool greedy,
                         seed_rng *rng, int32_t *actions, seed_err *err);
 /* Bytes of one observation row. */

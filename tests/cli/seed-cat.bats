@@ -82,17 +82,21 @@ same_json() {
 	cmp a.frames b.frames
 }
 
-@test "Box frames (f32 [K,A] actions, bounds, Gaussian unrolls) print and encode back byte for byte" {
+@test "Box frames (f32 [K,A] actions, bounds, Gaussian unrolls, evolution's noise and statistics) print and encode back byte for byte" {
 	run --separate-stderr seed-cat "$DATA/box.frames"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	[ "${#lines[@]}" -eq 3 ]
+	[ "${#lines[@]}" -eq 5 ]
 	echo "$output" >box.jsonl
 	same_json box.jsonl "$DATA/box.jsonl"
 	run bash -c "jq -c 'select(.type == \"action\") | [.action.shape, .action.data]' box.jsonl"
 	[ "$output" = '[[2,3],[[0.5,-1.25,3e-08],[-0,1e+30,-2.5]]]' ]
 	run bash -c "jq -c 'select(.type == \"step\") | [.action_low.data, .action_high.data]' box.jsonl"
 	[ "$output" = '[[-1,"-inf",0.5],[1,"inf",0.5]]' ]
+	run bash -c "jq -c 'select(.type == \"generation\") | [.action_noise, .obs_mean.data, .obs_var.shape]' box.jsonl"
+	[ "$output" = '[0.1,[0.5,-3.25,0.001],[3]]' ]
+	run bash -c "jq -c 'select(.type == \"episode\") | [.obs_count, .obs_sum.dtype, .obs_sumsq.data[1]]' box.jsonl"
+	[ "$output" = '[261,"f64",2760.0625]' ]
 	# The JSON encodes to the bytes Python packed.
 	seed-cat --encode box.jsonl >box.frames
 	cmp box.frames "$DATA/box.frames"

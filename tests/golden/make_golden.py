@@ -250,10 +250,51 @@ unroll_box = Pairs([
     ("logits", T("f32", rng.standard_normal((2, 3, 4)))),
 ])
 
+# Evolution of Box members: a generation with the members' action noise and
+# the learner's observation statistics (obs_norm), and an episode frame of a
+# population server carrying the moments of the observations it acted on.
+generation_box = Pairs([
+    ("type", "generation"),
+    ("version", 1),
+    ("run", 4),
+    ("generation", 30),
+    ("phase", 0),
+    ("algorithm", "es"),
+    ("noise_seed", 5),
+    ("noise_size", 1 << 20),
+    ("sigma", 0.05),
+    ("rank", 2),
+    ("genome", T("i64", [[9], [9]])),
+    ("episodes", T("i32", [1, 1])),
+    ("sign", T("f32", [1, -1])),
+    ("centre", T("f32", [0.125, -2.0, 0.0])),
+    ("action_noise", 0.1),
+    ("obs_mean", T("f32", [0.5, -3.25, 1e-3])),
+    ("obs_var", T("f32", [2.0, 0.0, 1e4])),
+])
+
+episode_obs = Pairs([
+    ("type", "episode"),
+    ("version", 1),
+    ("run", 4),
+    ("actor", 0),
+    ("env", T("i32", [1, 0])),
+    ("return", T("f32", [-120.5, 33.0])),
+    ("length", T("i32", [200, 61])),
+    ("truncated", T("u8", [1, 0])),
+    ("generation", T("i64", [30, 30])),
+    ("member", T("i32", [0, 1])),
+    ("obs_count", 261),
+    ("obs_sum", T("f64", [130.5, -848.25, 0.25])),
+    ("obs_sumsq", T("f64", [587.25, 2760.0625, 2.6e6])),
+])
+
 GOOD_BOX = [
     ("step_box", step_box, {}),
     ("action_box", action_box, {}),
     ("unroll_box", unroll_box, {}),
+    ("generation_box", generation_box, {}),
+    ("episode_obs", episode_obs, {}),
 ]
 
 GOOD = [
@@ -568,6 +609,36 @@ bad("generation_noise_size", replace(g, "noise_size", 0), EF,
 bad("generation_negative", replace(g, "generation", -1), EF, "generation frame: field 'generation': -1 out of range")
 bad("generation_cap_negative", add(g, "episode_cap", -5), EF, "generation frame: field 'episode_cap': -5 out of range")
 bad("generation_greedy_int", add(g, "greedy", 1), EF, "generation frame: field 'greedy': int, expected bool")
+go = add(add(g, "obs_mean", T("f32", [0, 1, 2])), "obs_var", T("f32", [1, 1, 1]))
+bad("generation_obs_mean_alone", drop(go, "obs_var"), EF,
+    "generation frame: field 'obs_mean': present without 'obs_var' (they come together or not at all)")
+bad("generation_obs_var_alone", drop(go, "obs_mean"), EF,
+    "generation frame: field 'obs_var': present without 'obs_mean'")
+bad("generation_obs_D", replace(go, "obs_var", T("f32", [1, 1])), EF,
+    "generation frame: field 'obs_var': shape [2], expected [D]: dimension 0 is 2, but D = 3 (from 'obs_mean')")
+bad("generation_obs_mean_dtype", replace(go, "obs_mean", T("f64", [0, 1, 2])), EF,
+    "generation frame: field 'obs_mean': dtype f64, expected f32")
+bad("generation_action_noise_negative", add(g, "action_noise", -0.25), EF,
+    "generation frame: field 'action_noise': -0.25, expected a finite value >= 0")
+bad("generation_action_noise_str", add(g, "action_noise", "0.1"), EF,
+    "generation frame: field 'action_noise': str, expected float")
+eo = add(add(add(episode_base(), "obs_count", 7), "obs_sum", T("f64", [1.5, -2])), "obs_sumsq", T("f64", [4, 9]))
+bad("episode_obs_count_alone", drop(drop(eo, "obs_sum"), "obs_sumsq"), EF,
+    "episode frame: field 'obs_count': present without 'obs_sum' (they come together or not at all)")
+bad("episode_obs_sum_alone", drop(eo, "obs_sumsq"), EF,
+    "episode frame: field 'obs_sum': present without 'obs_sumsq'")
+bad("episode_obs_no_count", drop(eo, "obs_count"), EF,
+    "episode frame: field 'obs_sumsq': present without 'obs_count'")
+bad("episode_obs_D", replace(eo, "obs_sumsq", T("f64", [4, 9, 1])), EF,
+    "episode frame: field 'obs_sumsq': shape [3], expected [D]: dimension 0 is 3, but D = 2 (from 'obs_sum')")
+bad("episode_obs_sum_dtype", replace(eo, "obs_sum", T("f32", [1.5, -2])), EF,
+    "episode frame: field 'obs_sum': dtype f32, expected f64")
+bad("episode_obs_count_negative", replace(eo, "obs_count", -1), EF,
+    "episode frame: field 'obs_count': -1 out of range")
+bad("episode_obs_sum_nan", replace(eo, "obs_sum", T("f64", [1.5, np.nan])), EF,
+    "episode frame: field 'obs_sum': element 1 is nan, expected finite")
+bad("episode_obs_sumsq_negative", replace(eo, "obs_sumsq", T("f64", [-4, 9])), EF,
+    "episode frame: field 'obs_sumsq': element 0 is -4, expected a finite value >= 0")
 r = error_base()
 bad("error_message_int", replace(r, "message", 3), EF, "error frame: field 'message': int, expected str")
 bad("error_code_missing", drop(r, "code"), EF, "error frame: field 'code': missing")
@@ -792,7 +863,8 @@ def main():
                              "data_short", "huge_count", "generation_M_mismatch", "generation_algorithm",
                              "episode_generation_alone", "step_low_alone", "step_bounds_A", "step_low_nan",
                              "step_low_above_high", "action_box_nan", "action_box_rank", "unroll_box_logits_2A",
-                             "unroll_box_action_A", "sequences_box")]
+                             "unroll_box_action_A", "sequences_box", "generation_obs_mean_alone", "generation_obs_D",
+                             "episode_obs_sum_alone", "episode_obs_D", "episode_obs_sum_nan")]
     for n in keep:
         with open(os.path.join(cdir, n), "wb") as f:
             f.write(corpus[n])

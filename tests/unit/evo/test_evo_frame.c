@@ -1,5 +1,6 @@
 /* tests/unit/evo/test_evo_frame.c: generations as generation frames (seed/evo_frame.h):
- * round trips through the wire and JSON, a frame packed by Python (the
+ * round trips through the wire and JSON (with and without the optional
+ * action noise and observation statistics), frames packed by Python (the
  * golden frames of tests/golden/make_golden.py) read back to the values Python
  * wrote, and every refusal of both directions with its message. */
 #include <errno.h>
@@ -77,6 +78,12 @@ static void same_gen(const seed_evo_gen *a, const seed_evo_gen *b)
 	CHECK(!a->centre == !b->centre && a->num_params == b->num_params);
 	if (a->centre && b->centre)
 		CHECK(memcmp(a->centre, b->centre, a->num_params * 4) == 0);
+	CHECK(a->action_noise == b->action_noise);
+	CHECK(a->obs_dim == b->obs_dim && !a->obs_mean == !b->obs_mean && !a->obs_var == !b->obs_var);
+	if (a->obs_mean && b->obs_mean && a->obs_var && b->obs_var) {
+		CHECK(memcmp(a->obs_mean, b->obs_mean, (size_t)a->obs_dim * 4) == 0);
+		CHECK(memcmp(a->obs_var, b->obs_var, (size_t)a->obs_dim * 4) == 0);
+	}
 }
 
 /* to_frame, then back three ways: the built frame itself, the wire, JSON. */
@@ -89,6 +96,10 @@ static void roundtrip(const seed_evo_gen *g)
 	if (rc)
 		return;
 	CHECK(f.type == SEED_FRAME_GENERATION && seed_frame_int(&f, "run", -1) == 42);
+	/* The optional fields only when they say something. */
+	CHECK(!seed_frame_get(&f, "action_noise") == !(g->action_noise > 0));
+	CHECK(!seed_frame_get(&f, "obs_mean") == !(g->obs_dim > 0));
+	CHECK(!seed_frame_get(&f, "obs_var") == !(g->obs_dim > 0));
 	/* Built frames point at g's arrays, aligned: read in place. */
 	seed_evo_gen x;
 	rc = seed_evo_gen_from_frame(&f, &x, &err);
@@ -138,6 +149,29 @@ static void t_roundtrip_ga(void)
 	roundtrip(&g);
 }
 
+/* Box members' action noise and the learner's observation statistics, with
+ * and without each other, es and ga. */
+static float box_mean[4] = {0.5f, -1e-3f, 1e6f, -7.25f}, box_var[4] = {1.0f, 0.0f, 3e9f, 0.0625f};
+
+static void t_roundtrip_box(void)
+{
+	seed_evo_gen g = es_gen();
+	g.action_noise = 0.3;
+	roundtrip(&g);
+	g.obs_dim = 4;
+	g.obs_mean = box_mean;
+	g.obs_var = box_var;
+	roundtrip(&g);
+	g.action_noise = 0;
+	roundtrip(&g);
+	g = ga_gen();
+	g.obs_dim = 1;
+	g.obs_mean = box_mean + 3;
+	g.obs_var = box_var + 3;
+	g.action_noise = 1e-9;
+	roundtrip(&g);
+}
+
 /* The frame Python packed (tests/golden/make_golden.py), read back to the
  * values written there. */
 static void t_python_frame(void)
@@ -172,7 +206,29 @@ static void t_python_frame(void)
 	CHECK(seed_frame_int(&f, "episode_cap", 0) == 500);
 	const seed_value *gv = seed_frame_get(&f, "greedy");
 	CHECK(gv && gv->kind == SEED_VALUE_BOOL && !gv->u.b);
+	CHECK(g->action_noise == 0 && g->obs_dim == 0 && !g->obs_mean && !g->obs_var);
 	seed_evo_gen_copy_free(&c);
+	/* The evolution of Box members: action noise and statistics. */
+	gf = NULL;
+	for (size_t i = 0; i < sizeof golden_frames / sizeof golden_frames[0]; i++)
+		if (strcmp(golden_frames[i].name, "generation_box") == 0)
+			gf = &golden_frames[i];
+	CHECK(gf != NULL);
+	if (gf) {
+		CHECK(seed_frame_decode(&f, gf->bytes, gf->len, &err) == 0);
+		rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+		CHECK_MSG(rc == 0, "%s", err.msg);
+		if (rc == 0) {
+			CHECK(g->algo == SEED_EVO_ES && g->generation == 30 && g->rank == 2 &&
+			      g->members == 2);
+			CHECK(g->action_noise == 0.1);
+			CHECK(g->obs_dim == 3 && g->obs_mean[0] == 0.5f && g->obs_mean[1] == -3.25f &&
+			      g->obs_mean[2] == 1e-3f);
+			CHECK(g->obs_var[0] == 2.0f && g->obs_var[1] == 0.0f && g->obs_var[2] == 1e4f);
+			CHECK((uintptr_t)g->obs_mean % 4 == 0 && (uintptr_t)g->obs_var % 4 == 0);
+		}
+		seed_evo_gen_copy_free(&c);
+	}
 	/* And the bad generation frames Python packed are refused by the
 	 * schema (their messages are test_frame's business). */
 	int nbad = 0;
@@ -282,6 +338,48 @@ static void e_ga_key(seed_evo_gen *g)
 {
 	*g = ga_gen(), g->genome = &ga_minus2[0][0];
 }
+static float nan_var[4] = {1.0f, NAN, 1.0f, 1.0f}, neg_var[4] = {1.0f, 1.0f, 1.0f, -0.5f};
+static float inf_mean[4] = {0.0f, 0.0f, -INFINITY, 0.0f};
+static void e_action_noise_neg(seed_evo_gen *g)
+{
+	g->action_noise = -0.25;
+}
+static void e_action_noise_nan(seed_evo_gen *g)
+{
+	g->action_noise = NAN;
+}
+static void stats(seed_evo_gen *g, int64_t D, const float *mean, const float *var)
+{
+	g->obs_dim = D, g->obs_mean = mean, g->obs_var = var;
+}
+static void e_obs_mean_missing(seed_evo_gen *g)
+{
+	stats(g, 4, NULL, box_var);
+}
+static void e_obs_var_missing(seed_evo_gen *g)
+{
+	stats(g, 4, box_mean, NULL);
+}
+static void e_obs_dim_zero(seed_evo_gen *g)
+{
+	stats(g, 0, box_mean, box_var);
+}
+static void e_obs_dim_negative(seed_evo_gen *g)
+{
+	stats(g, -3, NULL, NULL);
+}
+static void e_obs_var_nan(seed_evo_gen *g)
+{
+	stats(g, 4, box_mean, nan_var);
+}
+static void e_obs_var_negative(seed_evo_gen *g)
+{
+	stats(g, 4, box_mean, neg_var);
+}
+static void e_obs_mean_inf(seed_evo_gen *g)
+{
+	stats(g, 4, inf_mean, box_var);
+}
 
 static const struct bad_gen bad_gens[] = {
     {"algorithm", e_algo, {"field 'algorithm'", "7 is not an algorithm"}},
@@ -305,6 +403,17 @@ static const struct bad_gen bad_gens[] = {
     {"ga_centre", e_ga_centre, {"field 'centre': only es generations have a centre, not ga"}},
     {"ga_key_after_pad", e_ga_after_pad, {"field 'genome': member 0: key 15 at column 2 after -1"}},
     {"ga_key_negative", e_ga_key, {"member 1: key -2 at column 1 (keys are >= 0, -1 pads"}},
+    {"action_noise_negative",
+     e_action_noise_neg,
+     {"field 'action_noise': -0.25, expected a finite value >= 0"}},
+    {"action_noise_nan", e_action_noise_nan, {"field 'action_noise': nan"}},
+    {"obs_mean_missing", e_obs_mean_missing, {"field 'obs_mean': missing with obs_dim 4"}},
+    {"obs_var_missing", e_obs_var_missing, {"field 'obs_var': missing with obs_dim 4"}},
+    {"obs_dim_zero", e_obs_dim_zero, {"field 'obs_mean': present with obs_dim 0"}},
+    {"obs_dim_negative", e_obs_dim_negative, {"field 'obs_mean': obs_dim -3"}},
+    {"obs_var_nan", e_obs_var_nan, {"field 'obs_var': element 1 is nan, expected a finite value >= 0"}},
+    {"obs_var_negative", e_obs_var_negative, {"field 'obs_var': element 3 is -0.5"}},
+    {"obs_mean_inf", e_obs_mean_inf, {"field 'obs_mean': element 2 is -inf, expected finite"}},
 };
 
 /* Every rule, refused by to_frame with its message; and by from_frame on
@@ -416,12 +525,94 @@ static void t_from_frame_refusals(void)
 	seed_evo_gen_copy_free(NULL);
 }
 
+/* The optional fields' refusals on frames built field by field: the
+ * schema's (obs_mean without obs_var, shapes that differ, a negative
+ * action_noise) and evo_frame's (a NaN var, a negative one), each naming
+ * the field, by both readers; unaligned statistics copied fine. */
+static void t_from_frame_box(void)
+{
+	seed_frame f;
+	seed_evo_gen g;
+	seed_err err = {""};
+	int64_t D = 4, D3 = 3;
+	struct {
+		const char *drop; /* or NULL */
+		int64_t var_D;
+		const float *var;
+		double action_noise;
+		int code;
+		const char *part;
+	} cases[] = {
+	    {"obs_var", 4, box_var, 0, -SEED_EFRAME,
+	     "generation frame: field 'obs_mean': present without 'obs_var' (they come together or not at "
+	     "all)"},
+	    {"obs_mean", 4, box_var, 0, -SEED_EFRAME,
+	     "generation frame: field 'obs_var': present without 'obs_mean'"},
+	    {NULL, 3, box_var, 0, -SEED_EFRAME,
+	     "generation frame: field 'obs_var': shape [3], expected [D]: dimension 0 is 3, but D = 4 (from "
+	     "'obs_mean')"},
+	    {NULL, 4, box_var, -0.5, -SEED_EFRAME,
+	     "generation frame: field 'action_noise': -0.5, expected a finite value >= 0"},
+	    {NULL, 4, nan_var, 0, -EINVAL,
+	     "generation frame: field 'obs_var': element 1 is nan, expected a finite value >= 0"},
+	    {NULL, 4, neg_var, 0, -EINVAL, "generation frame: field 'obs_var': element 3 is -0.5"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+		seed_frame_set_tensor(&f, "obs_mean", seed_tensor_view(box_mean, SEED_DTYPE_F32, 1, &D));
+		seed_frame_set_tensor(&f, "obs_var",
+		                      seed_tensor_view((void *)cases[i].var, SEED_DTYPE_F32, 1,
+		                                       cases[i].var_D == 4 ? &D : &D3));
+		if (cases[i].action_noise)
+			seed_frame_set_float(&f, "action_noise", cases[i].action_noise);
+		if (cases[i].drop) {
+			/* Rebuilt without the field. */
+			seed_frame h;
+			seed_frame_init(&h, SEED_FRAME_GENERATION);
+			for (int k = 0; k < f.nfields; k++)
+				if (strcmp(f.fields[k].name, cases[i].drop) != 0)
+					h.fields[h.nfields++] = f.fields[k];
+			f = h;
+		}
+		g.generation = 99;
+		int rc = seed_evo_gen_from_frame(&f, &g, &err);
+		CHECK_MSG(rc == cases[i].code && has(err.msg, cases[i].part), "case %zu: %d '%s'", i, rc,
+		          err.msg);
+		CHECK(g.generation == 99);
+		seed_evo_gen_copy c = {0};
+		rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+		CHECK_MSG(rc == cases[i].code && has(err.msg, cases[i].part), "copy, case %zu: %d '%s'", i,
+		          rc, err.msg);
+		CHECK(c.mem == NULL);
+	}
+	/* Statistics at an address not aligned for f32: refused in place,
+	 * copied (the copy owns them, aligned, the values equal). */
+	_Alignas(8) unsigned char raw[4 * 4 + 2];
+	memcpy(raw + 2, box_var, sizeof box_var);
+	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+	seed_frame_set_float(&f, "action_noise", 0.75);
+	seed_frame_set_tensor(&f, "obs_mean", seed_tensor_view(box_mean, SEED_DTYPE_F32, 1, &D));
+	seed_frame_set_tensor(&f, "obs_var", seed_tensor_view(raw + 2, SEED_DTYPE_F32, 1, &D));
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -EINVAL &&
+	      has(err.msg, "field 'obs_var': data at an address not aligned for f32"));
+	seed_evo_gen_copy c = {0};
+	CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == 0);
+	CHECK(c.gen.action_noise == 0.75 && c.gen.obs_dim == 4);
+	CHECK(c.gen.obs_mean && memcmp(c.gen.obs_mean, box_mean, sizeof box_mean) == 0 &&
+	      c.gen.obs_mean != box_mean);
+	CHECK(c.gen.obs_var && memcmp(c.gen.obs_var, box_var, sizeof box_var) == 0 &&
+	      (uintptr_t)c.gen.obs_var % 4 == 0);
+	seed_evo_gen_copy_free(&c);
+}
+
 int main(void)
 {
 	TAP_RUN(t_roundtrip_es);
 	TAP_RUN(t_roundtrip_ga);
+	TAP_RUN(t_roundtrip_box);
 	TAP_RUN(t_python_frame);
 	TAP_RUN(t_refusals);
 	TAP_RUN(t_from_frame_refusals);
+	TAP_RUN(t_from_frame_box);
 	return tap_done();
 }

@@ -5,7 +5,9 @@
  * the MinAtar network on u8 observations, a strided "same" convolution, a
  * dueling head on wide layers that take the kernels' path), ES in full and
  * low rank, GA and RS, members with no rows, one member, and every row one
- * member; then acting, and the errors. */
+ * member; models with "obs_norm" (the generation's statistics against the
+ * same statistics written into each member's slab) and a Gaussian policy
+ * (its means); then acting, and the errors. */
 #include "seed/population.h"
 
 #include <errno.h>
@@ -306,15 +308,20 @@ static void t_errors(void)
 	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == -EINVAL &&
 	      strstr(err.msg, "no generation"));
 	free(s.centre);
-	/* No recurrent core, no obs_norm; no zero rows. */
+	/* Observation statistics for a model without "obs_norm". */
+	float mean[4] = {0}, var[4] = {1, 1, 1, 1};
+	make_gen(&s, SEED_EVO_ES, 0, n, scratch, 3);
+	s.g.obs_dim = 4;
+	s.g.obs_mean = mean;
+	s.g.obs_var = var;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_dim 4") &&
+	      strstr(err.msg, "D = 0") && strstr(err.msg, "no \"obs_norm\""));
+	free(s.centre);
+	/* No recurrent core; no zero rows. */
 	seed_population *bad = NULL;
 	const char *lstm = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 3}}";
 	CHECK(seed_population_new(&bad, lstm, SEED_DTYPE_F32, 1, c->shape, 2, 8, &err) == -EINVAL &&
 	      strstr(err.msg, "recurrent"));
-	/* Nor observation statistics, which the noise would move as weights. */
-	CHECK(seed_population_new(&bad, "{\"torso\": [], \"obs_norm\": true}", SEED_DTYPE_F32, 1, c->shape, 2,
-	                          8, &err) == -EINVAL &&
-	      strstr(err.msg, "\"obs_norm\""));
 	CHECK(seed_population_new(&bad, c->json, c->dtype, c->rank, c->shape, c->A, 0, &err) == -EINVAL);
 	CHECK(seed_population_new(&bad, "{\"torso\": [{\"type\": \"nope\"}]}", c->dtype, c->rank, c->shape,
 	                          c->A, 8, &err) == -SEED_EOPTION);
@@ -432,12 +439,184 @@ out:
 	seed_noise_free(&n);
 }
 
+/* Models with "obs_norm" (D = 5, a clip of 2 that the statistics below make
+ * bite, a large epsilon so that it matters), a Gaussian policy among them. */
+static const shape_case norm_cases[] = {
+    {"obs-norm-mlp",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}], \"obs_norm\": {\"clip\": 2, "
+     "\"epsilon\": 0.01}}",
+     SEED_DTYPE_F32,
+     1,
+     {5},
+     3},
+    {"obs-norm-gaussian-critic",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 12}, {\"type\": \"tanh\"}], \"critic_torso\": "
+     "[{\"type\": \"linear\", \"out\": 7}, {\"type\": \"tanh\"}], \"policy\": {\"type\": \"gaussian\"}, "
+     "\"obs_norm\": {\"clip\": 2, \"epsilon\": 0.01}}",
+     SEED_DTYPE_F32,
+     1,
+     {5},
+     2},
+    {"obs-norm-gaussian-state",
+     "{\"torso\": [{\"type\": \"linear\", \"out\": 9}, {\"type\": \"relu\"}], \"policy\": {\"type\": "
+     "\"gaussian\", \"log_std\": \"state\", \"log_std_init\": -1}, \"obs_norm\": {\"clip\": 2, "
+     "\"epsilon\": 0.01}}",
+     SEED_DTYPE_F32,
+     1,
+     {5},
+     4},
+};
+
+/* The population's outputs against seed_model_forward of each member's
+ * parameters with mean and var (NULL: 0 and 1) written over the slab's
+ * obs_norm.mean and obs_norm.var: what the population must normalise
+ * with, whatever its members' slabs hold there. */
+static double compare_norm(const shape_case *c, seed_population *pop, seed_model *ref, seed_model *scratch,
+                           const seed_noise *n, const seed_evo_gen *g, const float *mean, const float *var,
+                           int rows, const void *obs, const int32_t *member)
+{
+	float *got = malloc((size_t)rows * c->A * sizeof *got);
+	size_t P = seed_model_num_params(ref);
+	float *params = malloc((size_t)g->members * P * sizeof *params);
+	size_t om = seed_model_param_find(ref, "obs_norm.mean")->offset;
+	size_t ov = seed_model_param_find(ref, "obs_norm.var")->offset;
+	int D = seed_model_obs_norm_dim(ref);
+	seed_err err = {{0}};
+	for (int m = 0; m < g->members; m++) {
+		float *pm = params + (size_t)m * P;
+		CHECK(seed_evo_member_params(n, scratch, g, m, pm, &err) == 0);
+		for (int j = 0; j < D; j++) {
+			pm[om + (size_t)j] = mean ? mean[j] : 0.0f;
+			pm[ov + (size_t)j] = var ? var[j] : 1.0f;
+		}
+	}
+	int rc = seed_population_forward(pop, rows, obs, member, got, &err);
+	CHECK_MSG(rc == 0, "%s: %s", c->name, err.msg);
+	double worst = rc == 0 ? member_ref_error(ref, params, rows, obs, member, got) : 0;
+	free(got);
+	free(params);
+	return worst;
+}
+
+/* "obs_norm": every member normalises with the generation's statistics, in
+ * full and low rank, GA and RS; mean 0, var 1 without them; the obs_norm.*
+ * entries of the members' slabs (the centre's, here moved far away) change
+ * nothing; and a Gaussian policy's rows are its means. */
+static void t_obs_norm(void)
+{
+	seed_noise *n = NULL;
+	CHECK(seed_noise_new(&n, 21, 1 << 18, NULL) == 0);
+	if (!n)
+		return;
+	seed_rng rng;
+	seed_rng_init(&rng, 15, 0);
+	/* Statistics far from 0 and 1, one var 0 (then epsilon alone), so
+	 * that rows are shifted, scaled and some clipped. */
+	const float mean[5] = {0.5f, -1.25f, 0.0f, 2.0f, -0.125f}, var[5] = {0.25f, 4.0f, 0.0f, 1.5f, 0.01f};
+	for (int ci = 0; ci < (int)(sizeof norm_cases / sizeof norm_cases[0]); ci++) {
+		const shape_case *c = &norm_cases[ci];
+		seed_population *pop = NULL;
+		seed_model *ref = NULL, *scratch = NULL;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_population_new(&pop, c->json, c->dtype, c->rank, c->shape, c->A, ROWS, &err) ==
+		              0,
+		          "%s: %s", c->name, err.msg);
+		CHECK(seed_model_new(&ref, c->json, c->dtype, c->rank, c->shape, c->A, 1, &err) == 0);
+		CHECK(seed_model_new(&scratch, c->json, c->dtype, c->rank, c->shape, c->A, 1, &err) == 0);
+		if (!pop || !ref || !scratch)
+			goto next;
+		CHECK(seed_model_obs_norm_dim(ref) == 5);
+		float obs[ROWS * 5], got[ROWS * 4], again[ROWS * 4];
+		int32_t member[ROWS];
+		struct {
+			seed_evo_algo algo;
+			int rank;
+		} kinds[] = {{SEED_EVO_ES, 0}, {SEED_EVO_ES, 2}, {SEED_EVO_GA, 0}, {SEED_EVO_RS, 0}};
+		for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
+			gen_store s;
+			make_gen(&s, kinds[k].algo, kinds[k].rank, n, scratch, M);
+			for (int r = 0; r < ROWS; r++)
+				member[r] = (int32_t)seed_rng_below(&rng, M);
+			random_obs(c, ROWS, obs, &rng);
+			/* Without statistics: mean 0, var 1. */
+			CHECK_MSG(seed_population_set(pop, n, &s.g, &err) == 0, "%s: %s", c->name, err.msg);
+			double e = compare_norm(c, pop, ref, scratch, n, &s.g, NULL, NULL, ROWS, obs, member);
+			CHECK_MSG(e < 2e-5, "%s %s rank %d, no statistics: relative error %g", c->name,
+			          seed_evo_algo_name(kinds[k].algo), kinds[k].rank, e);
+			/* With them. */
+			s.g.obs_dim = 5;
+			s.g.obs_mean = mean;
+			s.g.obs_var = var;
+			CHECK_MSG(seed_population_set(pop, n, &s.g, &err) == 0, "%s: %s", c->name, err.msg);
+			e = compare_norm(c, pop, ref, scratch, n, &s.g, mean, var, ROWS, obs, member);
+			CHECK_MSG(e < 2e-5, "%s %s rank %d: relative error %g", c->name,
+			          seed_evo_algo_name(kinds[k].algo), kinds[k].rank, e);
+			if (kinds[k].algo == SEED_EVO_ES) {
+				/* The centre's statistics (every member's, in full
+				 * rank; the centre's and the slices', in low rank)
+				 * moved: the same outputs to the bit. */
+				CHECK(seed_population_forward(pop, ROWS, obs, member, got, &err) == 0);
+				size_t om = seed_model_param_find(ref, "obs_norm.mean")->offset;
+				size_t ov = seed_model_param_find(ref, "obs_norm.var")->offset;
+				for (int j = 0; j < 5; j++) {
+					s.centre[om + (size_t)j] += 7.0f;
+					s.centre[ov + (size_t)j] = 100.0f;
+				}
+				CHECK(seed_population_set(pop, n, &s.g, &err) == 0);
+				CHECK(seed_population_forward(pop, ROWS, obs, member, again, &err) == 0);
+				CHECK_MSG(memcmp(got, again, (size_t)ROWS * c->A * sizeof *got) == 0,
+				          "%s rank %d: the slab's statistics changed the outputs", c->name,
+				          kinds[k].rank);
+			}
+			free(s.centre);
+		}
+		/* A Gaussian policy's actions are real numbers: act refuses. */
+		if (seed_model_policy_kind(ref) == SEED_POLICY_GAUSSIAN) {
+			int32_t act[ROWS];
+			CHECK(seed_population_act(pop, ROWS, obs, member, true, NULL, act, &err) == -EINVAL &&
+			      strstr(err.msg, "gaussian") && strstr(err.msg, "means"));
+		}
+		/* Refusals: statistics of another D, a negative or NaN var, a
+		 * non-finite mean; a failed set leaves no generation. */
+		gen_store s;
+		make_gen(&s, SEED_EVO_ES, 0, n, scratch, 3);
+		s.g.obs_dim = 4;
+		s.g.obs_mean = mean;
+		s.g.obs_var = var;
+		CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_dim 4") &&
+		      strstr(err.msg, "D = 5"));
+		member[0] = 0;
+		CHECK(seed_population_forward(pop, 1, obs, member, got, &err) == -EINVAL &&
+		      strstr(err.msg, "no generation"));
+		float bad[5];
+		memcpy(bad, var, sizeof bad);
+		bad[3] = -0.5f;
+		s.g.obs_dim = 5;
+		s.g.obs_var = bad;
+		CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_var[3]"));
+		bad[3] = NAN;
+		CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_var[3]"));
+		s.g.obs_var = var;
+		s.g.obs_mean = bad;
+		CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_mean[3]"));
+		s.g.obs_mean = NULL;
+		CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_mean NULL"));
+		free(s.centre);
+	next:
+		seed_population_free(&pop);
+		seed_model_free(&ref);
+		seed_model_free(&scratch);
+	}
+	seed_noise_free(&n);
+}
+
 int main(void)
 {
 	TAP_RUN(t_shapes);
 	TAP_RUN(t_act);
 	TAP_RUN(t_regenerate);
 	TAP_RUN(t_ga_generations);
+	TAP_RUN(t_obs_norm);
 	TAP_RUN(t_errors);
 	return tap_done();
 }

@@ -5,8 +5,10 @@
  * parameters written in place; low rank with a centre and each member's
  * slice and scale, the reference parameters built here from the layout
  * seed/popnet.h gives (A B^T / sqrt(r) for 2-D tensors, the floats as they
- * are for the others); members with no rows; acting; the errors and the
- * set protocol (nothing runs before ready, or after drop). */
+ * are for the others); members with no rows; acting; a model with
+ * "obs_norm" normalising with the popnet's statistics, not its members';
+ * the errors and the set protocol (nothing runs before ready, or after
+ * drop). */
 #include "seed/popnet.h"
 
 #include <errno.h>
@@ -220,9 +222,131 @@ static void t_errors(void)
 	CHECK(net == NULL);
 }
 
+/* Writes mean and var (NULL: 0 and 1) over the obs_norm.mean and
+ * obs_norm.var of each of the M members' parameters. */
+static void put_stats(const seed_model *ref, float *params, const float *mean, const float *var)
+{
+	size_t P = seed_model_num_params(ref);
+	size_t om = seed_model_param_find(ref, "obs_norm.mean")->offset;
+	size_t ov = seed_model_param_find(ref, "obs_norm.var")->offset;
+	for (int m = 0; m < M; m++)
+		for (int j = 0; j < seed_model_obs_norm_dim(ref); j++) {
+			params[(size_t)m * P + om + (size_t)j] = mean ? mean[j] : 0.0f;
+			params[(size_t)m * P + ov + (size_t)j] = var ? var[j] : 1.0f;
+		}
+}
+
+/* "obs_norm": rows normalised with seed_popnet_obs_norm's statistics, in
+ * full and low rank, whatever the members' slabs hold in their obs_norm.*
+ * tensors (random values here, far from any statistics); the reference is
+ * the model with the popnet's statistics written into each member's slab.
+ * Then the refusals, which leave the statistics as they were. */
+static void t_obs_norm(void)
+{
+	const shape_case c = {"obs-norm",
+	                      "{\"torso\": [{\"type\": \"linear\", \"out\": 16}, {\"type\": \"tanh\"}], "
+	                      "\"obs_norm\": {\"clip\": 1.5, \"epsilon\": 0.001}}",
+	                      SEED_DTYPE_F32,
+	                      1,
+	                      {5},
+	                      3};
+	seed_popnet *net = NULL;
+	seed_model *ref = NULL;
+	seed_err err = {{0}};
+	CHECK_MSG(seed_popnet_new(&net, c.json, c.dtype, c.rank, c.shape, c.A, ROWS, &err) == 0, "%s",
+	          err.msg);
+	CHECK(seed_model_new(&ref, c.json, c.dtype, c.rank, c.shape, c.A, 1, NULL) == 0);
+	if (!net || !ref)
+		goto out;
+	size_t P = seed_popnet_num_params(net);
+	seed_rng rng;
+	seed_rng_init(&rng, 31, 0);
+	float obs[ROWS * 5];
+	random_obs(&c, ROWS, obs, &rng);
+	int32_t member[ROWS];
+	for (int r = 0; r < ROWS; r++)
+		member[r] = (int32_t)seed_rng_below(&rng, M);
+	const float mean[5] = {1.0f, -0.5f, 0.25f, 0.0f, -2.0f}, var[5] = {0.5f, 2.0f, 0.0f, 9.0f, 0.125f};
+	/* Full rank, members' obs_norm.* entries random. */
+	float *params = malloc((size_t)M * P * sizeof *params);
+	float *room = seed_popnet_full(net, M);
+	for (int m = 0; m < M; m++) {
+		seed_model_init(ref, &rng);
+		for (size_t i = 0; i < 11; i++) /* obs_norm.mean, .var, .count: the first 2 D + 1 */
+			seed_model_params(ref)[i] = (float)seed_rng_uniform(&rng, 0.5, 3.0);
+		memcpy(room + (size_t)m * P, seed_model_params(ref), P * sizeof *room);
+		memcpy(params + (size_t)m * P, seed_model_params(ref), P * sizeof *params);
+	}
+	seed_popnet_ready(net);
+	/* Until given, mean 0 and var 1. */
+	put_stats(ref, params, NULL, NULL);
+	double e = compare(&c, net, ref, params, obs, member);
+	CHECK_MSG(e < 1e-4, "full rank, no statistics: error %g", e);
+	CHECK_MSG(seed_popnet_obs_norm(net, 5, mean, var, &err) == 0, "%s", err.msg);
+	put_stats(ref, params, mean, var);
+	e = compare(&c, net, ref, params, obs, member);
+	CHECK_MSG(e < 1e-4, "full rank: error %g", e);
+	/* Low rank: the slices move the centre's obs_norm.* too. */
+	float *centre = malloc(P * sizeof *centre);
+	seed_model_init(ref, &rng);
+	memcpy(centre, seed_model_params(ref), P * sizeof *centre);
+	size_t Q = slice_len(ref, R);
+	float *slices = malloc((size_t)M * Q * sizeof *slices);
+	for (size_t i = 0; i < (size_t)M * Q; i++)
+		slices[i] = (float)seed_rng_normal(&rng);
+	seed_popnet_lowrank(net, M, R, centre);
+	for (int m = 0; m < M; m++) {
+		seed_popnet_lowrank_member(net, m, slices + (size_t)m * Q, 0.5f);
+		lowrank_params(ref, centre, slices + (size_t)m * Q, 0.5f, R, params + (size_t)m * P);
+	}
+	seed_popnet_ready(net);
+	put_stats(ref, params, mean, var); /* kept across the set */
+	e = compare(&c, net, ref, params, obs, member);
+	CHECK_MSG(e < 1e-4, "low rank: error %g", e);
+	/* Refusals leave the statistics: the same outputs to the bit. */
+	float before[ROWS * 3], after[ROWS * 3], bad[5];
+	CHECK(seed_popnet_forward(net, ROWS, obs, member, before, NULL) == 0);
+	CHECK(seed_popnet_obs_norm(net, 4, mean, var, &err) == -EINVAL && strstr(err.msg, "4 features") &&
+	      strstr(err.msg, "D = 5"));
+	CHECK(seed_popnet_obs_norm(net, 5, mean, NULL, &err) == -EINVAL && strstr(err.msg, "var NULL"));
+	CHECK(seed_popnet_obs_norm(net, 0, mean, NULL, &err) == -EINVAL && strstr(err.msg, "mean given"));
+	CHECK(seed_popnet_obs_norm(net, -1, NULL, NULL, &err) == -EINVAL && strstr(err.msg, "-1 features"));
+	memcpy(bad, var, sizeof bad);
+	bad[2] = -1e-6f;
+	CHECK(seed_popnet_obs_norm(net, 5, mean, bad, &err) == -EINVAL && strstr(err.msg, "var[2]"));
+	bad[2] = INFINITY;
+	CHECK(seed_popnet_obs_norm(net, 5, mean, bad, &err) == -EINVAL && strstr(err.msg, "var[2]"));
+	memcpy(bad, mean, sizeof bad);
+	bad[4] = NAN;
+	CHECK(seed_popnet_obs_norm(net, 5, bad, var, &err) == -EINVAL && strstr(err.msg, "mean[4]"));
+	CHECK(seed_popnet_forward(net, ROWS, obs, member, after, NULL) == 0);
+	CHECK(memcmp(before, after, sizeof before) == 0);
+	/* D 0 resets them. */
+	CHECK(seed_popnet_obs_norm(net, 0, NULL, NULL, &err) == 0);
+	put_stats(ref, params, NULL, NULL);
+	e = compare(&c, net, ref, params, obs, member);
+	CHECK_MSG(e < 1e-4, "low rank, reset: error %g", e);
+	free(params);
+	free(centre);
+	free(slices);
+	seed_popnet_free(&net);
+	/* A model without "obs_norm" takes no statistics (D 0 is fine). */
+	CHECK(seed_popnet_new(&net, cases[0].json, cases[0].dtype, cases[0].rank, cases[0].shape, cases[0].A,
+	                      8, NULL) == 0);
+	if (net) {
+		CHECK(seed_popnet_obs_norm(net, 0, NULL, NULL, &err) == 0);
+		CHECK(seed_popnet_obs_norm(net, 5, mean, var, &err) == -EINVAL &&
+		      strstr(err.msg, "without \"obs_norm\""));
+	}
+out:
+	seed_popnet_free(&net);
+	seed_model_free(&ref);
+}
+
 int main(void)
 {
 	TAP_RUN(t_forward);
+	TAP_RUN(t_obs_norm);
 	TAP_RUN(t_errors);
 	return tap_done();
 }

@@ -1021,6 +1021,74 @@ static void t_roundtrip_episode(void)
 	roundtrip(&f);
 }
 
+/* A population server's observation moments on an episode frame: accepted
+ * all three together (and round trip), refused one without the others, on
+ * shapes that differ, of another dtype, or holding a NaN or a negative sum
+ * of squares, each message naming the field. */
+static void t_episode_obs_moments(void)
+{
+	static const double sum[3] = {4.5, -1.0, 0.0}, sumsq[3] = {10.25, 1.0, 0.0}, nan_sum[3] = {0, NAN, 0},
+	                    neg_sumsq[3] = {1, 1, -2};
+	static const float fsum[3] = {4.5f, -1.0f, 0.0f};
+	seed_frame f;
+	seed_err err = {""};
+	build_episode(&f);
+	seed_frame_set_int(&f, "obs_count", 12);
+	seed_frame_set_tensor(&f, "obs_sum", VIEW(sum, SEED_DTYPE_F64, 3));
+	seed_frame_set_tensor(&f, "obs_sumsq", VIEW(sumsq, SEED_DTYPE_F64, 3));
+	CHECK_MSG(seed_frame_validate(&f, &err) == 0, "%s", err.msg);
+	roundtrip(&f);
+	struct {
+		const char *drop[2];
+		const char *name;
+		seed_tensor t;
+		const char *part;
+	} cases[] = {
+	    {{"obs_sum", "obs_sumsq"}, NULL, {0}, "field 'obs_count': present without 'obs_sum'"},
+	    {{"obs_count", "obs_sumsq"}, NULL, {0}, "field 'obs_sum': present without 'obs_sumsq'"},
+	    {{"obs_count", "obs_sum"}, NULL, {0}, "field 'obs_sumsq': present without 'obs_count'"},
+	    {{"obs_count", NULL}, NULL, {0}, "field 'obs_sumsq': present without 'obs_count'"},
+	    {{NULL, NULL},
+	     "obs_sumsq",
+	     VIEW(sumsq, SEED_DTYPE_F64, 2),
+	     "field 'obs_sumsq': shape [2], expected [D]: dimension 0 is 2, but D = 3 (from 'obs_sum')"},
+	    {{NULL, NULL},
+	     "obs_sum",
+	     VIEW(fsum, SEED_DTYPE_F32, 3),
+	     "field 'obs_sum': dtype f32, expected f64"},
+	    {{NULL, NULL}, "obs_sum", VIEW(nan_sum, SEED_DTYPE_F64, 3), "field 'obs_sum': element 1 is nan"},
+	    {{NULL, NULL},
+	     "obs_sumsq",
+	     VIEW(neg_sumsq, SEED_DTYPE_F64, 3),
+	     "field 'obs_sumsq': element 2 is -2, expected a finite value >= 0"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		seed_frame g;
+		build_episode(&g);
+		const char *names[3] = {"obs_count", "obs_sum", "obs_sumsq"};
+		for (int k = 0; k < 3; k++) {
+			bool dropped = (cases[i].drop[0] && strcmp(cases[i].drop[0], names[k]) == 0) ||
+			               (cases[i].drop[1] && strcmp(cases[i].drop[1], names[k]) == 0);
+			if (dropped)
+				continue;
+			if (k == 0)
+				seed_frame_set_int(&g, names[k], 12);
+			else if (cases[i].name && strcmp(cases[i].name, names[k]) == 0)
+				seed_frame_set_tensor(&g, names[k], cases[i].t);
+			else
+				seed_frame_set_tensor(&g, names[k],
+				                      VIEW(k == 1 ? sum : sumsq, SEED_DTYPE_F64, 3));
+		}
+		int rc = seed_frame_validate(&g, &err);
+		CHECK_MSG(rc == -SEED_EFRAME && strstr(err.msg, "episode frame: ") &&
+		              strstr(err.msg, cases[i].part),
+		          "case %zu: %d '%s'", i, rc, err.msg);
+	}
+	seed_frame_set_int(&f, "obs_count", -1);
+	CHECK(seed_frame_validate(&f, &err) == -SEED_EFRAME &&
+	      strstr(err.msg, "field 'obs_count': -1 out of range"));
+}
+
 static void t_roundtrip_params(void)
 {
 	seed_frame f;
@@ -1786,6 +1854,7 @@ int main(void)
 	TAP_RUN(t_encode_forms);
 	TAP_RUN(t_roundtrip_unroll);
 	TAP_RUN(t_roundtrip_episode);
+	TAP_RUN(t_episode_obs_moments);
 	TAP_RUN(t_roundtrip_params);
 	TAP_RUN(t_roundtrip_empty_tensor_huge_dim);
 	TAP_RUN(t_roundtrip_error);
