@@ -6,6 +6,7 @@
  * A generation that cannot be played leaves the previous one playing.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,9 @@ static void moments_restart(seed_serve *s, int64_t D)
 /* The batch's rows acted on by a slot whose generation gives statistics
  * of the moments' features, added to the moments: the observations as the
  * population read them (f32 rows of obs_dim, as serve_apply_generation
- * checked), in batch order. */
+ * checked), in batch order.  A row with a value that is not finite is left
+ * out: it would make every later sum NaN or infinite, which an episode
+ * frame cannot carry, and a learner's statistics could not take. */
 static void moments_add(seed_serve *s)
 {
 	const seed_batcher *b = s->b;
@@ -92,6 +95,14 @@ static void moments_add(seed_serve *s)
 		if (!counts[s->pop.row_slot[k]])
 			continue;
 		const unsigned char *row = b->obs + k * b->row_bytes;
+		bool finite = true;
+		for (size_t j = 0; j < D && finite; j++) {
+			float x;
+			memcpy(&x, row + j * sizeof x, sizeof x);
+			finite = isfinite(x);
+		}
+		if (!finite)
+			continue;
 		for (size_t j = 0; j < D; j++) {
 			float x;
 			memcpy(&x, row + j * sizeof x, sizeof x);
