@@ -47,7 +47,12 @@
  * unless the frame says "greedy": false), the answers carry the generation
  * as their policy version, and no unrolls are assembled: each half's ended
  * episodes go out after every batch in an episode frame with their
- * generation and member.  The frame's model (or the one a params frame
+ * generation and member.  A Gaussian model's members play Box halves: each
+ * row's mean plus the generation's action_noise times a standard normal
+ * draw per element, mapped into the half's bounds by the model's squash.
+ * While a generation gives observation statistics, the moments of the rows
+ * acted on by it (count, per-feature sums and sums of squares) go with the
+ * next episode frame pushed (obs_count, obs_sum, obs_sumsq).  The frame's model (or the one a params frame
  * gave) is built for the first request's observations, as the agent is.
  * A newer generation takes over at each environment's next episode start;
  * episodes under way finish with the older one's members and report under

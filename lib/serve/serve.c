@@ -126,6 +126,9 @@ void seed_serve_free(seed_serve **sp)
 	free(s->pop.pop_actions);
 	free(s->pop.pop_index);
 	free(s->pop.pop_obs);
+	free(s->pop.pop_raw);
+	free(s->pop.obs_sum);
+	free(s->pop.obs_sumsq);
 	free(s->json);
 	free(s->staged);
 	free(s->act.actions);
@@ -414,13 +417,6 @@ static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_l
 	                          .obs_dtype = obs->dtype,
 	                          .obs_rank = obs->rank - 1,
 	                          .box = s->step.action_low != NULL};
-	if (l->box && s->pop.active) {
-		rc = seed_err_set(&err, -SEED_EFRAME,
-		                  "step frame: field 'action_low': a Box action space; the population "
-		                  "server's members act in discrete ones only");
-		serve_send_error(s, m, NULL, 0, rc, err.msg, tn);
-		return false;
-	}
 	memcpy(l->obs_shape, obs->shape + 1, (size_t)l->obs_rank * sizeof l->obs_shape[0]);
 	return true;
 }

@@ -119,7 +119,9 @@ struct seed_serve {
 			seed_unroll_layout layout; /* ... and the observations (the agent's dtype) */
 			seed_noise *noise;
 			int64_t generation;
-			bool greedy;
+			bool greedy;         /* discrete members act greedily */
+			double action_noise; /* Box members' noise about their mean */
+			int64_t obs_dim;     /* the features of its statistics (0: none given) */
 		} slot[2];
 		/* the newest generation frame, until an agent gives its layout */
 		seed_evo_gen_copy pending;
@@ -130,13 +132,21 @@ struct seed_serve {
 		bool have_last_gen;
 		int64_t gen_warns;
 		/* scratch of a population batch: each row's slot and member, and
-		 * the rows of one slot gathered (obs, members, actions, their
-		 * rows) */
+		 * the rows of one slot gathered (obs, members, actions or Box
+		 * members' means, their rows) */
 		int8_t *row_slot;
 		int32_t *row_member, *pop_member, *pop_actions, *pop_index;
 		unsigned char *pop_obs;
+		float *pop_raw;
 		size_t cap_row_slot, cap_row_member, cap_pop_member, cap_pop_actions, cap_pop_index,
-		    cap_pop_obs;
+		    cap_pop_obs, cap_pop_raw;
+		/* The observation moments not yet sent (serve_send_episodes):
+		 * the rows acted on by a slot whose generation gives statistics
+		 * of obs_dim features (f32 rows of that many), their count and
+		 * each feature's sum and sum of squares (obs_dim each). */
+		int64_t obs_count, obs_dim;
+		double *obs_sum, *obs_sumsq;
+		size_t cap_obs_sum, cap_obs_sumsq;
 	} pop;
 	seed_buf out;
 	seed_frame f;

@@ -88,7 +88,11 @@ double serve_counted(const seed_serve *s)
 	return t;
 }
 
-/* Send the episodes gathered in h as one episode frame, and forget them. */
+/* Send the episodes gathered in h as one episode frame, and forget them.
+ * In population mode the observation moments gathered since the last
+ * frame that carried them go with it (obs_count, obs_sum, obs_sumsq), and
+ * start again from zero once it is pushed (a frame not pushed leaves them
+ * for the next one). */
 int serve_send_episodes(seed_serve *s, seed_session *h)
 {
 	if (h->ep_n == 0)
@@ -106,10 +110,23 @@ int serve_send_episodes(seed_serve *s, seed_session *h)
 		seed_frame_set_tensor(&e, "generation", seed_tensor_view(h->ep_gen, SEED_DTYPE_I64, 1, &N));
 		seed_frame_set_tensor(&e, "member", seed_tensor_view(h->ep_member, SEED_DTYPE_I32, 1, &N));
 	}
+	bool moments = s->pop.active && s->pop.obs_count > 0;
+	if (moments) {
+		int64_t D = s->pop.obs_dim;
+		seed_frame_set_int(&e, "obs_count", s->pop.obs_count);
+		seed_frame_set_tensor(&e, "obs_sum", seed_tensor_view(s->pop.obs_sum, SEED_DTYPE_F64, 1, &D));
+		seed_frame_set_tensor(&e, "obs_sumsq",
+		                      seed_tensor_view(s->pop.obs_sumsq, SEED_DTYPE_F64, 1, &D));
+	}
 	seed_buf_reset(&s->out);
 	int rc = seed_frame_encode(&e, &s->out, NULL);
 	if (rc == 0)
 		rc = push(s, s->out.data, s->out.len);
+	if (rc == 0 && moments) {
+		s->pop.obs_count = 0;
+		memset(s->pop.obs_sum, 0, (size_t)s->pop.obs_dim * sizeof *s->pop.obs_sum);
+		memset(s->pop.obs_sumsq, 0, (size_t)s->pop.obs_dim * sizeof *s->pop.obs_sumsq);
+	}
 	if (rc == 0)
 		s->st.episodes += (int64_t)h->ep_n;
 	h->ep_n = 0;

@@ -6,6 +6,7 @@
  * A generation that cannot be played leaves the previous one playing.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,61 @@ void serve_switch_mode(seed_serve *s, bool population)
 		seed_evo_assign_stop(s->pop.assign);
 		s->st.generation = -1;
 		s->st.members = 0;
+		/* The moments not sent with the last episodes are dropped: the
+		 * learner that acts with one model again keeps its own. */
+		s->pop.obs_count = 0;
+		s->pop.obs_dim = 0;
+	}
+}
+
+/* The observation moments start afresh for statistics of D features. */
+static void moments_restart(seed_serve *s, int64_t D)
+{
+	s->pop.obs_sum = seed_xgrow(s->pop.obs_sum, &s->pop.cap_obs_sum, (size_t)D, sizeof *s->pop.obs_sum);
+	s->pop.obs_sumsq =
+	    seed_xgrow(s->pop.obs_sumsq, &s->pop.cap_obs_sumsq, (size_t)D, sizeof *s->pop.obs_sumsq);
+	memset(s->pop.obs_sum, 0, (size_t)D * sizeof *s->pop.obs_sum);
+	memset(s->pop.obs_sumsq, 0, (size_t)D * sizeof *s->pop.obs_sumsq);
+	s->pop.obs_count = 0;
+	s->pop.obs_dim = D;
+}
+
+/* The batch's rows acted on by a slot whose generation gives statistics
+ * of the moments' features, added to the moments: the observations as the
+ * population read them (f32 rows of obs_dim, as serve_apply_generation
+ * checked), in batch order.  A row with a value that is not finite is left
+ * out: it would make every later sum NaN or infinite, which an episode
+ * frame cannot carry, and a learner's statistics could not take. */
+static void moments_add(seed_serve *s)
+{
+	const seed_batcher *b = s->b;
+	size_t D = (size_t)s->pop.obs_dim;
+	bool counts[2] = {false, false};
+	for (int t = 0; t < 2; t++)
+		counts[t] = D > 0 && s->pop.slot[t].obs_dim == s->pop.obs_dim;
+	if (!(counts[0] || counts[1]) || s->batch_dtype != SEED_DTYPE_F32 ||
+	    b->row_bytes != D * sizeof(float))
+		return;
+	double *sum = s->pop.obs_sum, *sq = s->pop.obs_sumsq;
+	for (size_t k = 0; k < (size_t)b->rows; k++) {
+		if (!counts[s->pop.row_slot[k]])
+			continue;
+		const unsigned char *row = b->obs + k * b->row_bytes;
+		bool finite = true;
+		for (size_t j = 0; j < D && finite; j++) {
+			float x;
+			memcpy(&x, row + j * sizeof x, sizeof x);
+			finite = isfinite(x);
+		}
+		if (!finite)
+			continue;
+		for (size_t j = 0; j < D; j++) {
+			float x;
+			memcpy(&x, row + j * sizeof x, sizeof x);
+			sum[j] += x;
+			sq[j] += (double)x * x;
+		}
+		s->pop.obs_count++;
 	}
 }
 
@@ -132,6 +188,20 @@ void serve_apply_generation(seed_serve *s)
 		                     g.generation, g.members, g.num_params, P);
 		return;
 	}
+	/* The moments are of f32 rows of obs_dim values, the observations
+	 * "obs_norm" normalises. */
+	seed_dtype dt = seed_agent_obs_dtype(s->agent);
+	int64_t numel = 1;
+	for (int i = 0; i < s->agent_layout.obs_rank; i++)
+		numel *= s->agent_layout.obs_shape[i];
+	if (g.obs_dim > 0 && (dt != SEED_DTYPE_F32 || numel != g.obs_dim)) {
+		serve_bad_generation(s,
+		                     "generation %" PRId64 " (%s, %d members): statistics of %" PRId64
+		                     " features for observations of %" PRId64 " %s values (they need f32 "
+		                     "ones of as many)",
+		                     g.generation, algo, g.members, g.obs_dim, numel, seed_dtype_name(dt));
+		return;
+	}
 	if (!s->pop.assign)
 		s->pop.assign = seed_evo_assign_new();
 	int t = seed_evo_assign_prepare(s->pop.assign);
@@ -169,6 +239,17 @@ void serve_apply_generation(seed_serve *s)
 	}
 	sl->generation = g.generation;
 	sl->greedy = s->pop.pending_greedy;
+	sl->action_noise = g.action_noise;
+	sl->obs_dim = g.obs_dim;
+	/* Statistics of other features than the moments gathered so far
+	 * (other observations, so another model): those moments describe
+	 * observations the learner keeps no statistics of any more, and are
+	 * dropped; from now on only rows of generations with the new features
+	 * count (the previous generation's episodes still playing do not).
+	 * A generation without statistics changes nothing: the previous one's
+	 * rows still count until its episodes end. */
+	if (g.obs_dim > 0 && g.obs_dim != s->pop.obs_dim)
+		moments_restart(s, g.obs_dim);
 	if (!s->pop.active) {
 		serve_switch_mode(s, true);
 		if (!s->unrolls)
@@ -224,11 +305,17 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 /* Act on the batch with the population: each row by the member the
  * assigner gives it (its episode's, in the current generation or the
  * previous one), rows of one generation in one call (grouped by member
- * there), in pieces of the rows a population was built for. */
+ * there), in pieces of the rows a population was built for.  Discrete
+ * members give actions (greedy or sampled, as their generation says); Box
+ * members (a Gaussian policy) their means into s->act.raw, plus their
+ * generation's action_noise times a standard normal draw per element,
+ * which the answers map into each half's bounds.  Then the rows' moments. */
 void serve_act_population(seed_serve *s)
 {
 	seed_batcher *b = s->b;
 	size_t R = (size_t)b->rows, rb = b->row_bytes;
+	bool box = seed_agent_box(s->agent);
+	size_t A = (size_t)s->agent_layout.num_actions;
 	s->pop.row_slot = seed_xgrow(s->pop.row_slot, &s->pop.cap_row_slot, R, sizeof *s->pop.row_slot);
 	s->pop.row_member =
 	    seed_xgrow(s->pop.row_member, &s->pop.cap_row_member, R, sizeof *s->pop.row_member);
@@ -250,6 +337,7 @@ void serve_act_population(seed_serve *s)
 		const unsigned char *obs = b->obs;
 		const int32_t *member = s->pop.row_member;
 		int32_t *actions = s->act.actions;
+		float *raw = s->act.raw;
 		size_t n = R;
 		if (!one) {
 			s->pop.pop_index =
@@ -259,6 +347,9 @@ void serve_act_population(seed_serve *s)
 			s->pop.pop_actions = seed_xgrow(s->pop.pop_actions, &s->pop.cap_pop_actions, R,
 			                                sizeof *s->pop.pop_actions);
 			s->pop.pop_obs = seed_xgrow(s->pop.pop_obs, &s->pop.cap_pop_obs, R * rb, 1);
+			if (box)
+				s->pop.pop_raw = seed_xgrow(s->pop.pop_raw, &s->pop.cap_pop_raw, R * A,
+				                            sizeof *s->pop.pop_raw);
 			n = 0;
 			for (size_t k = 0; k < R; k++)
 				if (s->pop.row_slot[k] == t) {
@@ -269,13 +360,17 @@ void serve_act_population(seed_serve *s)
 			obs = s->pop.pop_obs;
 			member = s->pop.pop_member;
 			actions = s->pop.pop_actions;
+			raw = s->pop.pop_raw;
 		} else if (s->pop.row_slot[0] != t) {
 			continue;
 		}
+		const struct evo_slot *sl = &s->pop.slot[t];
 		for (size_t k0 = 0; k0 < n; k0 += (size_t)max_rows) {
 			int rows = n - k0 < (size_t)max_rows ? (int)(n - k0) : max_rows;
-			int rc = seed_population_act(s->pop.slot[t].pop, rows, obs + k0 * rb, member + k0,
-			                             s->pop.slot[t].greedy, &s->rng, actions + k0, &err);
+			int rc = box ? seed_population_forward(sl->pop, rows, obs + k0 * rb, member + k0,
+			                                       raw + k0 * A, &err)
+			             : seed_population_act(sl->pop, rows, obs + k0 * rb, member + k0,
+			                                   sl->greedy, &s->rng, actions + k0, &err);
 			if (rc) {
 				/* Not expected: the rows were checked as they came. */
 				seed_err e2;
@@ -287,8 +382,16 @@ void serve_act_population(seed_serve *s)
 				return;
 			}
 		}
-		if (!one)
+		if (box && sl->action_noise > 0)
+			for (size_t i = 0; i < n * A; i++)
+				raw[i] += (float)(sl->action_noise * seed_rng_normal(&s->rng));
+		if (!one && box)
+			for (size_t k = 0; k < n; k++)
+				memcpy(s->act.raw + (size_t)s->pop.pop_index[k] * A, raw + k * A,
+				       A * sizeof *raw);
+		else if (!one)
 			for (size_t k = 0; k < n; k++)
 				s->act.actions[s->pop.pop_index[k]] = s->pop.pop_actions[k];
 	}
+	moments_add(s);
 }

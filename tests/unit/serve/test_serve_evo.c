@@ -10,8 +10,15 @@
  * in the comments.  Then: a new generation mid-episode (the old one plays
  * its episodes to the end and reports under its number), a repeat ignored,
  * the episode cap, bad generation frames warned about and counted while the
- * server keeps serving, and a params frame that ends population mode. */
+ * server keeps serving, and a params frame that ends population mode.
+ *
+ * Box members (a Gaussian policy, a half of KB = 8 environments with
+ * bounds): their actions against each member's means from the same
+ * independent path, mapped into the bounds by hand (tanh, clip); the
+ * generation's action noise measured over many rows; and the observation
+ * moments the episode frames carry against sums of the observations sent. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +53,7 @@ static void on_warn(void *ctx, const char *msg)
 	r->nwarned++;
 }
 
-static void rig_open_opts(struct rig *r, const char *name, bool unrolls)
+static void rig_open_opts(struct rig *r, const char *name, bool unrolls, double timeout)
 {
 	memset(r, 0, sizeof *r);
 	r->ctx = seed_chan_context();
@@ -63,7 +70,7 @@ static void rig_open_opts(struct rig *r, const char *name, bool unrolls)
 	CHECK(seed_chan_open(&r->pub, r->ctx, SEED_CHAN_PUB, pp, &bind, &err) == 0);
 	CHECK(seed_chan_open(&r->sub, r->ctx, SEED_CHAN_SUB, pp, &conn, &err) == 0);
 	seed_serve_opts o = {.max_batch = 64,
-	                     .timeout = 0.05,
+	                     .timeout = timeout,
 	                     .T = 2,
 	                     .idle_expiry = 60,
 	                     .max_halves = 16,
@@ -81,7 +88,7 @@ static void rig_open_opts(struct rig *r, const char *name, bool unrolls)
 
 static void rig_open(struct rig *r, const char *name)
 {
-	rig_open_opts(r, name, true);
+	rig_open_opts(r, name, true, 0.05);
 }
 
 static void rig_close(struct rig *r)
@@ -515,7 +522,7 @@ static void t_generation_before_actors(void)
 static void t_no_unrolls_channel(void)
 {
 	struct rig r;
-	rig_open_opts(&r, "evo-nounrolls", false);
+	rig_open_opts(&r, "evo-nounrolls", false, 0.05);
 	struct gen g;
 	make_gen(&g, 2, 2, 5);
 	publish_gen(&r, &g, 0);
@@ -533,10 +540,494 @@ static void t_no_unrolls_channel(void)
 	rig_close(&r);
 }
 
+/* ---- Box members --------------------------------------------------------- */
+
+/* A half of KB environments in a Box space of AB reals, played by ES pairs of
+ * a Gaussian policy on an empty torso, the centre chosen so that the means
+ * are of the order of the bounds (a model's own initialisation gives means
+ * near 0, where clip and tanh cannot be told apart). */
+enum { KB = 8, AB = 2 };
+
+struct box_gen {
+	int64_t keys[2];
+	int32_t episodes[2];
+	float sign[2];
+	float *centre;
+	float mean[3], var[3]; /* statistics, of obs_dim features */
+	seed_evo_gen g;
+};
+
+/* An ES generation of 2 members (a pair) around a centre of P parameters
+ * (value i of it: 0.8 sin(i + phase)), one episode each; noise the
+ * generation's action_noise; statistics of obs_dim features (0: none). */
+static void make_box_gen(struct box_gen *x, int64_t generation, size_t P, double phase, double noise,
+                         int obs_dim)
+{
+	*x = (struct box_gen){.keys = {11, 11},
+	                      .episodes = {1, 1},
+	                      .sign = {1, -1},
+	                      .mean = {0.5f, -1, 2},
+	                      .var = {4, 0.25f, 1}};
+	x->centre = malloc(P * sizeof *x->centre);
+	for (size_t i = 0; i < P; i++)
+		x->centre[i] = (float)(0.8 * sin((double)i + phase));
+	x->g = (seed_evo_gen){.algo = SEED_EVO_ES,
+	                      .generation = generation,
+	                      .noise_seed = 5,
+	                      .noise_size = 64,
+	                      .sigma = 0.2,
+	                      .members = 2,
+	                      .genome_len = 1,
+	                      .genome = x->keys,
+	                      .sign = x->sign,
+	                      .episodes = x->episodes,
+	                      .centre = x->centre,
+	                      .num_params = P,
+	                      .action_noise = noise,
+	                      .obs_dim = obs_dim,
+	                      .obs_mean = obs_dim ? x->mean : NULL,
+	                      .obs_var = obs_dim ? x->var : NULL};
+}
+
+static void publish_box_gen(struct rig *r, const struct box_gen *x, const char *json)
+{
+	seed_frame f;
+	seed_err err;
+	CHECK_MSG(seed_evo_gen_to_frame(&x->g, 0, &f, &err) == 0, "%s", err.msg);
+	seed_frame_set_str(&f, "model", json);
+	publish(r, &f);
+}
+
+/* The parameter count of a model of json for observations of 2 floats and
+ * AB actions. */
+static size_t box_params(const char *json)
+{
+	seed_model *model = NULL;
+	seed_err err;
+	CHECK_MSG(seed_model_new(&model, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, AB, 1, &err) == 0, "%s",
+	          err.msg);
+	size_t P = seed_model_num_params(model);
+	seed_model_free(&model);
+	return P;
+}
+
+/* Member m's Gaussian means (AB) for each of n observations: its parameters
+ * by seed_evo_member_params, then the plain model's forward pass (the
+ * policy's first AB outputs); a model with "obs_norm" normalises with the
+ * generation's statistics, set into its slab. */
+static void member_means(const struct box_gen *x, const char *json, int m, int n, const float (*obs)[2],
+                         float (*mean)[AB])
+{
+	seed_model *model = NULL;
+	seed_noise *noise = NULL;
+	seed_err err;
+	CHECK(seed_model_new(&model, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, AB, 1, &err) == 0);
+	CHECK(seed_noise_new(&noise, 5, 64, &err) == 0);
+	size_t P = seed_model_num_params(model);
+	float *p = malloc(4 * P);
+	CHECK_MSG(seed_evo_member_params(noise, model, &x->g, m, p, &err) == 0, "%s", err.msg);
+	memcpy(seed_model_params(model), p, 4 * P);
+	const seed_model_param *nm = seed_model_param_find(model, "obs_norm.mean"),
+	                       *nv = seed_model_param_find(model, "obs_norm.var");
+	if (x->g.obs_dim > 0 && nm && nv) {
+		memcpy(seed_model_params(model) + nm->offset, x->mean, 2 * sizeof *x->mean);
+		memcpy(seed_model_params(model) + nv->offset, x->var, 2 * sizeof *x->var);
+	}
+	for (int i = 0; i < n; i++) {
+		float out[2 * AB], value;
+		seed_model_forward(model, 1, obs[i], out, &value);
+		memcpy(mean[i], out, sizeof mean[i]);
+	}
+	free(p);
+	seed_noise_free(&noise);
+	seed_model_free(&model);
+}
+
+/* The environments of a Box half as the actor reports them. */
+struct box_envs {
+	float obs[KB][2];
+	uint8_t te[KB], tr[KB];
+	float ret[KB];
+	int32_t len[KB];
+	float low[AB], high[AB];
+};
+
+/* Send one step of the Box half and return its f32 [KB, AB] actions
+ * (false: no answer, or not a Box action frame). */
+static bool box_step(struct rig *r, int64_t seq, const struct box_envs *e, float act[KB][AB])
+{
+	int64_t os[2] = {KB, 2}, ks = KB, as = AB;
+	static float rew[KB];
+	seed_frame f;
+	seed_frame_init(&f, SEED_FRAME_STEP);
+	seed_frame_set_int(&f, "run", 9);
+	seed_frame_set_int(&f, "actor", 0);
+	seed_frame_set_int(&f, "seq", seq);
+	seed_frame_set_int(&f, "env0", 0);
+	seed_frame_set_int(&f, "num_actions", AB);
+	seed_frame_set_tensor(&f, "obs", seed_tensor_view((void *)e->obs, SEED_DTYPE_F32, 2, os));
+	seed_frame_set_tensor(&f, "reward", seed_tensor_view(rew, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "terminated", seed_tensor_view((void *)e->te, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "truncated", seed_tensor_view((void *)e->tr, SEED_DTYPE_U8, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_return", seed_tensor_view((void *)e->ret, SEED_DTYPE_F32, 1, &ks));
+	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view((void *)e->len, SEED_DTYPE_I32, 1, &ks));
+	seed_frame_set_tensor(&f, "action_low", seed_tensor_view((void *)e->low, SEED_DTYPE_F32, 1, &as));
+	seed_frame_set_tensor(&f, "action_high", seed_tensor_view((void *)e->high, SEED_DTYPE_F32, 1, &as));
+	seed_buf b = {0};
+	seed_err err;
+	CHECK(seed_frame_encode(&f, &b, &err) == 0);
+	seed_chan_send(r->dealer, NULL, 0, b.data, b.len, false);
+	seed_buf_free(&b);
+	for (int i = 0; i < 400; i++) {
+		seed_serve_turn(r->s, 5);
+		seed_chan_msg m;
+		if (seed_chan_recv(r->dealer, &m, 0, &err) != 0)
+			continue;
+		seed_frame a;
+		const seed_tensor *t = NULL;
+		if (seed_frame_decode(&a, m.data, m.len, &err) == 0 && a.type == SEED_FRAME_ACTION)
+			t = seed_frame_tensor(&a, "action");
+		if (!t || t->dtype != SEED_DTYPE_F32 || t->rank != 2 || t->shape[0] != KB ||
+		    t->shape[1] != AB) {
+			const char *msg = "";
+			size_t len = 0;
+			seed_frame_str(&a, "message", &msg, &len);
+			CHECK_MSG(0, "answer to seq %lld is not a Box action frame: %.*s", (long long)seq,
+			          (int)len, msg);
+			return false;
+		}
+		memcpy(act, t->data, sizeof(float) * KB * AB);
+		return true;
+	}
+	CHECK_MSG(0, "no answer to seq %lld", (long long)seq);
+	return false;
+}
+
+/* The moments an episode frame carries (count -1: none). */
+struct moments {
+	int64_t count;
+	double sum[2], sumsq[2];
+	int episodes;
+};
+
+/* The next episode frame pushed, with its moments (false: none within a
+ * while, or malformed moments). */
+static bool next_moments(struct rig *r, struct moments *mo)
+{
+	seed_err err;
+	seed_chan_msg m;
+	*mo = (struct moments){.count = -1};
+	for (int i = 0; i < 100; i++) {
+		if (seed_chan_recv(r->pull, &m, 10, &err) != 0)
+			continue;
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0 && f.type == SEED_FRAME_EPISODE);
+		mo->episodes = (int)seed_frame_tensor(&f, "env")->shape[0];
+		mo->count = seed_frame_int(&f, "obs_count", -1);
+		const seed_tensor *s = seed_frame_tensor(&f, "obs_sum"),
+		                  *q = seed_frame_tensor(&f, "obs_sumsq");
+		if (mo->count < 0) {
+			CHECK_MSG(!s && !q, "obs_sum or obs_sumsq without obs_count");
+			return !s && !q;
+		}
+		bool ok = s && q && s->dtype == SEED_DTYPE_F64 && q->dtype == SEED_DTYPE_F64 &&
+		          s->rank == 1 && q->rank == 1 && s->shape[0] == 2 && q->shape[0] == 2;
+		CHECK_MSG(ok, "obs_count without obs_sum and obs_sumsq of f64 [2]");
+		if (!ok)
+			return false;
+		memcpy(mo->sum, s->data, sizeof mo->sum);
+		memcpy(mo->sumsq, q->data, sizeof mo->sumsq);
+		return true;
+	}
+	return false;
+}
+
+/* Box members with no action noise: each row's action is its member's
+ * mean mapped into the bounds by the model's squash, worked independently
+ * (tanh: low + (tanh(u) + 1) (high - low) / 2; clip), members 0 and 1
+ * alternating over the rows (one episode each wanted, then extras: k % 2);
+ * and without statistics the episode frames carry no moments. */
+static void t_box_members(void)
+{
+	static const char *const squash[2] = {"tanh", "clip"};
+	for (int q = 0; q < 2; q++) {
+		char json[160], name[32];
+		snprintf(json, sizeof json,
+		         "{\"torso\": [], \"policy\": {\"type\": \"gaussian\", \"squash\": \"%s\"}}",
+		         squash[q]);
+		snprintf(name, sizeof name, "evo-box-%s", squash[q]);
+		struct rig r;
+		rig_open_opts(&r, name, true, 0.001);
+		struct box_gen x;
+		make_box_gen(&x, 3, box_params(json), 0.3, 0, 0);
+		publish_box_gen(&r, &x, json);
+		struct box_envs e = {.low = {-1, 0}, .high = {1, 3}};
+		for (int k = 0; k < KB; k++)
+			e.obs[k][0] = 0.4f * (float)k - 1.3f, e.obs[k][1] = 1.1f - 0.3f * (float)k;
+		float mean[2][KB][AB];
+		member_means(&x, json, 0, KB, e.obs, mean[0]);
+		member_means(&x, json, 1, KB, e.obs, mean[1]);
+		float act[KB][AB];
+		int inside = 0, outside = 0;
+		for (int64_t seq = 0; seq < 3; seq++) {
+			if (seq == 2)
+				e.te[5] = 1, e.len[5] = 2, e.ret[5] = 4;
+			CHECK(box_step(&r, seq, &e, act));
+			const seed_serve_stats *st = seed_serve_get_stats(r.s);
+			CHECK(st->generation == 3 && st->members == 2);
+			for (int k = 0; k < KB; k++)
+				for (int a = 0; a < AB; a++) {
+					double u = mean[k % 2][k][a], lo = e.low[a], hi = e.high[a];
+					double want = q == 0   ? lo + (tanh(u) + 1) * (hi - lo) / 2
+					              : u < lo ? lo
+					              : u > hi ? hi
+					                       : u;
+					inside += u > lo && u < hi;
+					outside += u < lo || u > hi;
+					CHECK_MSG(
+					    fabs(act[k][a] - want) <= 1e-5,
+					    "%s, step %lld, row %d, action %d: %.7g, member %d's mean %.7g "
+					    "gives %.7g",
+					    squash[q], (long long)seq, k, a, (double)act[k][a], k % 2, u,
+					    want);
+				}
+		}
+		/* Means both inside and outside the bounds: the clip was seen
+		 * to act (and not to act). */
+		CHECK_MSG(inside > 0 && outside > 0, "means inside the bounds %d, outside %d", inside,
+		          outside);
+		struct moments mo;
+		CHECK(next_moments(&r, &mo));
+		CHECK_MSG(mo.episodes == 1 && mo.count == -1, "%d episodes, obs_count %lld", mo.episodes,
+		          (long long)mo.count);
+		free(x.centre);
+		rig_close(&r);
+	}
+}
+
+/* Box members with action noise 0.5, bounds wide enough that clipping
+ * never bites: over 2,000 elements the noise (action - member's mean) has
+ * a mean near 0 and a standard deviation near 0.5 (their standard errors:
+ * 0.011 and 0.008), and no element equals its mean. */
+static void t_box_action_noise(void)
+{
+	static const char *json =
+	    "{\"torso\": [], \"policy\": {\"type\": \"gaussian\", \"squash\": \"clip\"}}";
+	struct rig r;
+	rig_open_opts(&r, "evo-box-noise", true, 0.001);
+	struct box_gen x;
+	make_box_gen(&x, 4, box_params(json), 1.7, 0.5, 0);
+	publish_box_gen(&r, &x, json);
+	struct box_envs e = {.low = {-1000, -1000}, .high = {1000, 1000}};
+	for (int k = 0; k < KB; k++)
+		e.obs[k][0] = 0.25f * (float)k, e.obs[k][1] = -0.5f * (float)k + 1;
+	float mean[2][KB][AB];
+	member_means(&x, json, 0, KB, e.obs, mean[0]);
+	member_means(&x, json, 1, KB, e.obs, mean[1]);
+	double sum = 0, sumsq = 0;
+	int n = 0, equal = 0;
+	float act[KB][AB];
+	for (int64_t seq = 0; seq < 125; seq++) {
+		if (!box_step(&r, seq, &e, act))
+			break;
+		for (int k = 0; k < KB; k++)
+			for (int a = 0; a < AB; a++) {
+				double d = (double)act[k][a] - mean[k % 2][k][a];
+				sum += d;
+				sumsq += d * d;
+				equal += act[k][a] == mean[k % 2][k][a];
+				n++;
+			}
+	}
+	CHECK(n == 2000);
+	double m = sum / n, sd = sqrt(sumsq / n - m * m);
+	CHECK_MSG(fabs(m) < 0.05, "the noise's mean: %.4f", m);
+	CHECK_MSG(fabs(sd - 0.5) < 0.04, "the noise's standard deviation: %.4f", sd);
+	CHECK_MSG(equal == 0, "%d actions equal their mean", equal);
+	free(x.centre);
+	rig_close(&r);
+}
+
+/* Observation moments: a generation with statistics of the 2 features (a
+ * model with "obs_norm"): each episode frame carries the count of the rows
+ * acted on since the previous one and their sums and sums of squares,
+ * summed here from the observations sent (a row with an infinite value
+ * left out); the members normalise with the generation's statistics (their
+ * means as the plain model's with them in its slab).  A generation without
+ * statistics then: rows played by it do not count; and one with statistics
+ * of 3 features for observations of 2 is refused. */
+static void t_box_obs_moments(void)
+{
+	static const char *json = "{\"torso\": [], \"obs_norm\": true, \"policy\": {\"type\": "
+	                          "\"gaussian\", \"squash\": \"clip\"}}";
+	struct rig r;
+	rig_open_opts(&r, "evo-box-moments", true, 0.001);
+	struct box_gen x, y;
+	make_box_gen(&x, 7, box_params(json), 0.9, 0, 2);
+	publish_box_gen(&r, &x, json);
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	CHECK_MSG(st->generations == 0 && st->bad_generations == 0, "bad %lld: %s",
+	          (long long)st->bad_generations, r.warned[0]);
+	struct box_envs e = {.low = {-1000, -1000}, .high = {1000, 1000}};
+	double sum[2] = {0}, sumsq[2] = {0};
+	int64_t rows = 0;
+	float act[KB][AB];
+	struct moments mo;
+	int64_t seq = 0;
+	/* Steps 0..5 of episodes that start at step 0 (length 0); row 0's
+	 * episode ends at step 3 (its next one then has length 1 at step 4),
+	 * row 1's at step 5. */
+	for (int t = 0; t < 6; t++, seq++) {
+		for (int k = 0; k < KB; k++) {
+			e.obs[k][0] = 0.37f * (float)t - 0.21f * (float)k + 0.05f;
+			e.obs[k][1] = (float)((t * 7 + k * 3) % 11) * 0.5f - 2.25f;
+			e.len[k] = k == 0 && t > 3 ? t - 3 : t;
+		}
+		/* An infinite value (normalised and clipped into a finite
+		 * one): its row is left out of the moments. */
+		if (t == 2)
+			e.obs[4][0] = INFINITY;
+		e.te[0] = t == 3;
+		e.te[1] = t == 5;
+		CHECK(box_step(&r, seq, &e, act));
+		float mean[2][KB][AB];
+		member_means(&x, json, 0, KB, e.obs, mean[0]);
+		member_means(&x, json, 1, KB, e.obs, mean[1]);
+		for (int k = 0; k < KB; k++)
+			for (int a = 0; a < AB; a++)
+				CHECK_MSG(fabs(act[k][a] - mean[k % 2][k][a]) <= 1e-5,
+				          "step %d, row %d, action %d: %.7g, member %d's mean %.7g", t, k, a,
+				          (double)act[k][a], k % 2, (double)mean[k % 2][k][a]);
+		for (int k = 0; k < KB; k++) {
+			if (!isfinite(e.obs[k][0]) || !isfinite(e.obs[k][1]))
+				continue;
+			for (int j = 0; j < 2; j++) {
+				sum[j] += e.obs[k][j];
+				sumsq[j] += (double)e.obs[k][j] * e.obs[k][j];
+			}
+			rows++;
+		}
+		if (t != 3 && t != 5)
+			continue;
+		CHECK(next_moments(&r, &mo));
+		CHECK_MSG(mo.episodes == 1 && mo.count == rows,
+		          "step %d: %d episodes, obs_count %lld, want %lld", t, mo.episodes,
+		          (long long)mo.count, (long long)rows);
+		for (int j = 0; j < 2; j++) {
+			CHECK_MSG(fabs(mo.sum[j] - sum[j]) <= 1e-9 * (1 + fabs(sum[j])),
+			          "step %d: obs_sum[%d] %.12g, want %.12g", t, j, mo.sum[j], sum[j]);
+			CHECK_MSG(fabs(mo.sumsq[j] - sumsq[j]) <= 1e-9 * (1 + sumsq[j]),
+			          "step %d: obs_sumsq[%d] %.12g, want %.12g", t, j, mo.sumsq[j], sumsq[j]);
+			sum[j] = sumsq[j] = 0;
+		}
+		rows = 0;
+	}
+	/* A generation without statistics: at their next step the episodes
+	 * under way are reported (generation 7's, truncated) and their rows
+	 * play generation 8, which counts none. */
+	make_box_gen(&y, 8, box_params(json), 2.1, 0, 0);
+	publish_box_gen(&r, &y, json);
+	e.te[1] = 0;
+	for (int k = 0; k < KB; k++)
+		e.len[k] = k == 0 ? 3 : k == 1 ? 1 : 6;
+	CHECK(box_step(&r, seq++, &e, act));
+	CHECK(st->generation == 8);
+	CHECK(next_moments(&r, &mo));
+	CHECK_MSG(mo.episodes == KB && mo.count == -1, "%d episodes, obs_count %lld", mo.episodes,
+	          (long long)mo.count);
+	/* Statistics of 3 features for observations of 2: a bad generation,
+	 * said and counted; generation 8 plays on. */
+	struct box_gen z;
+	make_box_gen(&z, 9, box_params(json), 0.5, 0, 3);
+	r.nwarned = 0;
+	publish_box_gen(&r, &z, json);
+	CHECK(st->bad_generations == 1 && r.nwarned == 1);
+	CHECK_MSG(strstr(r.warned[0], "generation 9 (es, 2 members): statistics of 3 features for "
+	                              "observations of 2 f32 values"),
+	          "warned: %s", r.warned[0]);
+	CHECK(box_step(&r, seq++, &e, act) && st->generation == 8);
+	free(x.centre);
+	free(y.centre);
+	free(z.centre);
+	rig_close(&r);
+}
+
+/* Leaving population mode drops the moments not yet sent: 16 rows acted
+ * on with statistics and no episode ended, then a params frame (a step
+ * played by the model, which counts none), then a generation with
+ * statistics again: at its first step the episodes of generation 7 still
+ * under way are reported, and their frame counts only that step's rows and
+ * sums only their observations. */
+static void t_box_moments_dropped(void)
+{
+	static const char *json = "{\"torso\": [], \"obs_norm\": true, \"policy\": {\"type\": "
+	                          "\"gaussian\", \"squash\": \"clip\"}}";
+	struct rig r;
+	rig_open_opts(&r, "evo-box-dropped", true, 0.001);
+	struct box_gen x, y;
+	make_box_gen(&x, 7, box_params(json), 0.9, 0, 2);
+	make_box_gen(&y, 9, box_params(json), 1.4, 0, 2);
+	publish_box_gen(&r, &x, json);
+	struct box_envs e = {.low = {-1000, -1000}, .high = {1000, 1000}};
+	float act[KB][AB];
+	double sum[2] = {0}, sumsq[2] = {0};
+	const seed_serve_stats *st = seed_serve_get_stats(r.s);
+	for (int t = 0; t < 4; t++) {
+		for (int k = 0; k < KB; k++) {
+			e.obs[k][0] = 0.5f * (float)t + 0.125f * (float)k;
+			e.obs[k][1] = -0.25f * (float)(t * k) + 1;
+			e.len[k] = t;
+		}
+		if (t == 2) {
+			/* A params frame: one model again. */
+			seed_model *model = NULL;
+			seed_err err;
+			CHECK(seed_model_new(&model, json, SEED_DTYPE_F32, 1, (int64_t[]){2}, AB, 1, &err) ==
+			      0);
+			int64_t P = (int64_t)seed_model_num_params(model);
+			seed_frame f;
+			seed_frame_init(&f, SEED_FRAME_PARAMS);
+			seed_frame_set_int(&f, "policy_version", 42);
+			seed_frame_set_int(&f, "run", 0);
+			seed_frame_set_tensor(
+			    &f, "params", seed_tensor_view(seed_model_params(model), SEED_DTYPE_F32, 1, &P));
+			seed_frame_set_str(&f, "model", json);
+			publish(&r, &f);
+			seed_model_free(&model);
+		}
+		if (t == 3)
+			publish_box_gen(&r, &y, json);
+		CHECK(box_step(&r, t, &e, act));
+		CHECK(st->generation == (t < 2 ? 7 : t == 2 ? -1 : 9));
+		for (int k = 0; k < KB && t == 3; k++)
+			for (int j = 0; j < 2; j++) {
+				sum[j] += e.obs[k][j];
+				sumsq[j] += (double)e.obs[k][j] * e.obs[k][j];
+			}
+	}
+	struct moments mo;
+	CHECK(next_moments(&r, &mo));
+	CHECK_MSG(mo.episodes == KB && mo.count == KB, "%d episodes, obs_count %lld", mo.episodes,
+	          (long long)mo.count);
+	for (int j = 0; j < 2; j++) {
+		CHECK_MSG(fabs(mo.sum[j] - sum[j]) <= 1e-9 * (1 + fabs(sum[j])),
+		          "obs_sum[%d] %.12g, want %.12g", j, mo.sum[j], sum[j]);
+		CHECK_MSG(fabs(mo.sumsq[j] - sumsq[j]) <= 1e-9 * (1 + sumsq[j]),
+		          "obs_sumsq[%d] %.12g, want %.12g", j, mo.sumsq[j], sumsq[j]);
+	}
+	free(x.centre);
+	free(y.centre);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_population);
 	TAP_RUN(t_generation_before_actors);
 	TAP_RUN(t_no_unrolls_channel);
+	TAP_RUN(t_box_members);
+	TAP_RUN(t_box_action_noise);
+	TAP_RUN(t_box_obs_moments);
+	TAP_RUN(t_box_moments_dropped);
 	return tap_done();
 }
