@@ -98,12 +98,15 @@ PY
 	echo "$output"
 	assert_success
 	[ "$(jq '.eval.episodes == 2 and (.eval.return.mean | . < 0 and . > -2000)' <<<"$output")" = true ]
-	[ "$(jq -s 'length >= 4 and (last | .frames >= 8000 and .evaluated == 8)' "$D/run/metrics.jsonl")" = true ]
-	# The statistics of every step the members played before the last
-	# round ended: Pendulum's cos, sin and angular velocity, merged into
-	# the start's count of 1e-4.
+	[ "$(jq -s 'last | .frames >= 1600 and .evaluated == 8' "$D/run/metrics.jsonl")" = true ]
+	[ "$(jq '.step >= 5 and .frames >= 8000' "$D/run/checkpoint.json")" = true ]
+	# The statistics of the steps the members played until the last round
+	# ended (its five rounds' 8000 at least, and no more than the frames
+	# played by then and the first steps of a round after): Pendulum's cos,
+	# sin and angular velocity, merged into the start's count of 1e-4.
 	count=$(tensor "$D/run" obs_norm.count | jq '.[0]')
-	[ "$(jq -n "$count > 4000 and $count < 8000 + 1")" = true ]
+	frames=$(jq .frames "$D/run/checkpoint.json")
+	[ "$(jq -n "$count >= 8000 and $count <= $frames + 1600")" = true ]
 	var=$(tensor "$D/run" obs_norm.var)
 	[ "$(jq 'all(. > 0 and . != 1) and .[0] <= 1 and .[1] <= 1' <<<"$var")" = true ]
 	run seed-eval --checkpoint "$D/run" --greedy --episodes 2
