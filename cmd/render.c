@@ -224,8 +224,12 @@ static int paint(render_view *v, bool final, uint8_t *g, uint8_t *t, seed_err *e
 		if (!into[i])
 			continue;
 		int rc = v->src.draw(v->src.ctx, final, into[i], w[i], h[i]);
-		if (rc < 0)
+		if (rc < 0) {
+			const char *why = seed_env_rgb_why();
+			if (why)
+				return seed_err_set(err, rc, "%s", why);
 			return seed_err_set(err, rc, "drawing %s: %s", v->src.name, seed_strerror(rc));
+		}
 	}
 	return 0;
 }

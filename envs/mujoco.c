@@ -35,9 +35,13 @@
  * prints) is replaced once, by one that does nothing: the warnings are
  * counted in mjData, which is what step reads.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +49,17 @@
 #include <jansson.h>
 #include <mujoco/mujoco.h>
 
+#ifdef HAVE_OSMESA
+#include <GL/osmesa.h>
+#include <dlfcn.h>
+#endif
+
 #include "builtin.h"
 #include "mujoco_models.h"
 #include "seed/buf.h"
+
+/* Gymnasium's picture size (MujocoEnv's DEFAULT_SIZE, width and height). */
+#define MJ_RGB_SIZE 480
 
 /* Most contact force numbers (6 per body) a task sums: NumPy's block of
  * 128, so that np_sum_* need no recursion. */
@@ -90,10 +102,19 @@ typedef struct mj_config {
 	double *init_qpos, *init_qvel; /* (nq), (nv): Gymnasium's init_qpos/init_qvel, or the options' */
 	int torso;                     /* ant: the body whose frame moves forward */
 	double mass;                   /* humanoid: np.sum(model.body_mass) */
+	uint64_t id;                   /* this configuration among the process's, from 1: whose
+	                                  model the rendering context holds */
 } mj_config;
+
+/* Most qpos numbers of a task (humanoid's 24): the pictures' copy. */
+#define MJ_MAX_QPOS 32
 
 typedef struct mj_state {
 	mjData *d;
+	/* d->qpos after the last reset or step, which is all a picture needs:
+	 * the vector keeps the state an episode ended in as a byte copy of
+	 * this struct, and by then d has started the next episode. */
+	double qpos[MJ_MAX_QPOS];
 } mj_state;
 
 /* ---- NumPy's sums ---------------------------------------------------------
@@ -159,6 +180,7 @@ static void quiet_warning(const char *msg)
 }
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+static atomic_uint_least64_t next_config_id;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void install_quiet(void)
@@ -299,6 +321,9 @@ static int mj_configure_task(const mj_task *t, const json_t *options, void **con
 	if (rc == 0 && m->nu > SEED_ENV_MAX_ACTION_DIM)
 		rc = seed_err_set(err, -EINVAL, "%s: %d actuators, more than %d", t->name, m->nu,
 		                  SEED_ENV_MAX_ACTION_DIM);
+	if (rc == 0 && m->nq > MJ_MAX_QPOS)
+		rc = seed_err_set(err, -EINVAL, "%s: %d position numbers, more than %d", t->name, m->nq,
+		                  MJ_MAX_QPOS);
 	if (rc == 0 && 6 * m->nbody > MJ_MAX_CONTACT)
 		rc = seed_err_set(err, -EINVAL, "%s: %d bodies, more than %d", t->name, m->nbody,
 		                  MJ_MAX_CONTACT / 6);
@@ -328,6 +353,9 @@ static int mj_configure_task(const mj_task *t, const json_t *options, void **con
 		spec->action_high[i] = (float)m->actuator_ctrlrange[2 * i + 1];
 	}
 	spec->max_steps = 1000;
+	spec->rgb_width = MJ_RGB_SIZE;
+	spec->rgb_height = MJ_RGB_SIZE;
+	c->id = atomic_fetch_add(&next_config_id, 1) + 1;
 	*config = c;
 	return 0;
 }
@@ -450,6 +478,7 @@ static void mj_reset(const void *config, void *state, seed_rng *rng, void *obs)
 		d->qvel[i] = c->init_qvel[i] + noise;
 	}
 	mj_forward(m, d);
+	memcpy(s->qpos, d->qpos, (size_t)m->nq * sizeof *s->qpos);
 	observe(c, d, obs);
 }
 
@@ -472,7 +501,8 @@ static int mj_step_box(const void *config, void *state, seed_rng *rng, const flo
 	const mj_task *t = c->task;
 	const mjModel *m = c->m;
 	const mj_params *p = &c->p;
-	mjData *d = ((mj_state *)state)->d;
+	mj_state *s = state;
+	mjData *d = s->d;
 	double before[2], after[2];
 	switch (t->kind) {
 	case MJ_ANT:
@@ -559,6 +589,7 @@ static int mj_step_box(const void *config, void *state, seed_rng *rng, const flo
 		break;
 	}
 	}
+	memcpy(s->qpos, d->qpos, (size_t)m->nq * sizeof *s->qpos);
 	observe(c, d, obs);
 	*reward = (float)r;
 	*terminated = t->kind != MJ_HALFCHEETAH && p->terminate_when_unhealthy && !healthy;
@@ -584,6 +615,213 @@ static int mj_render_text(const void *config, const void *state, char *buf, size
 	int z = c->task->kind == MJ_ANT || c->task->kind == MJ_HUMANOID ? 2 : 1;
 	return snprintf(buf, len, "x=%+.3f x_velocity=%+.3f z=%.3f\n", d->qpos[0], d->qvel[0], d->qpos[z]);
 }
+
+/* ---- pictures --------------------------------------------------------------
+ * Gymnasium's rgb_array picture (MujocoEnv.render and mujoco_rendering.py's
+ * RenderContextOffscreen): the model's camera "track" (every task has one,
+ * in mode trackcom: it follows the centre of mass of the body it hangs on),
+ * as a fixed camera; the default visual options; a scene of up to 1000
+ * geoms; MuJoCo's own renderer (mjr_render) into its offscreen buffer,
+ * read back bottom row first and flipped.  Gymnasium's size is 480 x 480;
+ * other sizes draw the same camera into a viewport of that size.
+ *
+ * The picture needs only the positions: the state's copy of qpos goes into
+ * a data of the renderer's own, through mj_fwdPosition (the kinematics, the
+ * centres of mass the camera follows, the cameras and lights).
+ *
+ * OpenGL: one OSMesa context per process (Mesa's software renderer, no
+ * display), made on the first picture, with OSMesa loaded by dlopen then
+ * (configure.ac says why); MuJoCo's mjr_makeContext finds OSMesa's
+ * OSMesaGetProcAddress among the libraries loaded into the process.  The
+ * MuJoCo context (the model's meshes and textures on the GL side) is made
+ * for the configuration that draws, and made again when another one does.
+ * Everything here is behind one lock, and the context is made current on
+ * the drawing thread each time. */
+
+#define MJ_MAX_GEOM 1000 /* RenderContext's max_geom */
+
+#ifdef HAVE_OSMESA
+
+typedef struct mj_gl {
+	pthread_mutex_t lock;
+	int ready;     /* 0: not tried, 1: made, -1: failed (why says why) */
+	char why[400]; /* what follows "TASK draws pictures ... with OSMesa" */
+	void *lib;
+	OSMesaContext (*create_ext)(GLenum, GLint, GLint, GLint, OSMesaContext);
+	GLboolean (*make_current)(OSMesaContext, void *, GLenum, GLsizei, GLsizei);
+	OSMESAproc (*get_proc)(const char *);
+	OSMesaContext ctx;
+	/* The context's own frame buffer, which MuJoCo's offscreen buffer
+	 * replaces: OSMesa only needs one to make the context current. */
+	uint8_t frame[16 * 16 * 4];
+	uint64_t config_id; /* whose model m is a copy of; 0: none */
+	mjModel *m;         /* the renderer's copy, whose offscreen size it sets */
+	mjrContext con;
+	mjvScene scn;
+	mjData *d;
+	uint8_t *pixels; /* the bottom-up rows mjr_readPixels writes */
+	size_t pixels_cap;
+} mj_gl;
+
+static mj_gl gl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Load OSMesa and make the process's context; 0, or -1 with gl.why set
+ * (what follows "TASK draws pictures through MuJoCo's renderer with
+ * OSMesa" in the message). */
+static int gl_open(void)
+{
+	const char *names[] = {"libOSMesa.so.8",
+#ifdef SEED_OSMESA_PATH
+	                       SEED_OSMESA_PATH,
+#endif
+	                       NULL};
+	const char *dlerr = "";
+	for (int i = 0; names[i] && !gl.lib; i++) {
+		/* RTLD_GLOBAL: MuJoCo's GL loader looks for OSMesa among the
+		 * libraries loaded into the process. */
+		gl.lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+		if (!gl.lib)
+			dlerr = dlerror();
+	}
+	if (!gl.lib) {
+		snprintf(gl.why, sizeof gl.why, ", which does not load: %s (install libosmesa6-dev)", dlerr);
+		return -1;
+	}
+	*(void **)&gl.create_ext = dlsym(gl.lib, "OSMesaCreateContextExt");
+	*(void **)&gl.make_current = dlsym(gl.lib, "OSMesaMakeCurrent");
+	*(void **)&gl.get_proc = dlsym(gl.lib, "OSMesaGetProcAddress");
+	if (!gl.create_ext || !gl.make_current || !gl.get_proc) {
+		snprintf(gl.why, sizeof gl.why, "%s",
+		         ", but the OSMesa library loaded lacks OSMesaCreateContextExt, OSMesaMakeCurrent "
+		         "or OSMesaGetProcAddress");
+		return -1;
+	}
+	/* RGBA, a 24-bit depth and an 8-bit stencil buffer, as Gymnasium's
+	 * OSMesa backend asks for. */
+	gl.ctx = gl.create_ext(OSMESA_RGBA, 24, 8, 0, NULL);
+	if (!gl.ctx) {
+		snprintf(gl.why, sizeof gl.why, "%s",
+		         ", but OSMesa cannot make an OpenGL context (OSMesaCreateContextExt failed)");
+		return -1;
+	}
+	if (!gl.make_current(gl.ctx, gl.frame, GL_UNSIGNED_BYTE, 16, 16)) {
+		snprintf(gl.why, sizeof gl.why, "%s",
+		         ", but OSMesa cannot make its OpenGL context current (OSMesaMakeCurrent failed)");
+		return -1;
+	}
+	/* MuJoCo's offscreen buffer is a framebuffer object: check here what
+	 * mjr_makeContext would otherwise stop the process over. */
+	if (!gl.get_proc("glGenFramebuffers") || !gl.get_proc("glBlitFramebuffer")) {
+		snprintf(gl.why, sizeof gl.why, "%s",
+		         ", but this OSMesa's OpenGL has no framebuffer objects (glGenFramebuffers, "
+		         "glBlitFramebuffer), which MuJoCo's offscreen buffer needs");
+		return -1;
+	}
+	return 0;
+}
+
+/* Make m, con, scn and d for c's model, with an offscreen buffer of at
+ * least width x height (the lock held, the context current).  MuJoCo 2.2
+ * sizes that buffer from the model's visual/global offwidth and offheight
+ * when it makes the context, and cannot resize it: a larger picture makes
+ * the context again, and the buffer never shrinks (the terminal's and a
+ * GIF's pictures take turns). */
+static void gl_bind_model(const mj_config *c, int width, int height)
+{
+	if (gl.config_id == c->id && width <= gl.m->vis.global.offwidth &&
+	    height <= gl.m->vis.global.offheight)
+		return;
+	if (gl.config_id) {
+		if (gl.config_id == c->id) {
+			if (width < gl.m->vis.global.offwidth)
+				width = gl.m->vis.global.offwidth;
+			if (height < gl.m->vis.global.offheight)
+				height = gl.m->vis.global.offheight;
+		}
+		mjr_freeContext(&gl.con);
+		mjv_freeScene(&gl.scn);
+		mj_deleteData(gl.d);
+		mj_deleteModel(gl.m);
+	}
+	gl.m = mj_copyModel(NULL, c->m);
+	gl.m->vis.global.offwidth = width;
+	gl.m->vis.global.offheight = height;
+	mjr_defaultContext(&gl.con);
+	mjv_defaultScene(&gl.scn);
+	mjv_makeScene(gl.m, &gl.scn, MJ_MAX_GEOM);
+	mjr_makeContext(gl.m, &gl.con, mjFONTSCALE_150);
+	mjr_setBuffer(mjFB_OFFSCREEN, &gl.con);
+	gl.d = mj_makeData(gl.m);
+	gl.config_id = c->id;
+}
+
+static int mj_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	const mj_config *c = config;
+	const mj_state *s = state;
+	int rc = 0;
+	pthread_mutex_lock(&gl.lock);
+	if (gl.ready == 0)
+		gl.ready = gl_open() == 0 ? 1 : -1;
+	if (gl.ready < 0) {
+		seed_env_rgb_set_why("%s draws pictures through MuJoCo's renderer with OSMesa%s",
+		                     c->task->name, gl.why);
+		rc = -ENOTSUP;
+		goto out;
+	}
+	if (!gl.make_current(gl.ctx, gl.frame, GL_UNSIGNED_BYTE, 16, 16)) {
+		seed_env_rgb_set_why("%s: OSMesa cannot make its OpenGL context current on this thread",
+		                     c->task->name);
+		rc = -ENOTSUP;
+		goto out;
+	}
+	gl_bind_model(c, width, height);
+	size_t row = (size_t)width * 3, need = row * (size_t)height;
+	if (need > gl.pixels_cap) {
+		free(gl.pixels);
+		gl.pixels = seed_xmalloc(need);
+		gl.pixels_cap = need;
+	}
+	const mjModel *m = gl.m;
+	/* A state never reset shows the model's reference pose. */
+	memcpy(gl.d->qpos, s->d ? s->qpos : m->qpos0, (size_t)m->nq * sizeof *gl.d->qpos);
+	mj_fwdPosition(m, gl.d);
+	mjvOption opt;
+	mjvCamera cam;
+	mjv_defaultOption(&opt);
+	mjv_defaultCamera(&cam);
+	int track = mj_name2id(m, mjOBJ_CAMERA, "track");
+	if (track >= 0) {
+		cam.type = mjCAMERA_FIXED;
+		cam.fixedcamid = track;
+	}
+	mjv_updateScene(m, gl.d, &opt, NULL, &cam, mjCAT_ALL, &gl.scn);
+	mjrRect viewport = {0, 0, width, height};
+	mjr_render(viewport, &gl.scn, &gl.con);
+	mjr_readPixels(gl.pixels, NULL, viewport, &gl.con);
+	for (int y = 0; y < height; y++)
+		memcpy(rgb + (size_t)y * row, gl.pixels + (size_t)(height - 1 - y) * row, row);
+out:
+	pthread_mutex_unlock(&gl.lock);
+	return rc;
+}
+
+#else /* !HAVE_OSMESA */
+
+static int mj_render_rgb(const void *config, const void *state, uint8_t *rgb, int width, int height)
+{
+	const mj_config *c = config;
+	(void)state;
+	(void)rgb;
+	(void)width;
+	(void)height;
+	seed_env_rgb_set_why("%s draws pictures through MuJoCo's renderer with OSMesa; this build has no "
+	                     "OSMesa (install libosmesa6-dev and reconfigure)",
+	                     c->task->name);
+	return -ENOTSUP;
+}
+
+#endif
 
 /* ---- the five tasks ------------------------------------------------------- */
 
@@ -718,6 +956,7 @@ static const mj_task humanoid_task = {
 	    .reset = mj_reset,                                                                               \
 	    .step_box = mj_step_box,                                                                         \
 	    .render_text = mj_render_text,                                                                   \
+	    .render_rgb = mj_render_rgb,                                                                     \
 	    .free_state = mj_free_state,                                                                     \
 	}
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,8 +544,26 @@ int seed_envs_render_text(const seed_envs *e, int i, char *buf, size_t len)
 	return e->cls->render_text(e->config, e->state + (size_t)i * e->stride, buf, len);
 }
 
+/* The sentence of seed_env_rgb_set_why, one per thread: the class and its
+ * caller run on the same one. */
+static _Thread_local char rgb_why[512];
+
+const char *seed_env_rgb_why(void)
+{
+	return rgb_why[0] ? rgb_why : NULL;
+}
+
+void seed_env_rgb_set_why(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rgb_why, sizeof rgb_why, fmt, ap);
+	va_end(ap);
+}
+
 static int render_rgb(const seed_envs *e, const uint8_t *state, uint8_t *rgb, int width, int height)
 {
+	rgb_why[0] = '\0';
 	if (!e->cls->render_rgb)
 		return -ENOTSUP;
 	if (width < 1 || width > SEED_ENV_MAX_RGB || height < 1 || height > SEED_ENV_MAX_RGB)

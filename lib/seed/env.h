@@ -126,7 +126,10 @@ typedef struct seed_env_class {
 	 * spec's rgb_width x rgb_height is the natural size, which configure
 	 * must fill in when this is set).  Return 0, or a negative code.  May
 	 * be NULL (no pictures); must not print.  seed_env_grid_rgb draws grid
-	 * observations (MinAtar-style planes) in one call. */
+	 * observations (MinAtar-style planes) in one call.  state may be the
+	 * vector's byte copy of the state an episode ended in, taken before
+	 * the next reset: the picture must come from the state's own bytes,
+	 * not from memory it points to, which that reset reuses. */
 	int (*render_rgb)(const void *config, const void *state, uint8_t *rgb, int width, int height);
 	/* For a Box space (spec->action_space SEED_ACTIONS_BOX) instead of
 	 * step: apply action (A finite floats, checked by the vector; they may
@@ -286,6 +289,15 @@ int seed_envs_render_rgb(const seed_envs *e, int i, uint8_t *rgb, int width, int
  * since the vector has already reset env i when step returns.  -ENOENT if
  * no episode of env i has ended since the last seed_envs_reset. */
 int seed_envs_render_rgb_final(const seed_envs *e, int i, uint8_t *rgb, int width, int height);
+
+/* Why the last render_rgb called on this thread failed, in a sentence, or
+ * NULL.  A class whose pictures depend on something a code cannot name (a
+ * library this build lacks, a rendering context the machine cannot make)
+ * leaves the sentence with seed_env_rgb_set_why before it returns its
+ * error; seed_envs_render_rgb and seed_envs_render_rgb_final clear it
+ * before they call the class, so it never outlives the next call. */
+const char *seed_env_rgb_why(void);
+void seed_env_rgb_set_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Draw a grid observation obs, u8 [rows][cols][channels] of 0/1 planes (any
  * non-zero byte is set), into rgb [height][width][3]: a cell shows the

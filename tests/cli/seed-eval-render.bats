@@ -171,6 +171,41 @@ blocks_per_row() {
 	[ "$(gifinfo cp.gif 0 5 299)" = "0 0 0" ]
 }
 
+# MuJoCo's tasks draw through MuJoCo's renderer with OSMesa (envs/mujoco.c):
+# where the build or the machine has none, the error says so, and the
+# tests stop there.
+mujoco_pictures() {
+	seed-eval --list-envs | grep -q '^halfcheetah ' || skip "built without MuJoCo"
+	run --separate-stderr seed-eval --env halfcheetah --episodes 1 --max-episode-steps 5 "$@"
+	if [ "$status" -ne 0 ] && [[ "$stderr" == *OSMesa* ]]; then
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == "seed-eval: halfcheetah draws pictures through MuJoCo's renderer with OSMesa"* ]]
+		[ -z "$(ls -A)" ]
+		skip "no pictures here: $stderr"
+	fi
+}
+
+@test "--record of MuJoCo's HalfCheetah: Gymnasium's 480 x 480 through OSMesa (skipped without)" {
+	mujoco_pictures --record hc.gif
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(jq '.length.max' <<<"$output")" -eq 5 ]
+	run gifinfo hc.gif
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "size 480 480" ]
+	[ "${lines[1]}" = "frames 6" ]
+	# Not one colour: the sky above, the floor below.
+	[ "$(gifinfo hc.gif 0 240 10)" != "$(gifinfo hc.gif 0 240 470)" ]
+}
+
+@test "--render of MuJoCo's HalfCheetah draws in the terminal (skipped without OSMesa)" {
+	mujoco_pictures --render --render-delay 0
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | grep -ac '^env 0 ')" -eq 6 ]
+	[ "$(printf '%s\n' "$output" | picture_rows | wc -l)" -gt 6 ]
+}
+
 @test "--render and --record together" {
 	run --separate-stderr seed-eval --env catch --episodes 1 --render --render-delay 0 --record both.gif
 	[ "$status" -eq 0 ]

@@ -11,14 +11,17 @@
  * float) and end flag must be equal, bit for bit: the physics is the same
  * library, and envs/mujoco.c computes what Gymnasium computes around it in
  * the same order.  Also: the specs, the options and their errors, the reset
- * noise, the unstable path (a speed MuJoCo rejects), and that stepping
- * allocates nothing.
+ * noise, the unstable path (a speed MuJoCo rejects), that stepping
+ * allocates nothing, and the pictures MuJoCo's renderer draws through OSMesa
+ * (skipped, with the reason, where the build has no OSMesa or the machine
+ * cannot make its context).
  *
  * Without MuJoCo (configure found no libmujoco-dev) the tasks are not
  * built: the test says so and skips.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -538,6 +541,106 @@ static void t_no_allocation(void)
 #endif
 }
 
+/* ---- pictures -------------------------------------------------------------
+ * HalfCheetah from a set start (no reset noise), drawn small: the picture
+ * has the asked size and several colours; the same state draws the same
+ * picture, also after a larger one grew the renderer's buffer; another
+ * state draws another; the state an episode ended in is drawn, not the
+ * next episode's start.  Where there are no pictures the error says what
+ * is missing. */
+static char pictures_skip[600]; /* why t_pictures skipped, or "" */
+
+static int colours(const uint8_t *rgb, int n)
+{
+	uint32_t seen[64];
+	int k = 0;
+	for (int i = 0; i < n && k < 64; i++) {
+		uint32_t c = (uint32_t)rgb[3 * i] << 16 | (uint32_t)rgb[3 * i + 1] << 8 | rgb[3 * i + 2];
+		int j = 0;
+		while (j < k && seen[j] != c)
+			j++;
+		if (j == k)
+			seen[k++] = c;
+	}
+	return k;
+}
+
+static void t_pictures(void)
+{
+	enum { W = 64, H = 64 };
+	seed_envs *e = NULL;
+	seed_err err;
+	const char *opts = "{\"init_qpos\": [0, 0, 0, 0, 0, 0, 0, 0, 0], \"max_steps\": 2}";
+	int rc = seed_envs_new(&e, "halfcheetah", opts, 1, 1, &err);
+	CHECK_MSG(rc == 0, "%s", rc == 0 ? "" : err.msg);
+	if (!e)
+		return;
+	CHECK(seed_envs_spec(e)->rgb_width == 480 && seed_envs_spec(e)->rgb_height == 480);
+	float obs[17], fin[17], rew, ret;
+	uint8_t term, trunc;
+	int32_t len;
+	seed_envs_reset(e, obs);
+	static uint8_t a[W * H * 3], b[W * H * 3], c[W * H * 3], big[300 * 200 * 3], odd[7 * 5 * 3];
+	rc = seed_envs_render_rgb(e, 0, a, W, H);
+	const char *why = seed_env_rgb_why();
+#ifdef HAVE_OSMESA
+	if (rc == -ENOTSUP) {
+		snprintf(pictures_skip, sizeof pictures_skip, "no OpenGL context here: %s",
+		         why ? why : "(no reason)");
+		seed_envs_free(&e);
+		return;
+	}
+#else
+	CHECK(rc == -ENOTSUP);
+	CHECK_MSG(why && strstr(why, "halfcheetah") && strstr(why, "no OSMesa") &&
+	              strstr(why, "libosmesa6-dev"),
+	          "%s", why ? why : "(none)");
+	snprintf(pictures_skip, sizeof pictures_skip,
+	         "built without OSMesa (--without-osmesa, or configure found no osmesa: install "
+	         "libosmesa6-dev)");
+	seed_envs_free(&e);
+	return;
+#endif
+	CHECK_MSG(rc == 0, "%d %s", rc, why ? why : "");
+	CHECK(why == NULL);
+	CHECK(colours(a, W * H) >= 8);
+	CHECK(seed_envs_render_rgb(e, 0, b, W, H) == 0);
+	CHECK(memcmp(a, b, sizeof a) == 0);
+	/* A larger picture, and one whose rows are not a multiple of 4 bytes,
+	 * then the small one again: the same. */
+	CHECK(seed_envs_render_rgb(e, 0, big, 300, 200) == 0);
+	CHECK(colours(big, 300 * 200) >= 8);
+	CHECK(seed_envs_render_rgb(e, 0, odd, 7, 5) == 0);
+	CHECK(seed_envs_render_rgb(e, 0, b, W, H) == 0);
+	CHECK(memcmp(a, b, sizeof a) == 0);
+
+	const float act[6] = {1, -1, 1, -1, 1, -1};
+	CHECK(seed_envs_step_box(e, 0, 1, act, obs, &rew, &term, &trunc, fin, &ret, &len) == 0);
+	CHECK(seed_envs_render_rgb(e, 0, b, W, H) == 0);
+	CHECK(memcmp(a, b, sizeof a) != 0);
+	/* The second step ends the episode (max_steps 2) and the vector starts
+	 * the next from the same set state: the current picture is the first
+	 * again, the final one shows where the cheetah got to. */
+	CHECK(seed_envs_step_box(e, 0, 1, act, obs, &rew, &term, &trunc, fin, &ret, &len) == 0);
+	CHECK(trunc == 1);
+	CHECK(seed_envs_render_rgb(e, 0, c, W, H) == 0);
+	CHECK(memcmp(a, c, sizeof a) == 0);
+	CHECK(seed_envs_render_rgb_final(e, 0, c, W, H) == 0);
+	CHECK(memcmp(a, c, sizeof a) != 0 && memcmp(b, c, sizeof b) != 0);
+	seed_envs_free(&e);
+
+	/* Another task in the same process: the renderer takes its model. */
+	rc = seed_envs_new(&e, "ant", NULL, 1, 1, &err);
+	CHECK_MSG(rc == 0, "%s", rc == 0 ? "" : err.msg);
+	if (!e)
+		return;
+	float ant_obs[27];
+	seed_envs_reset(e, ant_obs);
+	CHECK(seed_envs_render_rgb(e, 0, c, W, H) == 0);
+	CHECK(colours(c, W * H) >= 8 && memcmp(a, c, sizeof a) != 0);
+	seed_envs_free(&e);
+}
+
 int main(void)
 {
 	TAP_RUN(t_halfcheetah_as_gymnasium);
@@ -550,6 +653,12 @@ int main(void)
 	TAP_RUN(t_reset);
 	TAP_RUN(t_unstable);
 	TAP_RUN(t_no_allocation);
+	/* t_pictures, or its skip with the reason. */
+	t_pictures();
+	char name[700] = "t_pictures";
+	if (pictures_skip[0] && !tap_case_failed)
+		snprintf(name, sizeof name, "t_pictures # SKIP %s", pictures_skip);
+	tap_result(name);
 	return tap_done();
 }
 #endif
