@@ -13,7 +13,9 @@
  *
  *   returns  mean return against frames (top) and against seconds of
  *            training (bottom): one line per run, or with --mean the mean
- *            of the runs and their min-max band, resampled onto a grid
+ *            of the runs and their min-max band, resampled onto a grid;
+ *            the returns of neuroevolution's runs are their rounds' mean
+ *            (seed_curves_return_key)
  *   losses   the loss terms (seed_curves_loss_keys), a panel each, two a
  *            row, against frames; the second PNG (NAME-loss.png, taller
  *            by half for each row past the second), or the text plot with
@@ -148,7 +150,8 @@ typedef struct run {
 	char *name; /* the directory's last component (label's memory) */
 	seed_curves *c;
 	const char *fkey;
-	char data[8192]; /* its data file: x, time, return, then every loss key */
+	const char *rkey; /* its returns' column (seed_curves_return_key) */
+	char data[8192];  /* its data file: x, time, return, then every loss key */
 } run;
 
 static run *runs;
@@ -159,7 +162,8 @@ static int nloss;
 /* A panel's series: y column ycol of the runs' data files against column
  * xcol (1: frames, 2: time), or with --mean the band file of the panel. */
 typedef struct panel {
-	const char *title, *xlabel, *ylabel, *ykey, *xkey; /* xkey NULL: each run's frames column */
+	/* xkey NULL: each run's frames column; ykey NULL: each run's returns */
+	const char *title, *xlabel, *ylabel, *ykey, *xkey;
 	int xcol, ycol;
 	char band[8192];   /* --mean: grid mean lo hi */
 	int banded;        /* --mean: runs in the band */
@@ -173,7 +177,7 @@ static int64_t run_points(const run *r, const panel *p, double **x, double **y)
 {
 	*x = seed_xmalloc((size_t)(r->c->n + 1) * sizeof **x);
 	*y = seed_xmalloc((size_t)(r->c->n + 1) * sizeof **y);
-	return seed_curves_points(r->c, p->xkey ? p->xkey : r->fkey, p->ykey, *x, *y);
+	return seed_curves_points(r->c, p->xkey ? p->xkey : r->fkey, p->ykey ? p->ykey : r->rkey, *x, *y);
 }
 
 /* --mean: the band of a panel over the runs that have points there. */
@@ -226,7 +230,7 @@ static void write_band(panel *p, int index)
 		char name[64];
 		snprintf(name, sizeof name, "band-%d.dat", index);
 		FILE *f = tmp_open(name, p->band, sizeof p->band);
-		fprintf(f, "# %s: grid mean min max over %d runs\n", p->ykey, m);
+		fprintf(f, "# %s: grid mean min max over %d runs\n", p->ykey ? p->ykey : "returns", m);
 		for (size_t i = 0; i < k; i++) {
 			put_num(f, g[i]);
 			fputc(' ', f);
@@ -475,9 +479,9 @@ static void write_run_data(run *r, int index)
 	snprintf(name, sizeof name, "run-%d.dat", index);
 	FILE *f = tmp_open(name, r->data, sizeof r->data);
 	const double *x = seed_curves_col(r->c, r->fkey), *t = seed_curves_col(r->c, "time");
-	const double *ret = seed_curves_col(r->c, "episode_return");
+	const double *ret = seed_curves_col(r->c, r->rkey);
 	const double *loss[16];
-	fprintf(f, "# %s: %s time episode_return", r->dir, r->fkey);
+	fprintf(f, "# %s: %s time %s", r->dir, r->fkey, r->rkey);
 	for (int k = 0; k < nloss; k++) {
 		loss[k] = seed_curves_col(r->c, losskeys[k]);
 		fprintf(f, " %s", losskeys[k]);
@@ -532,6 +536,7 @@ static void read_runs(char **dirs, int n)
 		if (seed_curves_read_dir(runs[i].dir, &runs[i].c, &err))
 			cli_die("%s", err.msg);
 		runs[i].fkey = seed_curves_frames_key(runs[i].c, opt.env_frames);
+		runs[i].rkey = seed_curves_return_key(runs[i].c);
 		const char *keys[16];
 		int nk = seed_curves_loss_keys(runs[i].c, keys, 16);
 		for (int k = 0; k < nk; k++) {
@@ -570,13 +575,11 @@ static int make_panels(panel *ps)
 	ps[np++] = (panel){.title = "mean return against frames",
 	                   .xlabel = fl,
 	                   .ylabel = "mean return",
-	                   .ykey = "episode_return",
 	                   .xcol = 1,
 	                   .ycol = 3};
 	ps[np++] = (panel){.title = "mean return against time",
 	                   .xlabel = "seconds of training",
 	                   .ylabel = "mean return",
-	                   .ykey = "episode_return",
 	                   .xkey = "time",
 	                   .xcol = 2,
 	                   .ycol = 3};
@@ -616,7 +619,8 @@ static void check_returns(const panel *returns)
 	for (int i = 0; i < nruns; i++) {
 		double *x, *y;
 		if (run_points(&runs[i], returns, &x, &y) == 0)
-			cli_warn("%s: no episode return yet (every line's episode_return is null): left out",
+			cli_warn("%s: no return yet (every line's episode_return, or an evolution's round "
+			         "mean, is null): left out",
 			         runs[i].c->path);
 		free(x);
 		free(y);

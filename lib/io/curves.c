@@ -212,6 +212,23 @@ const char *seed_curves_frames_key(const seed_curves *c, bool env_frames)
 	return env_frames && seed_curves_col(c, "env_frames") ? "env_frames" : "frames";
 }
 
+/* Whether column key has a finite value in some row. */
+static bool has_values(const seed_curves *c, const char *key)
+{
+	const double *col = seed_curves_col(c, key);
+	for (int64_t i = 0; col && i < c->n; i++)
+		if (isfinite(col[i]))
+			return true;
+	return false;
+}
+
+const char *seed_curves_return_key(const seed_curves *c)
+{
+	if (!has_values(c, "episode_return") && has_values(c, "mean"))
+		return "mean";
+	return "episode_return";
+}
+
 int seed_curves_loss_keys(const seed_curves *c, const char **keys, int max)
 {
 	static const char *const terms[] = {"loss",        "pg_loss", "baseline_loss", "entropy_loss",

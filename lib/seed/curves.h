@@ -71,6 +71,12 @@ int64_t seed_curves_points(const seed_curves *c, const char *xkey, const char *y
  * actors played) when env_frames is true and c has that column. */
 const char *seed_curves_frames_key(const seed_curves *c, bool env_frames);
 
+/* The column of a run's returns: "episode_return" (the mean return of
+ * the last episodes, every gradient learner's), or "mean" (the round's
+ * mean return of neuroevolution's members: es, ga, rs write no
+ * episode_return) when episode_return has no finite value and mean has. */
+const char *seed_curves_return_key(const seed_curves *c);
+
 /* The loss terms of c that have a finite value in some row, in this order:
  * loss, pg_loss, baseline_loss, entropy_loss (V-trace), mean_abs_td,
  * mean_q, mean_priority (R2D2's TD errors, Q values and priorities).  Up

@@ -136,6 +136,24 @@ nothing_left() {
 	nothing_left
 }
 
+@test "a neuroevolution run (no episode_return) is drawn by its rounds' mean return" {
+	need_gnuplot
+	mkdir es
+	printf '{"time":%s,"algorithm":"es","generation":%s,"phase":0,"best":%s,"mean":%s,"median":%s,"elite":null,"frames":%s}\n' \
+		1 1 50 20 19 128000 2 2 90 60 58 256000 3 3 120 100 97 384000 >es/metrics.jsonl
+	run seed-plot --size 72x30 es
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mean return against frames"* ]]
+	[[ "$output" != *"left out"* ]]
+	# The y axis spans the means (20 to 100), not the best (120).
+	echo "$output" | grep -Eq '^ *100 '
+	echo "$output" | grep -Eq '^ *20 '
+	run seed-plot --size 72x30 es a
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -Eq ' es \*+'
+	nothing_left
+}
+
 @test "--losses: the text plot of the loss terms (V-trace's, R2D2's)" {
 	need_gnuplot
 	run seed-plot --losses --size 100x40 a b

@@ -73,8 +73,42 @@ static void t_columns(void)
 	/* No env_frames column: frames either way. */
 	CHECK(strcmp(seed_curves_frames_key(c, true), "frames") == 0);
 	CHECK(strcmp(seed_curves_frames_key(c, false), "frames") == 0);
+	CHECK(strcmp(seed_curves_return_key(c), "episode_return") == 0);
 	seed_curves_free(&c);
 	CHECK(c == NULL);
+	seed_curves_free(&c);
+}
+
+/* A neuroevolution run writes no episode_return: its returns are the
+ * rounds' mean; a run with both keeps episode_return, one with neither
+ * names episode_return (and has no points). */
+static void t_return_key(void)
+{
+	seed_curves *c = NULL;
+	seed_err err;
+	int rc = read_text("es.jsonl",
+	                   "{\"time\":1,\"frames\":128,\"generation\":1,\"best\":9,\"mean\":4.5,"
+	                   "\"median\":4,\"elite\":null,\"algorithm\":\"es\"}\n"
+	                   "{\"time\":2,\"frames\":256,\"generation\":2,\"best\":12,\"mean\":7.25,"
+	                   "\"median\":7,\"elite\":null,\"algorithm\":\"es\"}\n",
+	                   &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	CHECK(strcmp(seed_curves_return_key(c), "mean") == 0);
+	double x[2], y[2];
+	CHECK(seed_curves_points(c, "frames", seed_curves_return_key(c), x, y) == 2);
+	CHECK(x[0] == 128 && y[0] == 4.5 && x[1] == 256 && y[1] == 7.25);
+	seed_curves_free(&c);
+	rc =
+	    read_text("both.jsonl", "{\"time\":1,\"frames\":10,\"episode_return\":3,\"mean\":5}\n", &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc || strcmp(seed_curves_return_key(c), "episode_return") == 0);
+	seed_curves_free(&c);
+	rc = read_text("none.jsonl", "{\"time\":1,\"frames\":10,\"episode_return\":null,\"mean\":null}\n", &c,
+	               &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc || strcmp(seed_curves_return_key(c), "episode_return") == 0);
 	seed_curves_free(&c);
 }
 
@@ -285,6 +319,7 @@ int main(void)
 {
 	dir = tmpdir_new();
 	TAP_RUN(t_columns);
+	TAP_RUN(t_return_key);
 	TAP_RUN(t_r2d2_keys);
 	TAP_RUN(t_resume);
 	TAP_RUN(t_bad_files);
