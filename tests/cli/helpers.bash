@@ -25,15 +25,22 @@ load_helpers() {
 	done
 }
 
-# wait_for_handler PID SIGNUM: wait (10 s at most) until process PID has
-# installed a handler for signal SIGNUM.  A background job of a script starts
-# with SIGINT ignored; a signal sent before the program installs its handler
-# would be lost (or, for SIGTERM, kill it before it can clean up).
+# wait_for_handler PID SIGNUM: wait (10 s at most, 60 under valgrind) until
+# process PID has installed a handler for signal SIGNUM.  A background job of a
+# script starts with SIGINT ignored; a signal sent before the program installs
+# its handler would be lost (or, for SIGTERM, kill it before it can clean up).
+# Under valgrind the process catches every signal from its start (valgrind
+# does, for its guest), so SigCgt says nothing there: a Seed program's handlers
+# are in place once SIGINT is no longer ignored (cli_catch_signals installs
+# SIGTERM's first, then SIGINT's).
 wait_for_handler() {
-	local pid=$1 sig=$2 i mask
-	for i in $(seq 100); do
+	local pid=$1 sig=$2 i mask ign tries=100
+	[ "${SEED_VALGRIND:-0}" != 1 ] || tries=600
+	for i in $(seq $tries); do
 		mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
-		if [ -n "$mask" ] && [ $(((0x$mask >> (sig - 1)) & 1)) -eq 1 ]; then
+		ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+		if [ -n "$mask" ] && [ $(((0x$mask >> (sig - 1)) & 1)) -eq 1 ] &&
+			{ [ "${SEED_VALGRIND:-0}" != 1 ] || [ $(((0x$ign >> 1) & 1)) -eq 0 ]; }; then
 			return 0
 		fi
 		sleep 0.1

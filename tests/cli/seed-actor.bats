@@ -120,6 +120,7 @@ teardown() {
 	infer=$!
 	seed-actor --env cartpole --envs 8 --connect "ipc://$D/infer" --quiet &
 	actor=$!
+	PIDS="$infer $actor"
 	wait_for_handler $actor 15
 	wait_for_handler $infer 2
 	sleep 0.3

@@ -13,6 +13,11 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+teardown() {
+	# What a failing (or timed out) test left running.
+	[ -z "${pid:-}" ] || kill "$pid" 2>/dev/null || true
+}
+
 # JSON lines compared by value (jq normalises numbers and key order).
 same_json() {
 	diff <(jq -cS . "$1") <(jq -cS . "$2")
