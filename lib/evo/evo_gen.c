@@ -25,13 +25,17 @@ const char *seed_evo_algo_name(seed_evo_algo a)
 		return "ga";
 	case SEED_EVO_RS:
 		return "rs";
+	case SEED_EVO_SNES:
+		return "snes";
+	case SEED_EVO_ARS:
+		return "ars";
 	}
 	return "?";
 }
 
 int seed_evo_algo_parse(const char *s, seed_evo_algo *a)
 {
-	static const seed_evo_algo all[] = {SEED_EVO_ES, SEED_EVO_GA, SEED_EVO_RS};
+	static const seed_evo_algo all[] = {SEED_EVO_ES, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES, SEED_EVO_ARS};
 	for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
 		if (strcmp(s, seed_evo_algo_name(all[i])) == 0) {
 			*a = all[i];
@@ -42,7 +46,12 @@ int seed_evo_algo_parse(const char *s, seed_evo_algo *a)
 
 bool evo_algo_ok(seed_evo_algo a)
 {
-	return a == SEED_EVO_ES || a == SEED_EVO_GA || a == SEED_EVO_RS;
+	return a == SEED_EVO_ES || a == SEED_EVO_GA || a == SEED_EVO_RS || a == SEED_EVO_SNES || a == SEED_EVO_ARS;
+}
+
+bool seed_evo_algo_centred(seed_evo_algo a)
+{
+	return a == SEED_EVO_ES || a == SEED_EVO_SNES || a == SEED_EVO_ARS;
 }
 
 /* Row m of g's genome: keys >= 0 then only -1, the first a key. */

@@ -83,9 +83,13 @@ extern "C" {
  * first) then the key; a key is seed_rng_u64 >> 1. */
 #define SEED_EVO_ALGO_STREAM UINT64_C(0x65766f)
 
-typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS } seed_evo_algo;
-const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs" */
+typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES, SEED_EVO_ARS } seed_evo_algo;
+const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs", "snes", "ars" */
 int seed_evo_algo_parse(const char *s, seed_evo_algo *a); /* -EINVAL if unknown */
+/* Whether a's members are a centre plus a signed perturbation (es, snes,
+ * ars: antithetic pairs, a genome of one key, sign and centre in every
+ * generation), not genomes (ga, rs). */
+bool seed_evo_algo_centred(seed_evo_algo a);
 
 /* A generation (one round of evaluation) as the learner publishes it and the
  * server plays it.  Every pointer is borrowed. */
@@ -104,8 +108,10 @@ typedef struct seed_evo_gen {
 	                          * [1..] the mutations in order */
 	const float *sign;       /* ES: [M], +1 or -1 (antithetic pairs share a key); NULL otherwise */
 	const int32_t *episodes; /* [M]: episodes wanted of each member (>= 1) */
-	const float *centre;     /* ES: [num_params], the centre; NULL otherwise */
+	const float *centre;     /* ES, SNES, ARS: [num_params], the centre; NULL otherwise */
 	size_t num_params;       /* P of the model */
+	const float *sigmas;     /* SNES: [num_params], each parameter's std (finite, >= 0), full rank
+	                          * only; NULL otherwise (sigma is then their mean, for reports) */
 	/* Optional (zero: none).  Box members (a Gaussian policy) act with their mean action plus
 	 * action_noise times a standard normal draw per element, then mapped into the bounds by the
 	 * model's squash.  A model with "obs_norm": every member normalises its observations with
