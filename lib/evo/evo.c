@@ -1,15 +1,16 @@
-/* evo.c: evolution strategies, a genetic algorithm and random search
- * (seed/evo.h).
+/* evo.c: evolution strategies, a genetic algorithm, random search,
+ * separable NES and augmented random search (seed/evo.h).
  *
  * A seed_evo holds the round being played (its genome table, signs and
  * episodes wanted, exposed as a seed_evo_gen), the episodes reported for
  * it, and what the algorithm carries from round to round: ES its centre and
- * Adam; GA and RS the parents and the elite, as genomes.  Nothing here
- * builds a member's weights but seed_evo_best_params (GA, RS): the update of
- * ES adds the members' noise into a gradient, key by key.
+ * Adam; SNES its centre and stds; ARS its centre; GA and RS the parents and
+ * the elite, as genomes.  Nothing here builds a member's weights but
+ * seed_evo_best_params (GA, RS): the updates of ES, SNES and ARS add the
+ * members' noise into a gradient (or the centre), key by key.
  *
  * The algorithm's draws come from one seed_rng, seed_rng_init(seed,
- * SEED_EVO_ALGO_STREAM), in this order: ES, per pair, one key; GA's first
+ * SEED_EVO_ALGO_STREAM), in this order: ES, SNES, ARS, per pair, one key; GA's first
  * round and RS's rounds, per fresh member, one key; GA's later rounds, per
  * child, the parent (seed_rng_below) then the key.  A key is
  * seed_rng_u64 >> 1 (non-negative as an int64).
@@ -32,12 +33,16 @@ void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a)
 	c->algo = a;
 	c->population = a == SEED_EVO_GA ? 1000 : 256;
 	c->episodes = 1;
-	c->sigma = a == SEED_EVO_ES ? 0.02 : a == SEED_EVO_GA ? 0.002 : 0.0;
+	c->sigma = a == SEED_EVO_ES     ? 0.02
+	           : a == SEED_EVO_GA   ? 0.002
+	           : a == SEED_EVO_SNES ? 0.01
+	           : a == SEED_EVO_ARS  ? 0.03
+	                                : 0.0;
 	c->rank = 0;
 	c->noise_seed = 0;
 	c->noise_size = INT64_C(1) << 24;
 	c->seed = 1;
-	c->lr = 0.01f;
+	c->lr = a == SEED_EVO_SNES ? 1.0f : a == SEED_EVO_ARS ? 0.02f : 0.01f;
 	c->l2 = 0.005f;
 	c->truncation = 20;
 	c->elite_candidates = 10;
@@ -58,13 +63,16 @@ struct seed_evo {
 	size_t cap_members; /* rows the arrays hold */
 	size_t cap_genome;  /* int64s genome holds */
 	double *sum;        /* (cap_members) returns reported this round */
+	double *lsum;       /* (cap_members) their lengths */
 	int32_t *count;     /* (cap_members) episodes reported this round */
 	double *fit;        /* (cap_members) scratch: fitness of the evaluated */
 	int *order;         /* (cap_members) scratch: members by fitness */
-	float *shaped;      /* (cap_members) ES scratch */
-	/* ES */
-	float *centre, *grad; /* (P) */
-	seed_optim *adam;
+	float *shaped;      /* (cap_members) ES, SNES scratch */
+	/* ES, SNES, ARS */
+	float *centre, *grad; /* (P; ARS: no grad) */
+	seed_optim *adam;     /* ES */
+	float *sigmas, *grad2; /* SNES (P): the stds, sigma's gradient */
+	double sigma_mean;     /* SNES: the stds' mean, the generation's sigma */
 	/* GA: the parents of the next phase-0 round, (nparents, parents_len) */
 	int64_t *parents;
 	int nparents, parents_len;
@@ -86,21 +94,34 @@ static int config_check(const seed_evo_config *c, seed_err *err)
 {
 	if (!evo_algo_ok(c->algo))
 		return seed_err_set(err, -EINVAL, "evolution: unknown algorithm %d", (int)c->algo);
-	if (c->population < 1 || (c->algo == SEED_EVO_ES && c->population % 2))
+	bool centred = seed_evo_algo_centred(c->algo);
+	if (c->population < 1 || (centred && c->population % 2))
 		return seed_err_set(err, -EINVAL, "evolution: population %d must be %s", c->population,
-		                    c->algo == SEED_EVO_ES ? "even and at least 2 (antithetic pairs)"
-		                                           : "at least 1");
+		                    centred ? "even and at least 2 (antithetic pairs)" : "at least 1");
 	if (c->episodes < 1)
 		return seed_err_set(err, -EINVAL, "evolution: episodes %d must be at least 1", c->episodes);
-	if (!(isfinite(c->sigma) && c->sigma >= 0) || (c->algo == SEED_EVO_ES && !(c->sigma > 0)))
+	if (!(isfinite(c->sigma) && c->sigma >= 0) || (centred && !(c->sigma > 0)))
 		return seed_err_set(err, -EINVAL, "evolution: sigma %g must be finite and %s", c->sigma,
-		                    c->algo == SEED_EVO_ES ? "> 0" : ">= 0");
+		                    centred ? "> 0" : ">= 0");
 	if (c->rank < 0)
 		return seed_err_set(err, -EINVAL, "evolution: rank %d is negative", c->rank);
+	if (c->algo == SEED_EVO_SNES && c->rank != 0)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: snes needs rank 0 (a std per parameter does not factor into "
+		                    "low-rank noise), not %d",
+		                    c->rank);
+	if (!(isfinite(c->lr_sigma) && c->lr_sigma >= 0))
+		return seed_err_set(err, -EINVAL, "evolution: lr_sigma %g must be finite and >= 0",
+		                    (double)c->lr_sigma);
+	if (c->top < 0 || c->top > c->population / 2)
+		return seed_err_set(err, -EINVAL, "evolution: top %d is not in [0, population / 2 = %d]",
+		                    c->top, c->population / 2);
+	if (!isfinite(c->reward_shift))
+		return seed_err_set(err, -EINVAL, "evolution: reward_shift %g is not finite", c->reward_shift);
 	if (c->noise_size < 1 || c->noise_size > SEED_NOISE_MAX_SIZE)
 		return seed_err_set(err, -EINVAL, "evolution: noise_size %lld is not in [1, %lld]",
 		                    (long long)c->noise_size, (long long)SEED_NOISE_MAX_SIZE);
-	if (c->algo == SEED_EVO_ES) {
+	if (centred) {
 		if (!(isfinite(c->lr) && c->lr >= 0))
 			return seed_err_set(err, -EINVAL, "evolution: lr %g must be finite and >= 0",
 			                    (double)c->lr);
@@ -111,7 +132,7 @@ static int config_check(const seed_evo_config *c, seed_err *err)
 	if (c->algo == SEED_EVO_GA && (c->truncation < 1 || c->truncation > c->population))
 		return seed_err_set(err, -EINVAL, "evolution: truncation %d is not in [1, population %d]",
 		                    c->truncation, c->population);
-	if (c->algo != SEED_EVO_ES) {
+	if (!centred) {
 		if (c->elite_candidates < 0 || c->elite_candidates > c->population)
 			return seed_err_set(err, -EINVAL,
 			                    "evolution: elite_candidates %d is not in [0, population %d]",
@@ -134,6 +155,7 @@ static void reserve(seed_evo *e, int M, int L)
 	c = e->cap_members, e->sign = seed_xgrow(e->sign, &c, n, sizeof *e->sign);
 	c = e->cap_members, e->episodes = seed_xgrow(e->episodes, &c, n, sizeof *e->episodes);
 	c = e->cap_members, e->sum = seed_xgrow(e->sum, &c, n, sizeof *e->sum);
+	c = e->cap_members, e->lsum = seed_xgrow(e->lsum, &c, n, sizeof *e->lsum);
 	c = e->cap_members, e->count = seed_xgrow(e->count, &c, n, sizeof *e->count);
 	c = e->cap_members, e->fit = seed_xgrow(e->fit, &c, n, sizeof *e->fit);
 	c = e->cap_members, e->order = seed_xgrow(e->order, &c, n, sizeof *e->order);
@@ -149,16 +171,19 @@ static void publish(seed_evo *e, int64_t generation, int phase, int M, int L)
 	g->phase = phase;
 	g->noise_seed = e->c.noise_seed;
 	g->noise_size = e->c.noise_size;
-	g->sigma = e->c.sigma;
+	g->sigma = e->c.algo == SEED_EVO_SNES ? e->sigma_mean : e->c.sigma;
 	g->rank = e->c.rank;
 	g->members = M;
 	g->genome_len = L;
 	g->genome = e->genome;
-	g->sign = e->c.algo == SEED_EVO_ES ? e->sign : NULL;
+	bool centred = seed_evo_algo_centred(e->c.algo);
+	g->sign = centred ? e->sign : NULL;
 	g->episodes = e->episodes;
-	g->centre = e->c.algo == SEED_EVO_ES ? e->centre : NULL;
+	g->centre = centred ? e->centre : NULL;
+	g->sigmas = e->c.algo == SEED_EVO_SNES ? e->sigmas : NULL;
 	g->num_params = e->P;
 	memset(e->sum, 0, (size_t)M * sizeof *e->sum);
+	memset(e->lsum, 0, (size_t)M * sizeof *e->lsum);
 	memset(e->count, 0, (size_t)M * sizeof *e->count);
 }
 
@@ -167,7 +192,7 @@ static int64_t draw_key(seed_evo *e)
 	return (int64_t)(seed_rng_u64(&e->rng) >> 1);
 }
 
-/* ES: M / 2 pairs, each a fresh key, +1 then -1. */
+/* ES, SNES, ARS: M / 2 pairs, each a fresh key, +1 then -1. */
 static void round_es(seed_evo *e, int64_t generation)
 {
 	int M = e->c.population;
@@ -262,9 +287,20 @@ int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noi
 	seed_rng_init(&e->rng, c->seed, SEED_EVO_ALGO_STREAM);
 	e->stats.best = e->stats.mean = e->stats.median = e->stats.elite = NAN;
 	e->elite_score = NAN;
-	if (c->algo == SEED_EVO_ES) {
+	if (seed_evo_algo_centred(c->algo)) {
 		e->centre = seed_xmalloc(e->P * sizeof *e->centre);
+		memcpy(e->centre, seed_model_params(model), e->P * sizeof *e->centre);
+	}
+	if (c->algo == SEED_EVO_ES || c->algo == SEED_EVO_SNES)
 		e->grad = seed_xmalloc(e->P * sizeof *e->grad);
+	if (c->algo == SEED_EVO_SNES) {
+		e->grad2 = seed_xmalloc(e->P * sizeof *e->grad2);
+		e->sigmas = seed_xmalloc(e->P * sizeof *e->sigmas);
+		for (size_t i = 0; i < e->P; i++)
+			e->sigmas[i] = (float)c->sigma;
+		e->sigma_mean = (float)c->sigma;
+	}
+	if (c->algo == SEED_EVO_ES) {
 		seed_optim_config oc;
 		seed_optim_config_default(&oc, SEED_OPTIM_ADAM);
 		oc.weight_decay = c->l2;
@@ -272,7 +308,8 @@ int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noi
 			seed_evo_free(&e);
 			return rc;
 		}
-		memcpy(e->centre, seed_model_params(model), e->P * sizeof *e->centre);
+	}
+	if (seed_evo_algo_centred(c->algo)) {
 		round_es(e, 0);
 	} else {
 		round_evaluate(e, 0);
@@ -290,12 +327,15 @@ void seed_evo_free(seed_evo **ep)
 	free(e->sign);
 	free(e->episodes);
 	free(e->sum);
+	free(e->lsum);
 	free(e->count);
 	free(e->fit);
 	free(e->order);
 	free(e->shaped);
 	free(e->centre);
 	free(e->grad);
+	free(e->grad2);
+	free(e->sigmas);
 	seed_optim_free(&e->adam);
 	free(e->parents);
 	free(e->elite);
@@ -318,6 +358,7 @@ int seed_evo_report(seed_evo *e, int64_t generation, int m, double ret, int64_t 
 	if (isnan(ret))
 		return -EINVAL; /* it would poison the ranking */
 	e->sum[m] += ret;
+	e->lsum[m] += (double)(length > 0 ? length : 0);
 	e->count[m]++;
 	e->stats.episodes++;
 	e->stats.frames += length > 0 ? length : 0;
@@ -332,17 +373,19 @@ bool seed_evo_complete(const seed_evo *e)
 	return true;
 }
 
-/* The evaluated members (an episode at least; ES: both of the pair) into
- * e->order, best first (ties: lower index first), their fitness in e->fit
+/* The evaluated members (an episode at least; ES, SNES, ARS: both of the
+ * pair) into e->order, best first (ties: lower index first), their fitness
+ * (the mean return less reward_shift times the mean length) in e->fit
  * indexed by member.  Returns how many. */
 static int rank_members(seed_evo *e)
 {
 	int M = e->gen.members, n = 0;
+	bool centred = seed_evo_algo_centred(e->c.algo);
 	for (int m = 0; m < M; m++) {
 		bool ok = e->count[m] > 0;
-		if (e->c.algo == SEED_EVO_ES)
+		if (centred)
 			ok = e->count[m & ~1] > 0 && e->count[m | 1] > 0;
-		e->fit[m] = ok ? e->sum[m] / e->count[m] : NAN;
+		e->fit[m] = ok ? (e->sum[m] - e->c.reward_shift * e->lsum[m]) / e->count[m] : NAN;
 		if (ok)
 			e->order[n++] = m;
 	}
@@ -358,16 +401,27 @@ static int rank_members(seed_evo *e)
 	return n;
 }
 
-/* best, mean, median of the n evaluated (e->order, descending). */
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x < y) - (x > y);
+}
+
+/* best, mean, median of the n evaluated members' mean returns (not their
+ * fitness: reward_shift leaves the returns as the environment pays them). */
 static void round_stats(seed_evo *e, int n)
 {
-	double s = 0;
-	for (int i = 0; i < n; i++)
-		s += e->fit[e->order[i]];
-	e->stats.best = e->fit[e->order[0]];
+	double s = 0, *r = seed_xmalloc((size_t)n * sizeof *r);
+	for (int i = 0; i < n; i++) {
+		int m = e->order[i];
+		r[i] = e->sum[m] / e->count[m];
+		s += r[i];
+	}
+	qsort(r, (size_t)n, sizeof *r, cmp_desc);
+	e->stats.best = r[0];
 	e->stats.mean = s / n;
-	double a = e->fit[e->order[(n - 1) / 2]], b = e->fit[e->order[n / 2]];
-	e->stats.median = (a + b) / 2;
+	e->stats.median = (r[(n - 1) / 2] + r[n / 2]) / 2;
+	free(r);
 }
 
 /* ES: the update from the n evaluated members, then a new round. */
@@ -405,6 +459,97 @@ static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
 	return 0;
 }
 
+/* The P floats of eps(key) in full rank (SNES's noise). */
+static const float *full_eps(const seed_evo *e, int64_t key)
+{
+	return seed_noise_data(e->noise) + seed_noise_index(e->noise, (uint64_t)key, (int64_t)e->P);
+}
+
+/* SNES: utilities over the n evaluated members (best first), the natural
+ * gradients of the centre and of the log-stds, then a new round. */
+static int advance_snes(seed_evo *e, int n, int64_t next)
+{
+	/* u_k = max(0, ln(n/2 + 1) - ln k) / sum - 1/n, k = 1..n by rank. */
+	double tot = 0;
+	for (int k = 1; k <= n; k++)
+		tot += fmax(0.0, log(n / 2.0 + 1.0) - log((double)k));
+	for (int k = 1; k <= n; k++)
+		e->shaped[e->order[k - 1]] =
+		    (float)(fmax(0.0, log(n / 2.0 + 1.0) - log((double)k)) / tot - 1.0 / n);
+	size_t P = e->P;
+	memset(e->grad, 0, P * sizeof *e->grad);
+	memset(e->grad2, 0, P * sizeof *e->grad2);
+	for (int m = 0; m < e->gen.members; m += 2) {
+		if (!(e->count[m] > 0 && e->count[m + 1] > 0))
+			continue;
+		/* z = +eps for member m, -eps for m + 1: the pair adds
+		 * (u+ - u-) eps to the centre's gradient and (u+ + u-)
+		 * (eps^2 - 1) to the stds'. */
+		const float *eps = full_eps(e, e->genome[m]);
+		float d = e->shaped[m] * e->sign[m] + e->shaped[m + 1] * e->sign[m + 1];
+		float t = e->shaped[m] + e->shaped[m + 1];
+		for (size_t i = 0; i < P; i++) {
+			e->grad[i] += d * eps[i];
+			e->grad2[i] += t * (eps[i] * eps[i] - 1.0f);
+		}
+	}
+	double lr_s = e->c.lr_sigma > 0 ? e->c.lr_sigma : (3.0 + log((double)P)) / (5.0 * sqrt((double)P));
+	double sum = 0;
+	for (size_t i = 0; i < P; i++) {
+		e->centre[i] += e->c.lr * e->sigmas[i] * e->grad[i];
+		e->sigmas[i] *= (float)exp(lr_s / 2.0 * e->grad2[i]);
+		sum += e->sigmas[i];
+	}
+	e->sigma_mean = sum / (double)P;
+	round_es(e, next);
+	return 0;
+}
+
+/* ARS (V2-t): the top b pairs by max(r+, r-), their returns' std, the step
+ * straight into the centre, then a new round. */
+static int advance_ars(seed_evo *e, int64_t next, seed_err *err)
+{
+	/* The evaluated pairs (their first member) into e->order, best first
+	 * by max(r+, r-), ties by index. */
+	int np = 0;
+	for (int m = 0; m < e->gen.members; m += 2)
+		if (e->count[m] > 0 && e->count[m + 1] > 0)
+			e->order[np++] = m;
+	for (int i = 1; i < np; i++) {
+		int v = e->order[i], j = i;
+		double fv = fmax(e->fit[v], e->fit[v + 1]);
+		while (j > 0 && fmax(e->fit[e->order[j - 1]], e->fit[e->order[j - 1] + 1]) < fv) {
+			e->order[j] = e->order[j - 1];
+			j--;
+		}
+		e->order[j] = v;
+	}
+	int b = e->c.top > 0 && e->c.top < np ? e->c.top : np;
+	double mean = 0, var = 0;
+	for (int i = 0; i < b; i++)
+		mean += e->fit[e->order[i]] + e->fit[e->order[i] + 1];
+	mean /= 2.0 * b;
+	for (int i = 0; i < b; i++) {
+		double x = e->fit[e->order[i]] - mean, y = e->fit[e->order[i] + 1] - mean;
+		var += x * x + y * y;
+	}
+	double sd = sqrt(var / (2.0 * b));
+	if (sd > 0 && isfinite(sd)) {
+		for (int i = 0; i < b; i++) {
+			int m = e->order[i];
+			/* sign[m] = +1: r+ is member m's fitness. */
+			double diff = (e->fit[m] - e->fit[m + 1]) * e->sign[m];
+			float w = (float)(e->c.lr * diff / (b * sd));
+			int rc = seed_evo_add_noise(e->noise, e->model, e->c.rank, (uint64_t)e->genome[m], w,
+			                            e->centre, err);
+			if (rc)
+				return rc;
+		}
+	}
+	round_es(e, next);
+	return 0;
+}
+
 int seed_evo_advance(seed_evo *e, seed_err *err)
 {
 	int64_t next = e->gen.generation + 1;
@@ -419,6 +564,14 @@ int seed_evo_advance(seed_evo *e, seed_err *err)
 	if (e->c.algo == SEED_EVO_ES) {
 		round_stats(e, n);
 		return advance_es(e, n, next, err);
+	}
+	if (e->c.algo == SEED_EVO_SNES) {
+		round_stats(e, n);
+		return advance_snes(e, n, next);
+	}
+	if (e->c.algo == SEED_EVO_ARS) {
+		round_stats(e, n);
+		return advance_ars(e, next, err);
 	}
 	int L = e->gen.genome_len;
 	const int64_t *best = e->genome + (size_t)e->order[0] * (size_t)L;
@@ -468,7 +621,7 @@ int seed_evo_advance(seed_evo *e, seed_err *err)
 
 int seed_evo_best_params(seed_evo *e, float *out, seed_err *err)
 {
-	if (e->c.algo == SEED_EVO_ES) {
+	if (seed_evo_algo_centred(e->c.algo)) {
 		memcpy(out, e->centre, e->P * sizeof *out);
 		return 0;
 	}
@@ -479,7 +632,7 @@ int seed_evo_best_params(seed_evo *e, float *out, seed_err *err)
 
 const int64_t *seed_evo_best_genome(const seed_evo *e, int *len)
 {
-	if (e->c.algo == SEED_EVO_ES) {
+	if (seed_evo_algo_centred(e->c.algo)) {
 		*len = 0;
 		return NULL;
 	}
@@ -564,13 +717,17 @@ int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max)
 	out[n++] = view("evo.noise", e->ident, SEED_DTYPE_I64, 1, 2, 0);
 	out[n++] = view("evo.genome", e->genome, SEED_DTYPE_I64, 2, M, L);
 	out[n++] = view("evo.episodes", e->episodes, SEED_DTYPE_I32, 1, M, 0);
-	if (e->c.algo == SEED_EVO_ES) {
-		float *st = seed_optim_state(e->adam);
+	if (seed_evo_algo_centred(e->c.algo)) {
 		out[n++] = view("evo.sign", e->sign, SEED_DTYPE_F32, 1, M, 0);
 		out[n++] = view("evo.centre", e->centre, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
+	}
+	if (e->c.algo == SEED_EVO_ES) {
+		float *st = seed_optim_state(e->adam);
 		out[n++] = view("evo.adam_m", st, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
 		out[n++] = view("evo.adam_v", st + e->P, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
 	}
+	if (e->c.algo == SEED_EVO_SNES)
+		out[n++] = view("evo.sigmas", e->sigmas, SEED_DTYPE_F32, 1, (int64_t)e->P, 0);
 	if (e->nparents > 0)
 		out[n++] = view("evo.parents", e->parents, SEED_DTYPE_I64, 2, e->nparents, e->parents_len);
 	if (e->elite_len > 0)
@@ -610,7 +767,7 @@ static int want_len(const seed_tensor *t, int64_t n, const char *name, seed_err 
 /* The tensors of a checkpoint's evolution state, as seed_evo_restore
  * finds them (NULL: absent, where that is allowed). */
 typedef struct evo_ck {
-	const seed_tensor *st, *sc, *no, *ge, *ep, *sg, *ce, *am, *av, *pa, *el, *be;
+	const seed_tensor *st, *sc, *no, *ge, *ep, *sg, *ce, *am, *av, *pa, *el, *be, *sd;
 } evo_ck;
 
 /* evo.state, evo.scores and evo.noise: present, of their shapes, of this
@@ -640,7 +797,7 @@ static int restore_check_state(const seed_evo *e, const seed_checkpoint *ck, evo
 		    err, -EINVAL,
 		    "evolution: the checkpoint is of %s, population %lld, rank %lld, %lld parameters; this "
 		    "run is %s, population %d, rank %d, %zu parameters",
-		    (uint64_t)s[ST_ALGO] <= SEED_EVO_RS ? seed_evo_algo_name((seed_evo_algo)s[ST_ALGO]) : "?",
+		    (uint64_t)s[ST_ALGO] <= SEED_EVO_ARS ? seed_evo_algo_name((seed_evo_algo)s[ST_ALGO]) : "?",
 		    (long long)s[ST_POPULATION], (long long)s[ST_RANK], (long long)s[ST_PARAMS],
 		    seed_evo_algo_name(e->c.algo), e->c.population, e->c.rank, e->P);
 	int64_t M = s[ST_MEMBERS], L = s[ST_GENOME_LEN];
@@ -668,12 +825,27 @@ static int restore_check_round(const seed_evo *e, const seed_checkpoint *ck, int
 		    err, -EINVAL,
 		    "evolution: checkpoint tensor 'evo.genome' is [%lld, %lld], not [%lld, %lld]",
 		    (long long)t->ge->shape[0], (long long)t->ge->shape[1], (long long)M, (long long)L);
-	if (e->c.algo == SEED_EVO_ES &&
+	if (seed_evo_algo_centred(e->c.algo) &&
 	    ((rc = get_tensor(ck, "evo.sign", SEED_DTYPE_F32, 1, false, &t->sg, err)) ||
 	     (rc = want_len(t->sg, M, "evo.sign", err)) ||
 	     (rc = get_tensor(ck, "evo.centre", SEED_DTYPE_F32, 1, false, &t->ce, err)) ||
-	     (rc = want_len(t->ce, (int64_t)e->P, "evo.centre", err)) ||
-	     (rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &t->am, err)) ||
+	     (rc = want_len(t->ce, (int64_t)e->P, "evo.centre", err))))
+		return rc;
+	if (e->c.algo == SEED_EVO_SNES &&
+	    ((rc = get_tensor(ck, "evo.sigmas", SEED_DTYPE_F32, 1, false, &t->sd, err)) ||
+	     (rc = want_len(t->sd, (int64_t)e->P, "evo.sigmas", err))))
+		return rc;
+	if (t->sd) {
+		const float *v = t->sd->data;
+		for (size_t i = 0; i < e->P; i++)
+			if (!(isfinite(v[i]) && v[i] >= 0))
+				return seed_err_set(err, -EINVAL,
+				                    "evolution: checkpoint tensor 'evo.sigmas'[%zu] is %g, not "
+				                    "finite and >= 0",
+				                    i, (double)v[i]);
+	}
+	if (e->c.algo == SEED_EVO_ES &&
+	    ((rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &t->am, err)) ||
 	     (rc = want_len(t->am, (int64_t)e->P, "evo.adam_m", err)) ||
 	     (rc = get_tensor(ck, "evo.adam_v", SEED_DTYPE_F32, 1, false, &t->av, err)) ||
 	     (rc = want_len(t->av, (int64_t)e->P, "evo.adam_v", err))))
@@ -698,9 +870,18 @@ static void restore_commit(seed_evo *e, const evo_ck *t, const seed_evo_gen *g)
 	reserve(e, M, L);
 	memcpy(e->genome, t->ge->data, (size_t)M * (size_t)L * sizeof *e->genome);
 	memcpy(e->episodes, t->ep->data, (size_t)M * sizeof *e->episodes);
-	if (e->c.algo == SEED_EVO_ES) {
+	if (seed_evo_algo_centred(e->c.algo)) {
 		memcpy(e->sign, t->sg->data, (size_t)M * sizeof *e->sign);
 		memcpy(e->centre, t->ce->data, e->P * sizeof *e->centre);
+	}
+	if (e->c.algo == SEED_EVO_SNES) {
+		double sum = 0;
+		memcpy(e->sigmas, t->sd->data, e->P * sizeof *e->sigmas);
+		for (size_t i = 0; i < e->P; i++)
+			sum += e->sigmas[i];
+		e->sigma_mean = sum / (double)e->P;
+	}
+	if (e->c.algo == SEED_EVO_ES) {
 		float *os = seed_optim_state(e->adam);
 		memcpy(os, t->am->data, e->P * sizeof *os);
 		memcpy(os + e->P, t->av->data, e->P * sizeof *os);
@@ -753,6 +934,7 @@ int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err)
 	g.episodes = t.ep->data;
 	g.sign = t.sg ? t.sg->data : NULL;
 	g.centre = t.ce ? t.ce->data : NULL;
+	g.sigmas = t.sd ? t.sd->data : NULL;
 	if ((rc = seed_evo_gen_check(&g, err)))
 		return rc;
 	restore_commit(e, &t, &g);

@@ -128,7 +128,18 @@ static void norm_merge(seed_evolver *E)
 
 static seed_evo_algo algo_of(seed_config_algorithm a)
 {
-	return a == SEED_CONFIG_GA ? SEED_EVO_GA : a == SEED_CONFIG_RS ? SEED_EVO_RS : SEED_EVO_ES;
+	switch (a) {
+	case SEED_CONFIG_GA:
+		return SEED_EVO_GA;
+	case SEED_CONFIG_RS:
+		return SEED_EVO_RS;
+	case SEED_CONFIG_SNES:
+		return SEED_EVO_SNES;
+	case SEED_CONFIG_ARS:
+		return SEED_EVO_ARS;
+	default:
+		return SEED_EVO_ES;
+	}
 }
 
 int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_spec *spec, double now,
@@ -136,7 +147,7 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 {
 	*out = NULL;
 	if (!SEED_CONFIG_IS_EVO(cfg->algorithm))
-		return seed_err_set(err, -EINVAL, "evolver: algorithm %s is not es, ga or rs",
+		return seed_err_set(err, -EINVAL, "evolver: algorithm %s is not es, ga, rs, snes or ars",
 		                    seed_config_algorithm_name(cfg->algorithm));
 	seed_env_spec probed;
 	if (!spec) {
@@ -184,6 +195,9 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 		ec.seed = cfg->seed;
 		ec.lr = ev->lr;
 		ec.l2 = ev->l2;
+		ec.lr_sigma = ev->lr_sigma;
+		ec.top = ev->top;
+		ec.reward_shift = ev->reward_shift;
 		ec.truncation = ev->truncation;
 		ec.elite_candidates = ev->elite_candidates;
 		ec.elite_episodes = ev->elite_episodes;
@@ -445,7 +459,7 @@ int seed_evolver_step(seed_evolver *E, double now, seed_err *err)
 static double target_score(const seed_evolver *E)
 {
 	const seed_evo_stats *s = seed_evo_get_stats(E->evo);
-	if (E->cfg->algorithm == SEED_CONFIG_ES)
+	if (seed_evo_algo_centred(algo_of(E->cfg->algorithm)))
 		return s->mean;
 	if (E->cfg->evolution.elite_candidates == 0)
 		return s->best;

@@ -352,17 +352,29 @@ static int check_known(const json_t *root, seed_err *err)
 static int check_across(const seed_config *c, seed_err *err)
 {
 	const seed_config_evolution *e = &c->evolution;
-	bool es = c->algorithm == SEED_CONFIG_ES;
-	if (es && e->population % 2)
+	bool centred = c->algorithm == SEED_CONFIG_ES || c->algorithm == SEED_CONFIG_SNES ||
+	               c->algorithm == SEED_CONFIG_ARS;
+	const char *an = seed_config_algorithm_name(c->algorithm);
+	if (centred && e->population % 2)
 		return seed_err_set(err, -SEED_EOPTION,
-		                    "config: 'evolution.population' = %d must be even for algorithm es "
+		                    "config: 'evolution.population' = %d must be even for algorithm %s "
 		                    "(its members are antithetic pairs)",
-		                    e->population);
-	if (es && !(e->sigma > 0))
-		return seed_err_set(
-		    err, -SEED_EOPTION,
-		    "config: 'evolution.sigma' = 0 leaves algorithm es nothing to explore: it "
-		    "must be more than 0");
+		                    e->population, an);
+	if (centred && !(e->sigma > 0))
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.sigma' = 0 leaves algorithm %s nothing to explore: "
+		                    "it must be more than 0",
+		                    an);
+	if (c->algorithm == SEED_CONFIG_SNES && e->rank != 0)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.rank' = %d: algorithm snes keeps a std per "
+		                    "parameter, which low-rank noise cannot carry: it must be 0",
+		                    e->rank);
+	if (e->top > e->population / 2)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.top' = %d is more than the %d pairs of "
+		                    "'evolution.population' = %d",
+		                    e->top, e->population / 2, e->population);
 	if (e->truncation > e->population)
 		return seed_err_set(
 		    err, -SEED_EOPTION,
@@ -484,6 +496,34 @@ static void write_back(json_t *root, const seed_config *c)
 	}
 }
 
+/* Keys that were renamed: a configuration (a run directory's config.json,
+ * a preset of one's own) that says the old name is read as if it said the
+ * new one, and written back with the new. */
+static const struct {
+	const char *section, *old, *new;
+} renamed[] = {
+    {"evolution", "episodes", "episodes_per_member"},
+};
+
+static int rename_old(json_t *root, seed_err *err)
+{
+	for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++) {
+		json_t *sec = json_object_get(root, renamed[i].section);
+		json_t *v = json_is_object(sec) ? json_object_get(sec, renamed[i].old) : NULL;
+		if (!v)
+			continue;
+		if (json_object_get(sec, renamed[i].new))
+			return seed_err_set(err, -SEED_EOPTION,
+			                    "config: both '%s.%s' and '%s.%s' are set ('%s' is the old "
+			                    "name of '%s'): keep one",
+			                    renamed[i].section, renamed[i].old, renamed[i].section,
+			                    renamed[i].new, renamed[i].old, renamed[i].new);
+		json_object_set(sec, renamed[i].new, v);
+		json_object_del(sec, renamed[i].old);
+	}
+	return 0;
+}
+
 static int parse(json_t *root, seed_config *c, seed_err *err)
 {
 	memset(c, 0, sizeof *c);
@@ -491,6 +531,7 @@ static int parse(json_t *root, seed_config *c, seed_err *err)
 	seed_optim_config_default(&c->optim, SEED_OPTIM_ADAM);
 	seed_loss_config_default(&c->loss);
 	seed_ppo_config_default(&c->ppo);
+	TRY(rename_old(root, err));
 	TRY(check_known(root, err));
 	for (size_t i = 0; i < config_nkeys; i++)
 		TRY(read_row(&config_keys[i], seed_config_get(root, config_keys[i].name), c, err));

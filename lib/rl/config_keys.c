@@ -37,6 +37,8 @@ static const struct choice algorithms[] = {{"vtrace", SEED_CONFIG_VTRACE},
                                            {"es", SEED_CONFIG_ES},
                                            {"ga", SEED_CONFIG_GA},
                                            {"rs", SEED_CONFIG_RS},
+                                           {"snes", SEED_CONFIG_SNES},
+                                           {"ars", SEED_CONFIG_ARS},
                                            {NULL, 0}};
 static const struct choice optim_kinds[] = {
     {"adam", SEED_OPTIM_ADAM}, {"rmsprop", SEED_OPTIM_RMSPROP}, {NULL, 0}};
@@ -64,9 +66,23 @@ static double ga_population(const seed_config *c, double dflt)
 	return c->algorithm == SEED_CONFIG_GA ? 1000 : dflt;
 }
 
-static double ga_sigma(const seed_config *c, double dflt)
+static double evo_sigma(const seed_config *c, double dflt)
 {
-	return c->algorithm == SEED_CONFIG_GA ? 0.002 : dflt;
+	switch (c->algorithm) {
+	case SEED_CONFIG_GA:
+		return 0.002;
+	case SEED_CONFIG_SNES:
+		return 0.01;
+	case SEED_CONFIG_ARS:
+		return 0.03;
+	default:
+		return dflt;
+	}
+}
+
+static double evo_lr(const seed_config *c, double dflt)
+{
+	return c->algorithm == SEED_CONFIG_SNES ? 1 : c->algorithm == SEED_CONFIG_ARS ? 0.02 : dflt;
 }
 
 static double at_most_population(const seed_config *c, double dflt)
@@ -155,15 +171,24 @@ const struct key config_keys[] = {
     {SECTION("evolution", "neuroevolution's settings")},
     {INT("evolution.population", evolution.population, 256, 1, 1 << 20, W_EVO, "members of a round"),
      .dflt_of = ga_population, .dflt_note = "ga: 1000"},
-    {INT("evolution.episodes", evolution.episodes, 1, 1, 1 << 20, W_EVO, "episodes of each member a round")},
+    {INT("evolution.episodes_per_member", evolution.episodes, 1, 1, 1 << 20, W_EVO,
+         "episodes of each member a round (its fitness: their mean)")},
     {DBL("evolution.sigma", evolution.sigma, 0.02, 0, 1e6, W_EVO,
-         "es's perturbation std, ga's mutation power"),
-     .dflt_of = ga_sigma, .dflt_note = "ga: 0.002"},
+         "es's and ars's perturbation std, snes's first stds, ga's mutation power"),
+     .dflt_of = evo_sigma, .dflt_note = "ga: 0.002; snes: 0.01; ars: 0.03"},
     {INT("evolution.rank", evolution.rank, 0, 0, 1 << 16, W_EVO, "0: full-rank noise; r: rank-r noise")},
     {U64("evolution.noise_seed", evolution.noise_seed, 0, W_EVO, "the seed of the shared noise table")},
     {I64("evolution.noise_size", evolution.noise_size, 1 << 24, 1, INT32_MAX, W_EVO,
          "floats of the shared noise table")},
-    {FLT("evolution.lr", evolution.lr, 0.01, 0, 10, W_EVO, "es's Adam learning rate")},
+    {FLT("evolution.lr", evolution.lr, 0.01, 0, 10, W_EVO,
+         "es's Adam learning rate, snes's centre learning rate, ars's step size"),
+     .dflt_of = evo_lr, .dflt_note = "snes: 1; ars: 0.02"},
+    {FLT("evolution.lr_sigma", evolution.lr_sigma, 0, 0, 10, W_EVO,
+         "snes's learning rate of the stds; 0: (3 + ln P) / (5 sqrt P)")},
+    {INT("evolution.top", evolution.top, 0, 0, 1 << 20, W_EVO,
+         "ars's pairs (directions) of an update, best by max(r+, r-); 0: all")},
+    {DBL("evolution.reward_shift", evolution.reward_shift, 0, -1e6, 1e6, W_EVO,
+         "fitness is the mean return less this times the mean episode length")},
     {FLT("evolution.l2", evolution.l2, 0.005, 0, 1e6, W_EVO, "es's L2 weight decay coefficient")},
     {INT("evolution.truncation", evolution.truncation, 20, 1, 1 << 20, W_EVO, "ga's parents"),
      .dflt_of = at_most_population, .dflt_note = "or the population, if smaller"},

@@ -45,22 +45,30 @@ typedef enum seed_config_algorithm {
 	SEED_CONFIG_ES,         /* "es": evolution strategies (OpenAI's) on episodes from seed-infer */
 	SEED_CONFIG_GA,         /* "ga": a genetic algorithm (Uber's deep GA) on episodes */
 	SEED_CONFIG_RS,         /* "rs": random search, every member fresh from the initialisation */
+	SEED_CONFIG_SNES,       /* "snes": separable natural evolution strategies */
+	SEED_CONFIG_ARS,        /* "ars": augmented random search (V2-t) */
 } seed_config_algorithm;
 
-/* Whether a is one of the neuroevolution algorithms (es, ga, rs). */
-#define SEED_CONFIG_IS_EVO(a) ((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS)
+/* Whether a is one of the neuroevolution algorithms (es, ga, rs, snes, ars). */
+#define SEED_CONFIG_IS_EVO(a)                                                                                \
+	((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS || (a) == SEED_CONFIG_SNES || \
+	 (a) == SEED_CONFIG_ARS)
 
 /* Neuroevolution's settings (config object "evolution", for algorithms es,
- * ga and rs; seed/evo.h and doc/evolution.md).  The defaults are those of
- * seed-config(5); sigma's depends on the algorithm (ES 0.02, GA 0.002). */
+ * ga, rs, snes and ars; seed/evo.h and doc/evolution.md).  The defaults are
+ * those of seed-config(5); sigma's and lr's depend on the algorithm. */
 typedef struct seed_config_evolution {
 	int population;             /* members of an evaluation round; ES: even (ES, RS 256; GA 1000) */
-	int episodes;               /* episodes per member per round (1) */
+	int episodes;               /* "episodes_per_member": episodes of each member a round (1) */
 	double sigma;               /* ES: perturbation std; GA: mutation power */
 	int rank;                   /* 0: full-rank noise; r > 0: rank-r noise of 2-D weights (0) */
 	uint64_t noise_seed;        /* the noise table's seed (0) */
 	int64_t noise_size;         /* its floats (2^24: 64 MiB in every process that plays) */
-	float lr, l2;               /* ES: Adam's learning rate (0.01), L2 coefficient (0.005) */
+	float lr, l2;               /* ES: Adam's learning rate (0.01), L2 coefficient (0.005);
+	                             * SNES: the centre's learning rate (1); ARS: the step size (0.02) */
+	float lr_sigma;             /* SNES: the stds' learning rate; 0: (3 + ln P) / (5 sqrt P) (0) */
+	int top;                    /* ARS: the pairs (directions) of an update; 0: all (0) */
+	double reward_shift;        /* fitness = mean return - reward_shift * mean length (0) */
 	int truncation;             /* GA: parents kept (20) */
 	int elite_candidates;       /* GA, RS: top candidates re-evaluated; 0: none (10) */
 	int elite_episodes;         /* GA, RS: episodes of each re-evaluation (30) */

@@ -25,6 +25,27 @@
  *   rs  random search: every member a fresh genome of length 1 (a new
  *       initialisation), with the same elitism as the GA (the elite member 0
  *       of each round, phase 1 re-evaluations).
+ *   snes separable natural evolution strategies (Wierstra et al. 2014,
+ *       Schaul et al. 2011), with mirrored sampling: a centre mu and a std
+ *       per parameter s; members in antithetic pairs mu +- s . eps(key)
+ *       (full rank only); the M' evaluated members, best first, get the
+ *       utilities u_k = max(0, ln(M'/2 + 1) - ln k) / sum_j max(0, ...) -
+ *       1/M' (k = 1..M'); with z = sign eps(key) a member's standardised
+ *       sample,
+ *           mu  += lr * s . sum_k u_k z_k
+ *           s   *= exp(lr_sigma / 2 * sum_k u_k (z_k^2 - 1))
+ *       (lr_sigma 0: (3 + ln P) / (5 sqrt P)); s starts at sigma for every
+ *       parameter, mu at the model's initialisation.
+ *   ars augmented random search, V2-t (Mania et al. 2018): members in
+ *       antithetic pairs theta +- sigma eps(key) as es's; of the pairs
+ *       evaluated, the top b (top; 0: all) by max(r+, r-), and
+ *           theta += lr / (b sigma_R) * sum (r+ - r-) eps(key)
+ *       with sigma_R the standard deviation (ddof 0) of their 2b returns (no
+ *       step when it is 0).  Observation statistics are the evolver's
+ *       (seed/evolve.h), as for every algorithm.
+ * Fitness may be shifted (ARS's "shift", for tasks that pay for being alive):
+ * a member's fitness is its mean return minus reward_shift times its mean
+ * episode length; the round's statistics stay those of the returns.
  * With elite_candidates = 0 there is no phase 1: the elite is the best
  * member of the last round by its own episodes.
  *
@@ -53,7 +74,8 @@
  * (ES: both members of their pair).
  *
  * Memory: ES keeps the centre and Adam's two slots (3 P floats) and a
- * gradient (P); GA and RS keep genomes only (members x generations keys).
+ * gradient (P); SNES the centre, the stds and two gradients (4 P); ARS the
+ * centre (P); GA and RS keep genomes only (members x generations keys).
  *
  * Threads: a seed_evo belongs to one thread at a time;
  * seed_evo_member_params may run in several threads at once on distinct
@@ -167,13 +189,19 @@ typedef struct seed_evo_config {
 	uint64_t noise_seed;  /* 0 */
 	int64_t noise_size;   /* 2^24 floats (64 MiB) */
 	uint64_t seed;        /* the algorithm's own draws (keys, parents): 1 */
-	float lr, l2;         /* ES: Adam's learning rate (0.01), L2 weight decay coefficient (0.005) */
+	float lr, l2;         /* ES: Adam's learning rate (0.01), L2 weight decay coefficient (0.005);
+	                       * SNES: the centre's learning rate (1); ARS: the step size (0.02) */
+	float lr_sigma;       /* SNES: the stds' learning rate; 0: (3 + ln P) / (5 sqrt P) (0) */
+	int top;              /* ARS: the pairs of the update (b); 0: all (0) */
+	double reward_shift;  /* fitness = mean return - reward_shift * mean length (0) */
 	int truncation;       /* GA: parents kept (T): 20 */
 	int elite_candidates; /* GA, RS: top candidates re-evaluated (10) */
 	int elite_episodes;   /* GA, RS: episodes of each re-evaluation (30) */
 } seed_evo_config;
-/* Fill c with the defaults of algorithm a: population 256 (ES, RS) or 1000
- * (GA, Uber's Atari population), the values in the comments above. */
+/* Fill c with the defaults of algorithm a: population 256 (ES, RS, SNES,
+ * ARS) or 1000 (GA, Uber's Atari population), sigma 0.02 (ES), 0.002 (GA),
+ * 0 (RS), 0.01 (SNES), 0.03 (ARS), lr 0.01 (ES), 1 (SNES), 0.02 (ARS), the
+ * values in the comments above. */
 void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a);
 
 typedef struct seed_evo seed_evo;
@@ -181,8 +209,9 @@ typedef struct seed_evo seed_evo;
  * alive while evo lives.  noise: the table named by c (kept alive by the
  * caller too).  The first round (generation 0, phase 0) is ready at once.
  * Errors: -EINVAL (a bad configuration: err names the key: population < 1,
- * or odd for ES; episodes, elite_episodes < 1; sigma not finite or < 0;
- * rank < 0; truncation not in [1, population]; elite_candidates not in
+ * or odd for ES, SNES, ARS; episodes, elite_episodes < 1; sigma not finite
+ * or < 0 (or 0 for ES, SNES, ARS); rank < 0, or not 0 for SNES; top not in
+ * [0, population / 2]; lr_sigma, reward_shift not finite (lr_sigma < 0); truncation not in [1, population]; elite_candidates not in
  * [0, population]; lr not finite or < 0; l2 not finite or < 0; a table
  * that is not (noise_seed, noise_size); a noise slice longer than the
  * table); those of seed_optim_new (ES).  Allocation failure aborts
@@ -206,14 +235,14 @@ bool seed_evo_complete(const seed_evo *e);
  * number.  Errors: those of an ES update (seed_evo_add_noise, the Adam
  * step), with a message in err. */
 int seed_evo_advance(seed_evo *e, seed_err *err);
-/* The best network so far: ES its centre, GA and RS the elite (after its re-evaluation;
+/* The best network so far: ES, SNES, ARS their centre, GA and RS the elite (after its re-evaluation;
  * before any, the best member of the last finished round; before any round
  * finished, member 0 of the current round).  out: P floats.  GA and RS
  * build it in the model given to seed_evo_new, whose parameters are then
  * overwritten (ES leaves it alone).  Errors: those of
  * seed_evo_member_params. */
 int seed_evo_best_params(seed_evo *e, float *out, seed_err *err);
-/* The elite's genome (GA, RS; ES: NULL, *len 0).  Before any elite, as
+/* The elite's genome (GA, RS; ES, SNES, ARS: NULL, *len 0).  Before any elite, as
  * seed_evo_best_params says.  Valid until the next seed_evo_advance. */
 const int64_t *seed_evo_best_genome(const seed_evo *e, int *len);
 typedef struct seed_evo_stats {
@@ -243,10 +272,11 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  *                          64 bits), noise_size
  *   evo.genome   i64 [M, L] the current round's genomes
  *   evo.episodes i32 [M]   its episodes wanted
- *   evo.sign     f32 [M]   ES only
- *   evo.centre   f32 [P]   ES only (save the model's parameters too, from
- *                          seed_evo_best_params, for seed-eval)
+ *   evo.sign     f32 [M]   ES, SNES, ARS
+ *   evo.centre   f32 [P]   ES, SNES, ARS (save the model's parameters too,
+ *                          from seed_evo_best_params, for seed-eval)
  *   evo.adam_m, evo.adam_v f32 [P]  ES only
+ *   evo.sigmas   f32 [P]   SNES only: each parameter's std
  *   evo.parents  i64 [T', Lp] GA: the parents of the next phase-0 round
  *                          (absent before the first round finished)
  *   evo.elite    i64 [Le]  GA, RS: the elite's genome (absent before one)
@@ -262,7 +292,7 @@ const seed_evo_stats *seed_evo_get_stats(const seed_evo *e);
  * Errors: -ENOENT (a tensor missing), -EINVAL (a tensor of another dtype
  * or shape, a state of another algorithm, population, rank, P or noise
  * table: err says which); e is unchanged on error. */
-#define SEED_EVO_STATE_TENSORS 12
+#define SEED_EVO_STATE_TENSORS 13
 int seed_evo_state_tensors(seed_evo *e, seed_checkpoint_tensor *out, int max);
 int seed_evo_restore(seed_evo *e, const seed_checkpoint *ck, seed_err *err);
 

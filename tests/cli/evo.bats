@@ -27,18 +27,24 @@ teardown() {
 @test "the evolution presets resolve with their algorithm and every evolution setting written out" {
 	local p n=0 a
 	for p in "$SEED_SRCDIR"/examples/presets/es-*.json "$SEED_SRCDIR"/examples/presets/ga-*.json \
-		"$SEED_SRCDIR"/examples/presets/rs-*.json; do
+		"$SEED_SRCDIR"/examples/presets/rs-*.json "$SEED_SRCDIR"/examples/presets/snes-*.json \
+		"$SEED_SRCDIR"/examples/presets/ars-*.json; do
 		run seed-learn --config "$p" --print-config
 		assert_success
 		a=$(basename "$p" | cut -d- -f1)
 		[ "$(jq -r .algorithm <<<"$output")" = "$a" ]
-		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 15 ]
+		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 18 ]
+		[ "$(jq '.evolution | has("episodes_per_member")' <<<"$output")" = true ]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 14 ]
+	[ "$n" -eq 23 ]
 	for g in asterix breakout freeway seaquest space-invaders; do
 		[ -f "$SEED_SRCDIR/examples/presets/es-minatar-$g.json" ]
 		[ -f "$SEED_SRCDIR/examples/presets/ga-minatar-$g.json" ]
+		[ -f "$SEED_SRCDIR/examples/presets/snes-minatar-$g.json" ]
+	done
+	for t in halfcheetah hopper humanoid; do
+		[ -f "$SEED_SRCDIR/examples/presets/ars-$t.json" ]
 	done
 	# The defaults of seed-config(5) for what a preset leaves out.
 	run seed-learn --config rs-cartpole --get evolution.truncation

@@ -16,7 +16,10 @@ from what seed/noise.h and seed/evo.h document:
     tensor layout (seed/nn.h) is written out here;
   - one ES update: keys from the algorithm's stream, centred ranks over the
     evaluated members, g = 1/(M' sigma) sum shaped sign eps, then Adam as
-    seed/optim.h has it (PyTorch's) on -g + l2 theta.
+    seed/optim.h has it (PyTorch's) on -g + l2 theta;
+  - SNES's natural-gradient updates of the centre and the stds with its
+    rank utilities, and ARS's V2-t step (top pairs, their returns' std, a
+    shifted fitness), on the same keys and returns.
 
 Usage: python3 tests/golden/evo_ref.py > tests/golden/evo_golden.h
 """
@@ -225,6 +228,58 @@ def main():
     w.append(carray("int64_t", "es_keys", np.array(keys_by_round, dtype=object), ci64))
     w.append("/* the centre after rounds 0 and 1: [2][P] */")
     w.append(carray("float", "es_centre", np.array(results), cfloat))
+
+    # SNES (mirrored sampling) on the same keys and returns: utilities by
+    # rank over the evaluated members, natural gradients of the centre and of
+    # the stds (Wierstra et al. 2014, as evosax's SNES writes them), two
+    # rounds, lr 0.5, sigma 0.05, lr_sigma 0 (its default) then again with
+    # lr_sigma 0.3.
+    for lr_sigma, tag in ((0.0, "snes"), (0.3, "snes_ls")):
+        mu, sd = centre.copy(), np.full(P, es_sigma)
+        eta_s = lr_sigma if lr_sigma > 0 else (3 + math.log(P)) / (5 * math.sqrt(P))
+        mus, sds = [], []
+        for rnd, ret in enumerate(returns):
+            ks = keys_by_round[rnd]
+            ok = [i for i in range(pop) if ret[i & ~1] is not None and ret[i | 1] is not None]
+            n = len(ok)
+            order = sorted(ok, key=lambda i: (-ret[i], i))
+            u = np.maximum(0, math.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
+            u = u / u.sum() - 1.0 / n
+            gm, gs = np.zeros(P), np.zeros(P)
+            for uk, i in zip(u, order):
+                z = (1.0 if i % 2 == 0 else -1.0) * eps(table, mseed, ks[i // 2], 0)
+                gm += uk * z
+                gs += uk * (z * z - 1)
+            mu = mu + 0.5 * sd * gm
+            sd = sd * np.exp(eta_s / 2 * gs)
+            mus.append(mu)
+            sds.append(sd)
+        w.append("/* SNES (population ES_POP, seed ES_SEED, lr 0.5, sigma ES_SIGMA, lr_sigma %s): the centre\n"
+                 " * and the stds after rounds 0 and 1: [2][P] */" % repr(lr_sigma))
+        w.append(carray("float", tag + "_centre", np.array(mus), cfloat))
+        w.append(carray("float", tag + "_sigmas", np.array(sds), cfloat))
+
+    # ARS V2-t on the same keys and returns, lr 0.02, top 2 pairs, fitness
+    # shifted by 0.5 per step (episode lengths 10 + member): the pairs by
+    # max(r+, r-), their returns' std (ddof 0), the step into the centre.
+    ars_lr, ars_top, ars_shift = 0.02, 2, 0.5
+    theta = centre.copy()
+    ars = []
+    for rnd, ret in enumerate(returns):
+        ks = keys_by_round[rnd]
+        fit = [None if r is None else r - ars_shift * (10 + i) for i, r in enumerate(ret)]
+        pairs = [p for p in range(pop // 2) if fit[2 * p] is not None and fit[2 * p + 1] is not None]
+        pairs.sort(key=lambda p: (-max(fit[2 * p], fit[2 * p + 1]), p))
+        top = pairs[:ars_top]
+        R = np.array([[fit[2 * p], fit[2 * p + 1]] for p in top])
+        step = np.zeros(P)
+        for p in top:
+            step += (fit[2 * p] - fit[2 * p + 1]) * eps(table, mseed, ks[p], 0)
+        theta = theta + ars_lr / (len(top) * R.std()) * step
+        ars.append(theta)
+    w.append("#define ARS_LR %sf\n#define ARS_TOP %d\n#define ARS_SHIFT %s" % (repr(ars_lr), ars_top, repr(ars_shift)))
+    w.append("/* ARS (population ES_POP, seed ES_SEED, sigma ES_SIGMA): the centre after rounds 0 and 1 */")
+    w.append(carray("float", "ars_centre", np.array(ars), cfloat))
 
     # The GA's first round: one fresh key per member, from the same stream.
     g = rng_ref.init(aseed, ALGO_STREAM)

@@ -57,6 +57,13 @@ static void t_algo_names(void)
 	CHECK(strcmp(seed_evo_algo_name(SEED_EVO_GA), "ga") == 0);
 	CHECK(strcmp(seed_evo_algo_name(SEED_EVO_RS), "rs") == 0);
 	CHECK(strcmp(seed_evo_algo_name(SEED_EVO_ES), "es") == 0);
+	CHECK(seed_evo_algo_parse("snes", &a) == 0 && a == SEED_EVO_SNES);
+	CHECK(seed_evo_algo_parse("ars", &a) == 0 && a == SEED_EVO_ARS);
+	CHECK(strcmp(seed_evo_algo_name(SEED_EVO_SNES), "snes") == 0);
+	CHECK(strcmp(seed_evo_algo_name(SEED_EVO_ARS), "ars") == 0);
+	CHECK(seed_evo_algo_centred(SEED_EVO_ES) && seed_evo_algo_centred(SEED_EVO_SNES) &&
+	      seed_evo_algo_centred(SEED_EVO_ARS));
+	CHECK(!seed_evo_algo_centred(SEED_EVO_GA) && !seed_evo_algo_centred(SEED_EVO_RS));
 }
 
 static void t_centered_ranks(void)
@@ -350,6 +357,115 @@ out:
 	seed_noise_free(&n);
 }
 
+/* ES's configuration with another centred algorithm. */
+static seed_evo_config centred_config(seed_evo_algo a)
+{
+	seed_evo_config c = es_config();
+	c.algo = a;
+	return c;
+}
+
+/* SNES over ES's keys and returns (tests/golden/evo_ref.py): the centre
+ * and the stds after each round, the generation's sigmas and mean sigma,
+ * with lr_sigma's default and a given one. */
+static void t_snes_update(void)
+{
+	seed_model *m = small_model();
+	seed_noise *n = member_table();
+	if (!m || !n)
+		goto out;
+	for (int v = 0; v < 2; v++) {
+		const float *want_c = v ? snes_ls_centre : snes_centre;
+		const float *want_s = v ? snes_ls_sigmas : snes_sigmas;
+		set_centre(m);
+		seed_evo_config c = centred_config(SEED_EVO_SNES);
+		c.lr = 0.5f;
+		c.lr_sigma = v ? 0.3f : 0.0f;
+		seed_evo *e = NULL;
+		seed_err err = {{0}};
+		CHECK_MSG(seed_evo_new(&e, &c, n, m, &err) == 0, "%s", err.msg);
+		if (!e)
+			continue;
+		const seed_evo_gen *g = seed_evo_current(e);
+		CHECK(g->algo == SEED_EVO_SNES && g->sigmas && g->centre && g->sign && g->genome_len == 1);
+		CHECK(g->sigmas && g->sigmas[0] == (float)ES_SIGMA && g->sigmas[MEMBER_P - 1] == (float)ES_SIGMA);
+		CHECK(fabs(g->sigma - ES_SIGMA) < 1e-9);
+		for (int r = 0; r < 2; r++) {
+			g = seed_evo_current(e);
+			for (int i = 0; i < ES_POP; i++)
+				CHECK(g->genome[i] == es_keys[r * 3 + i / 2]);
+			report_es_round(e, r);
+			CHECK_MSG(seed_evo_advance(e, &err) == 0, "%s", err.msg);
+			g = seed_evo_current(e);
+			float centre[MEMBER_P];
+			CHECK(seed_evo_best_params(e, centre, &err) == 0);
+			int bad_c = 0, bad_s = 0;
+			double mean = 0;
+			for (int i = 0; i < MEMBER_P; i++) {
+				bad_c += !close5(centre[i], want_c[r * MEMBER_P + i]);
+				bad_s += !close5(g->sigmas[i], want_s[r * MEMBER_P + i]);
+				mean += want_s[r * MEMBER_P + i];
+			}
+			CHECK_MSG(bad_c == 0 && bad_s == 0, "lr_sigma %g, round %d: %d centre, %d sigmas differ",
+			          (double)c.lr_sigma, r, bad_c, bad_s);
+			CHECK(memcmp(g->centre, centre, sizeof centre) == 0);
+			CHECK(close5(g->sigma, mean / MEMBER_P));
+		}
+		seed_evo_free(&e);
+	}
+out:
+	seed_model_free(&m);
+	seed_noise_free(&n);
+}
+
+/* ARS V2-t over ES's keys and returns, the top 2 pairs, fitness shifted by
+ * ARS_SHIFT per step; the round's statistics stay the unshifted returns. */
+static void t_ars_update(void)
+{
+	seed_model *m = small_model();
+	seed_noise *n = member_table();
+	seed_evo *e = NULL;
+	if (!m || !n)
+		goto out;
+	set_centre(m);
+	seed_evo_config c = centred_config(SEED_EVO_ARS);
+	c.lr = ARS_LR;
+	c.top = ARS_TOP;
+	c.reward_shift = ARS_SHIFT;
+	seed_err err = {{0}};
+	CHECK_MSG(seed_evo_new(&e, &c, n, m, &err) == 0, "%s", err.msg);
+	if (!e)
+		goto out;
+	for (int r = 0; r < 2; r++) {
+		const seed_evo_gen *g = seed_evo_current(e);
+		CHECK(g->algo == SEED_EVO_ARS && g->sigmas == NULL && g->sigma == ES_SIGMA);
+		report_es_round(e, r);
+		CHECK_MSG(seed_evo_advance(e, &err) == 0, "%s", err.msg);
+		float centre[MEMBER_P];
+		CHECK(seed_evo_best_params(e, centre, &err) == 0);
+		int bad = 0;
+		for (int i = 0; i < MEMBER_P; i++)
+			bad += !close5(centre[i], ars_centre[r * MEMBER_P + i]);
+		CHECK_MSG(bad == 0, "round %d: %d of %d centre parameters differ", r, bad, MEMBER_P);
+	}
+	/* Round 1's returns as reported: 4, 4, 2, 8 of members 0, 1, 4, 5. */
+	const seed_evo_stats *s = seed_evo_get_stats(e);
+	CHECK(s->best == 8.0 && s->mean == 4.5 && s->median == 4.0 && s->evaluated == 4);
+	/* All returns equal: no step (their std is 0), the centre stays. */
+	float before[MEMBER_P], after[MEMBER_P];
+	CHECK(seed_evo_best_params(e, before, &err) == 0);
+	const seed_evo_gen *g = seed_evo_current(e);
+	for (int i = 0; i < ES_POP; i++)
+		CHECK(seed_evo_report(e, g->generation, i, 3.0, 10) == 0);
+	CHECK(seed_evo_advance(e, &err) == 0);
+	CHECK(seed_evo_best_params(e, after, &err) == 0);
+	CHECK(memcmp(before, after, sizeof before) == 0);
+out:
+	seed_evo_free(&e);
+	seed_model_free(&m);
+	seed_noise_free(&n);
+}
+
 /* A round without a single episode changes nothing but the generation. */
 static void t_no_episodes(void)
 {
@@ -589,7 +705,26 @@ static void t_config_errors(void)
 	c = ga_config(SEED_EVO_GA);
 	c.rank = 400; /* a slice of (4+3+2+4+1+4) * 400 + 7 floats > 2000 */
 	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "noise_size"));
+	c = centred_config(SEED_EVO_SNES);
+	c.rank = 1;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "snes needs rank 0"));
+	c = centred_config(SEED_EVO_ARS);
+	c.population = 5;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "even"));
+	c = centred_config(SEED_EVO_ARS);
+	c.top = ES_POP / 2 + 1;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "top 4"));
+	c = centred_config(SEED_EVO_SNES);
+	c.lr_sigma = -1;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "lr_sigma"));
+	c = centred_config(SEED_EVO_ARS);
+	c.reward_shift = INFINITY;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "reward_shift"));
 	CHECK(e == NULL);
+	seed_evo_config_default(&c, SEED_EVO_SNES);
+	CHECK(c.population == 256 && c.sigma == 0.01 && c.lr == 1.0f && c.lr_sigma == 0);
+	seed_evo_config_default(&c, SEED_EVO_ARS);
+	CHECK(c.population == 256 && c.sigma == 0.03 && c.lr == 0.02f && c.top == 0);
 	seed_evo_config d;
 	seed_evo_config_default(&d, SEED_EVO_GA);
 	CHECK(d.algo == SEED_EVO_GA && d.population == 1000 && d.truncation == 20 &&
@@ -659,10 +794,12 @@ static void t_checkpoint(void)
 	if (!m || !n)
 		goto out;
 	const char *dir = tmpdir_new();
-	for (int algo = 0; algo < 3; algo++) {
+	for (int algo = 0; algo < 5; algo++) {
 		for (int via_files = 0; via_files < 2; via_files++) {
-			seed_evo_config c = algo == 0 ? es_config() : ga_config((seed_evo_algo)algo);
-			c.rank = via_files; /* low rank too */
+			seed_evo_config c = algo == SEED_EVO_GA || algo == SEED_EVO_RS
+			                        ? ga_config((seed_evo_algo)algo)
+			                        : centred_config((seed_evo_algo)algo);
+			c.rank = algo == SEED_EVO_SNES ? 0 : via_files; /* low rank too */
 			set_centre(m);
 			seed_evo *a = NULL, *b = NULL;
 			CHECK(seed_evo_new(&a, &c, n, m, NULL) == 0);
@@ -748,6 +885,8 @@ int main(void)
 	TAP_RUN(t_member_ga_rs);
 	TAP_RUN(t_member_errors);
 	TAP_RUN(t_es_update);
+	TAP_RUN(t_snes_update);
+	TAP_RUN(t_ars_update);
 	TAP_RUN(t_no_episodes);
 	TAP_RUN(t_ga_selection);
 	TAP_RUN(t_rs);

@@ -296,7 +296,7 @@ static void t_evolution_defaults(void)
 	root = parse_json(MINIMAL);
 	const char *sets[] = {"algorithm=ga",
 	                      "evolution.population=64",
-	                      "evolution.episodes=3",
+	                      "evolution.episodes_per_member=3",
 	                      "evolution.sigma=0.5",
 	                      "evolution.rank=4",
 	                      "evolution.noise_seed=9007199254740993",
@@ -324,6 +324,45 @@ static void t_evolution_defaults(void)
 	CHECK(json_integer_value(seed_config_get(c.root, "evolution.noise_seed")) == 9007199254740993LL);
 	CHECK(json_is_false(seed_config_get(c.root, "evolution.greedy")));
 	seed_config_free(&c);
+
+	/* snes and ars: their own defaults of sigma and lr; the new keys. */
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=snes", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_SNES && SEED_CONFIG_IS_EVO(c.algorithm));
+	CHECK_NEAR(c.evolution.sigma, 0.01, 1e-12);
+	CHECK_NEAR(c.evolution.lr, 1, 0);
+	CHECK(c.evolution.lr_sigma == 0 && c.evolution.top == 0 && c.evolution.reward_shift == 0);
+	seed_config_free(&c);
+	root = parse_json(MINIMAL);
+	const char *ars[] = {"algorithm=ars", "evolution.top=4", "evolution.reward_shift=5",
+	                     "evolution.lr_sigma=0.2"};
+	for (size_t i = 0; i < sizeof ars / sizeof *ars; i++)
+		CHECK(seed_config_set(root, ars[i], &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.algorithm == SEED_CONFIG_ARS && c.evolution.top == 4);
+	CHECK_NEAR(c.evolution.sigma, 0.03, 1e-12);
+	CHECK_NEAR(c.evolution.lr, 0.02, 1e-8);
+	CHECK_NEAR(c.evolution.reward_shift, 5, 0);
+	CHECK_NEAR(c.evolution.lr_sigma, 0.2, 1e-8);
+	seed_config_free(&c);
+
+	/* The old name of episodes_per_member is read, and written back with
+	 * the new; both at once are refused. */
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "algorithm=es", &err) == 0);
+	CHECK(seed_config_set(root, "evolution.episodes=8", &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK(c.evolution.episodes == 8);
+	CHECK(json_integer_value(seed_config_get(c.root, "evolution.episodes_per_member")) == 8);
+	CHECK(seed_config_get(c.root, "evolution.episodes") == NULL);
+	seed_config_free(&c);
+	root = parse_json(MINIMAL);
+	CHECK(seed_config_set(root, "evolution.episodes=8", &err) == 0);
+	CHECK(seed_config_set(root, "evolution.episodes_per_member=2", &err) == 0);
+	CHECK(seed_config_parse(root, &c, &err) == -SEED_EOPTION);
+	CHECK_MSG(strstr(err.msg, "'episodes' is the old name of 'episodes_per_member'"), "%s", err.msg);
+	json_decref(root);
 }
 
 /* The table's defaults for the optimizer, the loss and PPO are those of
@@ -547,7 +586,7 @@ static const struct bad_case {
     {"eval_max_episode_steps_negative", "eval_max_episode_steps=-1", NULL, "'eval_max_episode_steps' = -1",
      "out of range"},
     {"algorithm_unknown", "algorithm=dqn", NULL, "'algorithm'",
-     "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\" or \"rs\""},
+     "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\", \"rs\", \"snes\" or \"ars\""},
     {"evolution_not_object", "evolution=[]", NULL, "'evolution'", "object"},
     {"evolution_unknown_key", "evolution.popsize=10", NULL, "unknown key 'evolution.popsize'", NULL},
     {"population_zero", "evolution.population=0", NULL, "'evolution.population' = 0", "out of range"},
@@ -555,7 +594,8 @@ static const struct bad_case {
      "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"es\", "
      "\"evolution\": {\"population\": 7}}",
      "'evolution.population' = 7 must be even", "antithetic"},
-    {"episodes_zero", "evolution.episodes=0", NULL, "'evolution.episodes' = 0", "out of range"},
+    {"episodes_zero", "evolution.episodes_per_member=0", NULL, "'evolution.episodes_per_member' = 0",
+     "out of range"},
     {"sigma_negative", "evolution.sigma=-0.1", NULL, "'evolution.sigma' = -0.1", "out of range"},
     {"sigma_zero_es", NULL,
      "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"es\", "
