@@ -69,8 +69,8 @@ struct seed_evo {
 	int *order;         /* (cap_members) scratch: members by fitness */
 	float *shaped;      /* (cap_members) ES, SNES scratch */
 	/* ES, SNES, ARS */
-	float *centre, *grad; /* (P; ARS: no grad) */
-	seed_optim *adam;     /* ES */
+	float *centre, *grad;  /* (P; ARS: no grad) */
+	seed_optim *adam;      /* ES */
 	float *sigmas, *grad2; /* SNES (P): the stds, sigma's gradient */
 	double sigma_mean;     /* SNES: the stds' mean, the generation's sigma */
 	/* GA: the parents of the next phase-0 round, (nparents, parents_len) */
@@ -117,7 +117,8 @@ static int config_check(const seed_evo_config *c, seed_err *err)
 		return seed_err_set(err, -EINVAL, "evolution: top %d is not in [0, population / 2 = %d]",
 		                    c->top, c->population / 2);
 	if (!isfinite(c->reward_shift))
-		return seed_err_set(err, -EINVAL, "evolution: reward_shift %g is not finite", c->reward_shift);
+		return seed_err_set(err, -EINVAL, "evolution: reward_shift %g is not finite",
+		                    c->reward_shift);
 	if (c->noise_size < 1 || c->noise_size > SEED_NOISE_MAX_SIZE)
 		return seed_err_set(err, -EINVAL, "evolution: noise_size %lld is not in [1, %lld]",
 		                    (long long)c->noise_size, (long long)SEED_NOISE_MAX_SIZE);
@@ -797,7 +798,8 @@ static int restore_check_state(const seed_evo *e, const seed_checkpoint *ck, evo
 		    err, -EINVAL,
 		    "evolution: the checkpoint is of %s, population %lld, rank %lld, %lld parameters; this "
 		    "run is %s, population %d, rank %d, %zu parameters",
-		    (uint64_t)s[ST_ALGO] <= SEED_EVO_ARS ? seed_evo_algo_name((seed_evo_algo)s[ST_ALGO]) : "?",
+		    (uint64_t)s[ST_ALGO] <= SEED_EVO_ARS ? seed_evo_algo_name((seed_evo_algo)s[ST_ALGO])
+		                                         : "?",
 		    (long long)s[ST_POPULATION], (long long)s[ST_RANK], (long long)s[ST_PARAMS],
 		    seed_evo_algo_name(e->c.algo), e->c.population, e->c.rank, e->P);
 	int64_t M = s[ST_MEMBERS], L = s[ST_GENOME_LEN];
@@ -839,10 +841,11 @@ static int restore_check_round(const seed_evo *e, const seed_checkpoint *ck, int
 		const float *v = t->sd->data;
 		for (size_t i = 0; i < e->P; i++)
 			if (!(isfinite(v[i]) && v[i] >= 0))
-				return seed_err_set(err, -EINVAL,
-				                    "evolution: checkpoint tensor 'evo.sigmas'[%zu] is %g, not "
-				                    "finite and >= 0",
-				                    i, (double)v[i]);
+				return seed_err_set(
+				    err, -EINVAL,
+				    "evolution: checkpoint tensor 'evo.sigmas'[%zu] is %g, not "
+				    "finite and >= 0",
+				    i, (double)v[i]);
 	}
 	if (e->c.algo == SEED_EVO_ES &&
 	    ((rc = get_tensor(ck, "evo.adam_m", SEED_DTYPE_F32, 1, false, &t->am, err)) ||

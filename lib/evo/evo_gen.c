@@ -35,7 +35,8 @@ const char *seed_evo_algo_name(seed_evo_algo a)
 
 int seed_evo_algo_parse(const char *s, seed_evo_algo *a)
 {
-	static const seed_evo_algo all[] = {SEED_EVO_ES, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES, SEED_EVO_ARS};
+	static const seed_evo_algo all[] = {SEED_EVO_ES, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES,
+	                                    SEED_EVO_ARS};
 	for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
 		if (strcmp(s, seed_evo_algo_name(all[i])) == 0) {
 			*a = all[i];
@@ -46,7 +47,8 @@ int seed_evo_algo_parse(const char *s, seed_evo_algo *a)
 
 bool evo_algo_ok(seed_evo_algo a)
 {
-	return a == SEED_EVO_ES || a == SEED_EVO_GA || a == SEED_EVO_RS || a == SEED_EVO_SNES || a == SEED_EVO_ARS;
+	return a == SEED_EVO_ES || a == SEED_EVO_GA || a == SEED_EVO_RS || a == SEED_EVO_SNES ||
+	       a == SEED_EVO_ARS;
 }
 
 bool seed_evo_algo_centred(seed_evo_algo a)

@@ -31,15 +31,10 @@
 #define OBJECT(n, f, fl, w, d) .name = n, .type = T_OBJECT, .off = AT(f), .flags = fl, .when = w, .doc = d
 #define ANY(n, d) .name = n, .type = T_ANY, .when = W_NEVER, .doc = d
 
-static const struct choice algorithms[] = {{"vtrace", SEED_CONFIG_VTRACE},
-                                           {"r2d2", SEED_CONFIG_R2D2},
-                                           {"ppo", SEED_CONFIG_PPO},
-                                           {"es", SEED_CONFIG_ES},
-                                           {"ga", SEED_CONFIG_GA},
-                                           {"rs", SEED_CONFIG_RS},
-                                           {"snes", SEED_CONFIG_SNES},
-                                           {"ars", SEED_CONFIG_ARS},
-                                           {NULL, 0}};
+static const struct choice algorithms[] = {
+    {"vtrace", SEED_CONFIG_VTRACE}, {"r2d2", SEED_CONFIG_R2D2}, {"ppo", SEED_CONFIG_PPO},
+    {"es", SEED_CONFIG_ES},         {"ga", SEED_CONFIG_GA},     {"rs", SEED_CONFIG_RS},
+    {"snes", SEED_CONFIG_SNES},     {"ars", SEED_CONFIG_ARS},   {NULL, 0}};
 static const struct choice optim_kinds[] = {
     {"adam", SEED_OPTIM_ADAM}, {"rmsprop", SEED_OPTIM_RMSPROP}, {NULL, 0}};
 static const struct choice rmsprop_styles[] = {

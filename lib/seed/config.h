@@ -51,8 +51,8 @@ typedef enum seed_config_algorithm {
 
 /* Whether a is one of the neuroevolution algorithms (es, ga, rs, snes, ars). */
 #define SEED_CONFIG_IS_EVO(a)                                                                                \
-	((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS || (a) == SEED_CONFIG_SNES || \
-	 (a) == SEED_CONFIG_ARS)
+	((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS ||                          \
+	 (a) == SEED_CONFIG_SNES || (a) == SEED_CONFIG_ARS)
 
 /* Neuroevolution's settings (config object "evolution", for algorithms es,
  * ga, rs, snes and ars; seed/evo.h and doc/evolution.md).  The defaults are

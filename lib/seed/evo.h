@@ -105,7 +105,13 @@ extern "C" {
  * first) then the key; a key is seed_rng_u64 >> 1. */
 #define SEED_EVO_ALGO_STREAM UINT64_C(0x65766f)
 
-typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES, SEED_EVO_ARS } seed_evo_algo;
+typedef enum seed_evo_algo {
+	SEED_EVO_ES = 0,
+	SEED_EVO_GA,
+	SEED_EVO_RS,
+	SEED_EVO_SNES,
+	SEED_EVO_ARS
+} seed_evo_algo;
 const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs", "snes", "ars" */
 int seed_evo_algo_parse(const char *s, seed_evo_algo *a); /* -EINVAL if unknown */
 /* Whether a's members are a centre plus a signed perturbation (es, snes,
@@ -211,11 +217,10 @@ typedef struct seed_evo seed_evo;
  * Errors: -EINVAL (a bad configuration: err names the key: population < 1,
  * or odd for ES, SNES, ARS; episodes, elite_episodes < 1; sigma not finite
  * or < 0 (or 0 for ES, SNES, ARS); rank < 0, or not 0 for SNES; top not in
- * [0, population / 2]; lr_sigma, reward_shift not finite (lr_sigma < 0); truncation not in [1, population]; elite_candidates not in
- * [0, population]; lr not finite or < 0; l2 not finite or < 0; a table
- * that is not (noise_seed, noise_size); a noise slice longer than the
- * table); those of seed_optim_new (ES).  Allocation failure aborts
- * (seed_oom). */
+ * [0, population / 2]; lr_sigma, reward_shift not finite (lr_sigma < 0); truncation not in [1, population];
+ * elite_candidates not in [0, population]; lr not finite or < 0; l2 not finite or < 0; a table that is not
+ * (noise_seed, noise_size); a noise slice longer than the table); those of seed_optim_new (ES).  Allocation
+ * failure aborts (seed_oom). */
 int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
                  seed_err *err);
 /* Free *e (NULL is fine) and set *e to NULL. */

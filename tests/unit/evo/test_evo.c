@@ -388,7 +388,8 @@ static void t_snes_update(void)
 			continue;
 		const seed_evo_gen *g = seed_evo_current(e);
 		CHECK(g->algo == SEED_EVO_SNES && g->sigmas && g->centre && g->sign && g->genome_len == 1);
-		CHECK(g->sigmas && g->sigmas[0] == (float)ES_SIGMA && g->sigmas[MEMBER_P - 1] == (float)ES_SIGMA);
+		CHECK(g->sigmas && g->sigmas[0] == (float)ES_SIGMA &&
+		      g->sigmas[MEMBER_P - 1] == (float)ES_SIGMA);
 		CHECK(fabs(g->sigma - ES_SIGMA) < 1e-9);
 		for (int r = 0; r < 2; r++) {
 			g = seed_evo_current(e);
@@ -406,8 +407,9 @@ static void t_snes_update(void)
 				bad_s += !close5(g->sigmas[i], want_s[r * MEMBER_P + i]);
 				mean += want_s[r * MEMBER_P + i];
 			}
-			CHECK_MSG(bad_c == 0 && bad_s == 0, "lr_sigma %g, round %d: %d centre, %d sigmas differ",
-			          (double)c.lr_sigma, r, bad_c, bad_s);
+			CHECK_MSG(bad_c == 0 && bad_s == 0,
+			          "lr_sigma %g, round %d: %d centre, %d sigmas differ", (double)c.lr_sigma, r,
+			          bad_c, bad_s);
 			CHECK(memcmp(g->centre, centre, sizeof centre) == 0);
 			CHECK(close5(g->sigma, mean / MEMBER_P));
 		}
