@@ -83,7 +83,13 @@ extern "C" {
  * first) then the key; a key is seed_rng_u64 >> 1. */
 #define SEED_EVO_ALGO_STREAM UINT64_C(0x65766f)
 
-typedef enum seed_evo_algo { SEED_EVO_ES = 0, SEED_EVO_GA, SEED_EVO_RS, SEED_EVO_SNES, SEED_EVO_ARS } seed_evo_algo;
+typedef enum seed_evo_algo {
+	SEED_EVO_ES = 0,
+	SEED_EVO_GA,
+	SEED_EVO_RS,
+	SEED_EVO_SNES,
+	SEED_EVO_ARS
+} seed_evo_algo;
 const char *seed_evo_algo_name(seed_evo_algo a);          /* "es", "ga", "rs", "snes", "ars" */
 int seed_evo_algo_parse(const char *s, seed_evo_algo *a); /* -EINVAL if unknown */
 /* Whether a's members are a centre plus a signed perturbation (es, snes,
@@ -125,7 +131,9 @@ typedef struct seed_evo_gen {
 /* Check g's shape and values: algo, phase, noise_size >= 1, sigma finite
  * and >= 0, rank >= 0, members >= 1, genome_len >= 1, genome non-NULL with
  * every row starting with a key >= 0 and holding keys >= 0 then only -1,
- * ES: L = 1, sign of +-1 and centre non-NULL; episodes >= 1; action_noise
+ * es, snes, ars (centred): L = 1, sign of +-1, centre non-NULL, no phase 1;
+ * snes: rank 0 and sigmas non-NULL, every element finite and >= 0; sigmas
+ * NULL for every other algorithm; episodes >= 1; action_noise
  * finite and >= 0; obs_dim >= 0, obs_mean and obs_var non-NULL exactly when
  * obs_dim > 0, every mean finite, every var finite and >= 0.  Returns 0 or
  * -EINVAL with err naming the field and the member (or element).  For a generation that
@@ -138,7 +146,8 @@ int64_t seed_evo_noise_len(const seed_model *model, int rank);
 
 /* Write member m's parameters (num_params floats) into out; model gives the layout and the
  * initialisation (its own parameters are overwritten; use a scratch model).
- *   ES: centre + sign[m] * sigma * eps(genome[m][0])
+ *   ES, ARS: centre + sign[m] * sigma * eps(genome[m][0])
+ *   SNES: centre[i] + (sign[m] * sigmas[i]) * eps(genome[m][0])[i] (full rank)
  *   GA: init(genome[m][0]) + sum over k >= 1 (until -1) of sigma * eps(genome[m][k])
  *   RS: init(genome[m][0])
  * Errors: -EINVAL (member out of range, a table that does not match noise_seed/noise_size, P mismatch,
