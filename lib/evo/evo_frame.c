@@ -19,17 +19,23 @@
 #define GEN "generation frame: field "
 
 /* The frame's tensors, in the order read_frame leaves them in. */
-#define NT 6
-static const char *const field_names[NT] = {"genome", "episodes", "sign", "centre", "obs_mean", "obs_var"};
+#define NT 7
+static const char *const field_names[NT] = {"genome",   "episodes", "sign",  "centre",
+                                            "obs_mean", "obs_var",  "sigmas"};
 
 /* The frame's names of the algorithms (seed_evo_algo_name's), kept here so
  * that the frame's spelling is fixed by the protocol, in one place. */
-static const char *const algo_names[] = {[SEED_EVO_ES] = "es", [SEED_EVO_GA] = "ga", [SEED_EVO_RS] = "rs"};
+static const char *const algo_names[] = {[SEED_EVO_ES] = "es",
+                                         [SEED_EVO_GA] = "ga",
+                                         [SEED_EVO_RS] = "rs",
+                                         [SEED_EVO_SNES] = "snes",
+                                         [SEED_EVO_ARS] = "ars"};
+#define NALGO ((int)(sizeof algo_names / sizeof algo_names[0]))
 
 /* The rules of seed/evo_frame.h on g (arrays readable, aligned). */
 static int check_gen(const seed_evo_gen *g, seed_err *err)
 {
-	if (g->algo != SEED_EVO_ES && g->algo != SEED_EVO_GA && g->algo != SEED_EVO_RS)
+	if ((int)g->algo < 0 || (int)g->algo >= NALGO || !algo_names[g->algo])
 		return seed_err_set(err, -EINVAL, GEN "'algorithm': %d is not an algorithm", (int)g->algo);
 	if (g->generation < 0)
 		return seed_err_set(err, -EINVAL, GEN "'generation': %" PRId64 ", expected >= 0",
@@ -77,21 +83,37 @@ static int check_gen(const seed_evo_gen *g, seed_err *err)
 		return seed_err_set(err, -EINVAL,
 		                    GEN "'genome': %d members of %d keys, expected at least 1 of 1",
 		                    g->members, g->genome_len);
-	bool es = g->algo == SEED_EVO_ES;
+	bool centred = seed_evo_algo_centred(g->algo), snes = g->algo == SEED_EVO_SNES;
 	const char *name = algo_names[g->algo];
-	if (es && g->genome_len != 1)
+	if (centred && g->genome_len != 1)
 		return seed_err_set(err, -EINVAL,
-		                    GEN "'genome': %d columns, expected 1 for es (each member's noise key)",
-		                    g->genome_len);
-	if (es && !g->sign)
-		return seed_err_set(err, -EINVAL, GEN "'sign': missing (es needs each member's sign)");
-	if (es && (!g->centre || g->num_params < 1))
-		return seed_err_set(err, -EINVAL, GEN "'centre': missing (es needs the centre)");
-	if (!es && g->sign)
-		return seed_err_set(err, -EINVAL, GEN "'sign': only es generations have signs, not %s", name);
-	if (!es && g->centre)
-		return seed_err_set(err, -EINVAL, GEN "'centre': only es generations have a centre, not %s",
+		                    GEN "'genome': %d columns, expected 1 for %s (each member's noise key)",
+		                    g->genome_len, name);
+	if (centred && !g->sign)
+		return seed_err_set(err, -EINVAL, GEN "'sign': missing (%s needs each member's sign)", name);
+	if (centred && (!g->centre || g->num_params < 1))
+		return seed_err_set(err, -EINVAL, GEN "'centre': missing (%s needs the centre)", name);
+	if (!centred && g->sign)
+		return seed_err_set(err, -EINVAL,
+		                    GEN "'sign': only es, snes and ars generations have signs, not %s", name);
+	if (!centred && g->centre)
+		return seed_err_set(err, -EINVAL,
+		                    GEN "'centre': only es, snes and ars generations have a centre, not %s",
 		                    name);
+	if (snes && !g->sigmas)
+		return seed_err_set(err, -EINVAL, GEN "'sigmas': missing (snes needs each parameter's std)");
+	if (!snes && g->sigmas)
+		return seed_err_set(err, -EINVAL, GEN "'sigmas': only snes generations have sigmas, not %s",
+		                    name);
+	if (snes && g->rank != 0)
+		return seed_err_set(
+		    err, -EINVAL, GEN "'rank': %d, expected 0 for snes (per-parameter sigmas are full rank)",
+		    g->rank);
+	for (size_t i = 0; snes && i < g->num_params; i++)
+		if (!isfinite(g->sigmas[i]) || g->sigmas[i] < 0)
+			return seed_err_set(err, -EINVAL,
+			                    GEN "'sigmas': element %zu is %g, expected a finite value >= 0",
+			                    i, (double)g->sigmas[i]);
 	for (int m = 0; m < g->members; m++) {
 		const int64_t *row = g->genome + (size_t)m * (size_t)g->genome_len;
 		if (row[0] < 0)
@@ -117,7 +139,7 @@ static int check_gen(const seed_evo_gen *g, seed_err *err)
 			return seed_err_set(err, -EINVAL,
 			                    GEN "'episodes': member %d wants %" PRId32 ", expected >= 1", m,
 			                    g->episodes[m]);
-		if (es && g->sign[m] != 1.0f && g->sign[m] != -1.0f)
+		if (centred && g->sign[m] != 1.0f && g->sign[m] != -1.0f)
 			return seed_err_set(err, -EINVAL, GEN "'sign': member %d: %g, expected +1 or -1", m,
 			                    (double)g->sign[m]);
 	}
@@ -150,6 +172,9 @@ int seed_evo_gen_to_frame(const seed_evo_gen *g, int64_t run, seed_frame *f, see
 	if (g->centre)
 		seed_frame_set_tensor(f, "centre",
 		                      seed_tensor_view((void *)g->centre, SEED_DTYPE_F32, 1, &P));
+	if (g->sigmas)
+		seed_frame_set_tensor(f, "sigmas",
+		                      seed_tensor_view((void *)g->sigmas, SEED_DTYPE_F32, 1, &P));
 	if (g->action_noise > 0)
 		seed_frame_set_float(f, "action_noise", g->action_noise);
 	if (g->obs_dim > 0) {
@@ -178,9 +203,9 @@ static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t
 	size_t len;
 	seed_frame_str(f, "algorithm", &name, &len);
 	memset(g, 0, sizeof *g);
-	/* The schema allows these three names only. */
-	for (int i = 0; i < 3; i++)
-		if (len == 2 && memcmp(name, algo_names[i], 2) == 0)
+	/* The schema allows these names only. */
+	for (int i = 0; i < NALGO; i++)
+		if (algo_names[i] && len == strlen(algo_names[i]) && memcmp(name, algo_names[i], len) == 0)
 			g->algo = (seed_evo_algo)i;
 	g->generation = seed_frame_int(f, "generation", 0);
 	g->phase = (int)seed_frame_int(f, "phase", 0);
@@ -197,7 +222,9 @@ static int read_frame(const seed_frame *f, seed_evo_gen *g, const seed_tensor *t
 		                    t[0]->shape[0], t[0]->shape[1]);
 	g->members = (int)t[0]->shape[0];
 	g->genome_len = (int)t[0]->shape[1];
-	g->num_params = t[3] ? (size_t)t[3]->shape[0] : 0;
+	/* The schema: sigmas has the centre's P (alone, a snes frame without a
+	 * centre, which check_gen refuses). */
+	g->num_params = t[3] ? (size_t)t[3]->shape[0] : t[6] ? (size_t)t[6]->shape[0] : 0;
 	g->obs_dim = t[4] ? t[4]->shape[0] : 0; /* the schema: obs_var too, the same D */
 	return 0;
 }
@@ -222,6 +249,7 @@ int seed_evo_gen_from_frame(const seed_frame *f, seed_evo_gen *g, seed_err *err)
 	x.centre = t[3] ? t[3]->data : NULL;
 	x.obs_mean = t[4] ? t[4]->data : NULL;
 	x.obs_var = t[5] ? t[5]->data : NULL;
+	x.sigmas = t[6] ? t[6]->data : NULL;
 	rc = check_gen(&x, err);
 	if (rc == 0)
 		*g = x;
@@ -254,6 +282,7 @@ int seed_evo_gen_from_frame_copy(const seed_frame *f, seed_evo_gen_copy *c, seed
 	x.centre = t[3] ? (const float *)(void *)(mem + off[3]) : NULL;
 	x.obs_mean = t[4] ? (const float *)(void *)(mem + off[4]) : NULL;
 	x.obs_var = t[5] ? (const float *)(void *)(mem + off[5]) : NULL;
+	x.sigmas = t[6] ? (const float *)(void *)(mem + off[6]) : NULL;
 	rc = check_gen(&x, err);
 	if (rc) {
 		free(mem);

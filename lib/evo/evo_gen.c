@@ -1,6 +1,7 @@
 /* evo_gen.c: the generation's side of seed/evo.h: algorithm names, the
- * checks of a generation, the noise a member's key stands for, a member's
- * parameters, and fitness shaping (centered ranks).  What evo.c (the
+ * checks of a generation, the noise a member's key stands for (scaled by
+ * one sigma, or by SNES's per-parameter sigmas), a member's parameters,
+ * and fitness shaping (centered ranks).  What evo.c (the
  * algorithms' rounds) and population.c (a population's members) both
  * build members with.
  */
@@ -83,8 +84,10 @@ static int check_head(const seed_evo_gen *g, seed_err *err)
 		return seed_err_set(err, -EINVAL, "generation: unknown algorithm %d", (int)g->algo);
 	if (g->phase != 0 && g->phase != 1)
 		return seed_err_set(err, -EINVAL, "generation: phase %d is not 0 or 1", g->phase);
-	if (g->phase == 1 && g->algo == SEED_EVO_ES)
-		return seed_err_set(err, -EINVAL, "generation: es has no phase 1");
+	const char *name = seed_evo_algo_name(g->algo);
+	bool centred = seed_evo_algo_centred(g->algo);
+	if (g->phase == 1 && centred)
+		return seed_err_set(err, -EINVAL, "generation: %s has no phase 1", name);
 	if (g->generation < 0)
 		return seed_err_set(err, -EINVAL, "generation: generation %lld is negative",
 		                    (long long)g->generation);
@@ -101,13 +104,34 @@ static int check_head(const seed_evo_gen *g, seed_err *err)
 		return seed_err_set(err, -EINVAL, "generation: no genome (genome_len %d)", g->genome_len);
 	if (!g->episodes)
 		return seed_err_set(err, -EINVAL, "generation: no episodes");
-	if (g->algo == SEED_EVO_ES) {
+	if (centred) {
 		if (g->genome_len != 1)
-			return seed_err_set(err, -EINVAL, "generation: es genome_len %d is not 1",
+			return seed_err_set(err, -EINVAL, "generation: %s genome_len %d is not 1", name,
 			                    g->genome_len);
 		if (!g->sign || !g->centre)
-			return seed_err_set(err, -EINVAL, "generation: es needs sign and centre");
+			return seed_err_set(err, -EINVAL, "generation: %s needs sign and centre", name);
 	}
+	if (g->algo == SEED_EVO_SNES) {
+		if (!g->sigmas)
+			return seed_err_set(err, -EINVAL, "generation: snes needs sigmas");
+		if (g->rank != 0)
+			return seed_err_set(err, -EINVAL,
+			                    "generation: snes needs rank 0 (per-parameter sigmas), not %d",
+			                    g->rank);
+	} else if (g->sigmas) {
+		return seed_err_set(err, -EINVAL, "generation: sigmas only go with snes, not %s", name);
+	}
+	return 0;
+}
+
+/* SNES's sigmas: every one finite and >= 0 (none for another algorithm). */
+static int check_sigmas(const seed_evo_gen *g, seed_err *err)
+{
+	for (size_t i = 0; g->sigmas && i < g->num_params; i++)
+		if (!(isfinite(g->sigmas[i]) && g->sigmas[i] >= 0))
+			return seed_err_set(err, -EINVAL,
+			                    "generation: sigmas[%zu] is %g, must be finite and >= 0", i,
+			                    (double)g->sigmas[i]);
 	return 0;
 }
 
@@ -143,6 +167,8 @@ int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err)
 {
 	int rc = check_head(g, err);
 	if (!rc)
+		rc = check_sigmas(g, err);
+	if (!rc)
 		rc = check_extras(g, err);
 	if (rc)
 		return rc;
@@ -153,7 +179,7 @@ int seed_evo_gen_check(const seed_evo_gen *g, seed_err *err)
 			return seed_err_set(err, -EINVAL,
 			                    "generation: member %d: episodes %d must be at least 1", m,
 			                    (int)g->episodes[m]);
-		if (g->algo == SEED_EVO_ES && g->sign[m] != 1.0f && g->sign[m] != -1.0f)
+		if (seed_evo_algo_centred(g->algo) && g->sign[m] != 1.0f && g->sign[m] != -1.0f)
 			return seed_err_set(err, -EINVAL, "generation: member %d: sign %g is not +1 or -1", m,
 			                    (double)g->sign[m]);
 	}
@@ -215,6 +241,25 @@ int seed_evo_add_noise(const seed_noise *noise, const seed_model *model, int ran
 	return 0;
 }
 
+const float *evo_noise_slice(const seed_noise *noise, uint64_t key, int64_t P)
+{
+	int64_t at = seed_noise_index(noise, key, P);
+	return at < 0 ? NULL : seed_noise_data(noise) + at;
+}
+
+int evo_add_noise_scaled(const seed_noise *noise, int64_t P, uint64_t key, float sign, const float *sigmas,
+                         float *out, seed_err *err)
+{
+	const float *eps = evo_noise_slice(noise, key, P);
+	if (!eps)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: a noise slice of %lld floats is longer than the table (%lld)",
+		                    (long long)P, (long long)seed_noise_size(noise));
+	for (int64_t i = 0; i < P; i++)
+		out[i] += (sign * sigmas[i]) * eps[i];
+	return 0;
+}
+
 /* The parameters of a genome (GA, RS) into out: init(genome[0]) then, for
  * GA, the mutations until -1. */
 int evo_build_genome(const seed_noise *noise, seed_model *model, seed_evo_algo algo, double sigma, int rank,
@@ -263,12 +308,17 @@ int seed_evo_member_params(const seed_noise *noise, seed_model *model, const see
 	if ((rc = check_row(g, m, err)))
 		return rc;
 	const int64_t *row = g->genome + (size_t)m * (size_t)g->genome_len;
-	if (g->algo == SEED_EVO_ES) {
+	if (seed_evo_algo_centred(g->algo)) {
 		float sign = g->sign[m];
 		if (sign != 1.0f && sign != -1.0f)
 			return seed_err_set(err, -EINVAL, "generation: member %d: sign %g is not +1 or -1", m,
 			                    (double)sign);
+		if ((rc = check_sigmas(g, err)))
+			return rc;
 		memcpy(out, g->centre, g->num_params * sizeof *out);
+		if (g->algo == SEED_EVO_SNES) /* full rank (check_head) */
+			return evo_add_noise_scaled(noise, (int64_t)g->num_params, (uint64_t)row[0], sign,
+			                            g->sigmas, out, err);
 		return seed_evo_add_noise(noise, model, g->rank, (uint64_t)row[0], sign * (float)g->sigma,
 		                          out, err);
 	}

@@ -5,9 +5,11 @@
  * layers computed per member group, full or low rank); this file turns a
  * generation (seed/evo.h) into the members it computes with, built in
  * place in the popnet's buffers:
- *   ES, full rank: each member as seed_evo_member_params builds it;
- *   ES, low rank: the centre, and each member's noise slice and its
- *     scale sign sigma, as the popnet takes them;
+ *   ES, ARS and SNES (the centred algorithms), full rank: each member as
+ *     seed_evo_member_params builds it (SNES: the centre plus sign times
+ *     the per-parameter sigmas times eps; SNES is full rank only);
+ *   ES and ARS, low rank: the centre, and each member's noise slice and
+ *     its scale sign sigma, as the popnet takes them;
  *   GA and RS: each member's parameters from its genome, each parent
  *     built once, and a phase-0 GA set's parents kept for the next sets
  *     (build_genomes).
@@ -84,9 +86,10 @@ int seed_population_num_actions(const seed_population *p)
 	return seed_popnet_num_actions(p->net);
 }
 
-/* Full rank, ES: each member as seed_evo_member_params builds it. */
-static int build_es(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, float *members,
-                    seed_err *err)
+/* Full rank, the centred algorithms (ES, SNES, ARS): each member as
+ * seed_evo_member_params builds it. */
+static int build_centred(seed_population *p, const seed_noise *noise, const seed_evo_gen *g, float *members,
+                         seed_err *err)
 {
 	for (int m = 0; m < g->members; m++) {
 		int rc = seed_evo_member_params(noise, p->model, g, m, members + (size_t)m * p->P, err);
@@ -343,12 +346,13 @@ int seed_population_set(seed_population *p, const seed_noise *noise, const seed_
 		                    (long long)g->obs_dim, D, D ? "" : " (the model has no \"obs_norm\")");
 	if ((rc = seed_popnet_obs_norm(p->net, g->obs_dim, g->obs_mean, g->obs_var, err)))
 		return rc;
-	if (g->algo == SEED_EVO_ES && g->rank > 0) {
+	bool centred = seed_evo_algo_centred(g->algo);
+	if (centred && g->rank > 0) { /* ES or ARS: SNES is full rank (seed_evo_gen_check) */
 		rc = build_lowrank(p, noise, g, err);
 	} else {
 		float *members = seed_popnet_full(p->net, g->members);
-		rc = g->algo == SEED_EVO_ES ? build_es(p, noise, g, members, err)
-		                            : build_genomes(p, noise, g, members, err);
+		rc = centred ? build_centred(p, noise, g, members, err)
+		             : build_genomes(p, noise, g, members, err);
 	}
 	if (rc) {
 		seed_popnet_drop(p->net);

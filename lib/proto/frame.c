@@ -580,7 +580,7 @@ static const struct fspec priority_spec[] = {
     TENSOR("priority", DT(F32), D_N),
 };
 
-static const char *const evo_algorithms[] = {"es", "ga", "rs", NULL};
+static const char *const evo_algorithms[] = {"es", "ga", "rs", "snes", "ars", NULL};
 
 /* A round of neuroevolution for the population server (seed_evo_gen in
  * seed/evo.h; lib/evo/evo_frame.c checks what the schema cannot: the genome's
@@ -598,6 +598,8 @@ static const struct fspec generation_spec[] = {
     TENSOR("episodes", DT(I32), D_M),
     {.name = "sign", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_M}},
     {.name = "centre", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_P}},
+    /* snes: each parameter's std (evo_frame.c: with snes only). */
+    {.name = "sigmas", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_P}},
     OPT_STR("model"),
     {.name = "episode_cap", .kind = FK_INT, .optional = true, .min = 0, .max = I64},
     {.name = "greedy", .kind = FK_BOOL, .optional = true},

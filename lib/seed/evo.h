@@ -153,7 +153,9 @@ typedef struct seed_evo_gen {
 /* Check g's shape and values: algo, phase, noise_size >= 1, sigma finite
  * and >= 0, rank >= 0, members >= 1, genome_len >= 1, genome non-NULL with
  * every row starting with a key >= 0 and holding keys >= 0 then only -1,
- * ES: L = 1, sign of +-1 and centre non-NULL; episodes >= 1; action_noise
+ * es, snes, ars (centred): L = 1, sign of +-1, centre non-NULL, no phase 1;
+ * snes: rank 0 and sigmas non-NULL, every element finite and >= 0; sigmas
+ * NULL for every other algorithm; episodes >= 1; action_noise
  * finite and >= 0; obs_dim >= 0, obs_mean and obs_var non-NULL exactly when
  * obs_dim > 0, every mean finite, every var finite and >= 0.  Returns 0 or
  * -EINVAL with err naming the field and the member (or element).  For a generation that
@@ -166,7 +168,8 @@ int64_t seed_evo_noise_len(const seed_model *model, int rank);
 
 /* Write member m's parameters (num_params floats) into out; model gives the layout and the
  * initialisation (its own parameters are overwritten; use a scratch model).
- *   ES: centre + sign[m] * sigma * eps(genome[m][0])
+ *   ES, ARS: centre + sign[m] * sigma * eps(genome[m][0])
+ *   SNES: centre[i] + (sign[m] * sigmas[i]) * eps(genome[m][0])[i] (full rank)
  *   GA: init(genome[m][0]) + sum over k >= 1 (until -1) of sigma * eps(genome[m][k])
  *   RS: init(genome[m][0])
  * Errors: -EINVAL (member out of range, a table that does not match noise_seed/noise_size, P mismatch,

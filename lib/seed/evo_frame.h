@@ -9,8 +9,12 @@
  * directions, so that a learner cannot publish what a server refuses:
  *   - every genome row starts with a key >= 0 and holds keys >= 0, then
  *     only -1 (padding); no key below -1;
- *   - es: one column (the member's noise key), sign present with every
- *     element +1 or -1, centre present;
+ *   - es, snes and ars (the centred algorithms): one column (the member's
+ *     noise key), sign present with every element +1 or -1, centre
+ *     present;
+ *   - snes: sigmas present (f32[P], the schema gives it the centre's P),
+ *     every element finite and >= 0, and rank 0; no other algorithm has
+ *     sigmas;
  *   - ga and rs: no sign, no centre;
  *   - episodes >= 1 for every member;
  *   - noise_seed below 2^63 (frame ints are signed 64-bit);
@@ -41,19 +45,20 @@ extern "C" {
 
 /* Make f a generation frame of g with the learner's run: run, generation,
  * phase, algorithm, noise_seed, noise_size, sigma, rank, genome i64[M, L],
- * episodes i32[M], for es sign f32[M] and centre f32[num_params], when
+ * episodes i32[M], for es, snes and ars sign f32[M] and centre
+ * f32[num_params], for snes sigmas f32[num_params], when
  * action_noise > 0 action_noise, and when obs_dim > 0 obs_mean f32[obs_dim]
  * and obs_var f32[obs_dim].  The
  * tensors point into g's arrays (keep them alive while f is used); f need
  * not be initialised and owns nothing.  The caller may add the optional
  * fields afterwards (model, episode_cap, greedy).  Errors (-EINVAL, err
  * naming the field and member): g breaks a rule above, run outside
- * [0, 2^32), M or L < 1, num_params < 1 for es. */
+ * [0, 2^32), M or L < 1, num_params < 1 for es, snes or ars. */
 int seed_evo_gen_to_frame(const seed_evo_gen *g, int64_t run, seed_frame *f, seed_err *err);
 
 /* Read a generation frame into g: g's arrays point into f's tensors (keep f
  * and what it was decoded from alive while g is used).  num_params is the
- * centre's length for es, 0 for ga and rs (the server knows it from its
+ * centre's length for es, snes and ars, 0 for ga and rs (the server knows it from its
  * model); action_noise 0 and obs_dim 0 (obs_mean, obs_var NULL) for a frame
  * without them.  A decoded frame's tensor data may sit at any address; this
  * function refuses one that is not aligned for its dtype (use

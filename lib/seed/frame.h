@@ -39,11 +39,12 @@
  *                            weight f32[B] (optional state f32[B,S]) and
  *                            the unroll's per-step fields over B rows
  *   priority learn -> replay key i64[N] priority f32[N]
- *   generation learn -> infer run generation phase algorithm ("es", "ga"
- *                            or "rs") noise_seed noise_size sigma (a
- *                            float) rank genome i64[M,L] episodes i32[M]
- *                            (optional sign f32[M], centre f32[P], model
- *                            str, episode_cap int, greedy bool)
+ *   generation learn -> infer run generation phase algorithm ("es", "ga",
+ *                            "rs", "snes" or "ars") noise_seed noise_size
+ *                            sigma (a float) rank genome i64[M,L] episodes
+ *                            i32[M] (optional sign f32[M], centre f32[P],
+ *                            sigmas f32[P], model str, episode_cap int,
+ *                            greedy bool)
  *
  * Ints: run and actor in [0, 2^32), seq and the policy versions >= 0, env0
  * in [0, 2^31), num_actions >= 1.  Every dimension of a schema tensor is at

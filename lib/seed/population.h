@@ -6,12 +6,12 @@
  * with its own parameters, rebuilt from the shared noise table.  A batch of
  * rows, each tagged with its member, is computed as:
  *
- *   full rank (rank 0, and every GA and RS generation): each member's
+ *   full rank (rank 0, and every GA, RS and SNES generation): each member's
  *     parameters are built once per seed_population_set (M x P floats);
  *     rows are grouped by member (a counting sort), each group goes through
  *     the layers with its member's weights (one matrix product per group
  *     and layer), and the results are scattered back in row order;
- *   low rank (an ES generation with rank r > 0, seed/evo.h): a linear
+ *   low rank (an ES or ARS generation with rank r > 0, seed/evo.h): a linear
  *     layer computes the shared product of all the rows with the centre's
  *     weights, then adds each row's correction c (x B) A^T (c = sign sigma
  *     / sqrt(r), A and B read straight from the noise table, 2 r (in + out)

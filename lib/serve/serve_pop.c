@@ -177,15 +177,17 @@ void serve_apply_generation(seed_serve *s)
 	s->pop.have_pending = false;
 	seed_evo_gen g = s->pop.pending.gen;
 	seed_err err;
-	const char *algo = g.algo == SEED_EVO_ES ? "es" : g.algo == SEED_EVO_GA ? "ga" : "rs";
+	const char *algo = seed_evo_algo_name(g.algo);
+	bool centred = seed_evo_algo_centred(g.algo);
 	/* Checked before the slot is emptied: a frame that does not fit
 	 * leaves the previous generation's episodes playing. */
 	size_t P = seed_model_num_params(seed_agent_model(s->agent));
-	if (g.algo == SEED_EVO_ES && g.num_params != P) {
+	if (centred && g.num_params != P) {
 		serve_bad_generation(s,
 		                     "generation %" PRId64
-		                     " (es, %d members): a centre of %zu parameters for a model of %zu",
-		                     g.generation, g.members, g.num_params, P);
+		                     " (%s, %d members): a centre%s of %zu parameters for a model of %zu",
+		                     g.generation, algo, g.members, g.sigmas ? " and sigmas" : "",
+		                     g.num_params, P);
 		return;
 	}
 	/* The moments are of f32 rows of obs_dim values, the observations
@@ -225,7 +227,7 @@ void serve_apply_generation(seed_serve *s)
 	if (rc == 0)
 		rc = slot_noise(s, t, g.noise_seed, g.noise_size, &err);
 	if (rc == 0) {
-		if (g.algo != SEED_EVO_ES)
+		if (!centred)
 			g.num_params = seed_population_num_params(sl->pop);
 		rc = seed_population_set(sl->pop, sl->noise, &g, &err);
 	}

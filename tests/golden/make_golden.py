@@ -297,6 +297,52 @@ GOOD_BOX = [
     ("episode_obs", episode_obs, {}),
 ]
 
+# The other centred algorithms: a round of separable natural evolution
+# strategies (each parameter's std in sigmas; sigma their mean, for reports)
+# and one of augmented random search (an es round under another name, here
+# with low-rank noise).
+generation_snes = Pairs([
+    ("type", "generation"),
+    ("version", 1),
+    ("run", 6),
+    ("generation", 3),
+    ("phase", 0),
+    ("algorithm", "snes"),
+    ("noise_seed", 11),
+    ("noise_size", 1 << 16),
+    ("sigma", 0.0375),
+    ("rank", 0),
+    ("genome", T("i64", [[21], [21], [8], [8]])),
+    ("episodes", T("i32", [1, 1, 1, 1])),
+    ("sign", T("f32", [1, -1, 1, -1])),
+    ("centre", T("f32", [0.25, -1.5, 0.0, 2.0])),
+    ("sigmas", T("f32", [0.05, 0.0, 0.1, 0.0])),
+    ("model", '{"torso": []}'),
+])
+
+generation_ars = Pairs([
+    ("type", "generation"),
+    ("version", 1),
+    ("run", 6),
+    ("generation", 9),
+    ("phase", 0),
+    ("algorithm", "ars"),
+    ("noise_seed", 11),
+    ("noise_size", 1 << 16),
+    ("sigma", 0.03),
+    ("rank", 1),
+    ("genome", T("i64", [[5], [5]])),
+    ("episodes", T("i32", [2, 2])),
+    ("sign", T("f32", [1, -1])),
+    ("centre", T("f32", [0.5, -0.75, 1e-4])),
+])
+
+# Frames in golden_frames.h and the fuzzer's corpus, not in the streams.
+GOOD_EVO = [
+    ("generation_snes", generation_snes, {}),
+    ("generation_ars", generation_ars, {}),
+]
+
 GOOD = [
     ("step", step, {}),
     ("unroll", unroll, {}),
@@ -584,7 +630,7 @@ bad("episode_generation_N", replace(e, "generation", T("i64", [1, 1, 1])), EF,
     "episode frame: field 'generation': shape [3], expected [N]: dimension 0 is 3, but N = 2 (from 'env')")
 g = generation_base()
 bad("generation_algorithm", replace(g, "algorithm", "cma"), EF,
-    "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs'")
+    "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs', 'snes', 'ars'")
 bad("generation_algorithm_int", replace(g, "algorithm", 1), EF,
     "generation frame: field 'algorithm': int, expected str")
 bad("generation_genome_missing", drop(g, "genome"), EF, "generation frame: field 'genome': missing")
@@ -598,6 +644,10 @@ bad("generation_sign_M", add(g, "sign", T("f32", np.ones(4))), EF,
     "generation frame: field 'sign': shape [4], expected [M]: dimension 0 is 4, but M = 2 (from 'genome')")
 bad("generation_centre_dtype", add(g, "centre", T("f64", np.ones(4))), EF,
     "generation frame: field 'centre': dtype f64, expected f32")
+bad("generation_sigmas_P", replace(generation_snes, "sigmas", T("f32", [0.05, 0.0, 0.1])), EF,
+    "generation frame: field 'sigmas': shape [3], expected [P]: dimension 0 is 3, but P = 4 (from 'centre')")
+bad("generation_sigmas_dtype", add(g, "sigmas", T("f64", np.ones(4))), EF,
+    "generation frame: field 'sigmas': dtype f64, expected f32")
 bad("generation_sigma_negative", replace(g, "sigma", -0.5), EF,
     "generation frame: field 'sigma': -0.5, expected a finite value >= 0")
 bad("generation_sigma_nan", replace(g, "sigma", float("nan")), EF,
@@ -775,13 +825,13 @@ def main():
     corpus = {}
     box_bin = b""
     box_jsonl = []
-    for name, pairs, kw in GOOD + GOOD_BOX:
+    for name, pairs, kw in GOOD + GOOD_BOX + GOOD_EVO:
         data = pk(pairs, **kw)
         js = frame_json(pairs, single_float=kw.get("use_single_float", False))
         if (name, pairs, kw) in GOOD_BOX:
             box_bin += data
             box_jsonl.append(js)
-        else:
+        elif (name, pairs, kw) in GOOD:
             frames_bin += data
             jsonl.append(js)
         corpus["good_" + name] = data
@@ -864,11 +914,13 @@ def main():
                              "episode_generation_alone", "step_low_alone", "step_bounds_A", "step_low_nan",
                              "step_low_above_high", "action_box_nan", "action_box_rank", "unroll_box_logits_2A",
                              "unroll_box_action_A", "sequences_box", "generation_obs_mean_alone", "generation_obs_D",
-                             "episode_obs_sum_alone", "episode_obs_D", "episode_obs_sum_nan")]
+                             "episode_obs_sum_alone", "episode_obs_D", "episode_obs_sum_nan",
+                             "generation_sigmas_P")]
     for n in keep:
         with open(os.path.join(cdir, n), "wb") as f:
             f.write(corpus[n])
-    print("%d good frames, %d bad frames, %d corpus files" % (len(GOOD) + len(GOOD_BOX), len(BAD), len(keep)),
+    print("%d good frames, %d bad frames, %d corpus files" % (len(GOOD) + len(GOOD_BOX) + len(GOOD_EVO), len(BAD),
+                                                             len(keep)),
           file=sys.stderr)
 
 

@@ -5,7 +5,10 @@
  * small MLP, the ES update over two rounds (one with a missing episode), the
  * keys the algorithms draw.  Worked by hand here: GA truncation selection,
  * elitism and its phase-1 round, random search, rounds without episodes,
- * stale and bad reports.  Checkpoint state saved and restored, in memory
+ * stale and bad reports; SNES members against the noise table read
+ * directly (centre[i] + sign sigmas[i] eps[i]), ARS members against ES's
+ * golden ones, and the generation checks of both.  Checkpoint state saved
+ * and restored, in memory
  * and through seed_checkpoint files, continues exactly as the original. */
 #include "seed/evo.h"
 
@@ -258,6 +261,215 @@ static void t_member_errors(void)
 	CHECK(seed_evo_gen_check(&g, &err) == -EINVAL && strstr(err.msg, "phase"));
 	g.phase = 0;
 	CHECK(seed_evo_gen_check(&g, &err) == 0);
+out:
+	seed_model_free(&m);
+	seed_noise_free(&n);
+	seed_noise_free(&small);
+}
+
+/* ARS members are ES's: the same golden parameters, full and low rank. */
+static void t_member_ars(void)
+{
+	seed_model *m = small_model();
+	seed_noise *n = member_table();
+	if (!m || !n)
+		goto out;
+	float centre[MEMBER_P], out[MEMBER_P];
+	for (int i = 0; i < MEMBER_P; i++)
+		centre[i] = (float)(0.01 * i - 0.1);
+	int64_t genome[6];
+	float sign[6];
+	int32_t episodes[6];
+	for (int k = 0; k < 3; k++)
+		for (int s = 0; s < 2; s++) {
+			genome[2 * k + s] = member_keys[k];
+			sign[2 * k + s] = s ? -1.0f : 1.0f;
+			episodes[2 * k + s] = 1;
+		}
+	for (int r = 0; r < 3; r++) {
+		seed_evo_gen g = {.algo = SEED_EVO_ARS,
+		                  .noise_seed = MEMBER_NOISE_SEED,
+		                  .noise_size = MEMBER_NOISE_SIZE,
+		                  .sigma = MEMBER_SIGMA,
+		                  .rank = r,
+		                  .members = 6,
+		                  .genome_len = 1,
+		                  .genome = genome,
+		                  .sign = sign,
+		                  .episodes = episodes,
+		                  .centre = centre,
+		                  .num_params = MEMBER_P};
+		seed_err err = {{0}};
+		CHECK_MSG(seed_evo_gen_check(&g, &err) == 0, "%s", err.msg);
+		for (int mm = 0; mm < 6; mm++) {
+			CHECK_MSG(seed_evo_member_params(n, m, &g, mm, out, &err) == 0, "%s", err.msg);
+			const float *want = member_es + ((size_t)(r * 6 + mm)) * MEMBER_P;
+			int bad = 0;
+			for (int i = 0; i < MEMBER_P; i++)
+				bad += !close5(out[i], want[i]);
+			CHECK_MSG(bad == 0, "rank %d member %d: %d of %d parameters differ", r, mm, bad,
+			          MEMBER_P);
+		}
+	}
+out:
+	seed_model_free(&m);
+	seed_noise_free(&n);
+}
+
+/* A SNES round of 4 members (two keys, antithetic) on the small MLP. */
+typedef struct snes_round {
+	float centre[MEMBER_P], sigmas[MEMBER_P], sign[4];
+	int64_t genome[4];
+	int32_t episodes[4];
+	seed_evo_gen g;
+} snes_round;
+
+static void snes_round_init(snes_round *x)
+{
+	for (int i = 0; i < MEMBER_P; i++) {
+		x->centre[i] = (float)(0.02 * i - 0.3);
+		x->sigmas[i] = (float)(0.005 * (i % 7)); /* some 0: those parameters stay the centre's */
+	}
+	for (int k = 0; k < 4; k++) {
+		x->genome[k] = member_keys[k / 2];
+		x->sign[k] = k % 2 ? -1.0f : 1.0f;
+		x->episodes[k] = 1;
+	}
+	x->g = (seed_evo_gen){.algo = SEED_EVO_SNES,
+	                      .noise_seed = MEMBER_NOISE_SEED,
+	                      .noise_size = MEMBER_NOISE_SIZE,
+	                      .sigma = 0.015,
+	                      .members = 4,
+	                      .genome_len = 1,
+	                      .genome = x->genome,
+	                      .sign = x->sign,
+	                      .episodes = x->episodes,
+	                      .centre = x->centre,
+	                      .num_params = MEMBER_P,
+	                      .sigmas = x->sigmas};
+}
+
+/* SNES: centre[i] + sign * sigmas[i] * eps(key)[i], eps the table's P
+ * floats at the key's index, read here from the table itself. */
+static void t_member_snes(void)
+{
+	seed_model *m = small_model();
+	seed_noise *n = member_table();
+	if (!m || !n)
+		goto out;
+	snes_round x;
+	snes_round_init(&x);
+	seed_err err = {{0}};
+	CHECK_MSG(seed_evo_gen_check(&x.g, &err) == 0, "%s", err.msg);
+	const float *table = seed_noise_data(n);
+	float out[MEMBER_P];
+	for (int mm = 0; mm < 4; mm++) {
+		CHECK_MSG(seed_evo_member_params(n, m, &x.g, mm, out, &err) == 0, "%s", err.msg);
+		int64_t at = seed_noise_index(n, (uint64_t)x.genome[mm], MEMBER_P);
+		CHECK(at >= 0 && at + MEMBER_P <= MEMBER_NOISE_SIZE);
+		if (at < 0)
+			continue;
+		int bad = 0, moved = 0;
+		for (int i = 0; i < MEMBER_P; i++) {
+			double want = (double)x.centre[i] +
+			              (double)x.sign[mm] * (double)x.sigmas[i] * (double)table[at + i];
+			bad += !close5(out[i], want);
+			if (x.sigmas[i] == 0.0f)
+				bad += out[i] != x.centre[i];
+			moved += out[i] != x.centre[i];
+		}
+		CHECK_MSG(bad == 0, "member %d: %d of %d parameters differ", mm, bad, MEMBER_P);
+		CHECK(moved > MEMBER_P / 2);
+	}
+	/* The antithetic pair: member 1 is the mirror of member 0 about the centre. */
+	float plus[MEMBER_P], minus[MEMBER_P];
+	CHECK(seed_evo_member_params(n, m, &x.g, 0, plus, &err) == 0);
+	CHECK(seed_evo_member_params(n, m, &x.g, 1, minus, &err) == 0);
+	for (int i = 0; i < MEMBER_P; i++)
+		CHECK_NEAR(plus[i] - x.centre[i], x.centre[i] - minus[i], 1e-6);
+	/* sigma is informational: another value builds the same members. */
+	x.g.sigma = 7.0;
+	CHECK(seed_evo_member_params(n, m, &x.g, 0, out, &err) == 0);
+	CHECK(memcmp(out, plus, sizeof out) == 0);
+out:
+	seed_model_free(&m);
+	seed_noise_free(&n);
+}
+
+static void t_member_snes_errors(void)
+{
+	seed_model *m = small_model();
+	seed_noise *n = member_table(), *small = NULL;
+	CHECK(seed_noise_new(&small, MEMBER_NOISE_SEED, 20, NULL) == 0);
+	if (!m || !n || !small)
+		goto out;
+	snes_round x;
+	snes_round_init(&x);
+	seed_evo_gen *g = &x.g;
+	seed_err err = {{0}};
+	float out[MEMBER_P];
+	/* Low rank: per-parameter sigmas do not factor. */
+	g->rank = 1;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL &&
+	      strstr(err.msg, "generation: snes needs rank 0 (per-parameter sigmas), not 1"));
+	CHECK(seed_evo_member_params(n, m, g, 0, out, &err) == -EINVAL && strstr(err.msg, "rank 0"));
+	g->rank = 0;
+	g->sigmas = NULL;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "generation: snes needs sigmas"));
+	CHECK(seed_evo_member_params(n, m, g, 0, out, &err) == -EINVAL && strstr(err.msg, "needs sigmas"));
+	g->sigmas = x.sigmas;
+	x.sigmas[3] = NAN;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL &&
+	      strstr(err.msg, "generation: sigmas[3] is nan, must be finite and >= 0"));
+	CHECK(seed_evo_member_params(n, m, g, 2, out, &err) == -EINVAL && strstr(err.msg, "sigmas[3]"));
+	x.sigmas[3] = INFINITY;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "sigmas[3] is inf"));
+	x.sigmas[3] = 0.01f;
+	x.sigmas[30] = -0.5f;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "sigmas[30] is -0.5"));
+	CHECK(seed_evo_member_params(n, m, g, 0, out, &err) == -EINVAL && strstr(err.msg, "sigmas[30]"));
+	x.sigmas[30] = 0.0f;
+	CHECK(seed_evo_gen_check(g, &err) == 0);
+	/* The centred algorithms' rules hold for snes too. */
+	g->phase = 1;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "snes has no phase 1"));
+	g->phase = 0;
+	g->centre = NULL;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "snes needs sign and centre"));
+	g->centre = x.centre;
+	x.sign[2] = 0.5f;
+	CHECK(seed_evo_gen_check(g, &err) == -EINVAL && strstr(err.msg, "member 2: sign"));
+	CHECK(seed_evo_member_params(n, m, g, 2, out, &err) == -EINVAL && strstr(err.msg, "sign"));
+	x.sign[2] = 1.0f;
+	/* A table of 20 floats cannot hold a slice of 31. */
+	g->noise_size = 20;
+	CHECK(seed_evo_member_params(small, m, g, 0, out, &err) == -EINVAL && strstr(err.msg, "longer"));
+	g->noise_size = MEMBER_NOISE_SIZE;
+	/* sigmas only go with snes. */
+	static const seed_evo_algo others[] = {SEED_EVO_ES, SEED_EVO_ARS, SEED_EVO_GA, SEED_EVO_RS};
+	for (int k = 0; k < N_OF(others); k++) {
+		seed_evo_gen o = *g;
+		o.algo = others[k];
+		if (!seed_evo_algo_centred(o.algo))
+			o.sign = NULL, o.centre = NULL;
+		char want[80];
+		snprintf(want, sizeof want, "generation: sigmas only go with snes, not %s",
+		         seed_evo_algo_name(o.algo));
+		CHECK_MSG(seed_evo_gen_check(&o, &err) == -EINVAL && strstr(err.msg, want), "%s: %s",
+		          seed_evo_algo_name(o.algo), err.msg);
+		CHECK(seed_evo_member_params(n, m, &o, 0, out, &err) == -EINVAL && strstr(err.msg, want));
+		o.sigmas = NULL;
+		CHECK_MSG(seed_evo_gen_check(&o, &err) == 0, "%s: %s", seed_evo_algo_name(o.algo), err.msg);
+	}
+	/* ARS keeps ES's rules: no phase 1, sign and centre. */
+	seed_evo_gen a = *g;
+	a.algo = SEED_EVO_ARS;
+	a.sigmas = NULL;
+	a.phase = 1;
+	CHECK(seed_evo_gen_check(&a, &err) == -EINVAL && strstr(err.msg, "ars has no phase 1"));
+	a.phase = 0;
+	a.sign = NULL;
+	CHECK(seed_evo_gen_check(&a, &err) == -EINVAL && strstr(err.msg, "ars needs sign and centre"));
 out:
 	seed_model_free(&m);
 	seed_noise_free(&n);
@@ -886,6 +1098,9 @@ int main(void)
 	TAP_RUN(t_member_es);
 	TAP_RUN(t_member_ga_rs);
 	TAP_RUN(t_member_errors);
+	TAP_RUN(t_member_ars);
+	TAP_RUN(t_member_snes);
+	TAP_RUN(t_member_snes_errors);
 	TAP_RUN(t_es_update);
 	TAP_RUN(t_snes_update);
 	TAP_RUN(t_ars_update);

@@ -2,7 +2,8 @@
  * round trips through the wire and JSON (with and without the optional
  * action noise and observation statistics), frames packed by Python (the
  * golden frames of tests/golden/make_golden.py) read back to the values Python
- * wrote, and every refusal of both directions with its message. */
+ * wrote, and every refusal of both directions with its message; snes
+ * generations (their sigmas) and ars ones as well. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@ static int64_t es_genome[4] = {5, 5, 9, 9};
 static float es_sign[4] = {1, -1, 1, -1};
 static int32_t es_episodes[4] = {1, 1, 1, 2};
 static float es_centre[3] = {0.5f, -1.25f, 3e-7f};
+/* A snes round's per-parameter sigmas for that model, and bad ones. */
+static float snes_sigmas[3] = {0.05f, 0.0f, 1.5e-3f}, nan_sigmas[3] = {0.05f, NAN, 0.0f};
+static float neg_sigmas[3] = {0.05f, 0.0f, -0.25f};
 
 static seed_evo_gen es_gen(void)
 {
@@ -78,6 +82,9 @@ static void same_gen(const seed_evo_gen *a, const seed_evo_gen *b)
 	CHECK(!a->centre == !b->centre && a->num_params == b->num_params);
 	if (a->centre && b->centre)
 		CHECK(memcmp(a->centre, b->centre, a->num_params * 4) == 0);
+	CHECK(!a->sigmas == !b->sigmas);
+	if (a->sigmas && b->sigmas)
+		CHECK(memcmp(a->sigmas, b->sigmas, a->num_params * 4) == 0);
 	CHECK(a->action_noise == b->action_noise);
 	CHECK(a->obs_dim == b->obs_dim && !a->obs_mean == !b->obs_mean && !a->obs_var == !b->obs_var);
 	if (a->obs_mean && b->obs_mean && a->obs_var && b->obs_var) {
@@ -100,6 +107,12 @@ static void roundtrip(const seed_evo_gen *g)
 	CHECK(!seed_frame_get(&f, "action_noise") == !(g->action_noise > 0));
 	CHECK(!seed_frame_get(&f, "obs_mean") == !(g->obs_dim > 0));
 	CHECK(!seed_frame_get(&f, "obs_var") == !(g->obs_dim > 0));
+	CHECK(!seed_frame_get(&f, "sigmas") == !g->sigmas);
+	const char *algo = NULL;
+	size_t algo_len = 0;
+	CHECK(seed_frame_str(&f, "algorithm", &algo, &algo_len) == 0 &&
+	      algo_len == strlen(seed_evo_algo_name(g->algo)) &&
+	      memcmp(algo, seed_evo_algo_name(g->algo), algo_len) == 0);
 	/* Built frames point at g's arrays, aligned: read in place. */
 	seed_evo_gen x;
 	rc = seed_evo_gen_from_frame(&f, &x, &err);
@@ -169,6 +182,25 @@ static void t_roundtrip_box(void)
 	g.obs_mean = box_mean + 3;
 	g.obs_var = box_var + 3;
 	g.action_noise = 1e-9;
+	roundtrip(&g);
+}
+
+/* The other centred algorithms: snes (with its sigmas, full rank) and ars
+ * (an es round under another name, full and low rank). */
+static void t_roundtrip_snes_ars(void)
+{
+	seed_evo_gen g = es_gen();
+	g.algo = SEED_EVO_SNES;
+	g.rank = 0;
+	g.sigmas = snes_sigmas;
+	g.sigma = (0.05 + 0.0 + 1.5e-3) / 3; /* their mean, informational */
+	roundtrip(&g);
+	g.obs_dim = 4, g.obs_mean = box_mean, g.obs_var = box_var, g.action_noise = 0.2;
+	roundtrip(&g);
+	g = es_gen();
+	g.algo = SEED_EVO_ARS;
+	roundtrip(&g);
+	g.rank = 0;
 	roundtrip(&g);
 }
 
@@ -338,6 +370,50 @@ static void e_ga_key(seed_evo_gen *g)
 {
 	*g = ga_gen(), g->genome = &ga_minus2[0][0];
 }
+static void e_snes_no_sigmas(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->rank = 0;
+}
+static void e_snes_rank(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->sigmas = snes_sigmas; /* es_gen's rank 2 */
+}
+static void e_snes_sigmas_nan(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->rank = 0, g->sigmas = nan_sigmas;
+}
+static void e_snes_sigmas_neg(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->rank = 0, g->sigmas = neg_sigmas;
+}
+static void e_snes_sign(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->rank = 0, g->sigmas = snes_sigmas, g->sign = NULL;
+}
+static void e_snes_columns(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_SNES, g->rank = 0, g->sigmas = snes_sigmas, g->genome_len = 2, g->members = 2;
+}
+static void e_ars_centre(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_ARS, g->centre = NULL;
+}
+static void e_ars_sign_value(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_ARS, g->sign = half_sign;
+}
+static void e_es_sigmas(seed_evo_gen *g)
+{
+	g->sigmas = snes_sigmas;
+}
+static void e_ars_sigmas(seed_evo_gen *g)
+{
+	g->algo = SEED_EVO_ARS, g->sigmas = snes_sigmas;
+}
+static void e_ga_sigmas(seed_evo_gen *g)
+{
+	*g = ga_gen(), g->sigmas = snes_sigmas, g->num_params = 3;
+}
 static float nan_var[4] = {1.0f, NAN, 1.0f, 1.0f}, neg_var[4] = {1.0f, 1.0f, 1.0f, -0.5f};
 static float inf_mean[4] = {0.0f, 0.0f, -INFINITY, 0.0f};
 static void e_action_noise_neg(seed_evo_gen *g)
@@ -399,8 +475,21 @@ static const struct bad_gen bad_gens[] = {
     {"es_key_negative", e_es_key, {"member 2: first key -2"}},
     {"episodes", e_episodes, {"field 'episodes': member 2 wants 0, expected >= 1"}},
     {"sign_value", e_sign_value, {"field 'sign': member 2: 0.5, expected +1 or -1"}},
-    {"ga_sign", e_ga_sign, {"field 'sign': only es generations have signs, not ga"}},
-    {"ga_centre", e_ga_centre, {"field 'centre': only es generations have a centre, not ga"}},
+    {"ga_sign", e_ga_sign, {"field 'sign': only es, snes and ars generations have signs, not ga"}},
+    {"ga_centre", e_ga_centre, {"field 'centre': only es, snes and ars generations have a centre, not ga"}},
+    {"snes_sigmas_missing", e_snes_no_sigmas, {"field 'sigmas': missing (snes needs each parameter's std)"}},
+    {"snes_rank", e_snes_rank, {"field 'rank': 2, expected 0 for snes"}},
+    {"snes_sigmas_nan",
+     e_snes_sigmas_nan,
+     {"field 'sigmas': element 1 is nan, expected a finite value >= 0"}},
+    {"snes_sigmas_negative", e_snes_sigmas_neg, {"field 'sigmas': element 2 is -0.25"}},
+    {"snes_sign", e_snes_sign, {"field 'sign': missing (snes needs each member's sign)"}},
+    {"snes_columns", e_snes_columns, {"field 'genome': 2 columns, expected 1 for snes"}},
+    {"ars_centre", e_ars_centre, {"field 'centre': missing (ars needs the centre)"}},
+    {"ars_sign_value", e_ars_sign_value, {"field 'sign': member 2: 0.5, expected +1 or -1"}},
+    {"es_sigmas", e_es_sigmas, {"field 'sigmas': only snes generations have sigmas, not es"}},
+    {"ars_sigmas", e_ars_sigmas, {"field 'sigmas': only snes generations have sigmas, not ars"}},
+    {"ga_sigmas", e_ga_sigmas, {"field 'sigmas': only snes generations have sigmas, not ga"}},
     {"ga_key_after_pad", e_ga_after_pad, {"field 'genome': member 0: key 15 at column 2 after -1"}},
     {"ga_key_negative", e_ga_key, {"member 1: key -2 at column 1 (keys are >= 0, -1 pads"}},
     {"action_noise_negative",
@@ -487,7 +576,10 @@ static void t_from_frame_refusals(void)
 	    {es_genome, 1, half_sign, es_episodes, "es", "member 2: 0.5, expected +1 or -1"},
 	    {es_genome, 1, es_sign, zero_episodes, "es", "member 2 wants 0"},
 	    {es_genome, 2, NULL, es_episodes, "es", "2 columns, expected 1 for es"},
-	    {es_genome, 1, NULL, es_episodes, "rs", "only es generations have a centre, not rs"},
+	    {es_genome, 1, NULL, es_episodes, "rs",
+	     "only es, snes and ars generations have a centre, not rs"},
+	    {es_genome, 1, NULL, es_episodes, "ars", "field 'sign': missing (ars needs each member's sign)"},
+	    {es_genome, 1, es_sign, es_episodes, "snes", "field 'sigmas': missing (snes needs"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		hand_frame(&f, cases[i].genome, cases[i].L, cases[i].sign, cases[i].episodes, cases[i].algo);
@@ -511,7 +603,8 @@ static void t_from_frame_refusals(void)
 	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
 	seed_frame_set_str(&f, "algorithm", "cma");
 	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -SEED_EFRAME &&
-	      has(err.msg, "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs'"));
+	      has(err.msg, "generation frame: field 'algorithm': 'cma', expected one of 'es', 'ga', 'rs', "
+	                   "'snes', 'ars'"));
 	/* Data not aligned for its dtype: refused in place, copied fine. */
 	_Alignas(8) unsigned char raw[8 * 4 + 1];
 	memcpy(raw + 1, es_genome, sizeof es_genome);
@@ -605,14 +698,128 @@ static void t_from_frame_box(void)
 	seed_evo_gen_copy_free(&c);
 }
 
+/* sigmas on frames built field by field: refused by both readers with a
+ * non-snes algorithm, with an element NaN or negative, with a rank other
+ * than 0, of another length than the centre (the schema), and read (in
+ * place or copied, aligned) with snes. */
+static void t_from_frame_sigmas(void)
+{
+	seed_frame f;
+	seed_evo_gen g;
+	seed_err err = {""};
+	int64_t P = 3, P2 = 2;
+	struct {
+		const char *algo;
+		const float *sigmas;
+		int64_t *len;
+		int rank;
+		int code;
+		const char *part;
+	} cases[] = {
+	    {"es", snes_sigmas, &P, 0, -EINVAL,
+	     "generation frame: field 'sigmas': only snes generations have sigmas, not es"},
+	    {"ars", snes_sigmas, &P, 0, -EINVAL,
+	     "field 'sigmas': only snes generations have sigmas, not ars"},
+	    {"snes", nan_sigmas, &P, 0, -EINVAL,
+	     "field 'sigmas': element 1 is nan, expected a finite value >= 0"},
+	    {"snes", neg_sigmas, &P, 0, -EINVAL, "field 'sigmas': element 2 is -0.25"},
+	    {"snes", snes_sigmas, &P, 1, -EINVAL, "field 'rank': 1, expected 0 for snes"},
+	    {"snes", snes_sigmas, &P2, 0, -SEED_EFRAME,
+	     "generation frame: field 'sigmas': shape [2], expected [P]: dimension 0 is 2, but P = 3 (from "
+	     "'centre')"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hand_frame(&f, es_genome, 1, es_sign, es_episodes, cases[i].algo);
+		seed_frame_set_int(&f, "rank", cases[i].rank);
+		seed_frame_set_tensor(
+		    &f, "sigmas", seed_tensor_view((void *)cases[i].sigmas, SEED_DTYPE_F32, 1, cases[i].len));
+		g.generation = 99;
+		int rc = seed_evo_gen_from_frame(&f, &g, &err);
+		CHECK_MSG(rc == cases[i].code && has(err.msg, cases[i].part), "case %zu: %d '%s'", i, rc,
+		          err.msg);
+		CHECK(g.generation == 99);
+		seed_evo_gen_copy c = {0};
+		rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+		CHECK_MSG(rc == cases[i].code && has(err.msg, cases[i].part), "copy, case %zu: %d '%s'", i,
+		          rc, err.msg);
+		CHECK(c.mem == NULL);
+	}
+	/* A good snes frame: in place, and copied from an unaligned address. */
+	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "snes");
+	seed_frame_set_tensor(&f, "sigmas", seed_tensor_view(snes_sigmas, SEED_DTYPE_F32, 1, &P));
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == 0);
+	CHECK(g.algo == SEED_EVO_SNES && g.sigmas == snes_sigmas && g.num_params == 3 &&
+	      g.centre == es_centre);
+	_Alignas(8) unsigned char raw[3 * 4 + 1];
+	memcpy(raw + 1, snes_sigmas, sizeof snes_sigmas);
+	seed_frame_set_tensor(&f, "sigmas", seed_tensor_view(raw + 1, SEED_DTYPE_F32, 1, &P));
+	CHECK(seed_evo_gen_from_frame(&f, &g, &err) == -EINVAL &&
+	      has(err.msg, "field 'sigmas': data at an address not aligned for f32"));
+	seed_evo_gen_copy c = {0};
+	CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == 0);
+	CHECK(c.gen.algo == SEED_EVO_SNES && c.gen.sigmas && (uintptr_t)c.gen.sigmas % 4 == 0 &&
+	      memcmp(c.gen.sigmas, snes_sigmas, sizeof snes_sigmas) == 0 && c.gen.num_params == 3);
+	/* An old es frame (no sigmas) still reads, with sigmas NULL. */
+	hand_frame(&f, es_genome, 1, es_sign, es_episodes, "es");
+	CHECK(seed_evo_gen_from_frame_copy(&f, &c, &err) == 0 && c.gen.algo == SEED_EVO_ES && !c.gen.sigmas);
+	seed_evo_gen_copy_free(&c);
+}
+
+/* The snes and ars frames Python packed, read back to its values. */
+static void t_python_snes_ars(void)
+{
+	const struct golden_frame *snes = NULL, *ars = NULL;
+	for (size_t i = 0; i < sizeof golden_frames / sizeof golden_frames[0]; i++) {
+		if (strcmp(golden_frames[i].name, "generation_snes") == 0)
+			snes = &golden_frames[i];
+		if (strcmp(golden_frames[i].name, "generation_ars") == 0)
+			ars = &golden_frames[i];
+	}
+	CHECK(snes && ars);
+	if (!snes || !ars)
+		return;
+	seed_frame f;
+	seed_err err;
+	seed_evo_gen_copy c = {0};
+	CHECK(seed_frame_decode(&f, snes->bytes, snes->len, &err) == 0);
+	int rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc == 0) {
+		const seed_evo_gen *g = &c.gen;
+		CHECK(g->algo == SEED_EVO_SNES && g->generation == 3 && g->phase == 0 && g->rank == 0);
+		CHECK(g->noise_seed == 11 && g->noise_size == 65536 && g->sigma == 0.0375);
+		CHECK(g->members == 4 && g->genome_len == 1 && g->genome[0] == 21 && g->genome[3] == 8);
+		CHECK(g->sign[0] == 1 && g->sign[1] == -1 && g->sign[3] == -1);
+		CHECK(g->num_params == 4 && g->centre[0] == 0.25f && g->centre[1] == -1.5f &&
+		      g->centre[3] == 2.0f);
+		CHECK(g->sigmas && g->sigmas[0] == 0.05f && g->sigmas[1] == 0.0f && g->sigmas[2] == 0.1f &&
+		      g->sigmas[3] == 0.0f);
+		CHECK(seed_evo_gen_check(g, &err) == 0);
+	}
+	CHECK(seed_frame_decode(&f, ars->bytes, ars->len, &err) == 0);
+	rc = seed_evo_gen_from_frame_copy(&f, &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc == 0) {
+		const seed_evo_gen *g = &c.gen;
+		CHECK(g->algo == SEED_EVO_ARS && g->generation == 9 && g->rank == 1 && g->sigma == 0.03);
+		CHECK(g->members == 2 && g->genome[0] == 5 && g->genome[1] == 5 && g->episodes[1] == 2);
+		CHECK(g->num_params == 3 && g->centre[1] == -0.75f && g->centre[2] == 1e-4f && !g->sigmas);
+		CHECK(seed_evo_gen_check(g, &err) == 0);
+	}
+	seed_evo_gen_copy_free(&c);
+}
+
 int main(void)
 {
 	TAP_RUN(t_roundtrip_es);
 	TAP_RUN(t_roundtrip_ga);
 	TAP_RUN(t_roundtrip_box);
+	TAP_RUN(t_roundtrip_snes_ars);
 	TAP_RUN(t_python_frame);
 	TAP_RUN(t_refusals);
 	TAP_RUN(t_from_frame_refusals);
 	TAP_RUN(t_from_frame_box);
+	TAP_RUN(t_from_frame_sigmas);
+	TAP_RUN(t_python_snes_ars);
 	return tap_done();
 }

@@ -4,7 +4,8 @@
  * parameters of the row's member.  Over several shapes (the CartPole MLP,
  * the MinAtar network on u8 observations, a strided "same" convolution, a
  * dueling head on wide layers that take the kernels' path), ES in full and
- * low rank, GA and RS, members with no rows, one member, and every row one
+ * low rank, GA and RS, SNES (full rank, per-parameter sigmas), ARS in full
+ * and low rank (and the same logits as ES's), members with no rows, one member, and every row one
  * member; models with "obs_norm" (the generation's statistics against the
  * same statistics written into each member's slab) and a Gaussian policy
  * (its means); then acting, and the errors. */
@@ -72,6 +73,7 @@ typedef struct gen_store {
 	float sign[16];
 	int32_t episodes[16];
 	float *centre;
+	float *sigmas; /* SNES */
 	seed_evo_gen g;
 } gen_store;
 
@@ -99,7 +101,8 @@ static void make_gen(gen_store *s, seed_evo_algo algo, int r, const seed_noise *
 		memcpy(s->genome, fam, sizeof fam);
 		r = 0;
 	}
-	if (algo == SEED_EVO_ES) {
+	bool centred = seed_evo_algo_centred(algo);
+	if (centred) {
 		/* An initialised centre, as a learner's. */
 		seed_model_init(mo, &rng);
 		s->centre = malloc(P * sizeof *s->centre);
@@ -107,19 +110,32 @@ static void make_gen(gen_store *s, seed_evo_algo algo, int r, const seed_noise *
 	} else {
 		s->centre = NULL;
 	}
+	s->sigmas = NULL;
+	double mean = 0;
+	if (algo == SEED_EVO_SNES) {
+		/* Each parameter's own std, some 0 (those stay the centre's). */
+		s->sigmas = malloc(P * sizeof *s->sigmas);
+		for (size_t i = 0; i < P; i++) {
+			s->sigmas[i] = i % 5 == 0 ? 0.0f : (float)seed_rng_uniform(&rng, 0.01, 0.09);
+			mean += s->sigmas[i] / (double)P;
+		}
+	}
 	s->g = (seed_evo_gen){.algo = algo,
 	                      .generation = 3,
 	                      .noise_seed = seed_noise_seed(n),
 	                      .noise_size = seed_noise_size(n),
-	                      .sigma = algo == SEED_EVO_ES ? 0.05 : 0.02,
+	                      .sigma = algo == SEED_EVO_SNES ? mean
+	                               : centred             ? 0.05
+	                                                     : 0.02,
 	                      .rank = r,
 	                      .members = members,
 	                      .genome_len = L,
 	                      .genome = s->genome,
-	                      .sign = algo == SEED_EVO_ES ? s->sign : NULL,
+	                      .sign = centred ? s->sign : NULL,
 	                      .episodes = s->episodes,
 	                      .centre = s->centre,
-	                      .num_params = P};
+	                      .num_params = P,
+	                      .sigmas = s->sigmas};
 }
 
 static void random_obs(const shape_case *c, int rows, void *obs, seed_rng *rng)
@@ -157,6 +173,26 @@ static double compare(const shape_case *c, seed_population *pop, seed_model *ref
 	return worst;
 }
 
+/* An ARS generation plays as the ES generation of the same centre, keys,
+ * signs and sigma (full or low rank): the same logits, to the bit. */
+static void same_as_es(const shape_case *c, seed_population *pop, const seed_noise *n, const seed_evo_gen *g,
+                       const void *obs, const int32_t *member)
+{
+	float *ars = malloc((size_t)ROWS * c->A * sizeof *ars),
+	      *es = malloc((size_t)ROWS * c->A * sizeof *es);
+	seed_err err = {{0}};
+	seed_evo_gen e = *g;
+	e.algo = SEED_EVO_ES;
+	CHECK(seed_population_set(pop, n, g, &err) == 0);
+	CHECK(seed_population_forward(pop, ROWS, obs, member, ars, &err) == 0);
+	CHECK(seed_population_set(pop, n, &e, &err) == 0);
+	CHECK(seed_population_forward(pop, ROWS, obs, member, es, &err) == 0);
+	CHECK_MSG(memcmp(ars, es, (size_t)ROWS * c->A * sizeof *es) == 0, "%s ars rank %d: not es's logits",
+	          c->name, g->rank);
+	free(ars);
+	free(es);
+}
+
 static void t_shapes(void)
 {
 	seed_noise *n = NULL;
@@ -185,8 +221,9 @@ static void t_shapes(void)
 		struct {
 			seed_evo_algo algo;
 			int rank;
-		} kinds[] = {{SEED_EVO_ES, 0}, {SEED_EVO_ES, 1}, {SEED_EVO_ES, 3},
-		             {SEED_EVO_GA, 0}, {SEED_EVO_GA, 2}, {SEED_EVO_RS, 0}};
+		} kinds[] = {{SEED_EVO_ES, 0},   {SEED_EVO_ES, 1},  {SEED_EVO_ES, 3},
+		             {SEED_EVO_GA, 0},   {SEED_EVO_GA, 2},  {SEED_EVO_RS, 0},
+		             {SEED_EVO_SNES, 0}, {SEED_EVO_ARS, 0}, {SEED_EVO_ARS, 2}};
 		for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
 			gen_store s;
 			make_gen(&s, kinds[k].algo, kinds[k].rank, n, scratch, M); /* rank -1: a GA family */
@@ -211,7 +248,10 @@ static void t_shapes(void)
 			member[0] = 3;
 			e = compare(c, pop, ref, scratch, n, &s.g, 1, obs, member);
 			CHECK_MSG(e < 2e-5, "%s one row: %g", c->name, e);
+			if (kinds[k].algo == SEED_EVO_ARS)
+				same_as_es(c, pop, n, &s.g, obs, member);
 			free(s.centre);
+			free(s.sigmas);
 		}
 		free(obs);
 	next:
@@ -317,6 +357,22 @@ static void t_errors(void)
 	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "obs_dim 4") &&
 	      strstr(err.msg, "D = 0") && strstr(err.msg, "no \"obs_norm\""));
 	free(s.centre);
+	/* SNES: full rank only, with sigmas, every one finite and >= 0; none
+	 * for ARS. */
+	make_gen(&s, SEED_EVO_SNES, 0, n, scratch, 3);
+	s.g.rank = 1;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "snes needs rank 0"));
+	s.g.rank = 0;
+	s.sigmas[2] = NAN;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL && strstr(err.msg, "sigmas[2] is nan"));
+	s.sigmas[2] = 0.5f;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == 0);
+	CHECK(seed_population_forward(pop, 8, obs, member, logits, &err) == 0);
+	s.g.algo = SEED_EVO_ARS;
+	CHECK(seed_population_set(pop, n, &s.g, &err) == -EINVAL &&
+	      strstr(err.msg, "sigmas only go with snes, not ars"));
+	free(s.centre);
+	free(s.sigmas);
 	/* No recurrent core; no zero rows. */
 	seed_population *bad = NULL;
 	const char *lstm = "{\"torso\": [], \"core\": {\"type\": \"lstm\", \"units\": 3}}";
