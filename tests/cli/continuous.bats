@@ -114,6 +114,32 @@ PY
 	[ "$(jq -r '.env + " " + (.greedy | tostring)' <<<"$output")" = "pendulum true" ]
 }
 
+@test "seed-train evolves Pendulum with snes (its stds in the checkpoint) and ars (a linear policy, a shifted fitness)" {
+	es_pendulum
+	run timeout 300 seed-train "$D/es-pendulum.json" --seed 1 --dir "$D/snes" --quiet --set algorithm=snes \
+		--set evolution.sigma=0.05
+	echo "$output"
+	assert_success
+	[ "$(jq '.eval.episodes == 2 and (.eval.return.mean | . < 0 and . > -2000)' <<<"$output")" = true ]
+	[ "$(jq -s 'all(.algorithm == "snes") and (last | .evaluated == 8)' "$D/snes/metrics.jsonl")" = true ]
+	# A std per parameter, adapted from the first 0.05 (the model's 16 x 3 + 16
+	# torso, 1 x 16 + 1 mean, 1 log-std, 1 x 16 + 1 value and its 3 + 3 + 1
+	# observation statistics: 106 floats in the slab).
+	sig=$(tensor "$D/snes" evo.sigmas)
+	[ "$(jq 'length == 106 and all(. > 0) and any(. != 0.05)' <<<"$sig")" = true ]
+	# ARS: a model without hidden layers, the top 2 of 4 pairs, a fitness
+	# shifted by -20 a step (4,000 over an episode): the metrics still report
+	# Pendulum's returns, all below 0.
+	run timeout 300 seed-train "$D/es-pendulum.json" --seed 1 --dir "$D/ars" --quiet --set algorithm=ars \
+		--set 'model={"obs_norm": true, "torso": [], "policy": {"type": "gaussian"}}' \
+		--set evolution.top=2 --set evolution.reward_shift=-20 --set evolution.sigma=0.05
+	echo "$output"
+	assert_success
+	[ "$(jq '.eval.return.mean | . < 0 and . > -2000' <<<"$output")" = true ]
+	[ "$(jq -s 'all(.algorithm == "ars" and .mean < 0 and .best < 0)' "$D/ars/metrics.jsonl")" = true ]
+	[ "$(jq '.step >= 5' "$D/ars/checkpoint.json")" = true ]
+}
+
 @test "a categorical model for a Box space, or a Gaussian one for a discrete space, is refused by name" {
 	jq '.model = {"torso": []}' "$D/ppo-pendulum.json" >"$D/cat.json"
 	run seed-learn --config "$D/cat.json" --unrolls ipc://"$D/u" --params ipc://"$D/p" --dir "$D/r1"
