@@ -116,7 +116,9 @@ static void t_layout(void)
 	seed_model_free(&m);
 }
 
-static void t_member_es(void)
+/* ES's members, and ARS's, which are the same: centre + sign sigma eps(key),
+ * full and low rank, against the numpy golden parameters. */
+static void member_centred(seed_evo_algo algo)
 {
 	seed_model *m = small_model();
 	seed_noise *n = member_table();
@@ -135,7 +137,7 @@ static void t_member_es(void)
 			episodes[2 * k + s] = 1;
 		}
 	for (int r = 0; r < 3; r++) {
-		seed_evo_gen g = {.algo = SEED_EVO_ES,
+		seed_evo_gen g = {.algo = algo,
 		                  .noise_seed = MEMBER_NOISE_SEED,
 		                  .noise_size = MEMBER_NOISE_SIZE,
 		                  .sigma = MEMBER_SIGMA,
@@ -162,6 +164,11 @@ static void t_member_es(void)
 out:
 	seed_model_free(&m);
 	seed_noise_free(&n);
+}
+
+static void t_member_es(void)
+{
+	member_centred(SEED_EVO_ES);
 }
 
 /* GA: init(genome[0]) plus the mutations, padded genome; RS: init only. */
@@ -270,50 +277,7 @@ out:
 /* ARS members are ES's: the same golden parameters, full and low rank. */
 static void t_member_ars(void)
 {
-	seed_model *m = small_model();
-	seed_noise *n = member_table();
-	if (!m || !n)
-		goto out;
-	float centre[MEMBER_P], out[MEMBER_P];
-	for (int i = 0; i < MEMBER_P; i++)
-		centre[i] = (float)(0.01 * i - 0.1);
-	int64_t genome[6];
-	float sign[6];
-	int32_t episodes[6];
-	for (int k = 0; k < 3; k++)
-		for (int s = 0; s < 2; s++) {
-			genome[2 * k + s] = member_keys[k];
-			sign[2 * k + s] = s ? -1.0f : 1.0f;
-			episodes[2 * k + s] = 1;
-		}
-	for (int r = 0; r < 3; r++) {
-		seed_evo_gen g = {.algo = SEED_EVO_ARS,
-		                  .noise_seed = MEMBER_NOISE_SEED,
-		                  .noise_size = MEMBER_NOISE_SIZE,
-		                  .sigma = MEMBER_SIGMA,
-		                  .rank = r,
-		                  .members = 6,
-		                  .genome_len = 1,
-		                  .genome = genome,
-		                  .sign = sign,
-		                  .episodes = episodes,
-		                  .centre = centre,
-		                  .num_params = MEMBER_P};
-		seed_err err = {{0}};
-		CHECK_MSG(seed_evo_gen_check(&g, &err) == 0, "%s", err.msg);
-		for (int mm = 0; mm < 6; mm++) {
-			CHECK_MSG(seed_evo_member_params(n, m, &g, mm, out, &err) == 0, "%s", err.msg);
-			const float *want = member_es + ((size_t)(r * 6 + mm)) * MEMBER_P;
-			int bad = 0;
-			for (int i = 0; i < MEMBER_P; i++)
-				bad += !close5(out[i], want[i]);
-			CHECK_MSG(bad == 0, "rank %d member %d: %d of %d parameters differ", r, mm, bad,
-			          MEMBER_P);
-		}
-	}
-out:
-	seed_model_free(&m);
-	seed_noise_free(&n);
+	member_centred(SEED_EVO_ARS);
 }
 
 /* A SNES round of 4 members (two keys, antithetic) on the small MLP. */
