@@ -71,7 +71,7 @@ teardown() {
 	assert_output --partial "'evolution.noise_size' = 0 is out of range"
 	run seed-learn --config es-cartpole --set algorithm=cma --print-config
 	assert_failure
-	assert_output --partial "\"es\", \"ga\" or \"rs\""
+	assert_output --partial "\"es\", \"ga\", \"rs\", \"snes\" or \"ars\""
 	# A model with a core: the population server keeps no state.
 	run seed-learn --config es-cartpole --set 'model.core={"type": "lstm", "units": 8}' \
 		--unrolls "ipc://$D/u" --params "ipc://$D/p"

@@ -56,7 +56,7 @@ teardown() {
 	assert_output --partial "'ppo.clip' = -1 is out of range"
 	run seed-learn --config ppo-cartpole --set algorithm=ppo2 --print-config
 	assert_failure
-	assert_output --partial "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\" or \"rs\""
+	assert_output --partial "\"vtrace\", \"r2d2\", \"ppo\", \"es\", \"ga\", \"rs\", \"snes\" or \"ars\""
 	# A model with a core: minibatches of shuffled transitions cannot train it.
 	run seed-learn --config ppo-cartpole --set 'model.core={"type": "lstm", "units": 8}' \
 		--unrolls "$D/none" --params "ipc://$D/p"

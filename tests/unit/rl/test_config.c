@@ -241,7 +241,7 @@ static void t_ppo_defaults(void)
 }
 
 /* Neuroevolution's defaults (seed-config(5)), written back only for an
- * es, ga or rs run; sigma's default follows the algorithm. */
+ * es, ga, rs, snes or ars run; sigma's default follows the algorithm. */
 static void t_evolution_defaults(void)
 {
 	json_t *root = parse_json(MINIMAL);
