@@ -460,12 +460,6 @@ static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
 	return 0;
 }
 
-/* The P floats of eps(key) in full rank (SNES's noise). */
-static const float *full_eps(const seed_evo *e, int64_t key)
-{
-	return seed_noise_data(e->noise) + seed_noise_index(e->noise, (uint64_t)key, (int64_t)e->P);
-}
-
 /* SNES: utilities over the n evaluated members (best first), the natural
  * gradients of the centre and of the log-stds, then a new round. */
 static int advance_snes(seed_evo *e, int n, int64_t next)
@@ -486,7 +480,7 @@ static int advance_snes(seed_evo *e, int n, int64_t next)
 		/* z = +eps for member m, -eps for m + 1: the pair adds
 		 * (u+ - u-) eps to the centre's gradient and (u+ + u-)
 		 * (eps^2 - 1) to the stds'. */
-		const float *eps = full_eps(e, e->genome[m]);
+		const float *eps = evo_noise_slice(e->noise, (uint64_t)e->genome[m], (int64_t)P);
 		float d = e->shaped[m] * e->sign[m] + e->shaped[m + 1] * e->sign[m + 1];
 		float t = e->shaped[m] + e->shaped[m + 1];
 		for (size_t i = 0; i < P; i++) {
