@@ -102,7 +102,9 @@ static const seed_opts spec = {
 typedef struct half {
 	int env0, count;
 	uint32_t seq;
-	int64_t steps; /* vectorised steps taken */
+	int64_t steps;     /* vectorised steps taken */
+	int64_t env_steps; /* rows of them not held (every env stepped or restarted) */
+	int64_t nheld;     /* rows held at the last step */
 	bool inflight;
 	double sent_at;  /* the last send of the request in flight */
 	double asked_at; /* its first send */
@@ -112,7 +114,8 @@ typedef struct half {
 	uint8_t *terminated, *truncated;
 	int32_t *ep_length, *actions;
 	float *box_actions; /* [count][A] for a Box space, else NULL */
-	uint8_t *reset;     /* the server's restart requests for the next step */
+	uint8_t *reset;     /* the server's requests for the next step (SEED_RESET_*) */
+	uint8_t *held;      /* 1: held at a start since the last step (SEED_RESET_HOLD) */
 	bool any_reset;
 	seed_buf frame; /* the last request, kept for resending */
 } half;
@@ -129,7 +132,7 @@ typedef struct actor {
 	half halves[2];
 	int nhalves;
 	/* statistics */
-	int64_t episodes, restarts;
+	int64_t episodes, restarts, held;
 	double return_sum;
 	int64_t resends;
 	const char *endpoint;
@@ -160,6 +163,7 @@ static void half_alloc(half *h, const actor *a, int env0, int count)
 	if (a->box)
 		h->box_actions = seed_xcalloc((size_t)count * (size_t)a->spec->num_actions, sizeof(float));
 	h->reset = seed_xcalloc((size_t)count, 1);
+	h->held = seed_xcalloc((size_t)count, 1);
 	seed_buf_init(&h->frame);
 }
 
@@ -175,6 +179,7 @@ static void half_free(half *h)
 	free(h->actions);
 	free(h->box_actions);
 	free(h->reset);
+	free(h->held);
 	seed_buf_free(&h->frame);
 }
 
@@ -251,30 +256,43 @@ static int step_rows(actor *a, half *h, int i, int j, seed_err *err)
 }
 
 /* Step half h with h->actions; rows of truncated envs get final_obs.  Rows
- * the server asked to reset start a new episode instead: their row is its
- * first observation, with reward, flags and counters 0 (seed-frames(7)). */
+ * the server asked to restart start a new episode instead: their row is its
+ * first observation, with reward, flags and counters 0 (seed-frames(7)).
+ * Rows it asked to hold are restarted so the first time, and then left as
+ * they are: neither stepped nor restarted, their row repeated. */
 static int step_half(actor *a, half *h, seed_err *err)
 {
 	memset(h->final_obs, 0, (size_t)h->count * a->obs_bytes);
 	int rc = 0;
-	if (!h->any_reset)
+	int64_t held = 0;
+	if (!h->any_reset) {
 		rc = step_rows(a, h, 0, h->count, err);
+		if (h->nheld)
+			memset(h->held, 0, (size_t)h->count);
+	}
 	for (int i = 0; h->any_reset && i < h->count && !rc;) {
 		int j = i;
-		while (j < h->count && !h->reset[j])
-			j++;
+		while (j < h->count && h->reset[j] == SEED_RESET_STEP)
+			h->held[j++] = 0;
 		if (j > i)
 			rc = step_rows(a, h, i, j, err);
 		if (rc || j == h->count)
 			break;
-		rc = seed_envs_restart(a->envs, h->env0 + j, h->obs + (size_t)j * a->obs_bytes);
-		if (rc)
-			return seed_err_set(err, rc, "restarting env %d: %s", h->env0 + j, seed_strerror(rc));
-		h->reward[j] = 0;
-		h->terminated[j] = h->truncated[j] = 0;
-		h->ep_return[j] = 0;
-		h->ep_length[j] = 0;
-		a->restarts++;
+		bool hold = h->reset[j] == SEED_RESET_HOLD;
+		if (hold && h->held[j]) {
+			held++;
+		} else {
+			rc = seed_envs_restart(a->envs, h->env0 + j, h->obs + (size_t)j * a->obs_bytes);
+			if (rc)
+				return seed_err_set(err, rc, "restarting env %d: %s", h->env0 + j,
+				                    seed_strerror(rc));
+			h->reward[j] = 0;
+			h->terminated[j] = h->truncated[j] = 0;
+			h->ep_return[j] = 0;
+			h->ep_length[j] = 0;
+			a->restarts += !hold;
+		}
+		h->held[j] = hold;
 		i = j + 1;
 	}
 	if (rc)
@@ -289,6 +307,9 @@ static int step_half(actor *a, half *h, seed_err *err)
 		cli_warn("the simulation went unstable: %" PRId64 " episodes truncated so far", unstable);
 		a->unstable = unstable;
 	}
+	h->nheld = held;
+	a->held += held;
+	h->env_steps += h->count - held;
 	h->steps++;
 	h->seq++;
 	return 0;
@@ -453,7 +474,7 @@ static int64_t env_steps(const actor *a)
 {
 	int64_t n = 0;
 	for (int j = 0; j < a->nhalves; j++)
-		n += a->halves[j].steps * a->halves[j].count;
+		n += a->halves[j].env_steps;
 	return n;
 }
 
@@ -505,7 +526,7 @@ static void metrics_line(const actor *a, seed_metrics *mx, mark *m, double now, 
 		waiting += a->halves[j].inflight && a->halves[j].tries > 0;
 	json_t *o = SEED_METRICS_OBJ({"time", now - start}, {"env_steps", n},
 	                             {"steps_per_s", (double)(n - m->steps) / dt}, {"episodes", a->episodes},
-	                             {"restarts", a->restarts}, {"resends", a->resends},
+	                             {"restarts", a->restarts}, {"held", a->held}, {"resends", a->resends},
 	                             {"halves_unanswered", waiting});
 	json_object_set_new(o, "episode_return",
 	                    eps ? json_real((a->return_sum - m->return_sum) / (double)eps) : json_null());
@@ -807,6 +828,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, ", mean return %.3f", a.return_sum / (double)a.episodes);
 		if (a.restarts)
 			fprintf(stderr, ", %" PRId64 " restarted by the server", a.restarts);
+		if (a.held)
+			fprintf(stderr, ", %" PRId64 " env steps held by the server", a.held);
 		fputc('\n', stderr);
 	}
 	for (int j = 0; j < a.nhalves; j++)

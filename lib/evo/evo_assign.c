@@ -10,11 +10,12 @@
  * with L assigned that wants more than L gets one; then L + 1.  Within a
  * level every member left of the cursor has more than L assigned or wants
  * no more, so the first eligible member right of it is the fewest-assigned
- * one of lowest index.  Once all have their episodes (assigned == wanted
- * for every member) the extras sweep the same way from the smallest count,
- * without the "wants more" condition.  Invariants: total_assigned is the
- * sum of assigned[]; in_flight counts the PLAYING rows of the slot's epoch
- * not yet ended, capped or forgotten.
+ * one of lowest index.  Once all have their episodes (total_assigned ==
+ * total_wanted) a starting row waits.  An episode lost before its end
+ * gives its member's assignment back (lose): the sweep goes back to its
+ * level and to the first index, which keeps the invariant.  Invariants:
+ * total_assigned is the sum of assigned[]; in_flight counts the PLAYING
+ * rows of the slot's epoch not yet ended, capped, lost or forgotten.
  */
 #include "seed/evo_assign.h"
 
@@ -36,7 +37,6 @@ struct slot {
 	int64_t total_wanted, total_assigned;
 	int64_t level; /* the sweep's level and position */
 	int cursor;
-	bool extras;
 	int64_t in_flight;
 };
 
@@ -126,7 +126,6 @@ int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, c
 	s->total_assigned = 0;
 	s->level = 0;
 	s->cursor = 0;
-	s->extras = false;
 	s->in_flight = 0;
 	s->epoch = ++a->epochs;
 	s->live = true;
@@ -145,21 +144,16 @@ void seed_evo_assign_stop(seed_evo_assign *a)
 	a->current = -1;
 }
 
-/* The member the next episode of slot s goes to (the sweep above). */
+/* The member the next episode of slot s goes to (the sweep above), or -1
+ * when every member has its episodes assigned. */
 static int next_member(struct slot *s)
 {
-	if (!s->extras && s->total_assigned >= s->total_wanted) {
-		s->extras = true;
-		s->level = s->assigned[0];
-		for (int m = 1; m < s->M; m++)
-			if (s->assigned[m] < s->level)
-				s->level = s->assigned[m];
-		s->cursor = 0;
-	}
+	if (s->total_assigned >= s->total_wanted)
+		return -1;
 	for (;;) {
 		for (; s->cursor < s->M; s->cursor++) {
 			int m = s->cursor;
-			if (s->assigned[m] == s->level && (s->extras || s->wanted[m] > s->level)) {
+			if (s->assigned[m] == s->level && s->wanted[m] > s->level) {
 				s->cursor++;
 				return m;
 			}
@@ -169,18 +163,42 @@ static int next_member(struct slot *s)
 	}
 }
 
-/* An episode of row r starts: a member of the current generation. */
+/* An episode of row r starts: a member of the current generation, or
+ * none wanted: the row waits. */
 static void assign(seed_evo_assign *a, seed_evo_row *r)
 {
 	struct slot *s = &a->s[a->current];
 	int m = next_member(s);
+	r->generation = s->generation;
+	if (m < 0) {
+		r->state = SEED_EVO_ROW_WAITING;
+		r->member = -1;
+		return;
+	}
 	s->assigned[m]++;
 	s->total_assigned++;
 	s->in_flight++;
 	r->state = SEED_EVO_ROW_PLAYING;
 	r->epoch = s->epoch;
-	r->generation = s->generation;
 	r->member = m;
+}
+
+/* Row r's episode is lost before its end (an end that never came, a
+ * forgotten environment): its member of the current generation wants it
+ * again. */
+static void lose(seed_evo_assign *a, const seed_evo_row *r)
+{
+	int i = r->state == SEED_EVO_ROW_PLAYING ? slot_of(a, r) : -1;
+	if (i >= 0 && i == a->current) {
+		struct slot *s = &a->s[i];
+		int m = r->member;
+		s->assigned[m]--;
+		s->total_assigned--;
+		if (s->assigned[m] < s->level)
+			s->level = s->assigned[m];
+		s->cursor = 0;
+	}
+	release(a, r);
 }
 
 static void go_loose(const seed_evo_assign *a, seed_evo_row *r)
@@ -215,9 +233,19 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 		r->length = 0;
 		return out;
 	}
+	if (r->state == SEED_EVO_ROW_WAITING) {
+		/* Held at a start (length 0): an episode starts if one is
+		 * wanted now.  Stepped all the same: unassigned, loose. */
+		if (ep_length == 0)
+			assign(a, r);
+		else
+			go_loose(a, r);
+		r->length = ep_length;
+		return 0;
+	}
 	if (r->state != SEED_EVO_ROW_NEW && ep_length <= r->length) {
 		/* An end went missing (frames the server never got). */
-		release(a, r);
+		lose(a, r);
 		r->state = SEED_EVO_ROW_NEW;
 	}
 	if (r->state == SEED_EVO_ROW_NEW) {
@@ -246,9 +274,19 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 	return out;
 }
 
-bool seed_evo_assign_abandoned(const seed_evo_assign *a, const seed_evo_row *r)
+int seed_evo_assign_request(const seed_evo_assign *a, const seed_evo_row *r)
 {
-	return a->current >= 0 && (r->state == SEED_EVO_ROW_CAPPED || r->state == SEED_EVO_ROW_LOOSE);
+	if (a->current < 0)
+		return SEED_RESET_STEP;
+	switch (r->state) {
+	case SEED_EVO_ROW_LOOSE:
+	case SEED_EVO_ROW_CAPPED:
+		return SEED_RESET_RESTART;
+	case SEED_EVO_ROW_WAITING:
+		return SEED_RESET_HOLD;
+	default:
+		return SEED_RESET_STEP;
+	}
 }
 
 void seed_evo_assign_play(const seed_evo_assign *a, const seed_evo_row *r, int *slot, int32_t *member)
@@ -266,7 +304,7 @@ void seed_evo_assign_play(const seed_evo_assign *a, const seed_evo_row *r, int *
 
 void seed_evo_assign_forget(seed_evo_assign *a, seed_evo_row *r)
 {
-	release(a, r);
+	lose(a, r);
 	r->state = SEED_EVO_ROW_NEW;
 }
 

@@ -4,18 +4,19 @@
  * A generation wants episodes[m] episodes of each member m.  At an
  * environment's episode start the assigner picks the member with the fewest
  * episodes assigned so far among those with fewer assigned than wanted
- * (ties: the lowest index); once every member has its episodes assigned, an
- * extra episode of the member with the fewest assigned (ties: the lowest
- * index).  The learner averages every episode it gets of a round and moves
- * on once each member has its episodes, so extras keep every environment
- * busy until the next generation comes.
+ * (ties: the lowest index).  Once every member has its episodes assigned,
+ * a starting environment waits: the server asks its actor to hold it at
+ * the start of an episode, not stepping it, until a member wants an
+ * episode (one was lost) or the next generation comes.  An episode lost
+ * before its end (an end the server never saw, a forgotten environment)
+ * gives its member's assignment back.
  *
  * An episode is played by one member's fixed weights.  When a new
  * generation starts, the learner has moved on: an episode of an earlier
  * generation is reported at its next step as far as it went (truncated,
  * under its generation and member, so its frames are counted) and then
  * abandoned.  The server asks the actor to restart an abandoned episode
- * (seed_evo_assign_abandoned; the reset of an action frame, seed-frames(7));
+ * (seed_evo_assign_request; the reset of an action frame, seed-frames(7));
  * an actor that does not, plays it out with the current generation's
  * member 0, unreported.  The assigner keeps two generations: the current
  * one and the previous one while episodes of it are under way ("in
@@ -37,7 +38,11 @@
  *   CAPPED   an episode stopped at the generation's episode cap (reported
  *            then, truncated, with its return so far and length = the
  *            cap), or abandoned with its generation: played on,
- *            unreported, until it ends or the actor restarts it.
+ *            unreported, until it ends or the actor restarts it;
+ *   WAITING  at the start of an episode with no member wanting one: held
+ *            by the actor (length 0) until one is assigned at a step; a
+ *            step that is not at a start (an actor that played on) makes
+ *            it LOOSE, an end assigns the next episode.
  * A step whose episode length is not larger than the last one seen without
  * an end between (a restart the server asked for, or an end lost with
  * frames the server never got) abandons the episode: it is not reported,
@@ -57,12 +62,19 @@
 #include <stdint.h>
 
 #include "seed/error.h"
+#include "seed/frame.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { SEED_EVO_ROW_NEW = 0, SEED_EVO_ROW_PLAYING, SEED_EVO_ROW_LOOSE, SEED_EVO_ROW_CAPPED };
+enum {
+	SEED_EVO_ROW_NEW = 0,
+	SEED_EVO_ROW_PLAYING,
+	SEED_EVO_ROW_LOOSE,
+	SEED_EVO_ROW_CAPPED,
+	SEED_EVO_ROW_WAITING
+};
 
 /* One environment's state (zeroed: NEW). */
 typedef struct seed_evo_row {
@@ -116,9 +128,11 @@ void seed_evo_assign_stop(seed_evo_assign *a);
 int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, bool truncated,
                          float ep_return, int32_t ep_length, seed_evo_episode *rep);
 
-/* Whether row r plays an episode no generation wants (LOOSE, CAPPED) while
- * a generation is current: the server asks its actor to restart it. */
-bool seed_evo_assign_abandoned(const seed_evo_assign *a, const seed_evo_row *r);
+/* What the server's answer asks of row r's environment, as an action
+ * frame's reset value: SEED_RESET_RESTART for an episode no generation
+ * wants (LOOSE, CAPPED), SEED_RESET_HOLD for a WAITING row, else (and
+ * whenever no generation is current) SEED_RESET_STEP. */
+int seed_evo_assign_request(const seed_evo_assign *a, const seed_evo_row *r);
 
 /* Who chooses row r's next action: *slot (0 or 1; -1: no generation) and
  * *member in it.  PLAYING rows their own; the others the current
@@ -126,7 +140,8 @@ bool seed_evo_assign_abandoned(const seed_evo_assign *a, const seed_evo_row *r);
 void seed_evo_assign_play(const seed_evo_assign *a, const seed_evo_row *r, int *slot, int32_t *member);
 
 /* Row r's environment is forgotten (its half dropped by the server): its
- * episode in flight no longer holds its generation. */
+ * episode in flight no longer holds its generation, and its member of the
+ * current generation wants that episode again. */
 void seed_evo_assign_forget(seed_evo_assign *a, seed_evo_row *r);
 
 /* Introspection: whether slot holds a generation (the current one, or the

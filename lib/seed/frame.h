@@ -305,6 +305,13 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err);
  * float64, tensor data as bin.  On failure out is unchanged. */
 int seed_frame_encode(const seed_frame *f, seed_buf *out, seed_err *err);
 
+/* An action frame's reset values, per environment (seed-frames(7)): step
+ * it with its action; restart it (a new episode, not a step); hold it at
+ * the start of a new episode (restarted unless it was held at the last
+ * step; then neither stepped nor restarted until an answer says otherwise).
+ * An actor that knows only 0 and 1 restarts on any value but 0. */
+enum { SEED_RESET_STEP = 0, SEED_RESET_RESTART = 1, SEED_RESET_HOLD = 2 };
+
 /* Append the action frame {run, actor, seq, env0, policy_version, action
  * i32[K], and reset u8[K] when reset is not NULL} to out, byte for byte as
  * seed_frame_encode writes the frame with those fields set in that order,

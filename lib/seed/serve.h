@@ -150,10 +150,12 @@ typedef struct seed_serve_stats {
 	 * taken from the params channel, those played, repeats of the
 	 * current one ignored, and bad ones (dropped with a warning);
 	 * restarts: episodes no generation wants that actors were asked to
-	 * restart (answers asking it, counted once per row and episode). */
+	 * restart (answers asking it, counted once per row and episode);
+	 * held: row-steps an actor was asked to hold, with no member wanting
+	 * an episode (every answer counts each such row). */
 	int64_t generation;
 	int members;
-	int64_t generations_taken, generations, generation_repeats, bad_generations, restarts;
+	int64_t generations_taken, generations, generation_repeats, bad_generations, restarts, held;
 	/* Seconds spent in each phase so far (seed_timing(3)): wait
 	 * (receiving, and waiting for requests while a batch fills), take
 	 * (decoding requests into the batch, taking parameters), forward

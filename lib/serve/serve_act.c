@@ -254,14 +254,15 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 		for (int k = 0; k < K; k++)
 			h->actions[k] = (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
 	/* Population mode: rows playing an episode no generation wants are
-	 * asked to restart. */
+	 * asked to restart, rows with no episode to play to hold. */
 	bool any_reset = false;
 	if (pop)
 		for (int k = 0; k < K; k++) {
-			bool x = seed_evo_assign_abandoned(s->pop.assign, &h->evo[k]);
-			s->st.restarts += x && !h->reset[k];
+			uint8_t x = (uint8_t)seed_evo_assign_request(s->pop.assign, &h->evo[k]);
+			s->st.restarts += x == SEED_RESET_RESTART && h->reset[k] != SEED_RESET_RESTART;
+			s->st.held += x == SEED_RESET_HOLD;
 			h->reset[k] = x;
-			any_reset |= x;
+			any_reset |= x != SEED_RESET_STEP;
 		}
 	/* Straight into the half's kept answer, no seed_frame built. */
 	seed_buf_reset(&h->reply);

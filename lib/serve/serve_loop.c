@@ -52,9 +52,13 @@ int seed_serve_report(const seed_serve_stats *st, const seed_serve_stats *last, 
 			snprintf(gen, sizeof gen, "%" PRId64 " (%d members)", st->generation, st->members);
 		append(buf, n, &at,
 		       "%sgeneration %s, %.0f episodes/s, %" PRId64 " generations played, %" PRId64
-		       " repeats, %" PRId64 " bad generation frames, %" PRId64 " restarts\n",
+		       " repeats, %" PRId64 " bad generation frames, %" PRId64
+		       " restarts, %.0f%% of rows held\n",
 		       done, gen, (double)(st->episodes - last->episodes) / dt, st->generations,
-		       st->generation_repeats, st->bad_generations, st->restarts);
+		       st->generation_repeats, st->bad_generations, st->restarts,
+		       st->steps > last->steps
+		           ? 100.0 * (double)(st->held - last->held) / (double)(st->steps - last->steps)
+		           : 0.0);
 	}
 	int64_t db = st->batches - last->batches;
 	append(buf, n, &at,
@@ -96,6 +100,7 @@ json_t *seed_serve_metrics(const seed_serve_stats *st, const seed_serve_stats *l
 		json_object_set_new(o, "generations", json_integer(st->generations));
 		json_object_set_new(o, "bad_generations", json_integer(st->bad_generations));
 		json_object_set_new(o, "restarts", json_integer(st->restarts));
+		json_object_set_new(o, "held", json_integer(st->held));
 	}
 	double frac[SEED_PHASE_N];
 	seed_timing_fractions(last->time, st->time, dt, frac);

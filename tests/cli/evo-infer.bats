@@ -92,31 +92,37 @@ ask() {
 	serve
 	publish "$(gen 3 11,12,13,14 2,2,2,2)"
 	until_metrics '.generation != null'
-	run --separate-stderr seed-actor --env cartpole --envs 8 --connect "ipc://$D/s" --steps 100
+	# 600 steps: every CartPole episode ends within 500.
+	run --separate-stderr seed-actor --env cartpole --envs 8 --connect "ipc://$D/s" --steps 600
 	[ "$status" -eq 0 ]
+	echo "$stderr"
 	episodes=$(echo "$stderr" | sed -n 's/.* \([0-9]*\) episodes, mean return.*/\1/p')
-	[ "$episodes" -gt 10 ]
-	until_metrics '.episodes > 0'
+	held=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) env steps held by the server$/\1/p')
+	# 8 environments, 4 members x 2 episodes: each environment plays one
+	# episode, then the server holds it (no member wants more) for the
+	# rest of the 600 steps.
+	[ "$episodes" -eq 8 ] && [ "$held" -gt 8 ]
+	until_metrics '.episodes >= 8'
 	stop
 	cat "$D/err"
 	# No unrolls: episode frames only, each with its generation and member.
 	[ "$(jq -sc 'map(.type) | unique' "$D/eps.jsonl")" = '["episode"]' ]
 	[ "$(jq -sc '[.[] | .generation.data[]] | unique' "$D/eps.jsonl")" = '[3]' ]
-	# Every episode the actor finished, once (but those that ended at its
-	# last step: it sends no step frame after it, at most one an
-	# environment), each by a member of 0..3, and every member has at
-	# least the 2 it wants (8 environments for 4 members x 2: extras).
+	# Every episode the actor finished, once, each member's 2 exactly.
 	reported=$(jq -s '[.[] | .member.data[]] | length' "$D/eps.jsonl")
 	echo "the actor finished $episodes episodes, the server reported $reported"
-	[ "$reported" -le "$episodes" ] && [ "$reported" -ge $((episodes - 8)) ]
-	[ "$(jq -sc '[.[] | .member.data[]] | unique' "$D/eps.jsonl")" = '[0,1,2,3]' ]
-	[ "$(jq -s '[.[] | .member.data[]] | group_by(.) | map(length) | min' "$D/eps.jsonl")" -ge 2 ]
+	[ "$reported" -eq 8 ]
+	[ "$(jq -sc '[.[] | .member.data[]] | group_by(.) | map(length)' "$D/eps.jsonl")" = '[2,2,2,2]' ]
 	# CartPole pays 1 a step: each return is its length, none truncated.
 	[ "$(jq -s '[.[] | [.return.data, .length.data] | transpose[] | select(.[0] != .[1])] | length' "$D/eps.jsonl")" -eq 0 ]
 	[ "$(jq -s '[.[] | .truncated.data[]] | add' "$D/eps.jsonl")" -eq 0 ]
 	# The statistics say which generation played.
 	grep -q "seed-infer: done: generation 3 (4 members), [0-9]* episodes/s, 1 generations played, 0 repeats, 0 bad generation frames" "$D/err"
 	[ "$(tail -n 1 "$D/m.jsonl" | jq -c '[.generation, .members, .generations, .bad_generations]')" = '[3,4,1,0]' ]
+	# The server counts every answer that holds a row: the actor's held
+	# steps, plus for each environment the first (the actor restarts it
+	# then).
+	[ "$(tail -n 1 "$D/m.jsonl" | jq .held)" -eq $((held + 8)) ]
 }
 
 @test "a new generation mid-episode: an episode under way is reported as far as it went and restarted" {
@@ -134,19 +140,24 @@ ask() {
 	[ "$(ask "$(step 1 1 0 5 5)")" = '["action",4,[0,1]]' ]
 	# Restarted (counters 0): generation 4's member 1; nothing asked.
 	[ "$(ask "$(step 2 0 0 1 0)")" = '["action",4,null]' ]
-	# Both end: generation 4's.
-	[ "$(ask "$(step 3 1 1 2 1)")" = '["action",4,null]' ]
+	# Both end: generation 4's; each member has its episode, so both
+	# environments are held.
+	[ "$(ask "$(step 3 1 1 2 1)")" = '["action",4,[2,2]]' ]
+	# Held (counters 0): held again.  An environment stepped anyway
+	# (length 1: its actor ignored the hold) is asked to restart.
+	[ "$(ask "$(step 4 0 0 0 0)")" = '["action",4,[2,2]]' ]
+	[ "$(ask "$(step 5 0 0 0 1)")" = '["action",4,[2,1]]' ]
 	stop
 	cat "$D/eps.jsonl"
 	[ "$(jq -sc '[.[] | [.env.data, .generation.data, .member.data, .length.data, .truncated.data] | transpose[]]' "$D/eps.jsonl")" = \
 		'[[0,3,0,5,0],[1,3,1,5,1],[0,4,0,2,0],[1,4,1,1,0]]' ]
-	grep -q "done: generation 4 (2 members), .* 2 generations played, 0 repeats, 0 bad generation frames, 1 restarts" "$D/err"
-	[ "$(tail -n 1 "$D/m.jsonl" | jq .restarts)" -eq 1 ]
+	grep -q "done: generation 4 (2 members), .* 2 generations played, 0 repeats, 0 bad generation frames, 2 restarts, " "$D/err"
+	[ "$(tail -n 1 "$D/m.jsonl" | jq -c '[.restarts, .held]')" = '[2,5]' ]
 }
 
 @test "the episode cap: an episode is reported at the cap, truncated, and seed-actor restarts it" {
 	serve
-	publish "$(gen 0 1,2,3 1,1,1 4)"
+	publish "$(gen 0 1,2,3 10,10,10 4)"
 	until_metrics '.generation != null'
 	run --separate-stderr seed-actor --env cartpole --envs 4 --connect "ipc://$D/s" --steps 60 \
 		--metrics "$D/actor.jsonl"
@@ -158,18 +169,20 @@ ask() {
 	# No CartPole episode ends within 4 steps: every report is cut at the
 	# cap, 4 steps, truncated, return 4.  The server then asks for a
 	# restart, and the actor starts a new episode instead of stepping:
-	# 5 of its steps an episode, so 12 an environment in 60 steps, none
-	# ended by the game.
+	# 5 of its steps an episode, so room for 48 in 60 steps of 4
+	# environments, none ended by the game.  The 30 wanted (3 members x
+	# 10) are reported, each restarted; then the environments are held.
 	jq -e -s '[.[] | [.length.data, .truncated.data, .return.data] | transpose[] | select(. != [4, 1, 4])] | length == 0' "$D/eps.jsonl"
 	[ "$(jq -sc '[.[] | .env.data[]] | unique' "$D/eps.jsonl")" = '[0,1,2,3]' ]
-	restarts=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) restarted by the server$/\1/p')
-	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
-	echo "restarts $restarts, reports $reports"
-	[ "$restarts" -ge 44 ] && [ "$restarts" -le 48 ]
-	[ "$reports" -ge "$restarts" ] && [ "$reports" -le $((restarts + 4)) ]
-	echo "$stderr" | grep -q " 0 episodes, $restarts restarted by the server"
-	[ "$(tail -n 1 "$D/actor.jsonl" | jq -c '[.episodes, .restarts]')" = "[0,$restarts]" ]
-	[ "$(tail -n 1 "$D/m.jsonl" | jq .restarts)" -eq "$restarts" ]
+	[ "$(jq -sc '[.[] | .member.data[]] | group_by(.) | map(length)' "$D/eps.jsonl")" = '[10,10,10]' ]
+	restarts=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) restarted by the server, .*/\1/p')
+	held=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) env steps held by the server$/\1/p')
+	echo "restarts $restarts, held $held"
+	[ "$restarts" -eq 30 ] && [ "$held" -gt 0 ]
+	echo "$stderr" | grep -q " 0 episodes, 30 restarted by the server, $held env steps held"
+	[ "$(tail -n 1 "$D/actor.jsonl" | jq -c '[.episodes, .restarts, .held]')" = "[0,30,$held]" ]
+	# The server also counts each environment's first hold (a restart).
+	[ "$(tail -n 1 "$D/m.jsonl" | jq -c '[.restarts, .held]')" = "[30,$((held + 4))]" ]
 }
 
 @test "a bad generation frame is warned about and counted; the server keeps serving" {
@@ -186,7 +199,8 @@ ask() {
 	until_metrics '.bad_generations == 2'
 	"$PUSH" --pub "ipc://$D/p" "$SEED_SRCDIR/tests/fuzz/corpus/frame/bad_generation_algorithm" 2>/dev/null
 	until_metrics '.bad_generations == 3'
-	[ "$(ask "$(step 1 1 0 3 3)")" = '["action",3,null]' ]
+	# Environment 0 ends: both members have their episode, so it is held.
+	[ "$(ask "$(step 1 1 0 3 3)")" = '["action",3,[2,0]]' ]
 	stop
 	cat "$D/err"
 	grep -q "seed-infer: dropped a generation frame (1 bad of 2 taken): generation frame: field 'genome': member 1: first key -2, expected >= 0" "$D/err"

@@ -182,10 +182,12 @@ teardown() {
 	[[ "$stderr" == *"--max-episode-steps needs --backend gymnasium"* ]]
 }
 
-@test "a population server's restarts: seed-gym starts a new episode where it is asked to" {
+@test "a population server's restarts and holds: seed-gym starts a new episode, or holds one, where it is asked to" {
 	need_gym
-	# A random-search generation of 3 members whose episodes stop at 4
-	# steps (the episode cap): the server asks for a restart after each.
+	# A random-search generation of 3 members, 6 episodes each, whose
+	# episodes stop at 4 steps (the episode cap): the server asks for a
+	# restart after each, and holds the environments once all 18 are
+	# played.
 	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
 		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
 	PIDS=$!
@@ -198,7 +200,7 @@ teardown() {
 		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
 		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
 		  genome: {dtype: "i64", shape: [3, 1], data: [1, 2, 3]},
-		  episodes: {dtype: "i32", shape: [3], data: [1, 1, 1]}, model: $model, episode_cap: 4}' |
+		  episodes: {dtype: "i32", shape: [3], data: [6, 6, 6]}, model: $model, episode_cap: 4}' |
 		seed-cat --encode >"$D/gen.frames"
 	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
 	for _ in $(seq 100); do
@@ -213,14 +215,18 @@ teardown() {
 	kill -TERM $cat
 	wait $cat || true
 	# No CartPole-v1 episode ends within 4 steps: every report is at the
-	# cap, and each is followed by a restart (5 steps an episode: 6 an
-	# environment in 30 steps), none ended by the game.
+	# cap, and each is followed by a restart (5 steps an episode: room for
+	# 24 in 30 steps of 4 environments), none ended by the game.  The 18
+	# wanted are played, then the environments are held: they take no
+	# more steps.
 	jq -e -s '[.[] | [.length.data, .truncated.data, .return.data] | transpose[] | select(. != [4, 1, 4])] | length == 0' "$D/eps.jsonl"
-	restarts=$(echo "$stderr" | sed -n 's/.* 0 episodes, \([0-9]*\) restarted by the server$/\1/p')
-	[ "$restarts" -ge 20 ] && [ "$restarts" -le 24 ]
-	[ "$(tail -n 1 "$D/actor.jsonl" | jq .restarts)" -eq "$restarts" ]
-	reports=$(jq -s '[.[] | .length.data[]] | length' "$D/eps.jsonl")
-	[ "$reports" -ge "$restarts" ] && [ "$reports" -le $((restarts + 4)) ]
+	[ "$(jq -sc '[.[] | .member.data[]] | group_by(.) | map(length)' "$D/eps.jsonl")" = '[6,6,6]' ]
+	echo "$stderr" | grep -q " 0 episodes, 18 restarted by the server, [0-9]* env steps held by the server$"
+	held=$(echo "$stderr" | sed -n 's/.*, \([0-9]*\) env steps held by the server$/\1/p')
+	steps=$(echo "$stderr" | sed -n 's/.*: \([0-9]*\) env steps in .*/\1/p')
+	echo "held $held, steps $steps"
+	[ "$held" -gt 0 ] && [ $((held + steps)) -eq 120 ]
+	[ "$(tail -n 1 "$D/actor.jsonl" | jq -c '[.restarts, .held]')" = "[18,$held]" ]
 }
 
 @test "stopped while its packages load, seed-gym exits 0 and leaves its metrics line at exit" {

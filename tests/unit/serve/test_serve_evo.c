@@ -6,8 +6,8 @@
  * independent path: each member's parameters rebuilt with
  * seed_evo_member_params and run through seed_model_forward (the plain
  * model, not seed_population), argmax; the wanted assignments from the rule
- * (fewest assigned among those wanting more, then extras), worked by hand
- * in the comments.  Then: a new generation mid-episode (the old one plays
+ * (fewest assigned among those wanting more; none: the row is held),
+ * worked by hand in the comments.  Then: a new generation mid-episode (the old one plays
  * its episodes to the end and reports under its number), a repeat ignored,
  * the episode cap, bad generation frames warned about and counted while the
  * server keeps serving, and a params frame that ends population mode.  A
@@ -302,6 +302,9 @@ static void t_population(void)
 	struct gen g5, g6;
 	make_gen(&g5, 5, 3, 1000);
 	make_gen(&g6, 6, 2, 2000);
+	g5.episodes[0] = 2; /* wants {2, 1, 1} */
+	g6.episodes[0] = 3; /* wants {3, 2} */
+	g6.episodes[1] = 2;
 	/* Observations for which the members disagree: the test can tell
 	 * who played. */
 	struct envs e = {.obs = {{1.5f, -2.0f}, {-0.7f, 0.3f}, {2.5f, 1.0f}, {-1.0f, -3.0f}}};
@@ -318,8 +321,8 @@ static void t_population(void)
 
 	publish_gen(&r, &g5, 0);
 	CHECK(st->generations_taken == 1);
-	/* The actor's first step (counters at 0): members 0, 1, 2, then an
-	 * extra of member 0 (all have their one episode: fewest, lowest). */
+	/* The actor's first step (counters at 0): members 0, 1, 2, then
+	 * member 0's second (the only one wanting more). */
 	int32_t act[K];
 	int64_t version = -1;
 	int64_t seq = 0;
@@ -330,7 +333,8 @@ static void t_population(void)
 		CHECK_MSG(act[k] == want5[first[k]][k], "row %d: action %d, member %d's is %d", k, act[k],
 		          first[k], want5[first[k]][k]);
 	/* Row 1 ends (return 7, 4 steps): reported as generation 5's member
-	 * 1; its next episode is member 1's (counts 2, 1, 1). */
+	 * 1; every member has its episodes, so the row is held (acted on by
+	 * member 0, answered with a hold). */
 	for (int k = 0; k < K; k++)
 		e.len[k] = 4, e.ret[k] = 1;
 	e.te[1] = 1;
@@ -340,11 +344,13 @@ static void t_population(void)
 	CHECK(next_episodes(&r, &ep));
 	CHECK(ep.n == 1 && ep.env[0] == 1 && ep.gen[0] == 5 && ep.member[0] == 1 && ep.ret[0] == 7 &&
 	      ep.len[0] == 4 && ep.trunc[0] == 0);
-	CHECK(act[1] == want5[1][1]);
+	CHECK(act[1] == want5[0][1] && r.has_reset && st->held == 1);
+	for (int k = 0; k < K; k++)
+		CHECK(r.reset[k] == (k == 1 ? SEED_RESET_HOLD : SEED_RESET_STEP));
 	e.te[1] = 0;
 	for (int k = 0; k < K; k++)
 		e.len[k] = 5;
-	e.len[1] = 1;
+	e.len[1] = 0, e.ret[1] = 0; /* held: its start again */
 
 	/* Generation 6 mid-episode (cap 10), then the same frame again. */
 	publish_gen(&r, &g6, 10);
@@ -355,38 +361,45 @@ static void t_population(void)
 	          "v %lld g %lld m %d gs %lld bad %lld warned %d: %s", (long long)version,
 	          (long long)st->generation, st->members, (long long)st->generations,
 	          (long long)st->bad_generations, r.nwarned, r.warned[0]);
-	/* Every episode under way is generation 5's, which the learner is
-	 * done with: each is reported as far as it went (truncated, under its
-	 * member), played by generation 6's member 0, and its actor asked to
-	 * restart it. */
-	const int still[K] = {0, 1, 2, 0};
+	/* Every episode under way (rows 0, 2, 3) is generation 5's, which the
+	 * learner is done with: each is reported as far as it went
+	 * (truncated, under its member), played by generation 6's member 0,
+	 * and its actor asked to restart it.  The held row 1 starts generation
+	 * 6's member 0 at once. */
+	const int still[3] = {0, 2, 0}, rows[3] = {0, 2, 3};
 	CHECK(next_episodes(&r, &ep));
-	CHECK(ep.n == K);
-	for (int k = 0; k < K && k < ep.n; k++)
-		CHECK_MSG(ep.env[k] == k && ep.gen[k] == 5 && ep.member[k] == still[k] &&
-		              ep.len[k] == e.len[k] && ep.ret[k] == e.ret[k] && ep.trunc[k] == 1,
-		          "row %d: env %d, generation %lld, member %d, length %d, truncated %d", k, ep.env[k],
-		          (long long)ep.gen[k], ep.member[k], ep.len[k], ep.trunc[k]);
+	CHECK(ep.n == 3);
+	for (int i = 0; i < 3 && i < ep.n; i++) {
+		int k = rows[i];
+		CHECK_MSG(ep.env[i] == k && ep.gen[i] == 5 && ep.member[i] == still[i] &&
+		              ep.len[i] == e.len[k] && ep.ret[i] == e.ret[k] && ep.trunc[i] == 1,
+		          "row %d: env %d, generation %lld, member %d, length %d, truncated %d", k, ep.env[i],
+		          (long long)ep.gen[i], ep.member[i], ep.len[i], ep.trunc[i]);
+	}
 	for (int k = 0; k < K; k++)
-		CHECK_MSG(act[k] == want6[0][k] && r.reset[k] == 1,
+		CHECK_MSG(act[k] == want6[0][k] &&
+		              r.reset[k] == (k == 1 ? SEED_RESET_STEP : SEED_RESET_RESTART),
 		          "row %d after generation 6: action %d, want %d; reset %d", k, act[k], want6[0][k],
 		          r.reset[k]);
-	CHECK(st->restarts == K);
-	/* The actor restarts them (counters 0, no flags): each starts an
-	 * episode of generation 6, members 0, 1, 0, 1; nothing reported,
-	 * nothing asked. */
+	CHECK(st->restarts == 3);
+	/* The actor restarts them (counters 0, no flags) and steps row 1:
+	 * rows 0, 2, 3 start generation 6's members 1, 0, 1 (member 0 has
+	 * row 1's); nothing reported, nothing asked. */
+	const int play6[K] = {1, 0, 0, 1};
 	for (int k = 0; k < K; k++)
 		e.len[k] = 0, e.ret[k] = 0;
+	e.len[1] = 1;
 	CHECK(step(&r, seq++, &e, act, &version));
 	for (int k = 0; k < K; k++)
-		CHECK_MSG(act[k] == want6[k % 2][k] && r.reset[k] == 0,
-		          "row %d restarted: action %d, want member %d's %d; reset %d", k, act[k], k % 2,
-		          want6[k % 2][k], r.reset[k]);
-	CHECK(!r.has_reset && st->restarts == K);
+		CHECK_MSG(act[k] == want6[play6[k]][k] && r.reset[k] == 0,
+		          "row %d restarted: action %d, want member %d's %d; reset %d", k, act[k], play6[k],
+		          want6[play6[k]][k], r.reset[k]);
+	CHECK(!r.has_reset && st->restarts == 3);
 	/* Row 2 is truncated: generation 6's member 0, truncated; its next
-	 * episode is member 0's again (counts 2 and 2: the lowest). */
+	 * episode is member 0's third, the last one wanted. */
 	for (int k = 0; k < K; k++)
 		e.len[k] = 1;
+	e.len[1] = 2;
 	e.len[2] = 6;
 	e.tr[2] = 1;
 	e.ret[2] = 3;
@@ -396,21 +409,26 @@ static void t_population(void)
 	      ep.len[0] == 6 && ep.ret[0] == 3);
 	CHECK(act[2] == want6[0][2]);
 	e.tr[2] = 0;
-	/* The episodes reach the cap of 10 steps (rows 0, 1 and 3 at step 9,
-	 * row 2 at step 10): reported then, truncated, with the return so
-	 * far; from then on the server asks for a restart, and an actor that
-	 * does not restart them plays on unreported. */
+	/* The episodes reach the cap of 10 steps (row 1 at step 8, rows 0 and
+	 * 3 at step 9, row 2 at step 10): reported then, truncated, with the
+	 * return so far; from then on the server asks for a restart, and an
+	 * actor that does not restart them plays on unreported. */
 	e.len[2] = 0;
 	for (int t = 1; t <= 12; t++) {
 		for (int k = 0; k < K; k++)
 			e.len[k]++;
 		e.ret[2] = (float)t;
 		CHECK(step(&r, seq++, &e, act, &version));
+		if (t == 8) {
+			CHECK(next_episodes(&r, &ep));
+			CHECK(ep.n == 1 && ep.env[0] == 1 && ep.gen[0] == 6 && ep.member[0] == 0 &&
+			      ep.len[0] == 10 && ep.trunc[0] == 1);
+		}
 		if (t == 9) {
 			CHECK(next_episodes(&r, &ep));
-			CHECK(ep.n == 3 && ep.env[0] == 0 && ep.env[1] == 1 && ep.env[2] == 3);
-			for (int i = 0; i < 3 && i < ep.n; i++)
-				CHECK(ep.gen[i] == 6 && ep.member[i] == ep.env[i] % 2 && ep.len[i] == 10 &&
+			CHECK(ep.n == 2 && ep.env[0] == 0 && ep.env[1] == 3);
+			for (int i = 0; i < 2 && i < ep.n; i++)
+				CHECK(ep.gen[i] == 6 && ep.member[i] == 1 && ep.len[i] == 10 &&
 				      ep.trunc[i] == 1);
 		}
 		if (t == 10) {
@@ -419,10 +437,12 @@ static void t_population(void)
 			      ep.ret[0] == 10 && ep.len[0] == 10 && ep.trunc[0] == 1);
 		}
 		for (int k = 0; k < K; k++)
-			CHECK_MSG(r.reset[k] == (k == 2 ? t >= 10 : t >= 9), "step %d: row %d reset %d", t, k,
-			          r.reset[k]);
+			CHECK_MSG(r.reset[k] == (k == 2   ? t >= 10
+			                         : k == 1 ? t >= 8
+			                                  : t >= 9),
+			          "step %d: row %d reset %d", t, k, r.reset[k]);
 	}
-	CHECK(st->restarts == 2 * K);
+	CHECK(st->restarts == 3 + K && st->held == 1);
 	seed_chan_msg m;
 	seed_err err;
 	CHECK(seed_chan_recv(r.pull, &m, 20, &err) == -EAGAIN); /* nothing after the cap */
@@ -612,6 +632,7 @@ static void t_generation_before_actors(void)
 	rig_open(&r, "evo-early");
 	struct gen g;
 	make_gen(&g, 0, 2, 77);
+	g.episodes[0] = g.episodes[1] = 2;
 	publish_gen(&r, &g, 0);
 	const seed_serve_stats *st = seed_serve_get_stats(r.s);
 	CHECK(st->generations_taken == 1 && st->generations == 0 && st->generation == -1);
@@ -620,7 +641,7 @@ static void t_generation_before_actors(void)
 	int64_t version;
 	CHECK(step(&r, 0, &e, act, &version));
 	CHECK(st->generations == 1 && st->generation == 0 && version == 0);
-	/* All four rows end: members 0, 1, 0, 1 (wants 1, 1: then extras). */
+	/* All four rows end: members 0, 1, 0, 1 (wants 2, 2). */
 	for (int k = 0; k < K; k++)
 		e.te[k] = 1, e.len[k] = 3, e.ret[k] = (float)k;
 	CHECK(step(&r, 1, &e, act, &version));
@@ -680,8 +701,9 @@ struct box_gen {
 static void make_box_gen(struct box_gen *x, int64_t generation, size_t P, double phase, double noise,
                          int obs_dim)
 {
+	/* 5 episodes each: the first step's 8 rows alternate 0, 1, ... */
 	*x = (struct box_gen){.keys = {11, 11},
-	                      .episodes = {1, 1},
+	                      .episodes = {5, 5},
 	                      .sign = {1, -1},
 	                      .mean = {0.5f, -1, 2},
 	                      .var = {4, 0.25f, 1}};
@@ -862,8 +884,9 @@ static bool next_moments(struct rig *r, struct moments *mo)
 /* Box members with no action noise: each row's action is its member's
  * mean mapped into the bounds by the model's squash, worked independently
  * (tanh: low + (tanh(u) + 1) (high - low) / 2; clip), members 0 and 1
- * alternating over the rows (one episode each wanted, then extras: k % 2);
- * and without statistics the episode frames carry no moments. */
+ * alternating over the rows (k % 2: wants 4 and 5, so row 5's next
+ * episode, at its end, is member 1's, the only one wanting more); and
+ * without statistics the episode frames carry no moments. */
 static void t_box_members(void)
 {
 	static const char *const squash[2] = {"tanh", "clip"};
@@ -877,6 +900,7 @@ static void t_box_members(void)
 		rig_open_opts(&r, name, true, 0.001);
 		struct box_gen x;
 		make_box_gen(&x, 3, box_params(json), 0.3, 0, 0);
+		x.episodes[0] = 4;
 		publish_box_gen(&r, &x, json);
 		struct box_envs e = {.low = {-1, 0}, .high = {1, 3}};
 		for (int k = 0; k < KB; k++)
@@ -887,8 +911,10 @@ static void t_box_members(void)
 		float act[KB][AB];
 		int inside = 0, outside = 0;
 		for (int64_t seq = 0; seq < 3; seq++) {
+			for (int k = 0; k < KB; k++)
+				e.len[k] = (int32_t)seq;
 			if (seq == 2)
-				e.te[5] = 1, e.len[5] = 2, e.ret[5] = 4;
+				e.te[5] = 1, e.ret[5] = 4;
 			CHECK(box_step(&r, seq, &e, act));
 			const seed_serve_stats *st = seed_serve_get_stats(r.s);
 			CHECK(st->generation == 3 && st->members == 2);
