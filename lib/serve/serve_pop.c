@@ -14,6 +14,12 @@
 
 #include "serve_internal.h"
 
+/* Flags beside a row's slot (0 or 1) in row_slot (serve_act_population):
+ * no member acts on the row (the answer asks to restart or hold it), and
+ * the row is held (its observation, its episode's first again, stays out
+ * of the moments). */
+enum { ROW_IDLE = 4, ROW_HELD = 8, ROW_SLOT = 3 };
+
 /* A half is forgotten: its environments' episodes in flight no longer
  * hold their generation. */
 void serve_session_dropped(void *ctx, seed_session *h)
@@ -92,7 +98,7 @@ static void moments_add(seed_serve *s)
 		return;
 	double *sum = s->pop.obs_sum, *sq = s->pop.obs_sumsq;
 	for (size_t k = 0; k < (size_t)b->rows; k++) {
-		if (!counts[s->pop.row_slot[k]])
+		if ((s->pop.row_slot[k] & ROW_HELD) || !counts[s->pop.row_slot[k] & ROW_SLOT])
 			continue;
 		const unsigned char *row = b->obs + k * b->row_bytes;
 		bool finite = true;
@@ -307,7 +313,10 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 /* Act on the batch with the population: each row by the member the
  * assigner gives it (its episode's, in the current generation or the
  * previous one), rows of one generation in one call (grouped by member
- * there), in pieces of the rows a population was built for.  Discrete
+ * there), in pieces of the rows a population was built for.  Rows the
+ * answer asks to hold or restart take no action from it: no member acts
+ * on them (action 0, Box means 0) and their observations (a held row's
+ * repeats its episode's first) stay out of the moments.  Discrete
  * members give actions (greedy or sampled, as their generation says); Box
  * members (a Gaussian policy) their means into s->act.raw, plus their
  * generation's action_noise times a standard normal draw per element,
@@ -326,13 +335,23 @@ void serve_act_population(seed_serve *s)
 		const seed_batch_req *r = &b->req[i];
 		const seed_session *h = r->owner;
 		for (int j = 0; j < r->rows; j++) {
-			int slot;
+			int slot; /* 0 or 1: population mode has a current generation */
 			size_t k = (size_t)r->row0 + (size_t)j;
 			seed_evo_assign_play(s->pop.assign, &h->evo[j], &slot, &s->pop.row_member[k]);
+			int ask = seed_evo_assign_request(s->pop.assign, &h->evo[j]);
+			if (ask != SEED_RESET_STEP)
+				slot |= ROW_IDLE | (ask == SEED_RESET_HOLD ? ROW_HELD : 0);
 			s->pop.row_slot[k] = (int8_t)slot;
 			one = one && slot == s->pop.row_slot[0];
 		}
 	}
+	for (size_t k = 0; k < R; k++)
+		if (s->pop.row_slot[k] & ROW_IDLE) {
+			if (box)
+				memset(s->act.raw + k * A, 0, A * sizeof *s->act.raw);
+			else
+				s->act.actions[k] = 0;
+		}
 	int max_rows = 2 * s->o.max_batch;
 	seed_err err;
 	for (int t = 0; t < 2; t++) {

@@ -344,7 +344,7 @@ static void t_population(void)
 	CHECK(next_episodes(&r, &ep));
 	CHECK(ep.n == 1 && ep.env[0] == 1 && ep.gen[0] == 5 && ep.member[0] == 1 && ep.ret[0] == 7 &&
 	      ep.len[0] == 4 && ep.trunc[0] == 0);
-	CHECK(act[1] == want5[0][1] && r.has_reset && st->held == 1);
+	CHECK(act[1] == 0 && r.has_reset && st->held == 1); /* no member acts on it */
 	for (int k = 0; k < K; k++)
 		CHECK(r.reset[k] == (k == 1 ? SEED_RESET_HOLD : SEED_RESET_STEP));
 	e.te[1] = 0;
@@ -363,9 +363,9 @@ static void t_population(void)
 	          (long long)st->bad_generations, r.nwarned, r.warned[0]);
 	/* Every episode under way (rows 0, 2, 3) is generation 5's, which the
 	 * learner is done with: each is reported as far as it went
-	 * (truncated, under its member), played by generation 6's member 0,
-	 * and its actor asked to restart it.  The held row 1 starts generation
-	 * 6's member 0 at once. */
+	 * (truncated, under its member) and its actor asked to restart it (no
+	 * member acts on it: action 0).  The held row 1 starts generation 6's
+	 * member 0 at once. */
 	const int still[3] = {0, 2, 0}, rows[3] = {0, 2, 3};
 	CHECK(next_episodes(&r, &ep));
 	CHECK(ep.n == 3);
@@ -377,7 +377,7 @@ static void t_population(void)
 		          (long long)ep.gen[i], ep.member[i], ep.len[i], ep.trunc[i]);
 	}
 	for (int k = 0; k < K; k++)
-		CHECK_MSG(act[k] == want6[0][k] &&
+		CHECK_MSG(act[k] == (k == 1 ? want6[0][k] : 0) &&
 		              r.reset[k] == (k == 1 ? SEED_RESET_STEP : SEED_RESET_RESTART),
 		          "row %d after generation 6: action %d, want %d; reset %d", k, act[k], want6[0][k],
 		          r.reset[k]);
@@ -436,11 +436,16 @@ static void t_population(void)
 			CHECK(ep.n == 1 && ep.env[0] == 2 && ep.gen[0] == 6 && ep.member[0] == 0 &&
 			      ep.ret[0] == 10 && ep.len[0] == 10 && ep.trunc[0] == 1);
 		}
-		for (int k = 0; k < K; k++)
+		for (int k = 0; k < K; k++) {
 			CHECK_MSG(r.reset[k] == (k == 2   ? t >= 10
 			                         : k == 1 ? t >= 8
 			                                  : t >= 9),
 			          "step %d: row %d reset %d", t, k, r.reset[k]);
+			CHECK_MSG(r.reset[k] || act[k] == want6[play6[k] == 0 || k == 2 ? 0 : 1][k],
+			          "step %d: row %d action %d", t, k, act[k]);
+			CHECK_MSG(!r.reset[k] || act[k] == 0, "step %d: row %d, restarted, action %d", t, k,
+			          act[k]);
+		}
 	}
 	CHECK(st->restarts == 3 + K && st->held == 1);
 	seed_chan_msg m;
@@ -791,8 +796,12 @@ struct box_envs {
 	float low[AB], high[AB];
 };
 
+/* The last Box answer's reset field (0s without one). */
+static uint8_t box_reset[KB];
+
 /* Send one step of the Box half and return its f32 [KB, AB] actions
- * (false: no answer, or not a Box action frame). */
+ * (false: no answer, or not a Box action frame); its resets go to
+ * box_reset. */
 static bool box_step(struct rig *r, int64_t seq, const struct box_envs *e, float act[KB][AB])
 {
 	int64_t os[2] = {KB, 2}, ks = KB, as = AB;
@@ -836,6 +845,10 @@ static bool box_step(struct rig *r, int64_t seq, const struct box_envs *e, float
 			return false;
 		}
 		memcpy(act, t->data, sizeof(float) * KB * AB);
+		const seed_tensor *rt = seed_frame_tensor(&a, "reset");
+		memset(box_reset, 0, KB);
+		if (rt)
+			memcpy(box_reset, rt->data, KB);
 		return true;
 	}
 	CHECK_MSG(0, "no answer to seq %lld", (long long)seq);
@@ -1163,6 +1176,72 @@ static void t_box_moments_dropped(void)
 	rig_close(&r);
 }
 
+/* Held rows: a Box generation with statistics wanting one episode of each
+ * of its 2 members, for a half of 8 environments.  Rows 0 and 1 play them;
+ * the other six are held from the start (reset 2), no member acts on them
+ * (their Box means 0, into the bounds: 0), and their observations stay out
+ * of the moments.  When row 0's episode ends (step 2) it is held too: the
+ * episode frame counts rows 0 and 1 at steps 0 and 1 and row 1 at step 2,
+ * 5 in all, and sums their observations. */
+static void t_box_held_moments(void)
+{
+	static const char *json = "{\"torso\": [], \"obs_norm\": true, \"policy\": {\"type\": "
+	                          "\"gaussian\", \"squash\": \"clip\"}}";
+	struct rig r;
+	rig_open_opts(&r, "evo-box-held", true, 0.001);
+	struct box_gen x;
+	make_box_gen(&x, 7, box_params(json), 0.9, 0, 2);
+	x.episodes[0] = x.episodes[1] = 1;
+	publish_box_gen(&r, &x, json);
+	struct box_envs e = {.low = {-1000, -1000}, .high = {1000, 1000}};
+	double sum[2] = {0}, sumsq[2] = {0};
+	int64_t rows = 0;
+	float act[KB][AB];
+	for (int t = 0; t < 3; t++) {
+		for (int k = 0; k < KB; k++) {
+			e.obs[k][0] = 0.3f * (float)t - 0.2f * (float)k + 0.1f;
+			e.obs[k][1] = (float)((t * 5 + k * 3) % 7) * 0.5f - 1.5f;
+			e.len[k] = k < 2 ? t : 0; /* the held rows stay at their start */
+		}
+		e.te[0] = t == 2;
+		CHECK(box_step(&r, t, &e, act));
+		float mean[2][KB][AB];
+		member_means(&x, json, 0, KB, e.obs, mean[0]);
+		member_means(&x, json, 1, KB, e.obs, mean[1]);
+		for (int k = 0; k < KB; k++) {
+			bool held = k >= 2 || (k == 0 && t == 2);
+			CHECK_MSG(box_reset[k] == (held ? SEED_RESET_HOLD : SEED_RESET_STEP),
+			          "step %d, row %d: reset %d", t, k, box_reset[k]);
+			for (int a = 0; a < AB; a++) {
+				double want = held ? 0 : mean[k][k][a];
+				CHECK_MSG(fabs(act[k][a] - want) <= 1e-5,
+				          "step %d, row %d, action %d: %.7g, want %.7g", t, k, a,
+				          (double)act[k][a], want);
+			}
+			if (held)
+				continue;
+			for (int j = 0; j < 2; j++) {
+				sum[j] += e.obs[k][j];
+				sumsq[j] += (double)e.obs[k][j] * e.obs[k][j];
+			}
+			rows++;
+		}
+	}
+	struct moments mo;
+	CHECK(next_moments(&r, &mo));
+	CHECK_MSG(mo.episodes == 1 && mo.count == 5 && rows == 5, "%d episodes, obs_count %lld (want %lld)",
+	          mo.episodes, (long long)mo.count, (long long)rows);
+	for (int j = 0; j < 2; j++) {
+		CHECK_MSG(fabs(mo.sum[j] - sum[j]) <= 1e-9 * (1 + fabs(sum[j])),
+		          "obs_sum[%d] %.12g, want %.12g", j, mo.sum[j], sum[j]);
+		CHECK_MSG(fabs(mo.sumsq[j] - sumsq[j]) <= 1e-9 * (1 + sumsq[j]),
+		          "obs_sumsq[%d] %.12g, want %.12g", j, mo.sumsq[j], sumsq[j]);
+	}
+	CHECK(seed_serve_get_stats(r.s)->held == 6 + 6 + 7);
+	free(x.centre);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	TAP_RUN(t_population);
@@ -1173,5 +1252,6 @@ int main(void)
 	TAP_RUN(t_box_action_noise);
 	TAP_RUN(t_box_obs_moments);
 	TAP_RUN(t_box_moments_dropped);
+	TAP_RUN(t_box_held_moments);
 	return tap_done();
 }
