@@ -25,13 +25,15 @@
 enum { A_STATE = SEED_UNROLL_NFIELDS, A_PREV, A_ENV, A_RUN, A_ACTOR, NARR };
 
 #define SNAP_MAGIC "SEEDRPL1"
-#define SNAP_VERSION 2
 /* magic 8, version u32, header bytes u32, capacity u64, alpha f64, steps,
  * num_actions, obs dtype, obs rank, S, has_layout (u32 each), obs_shape
  * 6 x i64, inserted, sampled, samples, updated, bad_layout, rng s[4], tree
- * bytes, item count (u64 each); version 2 adds the frame skip and a zero
- * (u32 each).  Version 1 snapshots, without them, are read as frame skip
- * 1, what every unroll was before unrolls said their skip. */
+ * bytes, item count (u64 each): version 1; version 2 adds the layout's
+ * frame skip and a zero (u32 each).  A layout of frame skip 1 (every
+ * unroll before unrolls said their skip, every one of an environment
+ * without a skip) and no layout are written as version 1, so that a
+ * snapshot has one form and older builds read those; version 2 is for a
+ * skip of 2 or more. */
 #define SNAP_HEADER_V1 (8 + 4 + 4 + 8 + 8 + 6 * 4 + SEED_TENSOR_MAX_RANK * 8 + 5 * 8 + 4 * 8 + 8 + 8)
 #define SNAP_HEADER (SNAP_HEADER_V1 + 4 + 4)
 
@@ -558,15 +560,17 @@ static void runs_of(const seed_replay *r, uint64_t *first, uint64_t *n0, uint64_
 
 int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *nparts, seed_err *err)
 {
-	size_t tree_bytes = seed_sumtree_save_size(r->tree), need = SNAP_HEADER + tree_bytes;
+	bool v2 = r->has_layout && r->layout.frame_skip > 1;
+	size_t hb = v2 ? SNAP_HEADER : SNAP_HEADER_V1;
+	size_t tree_bytes = seed_sumtree_save_size(r->tree), need = hb + tree_bytes;
 	r->snap = seed_xgrow(r->snap, &r->snap_size, need, 1);
 	seed_sumtree_stats ts;
 	seed_sumtree_stats_get(r->tree, &ts);
 	unsigned char *h = r->snap;
-	memset(h, 0, SNAP_HEADER);
+	memset(h, 0, hb);
 	memcpy(h, SNAP_MAGIC, 8);
-	seed_le_put32(h + 8, SNAP_VERSION);
-	seed_le_put32(h + 12, SNAP_HEADER);
+	seed_le_put32(h + 8, v2 ? 2 : 1);
+	seed_le_put32(h + 12, (uint32_t)hb);
 	seed_le_put64(h + 16, r->o.capacity);
 	seed_le_put64(h + 24, seed_f64_bits(r->o.alpha));
 	const seed_replay_layout *l = &r->layout;
@@ -586,8 +590,9 @@ int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *npar
 		seed_le_put64(q, r->rng.s[i]);
 	seed_le_put64(q, tree_bytes);
 	seed_le_put64(q + 8, r->has_layout ? ts.count : 0);
-	seed_le_put32(q + 16, r->has_layout ? (uint32_t)l->frame_skip : 0); /* and a zero word */
-	long wrote = seed_sumtree_save(r->tree, h + SNAP_HEADER, tree_bytes);
+	if (v2)
+		seed_le_put32(q + 16, (uint32_t)l->frame_skip); /* and a zero word */
+	long wrote = seed_sumtree_save(r->tree, h + hb, tree_bytes);
 	if (wrote < 0 || (size_t)wrote != tree_bytes)
 		return seed_err_set(err, -EIO, "replay: the sum tree's state did not fit");
 	size_t n = 0;
@@ -633,9 +638,9 @@ static int snap_check_header(const seed_replay *r, const unsigned char *h, size_
 		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
 		                    SNAP_MAGIC);
 	uint32_t v = seed_le_get32(h + 8), hb = seed_le_get32(h + 12);
-	if (!(v == 1 && hb == SNAP_HEADER_V1) && !(v == SNAP_VERSION && hb == SNAP_HEADER))
-		return seed_err_set(err, -EBADMSG, "snapshot version %u, this build reads versions 1 to %d",
-		                    v, SNAP_VERSION);
+	if (!(v == 1 && hb == SNAP_HEADER_V1) && !(v == 2 && hb == SNAP_HEADER))
+		return seed_err_set(err, -EBADMSG, "snapshot version %u, this build reads versions 1 and 2",
+		                    v);
 	if (len < hb + 8)
 		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
 		                    SNAP_MAGIC);
@@ -677,17 +682,20 @@ static int snap_layout(const seed_replay *r, const unsigned char *h, uint32_t hb
 		if (seed_le_get64(h + 56 + 8 * i) != 0)
 			return seed_err_set(err, -EBADMSG,
 			                    "snapshot observation dimension %d is set past the rank", i);
+	/* Version 2 is for a layout of frame skip 2 or more only; the rest is
+	 * version 1, so that a snapshot has one form. */
+	if (hb == SNAP_HEADER && (!*has || skip < 2 || skip > INT32_MAX))
+		return seed_err_set(err, -EBADMSG,
+		                    "snapshot version 2 %s frame skip %u: version 2 is for a layout of frame "
+		                    "skip 2 or more",
+		                    *has ? "with" : "without a layout, with", skip);
 	if (!*has) {
 		for (int k = 32; k < 52; k += 4)
 			if (seed_le_get32(h + k) != 0)
 				return seed_err_set(err, -EBADMSG,
 				                    "snapshot without a layout has layout fields set");
-		if (hb == SNAP_HEADER && skip != 0)
-			return seed_err_set(err, -EBADMSG, "snapshot without a layout has a frame skip set");
 		return 0;
 	}
-	if (skip < 1 || skip > INT32_MAX)
-		return seed_err_set(err, -EBADMSG, "snapshot frame skip %u, expected >= 1", skip);
 	l->frame_skip = (int)skip;
 	l->steps = (int)seed_le_get32(h + 32);
 	l->num_actions = (int)seed_le_get32(h + 36);

@@ -10,8 +10,8 @@
  * snapshot round trip (same items, priorities, counters and the same later
  * samples) and corrupt, truncated and mismatching snapshots refused; the
  * unrolls' frame skip, part of the layout, carried on to the sequences
- * frames and kept by snapshots, and a version 1 snapshot (made here from a
- * version 2 one) read as frame skip 1. */
+ * frames and kept by snapshots (version 2, for a skip above 1), and a
+ * version 1 snapshot read as frame skip 1. */
 #include "seed/replay.h"
 
 #include <errno.h>
@@ -732,12 +732,20 @@ static int64_t sampled_skip(seed_replay *r)
 	return skip;
 }
 
+/* Rewrite snapshot file bytes a (len) with checksum: the last 8 bytes. */
+static void resum(unsigned char *a, size_t len)
+{
+	seed_le_put64(a + len - 8, seed_fnv1a(SEED_FNV1A_INIT, a, len - 8));
+}
+
 /* The frame skip is part of the layout: unrolls of skip 4 make sequences
  * frames of skip 4, and an unroll of skip 1 (no field) is then refused as
- * another layout; a snapshot keeps it.  A version 1 snapshot (192 header
- * bytes, no frame skip: built here from a version 2 one by taking out the
- * 8 bytes after the item count and redoing the checksum) reads as frame
- * skip 1, with its items. */
+ * another layout.  Snapshots: a layout of skip 4 is version 2 (200 header
+ * bytes: version 1's 192, then the skip and a zero) and keeps it; one of
+ * skip 1 is version 1, as every snapshot before (one form: a version 2
+ * of skip 1 is refused).  A version 1 snapshot of the same items (made
+ * here by taking the 8 bytes out) reads as frame skip 1, with its items,
+ * and a replay of skip 4 refuses it as another layout. */
 static void t_frame_skip(void)
 {
 	seed_err err = {{0}};
@@ -759,47 +767,58 @@ static void t_frame_skip(void)
 	char path[64];
 	snprintf(path, sizeof path, "%s/skip.snap", tmpdir);
 	CHECK_MSG(seed_replay_save(r, path, &err) == 0, "%s", err.msg);
+	void *data;
+	size_t len;
+	CHECK(seed_fs_read(path, 0, &data, &len, &err) == 0);
+	unsigned char *v2 = data;
+	const size_t h1 = 192;
+	CHECK(seed_le_get32(v2 + 8) == 2 && seed_le_get32(v2 + 12) == h1 + 8 && seed_le_get32(v2 + h1) == 4 &&
+	      seed_le_get32(v2 + h1 + 4) == 0);
 	seed_replay *q = make(4, 0.9, 0.6, 1, 0, 0, 3);
 	CHECK_MSG(seed_replay_load(q, path, &err) == 0, "%s", err.msg);
 	CHECK(seed_replay_get_layout(q) && seed_replay_get_layout(q)->frame_skip == 4);
 	CHECK(sampled_skip(q) == 4);
 	seed_replay_free(&q);
-	seed_replay_free(&r);
+	/* Version 2 of skip 1: not the one form of that layout. */
+	seed_le_put32(v2 + h1, 1);
+	resum(v2, len);
+	q = make(4, 0.9, 0.6, 1, 0, 0, 3);
+	rc = seed_replay_restore(q, v2, len, &err);
+	CHECK_MSG(rc == -EBADMSG && strstr(err.msg, "version 2 is for a layout of frame skip 2 or more"),
+	          "%d %s", rc, err.msg);
+	seed_replay_free(&q);
 
-	/* Version 1: the same replay of skip 1, saved, then rewritten. */
-	r = make(4, 0.9, 0.6, 1, 0, 0, 3);
-	insert(r, &plain);
-	CHECK(sampled_skip(r) == -1); /* skip 1: no field, as before */
-	CHECK(seed_replay_save(r, path, &err) == 0);
-	void *data;
-	size_t len;
-	CHECK(seed_fs_read(path, 0, &data, &len, &err) == 0);
-	unsigned char *v2 = data, *v1 = malloc(len - 8);
-	const size_t h1 = 192;
-	CHECK(seed_le_get32(v2 + 8) == 2 && seed_le_get32(v2 + 12) == h1 + 8 && seed_le_get32(v2 + h1) == 1);
+	/* Version 1 of the same items: frame skip 1. */
+	unsigned char *v1 = malloc(len - 8);
 	memcpy(v1, v2, h1);
 	memcpy(v1 + h1, v2 + h1 + 8, len - h1 - 8);
 	seed_le_put32(v1 + 8, 1);
 	seed_le_put32(v1 + 12, (uint32_t)h1);
-	seed_le_put64(v1 + len - 16, seed_fnv1a(SEED_FNV1A_INIT, v1, len - 16));
+	resum(v1, len - 8);
 	q = make(4, 0.9, 0.6, 1, 0, 0, 3);
 	rc = seed_replay_restore(q, v1, len - 8, &err);
 	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
 	CHECK(seed_replay_get_layout(q) && seed_replay_get_layout(q)->frame_skip == 1);
+	CHECK(sampled_skip(q) == -1); /* skip 1: no field, as before */
 	struct batch b;
 	batch_new(q, 2, &b);
 	CHECK(seed_replay_sample(q, &b.b, &err) == 0);
 	for (int k = 0; k < 2; k++)
-		CHECK(row_is(&b.b, k, &plain, (int)b.b.key[k]));
+		CHECK(row_is(&b.b, k, &u, (int)b.b.key[k]));
 	free(b.mem);
-	/* ... and a replay of skip 4 refuses it as another layout. */
+	/* Saved again: version 1, byte for byte. */
+	CHECK(seed_replay_restore(q, v1, len - 8, &err) == 0);
+	CHECK(seed_replay_save(q, path, &err) == 0);
+	void *again;
+	size_t alen;
+	CHECK(seed_fs_read(path, 0, &again, &alen, &err) == 0);
+	CHECK(alen == len - 8 && memcmp(again, v1, alen) == 0);
+	free(again);
 	seed_replay_free(&q);
-	q = make(4, 0.9, 0.6, 1, 0, 0, 3);
-	insert(q, &u);
-	rc = seed_replay_restore(q, v1, len - 8, &err);
+	/* ... and a replay of skip 4 refuses it as another layout. */
+	rc = seed_replay_restore(r, v1, len - 8, &err);
 	CHECK_MSG(rc == -EINVAL && strstr(err.msg, "snapshot layout") && strstr(err.msg, "frame skip 4"),
 	          "%d %s", rc, err.msg);
-	seed_replay_free(&q);
 	free(v1);
 	free(data);
 	unlink(path);
