@@ -62,7 +62,9 @@ static const seed_opt options[] = {
     {"metrics", 'M', SEED_OPT_STR, &opt.metrics, "FILE",
      .help = "metrics as JSON lines (default DIR/metrics.jsonl; - for stdout)"},
     {"frames", 'f', SEED_OPT_INT, &opt.ov.frames, "N", 1, INT64_MAX / 2,
-     .help = "stop after N env frames (config total_frames)", .seen = &opt.ov.frames_seen},
+     .help = "stop after N env frames (config total_frames): emulator frames, agent steps times the "
+             "frame skip (4 for Atari)",
+     .seen = &opt.ov.frames_seen},
     {"seed", 's', SEED_OPT_U64, &opt.ov.seed, "S", .help = "seed (config seed)", .seen = &opt.ov.seed_seen},
     {"lr", 0, SEED_OPT_NUM, &opt.ov.lr, "X", .lo = 0, .hi = 10, .help = "learning rate (config optimizer.lr)",
      .seen = &opt.ov.lr_seen},

@@ -11,7 +11,8 @@
  * synced and renamed over it only when gnuplot succeeded and the file is a
  * PNG.  The pages:
  *
- *   returns  mean return against frames (top) and against seconds of
+ *   returns  mean return against frames (emulator frames; --agent-steps:
+ *            agent steps) (top) and against seconds of
  *            training (bottom): one line per run, or with --mean the mean
  *            of the runs and their min-max band, resampled onto a grid;
  *            the returns of neuroevolution's runs are their rounds' mean
@@ -44,7 +45,7 @@ extern char **environ;
 
 static struct {
 	const char *out, *size;
-	bool mean, env_frames, losses;
+	bool mean, env_frames, agent_steps, losses;
 	int64_t points;
 } opt = {.points = 200};
 
@@ -58,8 +59,12 @@ static const seed_opt options[] = {
     {"points", 0, SEED_OPT_INT, &opt.points, "N", 2, 100000,
      .help = "--mean: points of the common grid (default 200)"},
     {"env-frames", 0, SEED_OPT_FLAG, &opt.env_frames,
-     .help = "count R2D2 runs' frames by env_frames, the steps their actors played, instead of the "
+     .help = "count R2D2 runs' frames by env_frames, the frames their actors played, instead of the "
              "steps their learner sampled (V-trace runs count played frames either way)"},
+    {"agent-steps", 0, SEED_OPT_FLAG, &opt.agent_steps,
+     .help = "draw against agent steps instead of frames, which are emulator frames: agent steps "
+             "times the environment's frame skip (4 for Atari; the same for environments without "
+             "one)"},
     {"losses", 0, SEED_OPT_FLAG, &opt.losses,
      .help = "the text plot shows the loss terms instead of the returns"},
     {"size", 0, SEED_OPT_STR, &opt.size, "WxH",
@@ -69,11 +74,12 @@ static const seed_opt options[] = {
 };
 
 static const seed_opts spec = {
-    .usage = "[--mean] [--env-frames] [--size WxH] [-O FILE.png] RUN_DIR...",
+    .usage = "[--mean] [--env-frames | --agent-steps] [--size WxH] [-O FILE.png] RUN_DIR...",
     .summary = "Draw the learning curves of training runs from their metrics.jsonl, with gnuplot:\n"
-               "the mean return against frames and against seconds of training, a line per run\n"
-               "(labelled by the run directory's name) or their mean and min-max band (--mean),\n"
-               "and the loss terms on a second page.  Without -O, a text plot on the terminal.",
+               "the mean return against frames (emulator frames, as papers count them) and against\n"
+               "seconds of training, a line per run (labelled by the run directory's name) or their\n"
+               "mean and min-max band (--mean), and the loss terms on a second page.  Without -O, a\n"
+               "text plot on the terminal.",
     .epilogue = "gnuplot (Debian: gnuplot-nox) must be on PATH, or named by SEED_GNUPLOT.\n"
                 "See seed-plot(1).\n",
     .opts = options,
@@ -535,7 +541,8 @@ static void read_runs(char **dirs, int n)
 		runs[i].dir = dirs[i];
 		if (seed_curves_read_dir(runs[i].dir, &runs[i].c, &err))
 			cli_die("%s", err.msg);
-		runs[i].fkey = seed_curves_frames_key(runs[i].c, opt.env_frames);
+		runs[i].fkey = opt.agent_steps ? seed_curves_steps_key(runs[i].c)
+		                               : seed_curves_frames_key(runs[i].c, opt.env_frames);
 		runs[i].rkey = seed_curves_return_key(runs[i].c);
 		const char *keys[16];
 		int nk = seed_curves_loss_keys(runs[i].c, keys, 16);
@@ -570,9 +577,12 @@ static int make_panels(panel *ps)
 	bool envf = false;
 	for (int i = 0; i < nruns; i++)
 		envf |= strcmp(runs[i].fkey, "env_frames") == 0;
-	const char *fl = envf ? "env frames" : "frames";
+	const char *fl = opt.agent_steps ? "agent steps"
+	                 : envf          ? "env frames (emulator)"
+	                                 : "frames (emulator)";
 	int np = 0;
-	ps[np++] = (panel){.title = "mean return against frames",
+	ps[np++] = (panel){.title = opt.agent_steps ? "mean return against agent steps"
+	                                            : "mean return against frames",
 	                   .xlabel = fl,
 	                   .ylabel = "mean return",
 	                   .xcol = 1,
@@ -702,6 +712,8 @@ int main(int argc, char **argv)
 		cli_usage_error("name at least one RUN_DIR (a directory with seed-learn's metrics.jsonl)");
 	if (opt.losses && opt.out)
 		cli_usage_error("--losses chooses the text plot's page: -O writes both pages");
+	if (opt.env_frames && opt.agent_steps)
+		cli_usage_error("--env-frames and --agent-steps choose two different x axes: give one");
 	int64_t w, h;
 	if (opt.out)
 		w = 1000, h = 700;

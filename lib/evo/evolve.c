@@ -265,7 +265,12 @@ int seed_evolver_restore(seed_evolver *E, const seed_checkpoint *ck, double now,
 	}
 	int64_t c[COUNTERS];
 	memcpy(c, t.data, sizeof c);
+	/* A checkpoint without agent_steps counted agent steps as frames:
+	 * frames stand at them until an episode frame says its frame skip
+	 * (seed_evolver_feed).  doc/checkpoints.md, "Frames". */
 	E->st.frames = c[0];
+	E->st.agent_steps = ck->agent_steps >= 0 ? ck->agent_steps : c[0];
+	E->st.frames_from_steps = ck->agent_steps < 0;
 	E->st.episodes = c[1];
 	E->st.stale = c[2];
 	E->st.ignored = c[3];
@@ -403,6 +408,12 @@ int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err)
 	int rc2 = take_moments(E, f, err);
 	if (rc2)
 		return rc2;
+	int64_t skip = seed_frame_int(f, "frame_skip", 1);
+	if (E->st.frames_from_steps) {
+		E->st.frames = E->st.agent_steps * skip;
+		E->mark_frames *= skip;
+		E->st.frames_from_steps = false;
+	}
 	int reported = 0;
 	for (int64_t i = 0; i < N; i++) {
 		int64_t g = int_at(gen, i), m = int_at(mem, i), l = int_at(len, i);
@@ -412,7 +423,8 @@ int seed_evolver_feed(seed_evolver *E, const seed_frame *f, seed_err *err)
 			E->st.ignored++;
 			continue;
 		}
-		E->st.frames += l > 0 ? l : 0;
+		E->st.frames += l > 0 ? l * skip : 0;
+		E->st.agent_steps += l > 0 ? l : 0;
 		E->st.episodes++;
 		int k = seed_evo_report(E->evo, g, (int)(m > INT32_MAX ? -1 : m), r, l);
 		if (k == -ESTALE)
@@ -486,6 +498,8 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now)
 {
 	const seed_evo_stats *s = seed_evo_get_stats(E->evo);
 	double dt = now - E->mark_at;
+	if (E->st.frames_from_steps) /* frames not known yet: no line (learner.c) */
+		return NULL;
 	json_t *o = json_object();
 	json_object_set_new(o, "time", json_real(seed_evolver_wall_time(E, now)));
 	json_object_set_new(o, "algorithm", json_string(seed_config_algorithm_name(E->cfg->algorithm)));
@@ -497,6 +511,7 @@ json_t *seed_evolver_metrics(seed_evolver *E, double now)
 	json_object_set_new(o, "elite", jnum(s->elite));
 	json_object_set_new(o, "evaluated", json_integer(s->evaluated));
 	json_object_set_new(o, "frames", json_integer(E->st.frames));
+	json_object_set_new(o, "agent_steps", json_integer(E->st.agent_steps));
 	json_object_set_new(o, "episodes", json_integer(E->st.episodes));
 	json_object_set_new(o, "frames_per_s",
 	                    jnum(dt > 0 ? (double)(E->st.frames - E->mark_frames) / dt : NAN));
@@ -570,6 +585,7 @@ int seed_evolver_save(seed_evolver *E, seed_err *err)
 	seed_checkpoint ck = {
 	    .step = E->st.rounds,
 	    .frames = E->st.frames,
+	    .agent_steps = E->st.frames_from_steps ? -1 : E->st.agent_steps,
 	    .policy_version = E->st.generation,
 	    .optim_step = E->st.rounds,
 	    .wall_time = seed_evolver_wall_time(E, E->now),

@@ -166,15 +166,17 @@ static int build_meta(const seed_checkpoint *ck, json_t **out, seed_err *err)
 		if (ck->tensors[i].name)
 			json_object_set_new(crc, ck->tensors[i].name, json_string(hex));
 	}
-	json_t *m =
-	    json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "format",
-	              FORMAT, "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created",
-	              created, "step", (json_int_t)ck->step, "frames", (json_int_t)ck->frames,
-	              "policy_version", (json_int_t)ck->policy_version, "optim_step",
-	              (json_int_t)ck->optim_step, "wall_time", ck->wall_time, "rng", rng, "env", env, "model",
-	              json_or_null(ck->model), "config", json_or_null(ck->config), "crc32", crc);
+	json_t *m = json_pack(
+	    "{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "format", FORMAT,
+	    "format_version", FORMAT_VERSION, "seed_version", PACKAGE_VERSION, "created", created, "step",
+	    (json_int_t)ck->step, "frames", (json_int_t)ck->frames, "agent_steps",
+	    (json_int_t)ck->agent_steps, "policy_version", (json_int_t)ck->policy_version, "optim_step",
+	    (json_int_t)ck->optim_step, "wall_time", ck->wall_time, "rng", rng, "env", env, "model",
+	    json_or_null(ck->model), "config", json_or_null(ck->config), "crc32", crc);
 	if (!m)
-		seed_oom(0); /* every input was checked: only allocation can fail */
+		seed_oom(0);     /* every input was checked: only allocation can fail */
+	if (ck->agent_steps < 0) /* not known: written as before there were any */
+		json_object_del(m, "agent_steps");
 	*out = m;
 	return 0;
 }
@@ -400,6 +402,12 @@ static int read_meta(json_t *meta, const char *where, seed_checkpoint *ck, seed_
 	    (rc = get_count(meta, where, "frames", &ck->frames, err)) ||
 	    (rc = get_count(meta, where, "policy_version", &ck->policy_version, err)) ||
 	    (rc = get_count(meta, where, "optim_step", &ck->optim_step, err)))
+		return rc;
+	/* Written since frames count emulator frames; a checkpoint without it
+	 * counted agent steps as frames (seed/checkpoint.h). */
+	ck->agent_steps = -1;
+	if (json_object_get(meta, "agent_steps") &&
+	    (rc = get_count(meta, where, "agent_steps", &ck->agent_steps, err)))
 		return rc;
 	const json_t *wt = json_object_get(meta, "wall_time");
 	if (!wt)

@@ -56,7 +56,7 @@ static double number_of(const json_t *o, const char *key)
 }
 
 /* Parse text (len bytes, NUL after them) into rows, one JSON object per
- * row, frames nondecreasing (the resume rule of seed/curves.h). */
+ * row. */
 static int parse_rows(const char *path, char *text, size_t len, json_t ***rowsp, int64_t *np, seed_err *err)
 {
 	json_t **rows = NULL;
@@ -96,9 +96,6 @@ static int parse_rows(const char *path, char *text, size_t len, json_t ***rowsp,
 			json_decref(o);
 			break;
 		}
-		double frames = number_of(o, "frames");
-		while (n > 0 && number_of(rows[n - 1], "frames") > frames)
-			json_decref(rows[--n]);
 		rows = seed_xgrow(rows, &cap, (size_t)n + 1, sizeof *rows);
 		rows[n++] = o;
 		p = eol + 1;
@@ -116,6 +113,48 @@ static int parse_rows(const char *path, char *text, size_t len, json_t ***rowsp,
 	return 0;
 }
 
+/* Lines written before Seed counted emulator frames have no agent_steps,
+ * and their frames (and env_frames) are agent steps.  When later lines of
+ * the file (a run resumed since) have both, their ratio is the frame skip:
+ * the old lines get agent_steps = their frames, and frames (env_frames)
+ * times the skip, so that one curve runs through both.  A file of old
+ * lines only is left as it is: nothing in it says the skip. */
+static void old_lines_in_frames(json_t **rows, int64_t n)
+{
+	double skip = NAN;
+	for (int64_t i = 0; i < n && isnan(skip); i++) {
+		double a = number_of(rows[i], "agent_steps"), f = number_of(rows[i], "frames");
+		if (a > 0 && f >= a)
+			skip = round(f / a);
+	}
+	if (isnan(skip))
+		return;
+	for (int64_t i = 0; i < n; i++) {
+		if (isfinite(number_of(rows[i], "agent_steps")))
+			continue;
+		double f = number_of(rows[i], "frames"), e = number_of(rows[i], "env_frames");
+		json_object_set_new(rows[i], "agent_steps", json_real(f));
+		json_object_set_new(rows[i], "frames", json_real(f * skip));
+		if (isfinite(e))
+			json_object_set_new(rows[i], "env_frames", json_real(e * skip));
+	}
+}
+
+/* Keep frames nondecreasing (the resume rule of seed/curves.h): a row
+ * whose frames are fewer than an earlier row's replaces the rows past its
+ * frames. */
+static void resume_rule(json_t **rows, int64_t *np)
+{
+	int64_t n = 0;
+	for (int64_t i = 0; i < *np; i++) {
+		double frames = number_of(rows[i], "frames");
+		while (n > 0 && number_of(rows[n - 1], "frames") > frames)
+			json_decref(rows[--n]);
+		rows[n++] = rows[i];
+	}
+	*np = n;
+}
+
 int seed_curves_read(const char *path, seed_curves **out, seed_err *err)
 {
 	void *text;
@@ -129,6 +168,8 @@ int seed_curves_read(const char *path, seed_curves **out, seed_err *err)
 	free(text);
 	if (rc)
 		return rc;
+	old_lines_in_frames(rows, n);
+	resume_rule(rows, &n);
 
 	seed_curves *c = seed_xcalloc(1, sizeof *c);
 	c->path = dup_str(path);
@@ -210,6 +251,11 @@ int64_t seed_curves_points(const seed_curves *c, const char *xkey, const char *y
 const char *seed_curves_frames_key(const seed_curves *c, bool env_frames)
 {
 	return env_frames && seed_curves_col(c, "env_frames") ? "env_frames" : "frames";
+}
+
+const char *seed_curves_steps_key(const seed_curves *c)
+{
+	return seed_curves_col(c, "agent_steps") ? "agent_steps" : "frames";
 }
 
 /* Whether column key has a finite value in some row. */

@@ -223,6 +223,8 @@ int learn_take_rows(seed_learner *L, const seed_frame *f, int64_t first)
 	int taken = 0;
 	const seed_tensor *env = seed_frame_tensor(f, "env");
 	uint32_t run = (uint32_t)seed_frame_int(f, "run", 0), actor = (uint32_t)seed_frame_int(f, "actor", 0);
+	int64_t skip = seed_frame_int(f, "frame_skip", 1); /* >= 1: validated */
+	learn_know_skip(L, skip);
 	for (int64_t b = first; b < Bf && L->fill < L->B; b++, taken++) {
 		size_t j = (size_t)L->fill++, at = (size_t)b * n1;
 		L->row_key[j] = (seed_reward_norm_key){.run = run, .actor = actor};
@@ -246,5 +248,6 @@ int learn_take_rows(seed_learner *L, const seed_frame *f, int64_t first)
 		}
 	}
 	L->view.fill = L->fill;
+	L->fill_skip += (int64_t)taken * skip;
 	return taken;
 }

@@ -327,7 +327,14 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 	}
 	L->st.updates = ck->step;
 	L->st.optim_steps = ck->optim_step;
+	/* The counters.  A checkpoint without agent_steps (-1) was written
+	 * when Seed counted agent steps and called them frames: its frames
+	 * are agent steps, and the emulator frames are those times the frame
+	 * skip, which only the frames to come can say (learn_know_skip); until
+	 * then frames stand at agent_steps.  doc/checkpoints.md, "Frames". */
+	L->st.agent_steps = ck->agent_steps >= 0 ? ck->agent_steps : ck->frames;
 	L->st.frames = ck->frames;
+	L->st.frames_from_steps = ck->agent_steps < 0;
 	L->rng = ck->rng;
 	L->wall_before = ck->wall_time;
 	L->wall0 = learn_now();
@@ -338,6 +345,18 @@ int seed_learner_restore(seed_learner *L, const seed_checkpoint *ck, seed_err *e
 	L->ck_version = ck->policy_version;
 	L->src_reserved = src;
 	return settle_version(L, err);
+}
+
+void learn_know_skip(seed_learner *L, int64_t skip)
+{
+	if (!L->st.frames_from_steps)
+		return;
+	/* Frames stood at agent steps, and so did their marks. */
+	L->st.frames = L->st.agent_steps * skip;
+	L->mark.frames *= skip;
+	if (L->st.saved_frames > 0)
+		L->st.saved_frames *= skip;
+	L->st.frames_from_steps = false;
 }
 
 int seed_learner_open_dir(seed_learner *L, const char *dir, seed_err *err)
@@ -378,10 +397,11 @@ int seed_learner_add_episodes(seed_learner *L, const seed_frame *f, seed_err *er
 		return rc;
 	const seed_tensor *r = seed_frame_tensor(f, "return");
 	const seed_tensor *len = seed_frame_tensor(f, "length");
+	int64_t skip = seed_frame_int(f, "frame_skip", 1);
 	for (int64_t i = 0; len && i < len->shape[0]; i++) {
 		int32_t n;
 		memcpy(&n, (const uint8_t *)len->data + 4 * i, 4);
-		L->st.env_frames += n > 0 ? n : 0;
+		L->st.env_frames += n > 0 ? n * skip : 0;
 	}
 	for (int64_t i = 0; i < r->shape[0]; i++) {
 		float x;
@@ -505,7 +525,9 @@ int seed_learner_update(seed_learner *L, seed_err *err)
 	}
 	L->st.optim_steps = seed_optim_steps(L->optim);
 	L->st.updates++;
-	L->st.frames += (int64_t)T * B;
+	L->st.agent_steps += (int64_t)T * B;
+	L->st.frames += (int64_t)T * L->fill_skip;
+	L->fill_skip = 0;
 	L->st.policy_version = next;
 	if (L->target && L->st.updates % c->r2d2.target_update_period == 0) {
 		seed_model_copy_params(L->target, L->model);
@@ -572,6 +594,9 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err)
 	seed_checkpoint ck = {
 	    .step = L->st.updates,
 	    .frames = L->st.frames,
+	    /* Still unknown: saved as the checkpoint was (no agent_steps, its
+	     * frames agent steps), so that the next resume reads it alike. */
+	    .agent_steps = L->st.frames_from_steps ? -1 : L->st.agent_steps,
 	    .policy_version = L->st.policy_version,
 	    .optim_step = seed_optim_steps(L->optim),
 	    .rng = L->rng,
@@ -645,10 +670,19 @@ void seed_learner_progress(const seed_learner *L, const json_t *metrics, char *b
 void seed_learner_summary(const seed_learner *L, const char *why, char *buf, size_t n)
 {
 	const seed_learner_status *st = &L->st;
+	char count[96];
+	if (st->frames_from_steps)
+		snprintf(count, sizeof count, "%" PRId64 " agent steps (frame skip not known yet)",
+		         st->agent_steps);
+	else if (st->frames != st->agent_steps)
+		snprintf(count, sizeof count, "%" PRId64 " frames (%" PRId64 " agent steps)", st->frames,
+		         st->agent_steps);
+	else
+		snprintf(count, sizeof count, "%" PRId64 " frames", st->frames);
 	int at = snprintf(buf, n,
-	                  "%s: %" PRId64 " frames, %" PRId64 " updates, version %" PRId64
+	                  "%s: %s, %" PRId64 " updates, version %" PRId64
 	                  ", mean return %.2f over the last %d episodes, %.1f s",
-	                  why ? why : "stopped by a signal", st->frames, st->updates, st->policy_version,
+	                  why ? why : "stopped by a signal", count, st->updates, st->policy_version,
 	                  st->nreturns ? st->mean_return : 0.0, st->nreturns, seed_learner_wall_time(L));
 	if (at < 0 || (size_t)at >= n || !L->dir)
 		return;
@@ -659,15 +693,17 @@ json_t *seed_learner_metrics(seed_learner *L)
 {
 	const seed_learner_status *st = &L->st;
 	double now = learn_now(), dt = now - L->mark.t;
-	if (dt <= 0)
+	/* No line while the frames of an old checkpoint are not known: it
+	 * would put its points at agent steps on a frames axis. */
+	if (dt <= 0 || st->frames_from_steps)
 		return NULL;
 	int64_t nlag = st->lag_count - L->mark.lag_count;
 	double lag = nlag ? (st->lag_sum - L->mark.lag_sum) / (double)nlag : 0;
 	const seed_loss_stats *l = &st->loss;
 	json_t *o = SEED_METRICS_OBJ(
 	    {"time", seed_learner_wall_time(L)}, {"frames", (double)st->frames},
-	    {"updates", (double)st->updates}, {"version", (double)st->policy_version},
-	    {"fps", (double)(st->frames - L->mark.frames) / dt},
+	    {"agent_steps", (double)st->agent_steps}, {"updates", (double)st->updates},
+	    {"version", (double)st->policy_version}, {"fps", (double)(st->frames - L->mark.frames) / dt},
 	    {"updates_per_s", (double)(st->updates - L->mark.updates) / dt}, {"loss", l->total},
 	    {"pg_loss", l->pg_loss}, {"baseline_loss", l->baseline_loss}, {"entropy_loss", l->entropy_loss},
 	    {"entropy", l->entropy}, {"mean_rho", l->mean_rho}, {"mean_value", l->mean_value},

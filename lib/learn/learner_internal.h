@@ -92,6 +92,9 @@ struct seed_learner {
 		double t, lag_sum;
 		int64_t frames, updates, lag_count;
 	} mark;
+	/* The frame skips of the rows in the batch, summed: T times it is the
+	 * frames an update trains on. */
+	int64_t fill_skip;
 	/* Versions. */
 	char *dir;
 	int64_t reserved; /* versions up to this one are reserved in dir */
@@ -148,6 +151,9 @@ int learn_need_actor_critic(const seed_learner *L, const char *what, seed_err *e
 void learn_alloc_batch(seed_learner *L);
 int learn_check_rows(const seed_learner *L, const seed_frame *f, int64_t *Bf, seed_err *err);
 int learn_take_rows(seed_learner *L, const seed_frame *f, int64_t first);
+/* The frame skip of a frame taken: resolves the frames of a checkpoint
+ * that counted agent steps (seed_learner_status.frames_from_steps). */
+void learn_know_skip(seed_learner *L, int64_t skip);
 /* The learner's clock: seconds, monotonic. */
 double learn_now(void);
 

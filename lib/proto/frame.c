@@ -424,6 +424,14 @@ struct fspec {
 		.name = n, .kind = FK_TENSOR, .dtypes = dt, .dims = {__VA_ARGS__}, .more = true              \
 	}
 
+/* Optional everywhere it appears (step, unroll, episode and sequences
+ * frames): the emulator frames one agent step of the frame's environments
+ * is, >= 1; a frame without it reads as 1. */
+#define FRAME_SKIP                                                                                           \
+	{                                                                                                    \
+		.name = "frame_skip", .kind = FK_INT, .optional = true, .min = 1, .max = I32                 \
+	}
+
 static const struct fspec step_spec[] = {
     INT("run", 0, U32),
     INT("actor", 0, U32),
@@ -451,6 +459,9 @@ static const struct fspec step_spec[] = {
      .dtypes = DT(F32),
      .dims = {D_A},
      .with = "action_low"},
+    /* The emulator frames one agent step is (Atari's frame skip); absent:
+     * 1, one frame a step. */
+    FRAME_SKIP,
 };
 
 static const struct fspec action_spec[] = {
@@ -505,6 +516,7 @@ static const struct fspec unroll_spec[] = {
      .dtypes = DT(I32),
      .dims = {D_B},
      .action = true},
+    FRAME_SKIP,
 };
 
 static const struct fspec episode_spec[] = {
@@ -545,6 +557,7 @@ static const struct fspec episode_spec[] = {
      .dtypes = DT(F64),
      .dims = {D_D},
      .with = "obs_count"},
+    FRAME_SKIP,
 };
 
 static const struct fspec params_spec[] = {
@@ -572,6 +585,7 @@ static const struct fspec sequences_spec[] = {
     {.name = "prev_action", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I32), .dims = {D_B}},
     TENSOR("key", DT(I64), D_B),
     TENSOR("weight", DT(F32), D_B),
+    FRAME_SKIP,
 };
 
 /* New priorities for sampled items, by key. */

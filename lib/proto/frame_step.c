@@ -5,6 +5,7 @@
  * kinds, dtypes and shapes, so this checks only what a hand-built frame
  * could still lack.  Nothing is copied: the view points into the frame. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "seed/frame.h"
@@ -24,12 +25,13 @@ enum {
 	F_FINAL_OBS,
 	F_ACTION_LOW,
 	F_ACTION_HIGH,
+	F_FRAME_SKIP,
 	F_N
 };
 
 /* The step frame's fields, indexed by the enum above (the schema's order,
  * which encoders keep), their names' lengths, and the kind each is;
- * final_obs and the bounds (F_OPTIONAL on) may be missing. */
+ * final_obs, the bounds and the frame skip (F_OPTIONAL on) may be missing. */
 #define FIELD(id, n, k) [id] = {n, sizeof n - 1, k}
 static const struct {
 	const char *name;
@@ -50,6 +52,7 @@ static const struct {
     FIELD(F_FINAL_OBS, "final_obs", SEED_VALUE_TENSOR),
     FIELD(F_ACTION_LOW, "action_low", SEED_VALUE_TENSOR),
     FIELD(F_ACTION_HIGH, "action_high", SEED_VALUE_TENSOR),
+    FIELD(F_FRAME_SKIP, "frame_skip", SEED_VALUE_INT),
 };
 #define F_OPTIONAL F_FINAL_OBS
 
@@ -97,6 +100,9 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 		                    "not at all)",
 		                    v[F_ACTION_LOW] ? "action_low" : "action_high",
 		                    v[F_ACTION_LOW] ? "action_high" : "action_low");
+	if (v[F_FRAME_SKIP] && (v[F_FRAME_SKIP]->u.i < 1 || v[F_FRAME_SKIP]->u.i > INT32_MAX))
+		return seed_err_set(err, -SEED_EFRAME, "step frame: field 'frame_skip': %lld, expected >= 1",
+		                    (long long)v[F_FRAME_SKIP]->u.i);
 	*st = (seed_step){
 	    .run = (uint32_t)v[F_RUN]->u.i,
 	    .actor = (uint32_t)v[F_ACTOR]->u.i,
@@ -113,6 +119,7 @@ int seed_frame_step(const seed_frame *f, seed_step *st, seed_err *err)
 	    .ep_length = v[F_EP_LENGTH]->u.tensor.data,
 	    .action_low = v[F_ACTION_LOW] ? v[F_ACTION_LOW]->u.tensor.data : NULL,
 	    .action_high = v[F_ACTION_HIGH] ? v[F_ACTION_HIGH]->u.tensor.data : NULL,
+	    .frame_skip = v[F_FRAME_SKIP] ? (int32_t)v[F_FRAME_SKIP]->u.i : 1,
 	};
 	return 0;
 }

@@ -25,12 +25,17 @@
 enum { A_STATE = SEED_UNROLL_NFIELDS, A_PREV, A_ENV, A_RUN, A_ACTOR, NARR };
 
 #define SNAP_MAGIC "SEEDRPL1"
-#define SNAP_VERSION 1
 /* magic 8, version u32, header bytes u32, capacity u64, alpha f64, steps,
  * num_actions, obs dtype, obs rank, S, has_layout (u32 each), obs_shape
  * 6 x i64, inserted, sampled, samples, updated, bad_layout, rng s[4], tree
- * bytes, item count (u64 each). */
-#define SNAP_HEADER (8 + 4 + 4 + 8 + 8 + 6 * 4 + SEED_TENSOR_MAX_RANK * 8 + 5 * 8 + 4 * 8 + 8 + 8)
+ * bytes, item count (u64 each): version 1; version 2 adds the layout's
+ * frame skip and a zero (u32 each).  A layout of frame skip 1 (every
+ * unroll before unrolls said their skip, every one of an environment
+ * without a skip) and no layout are written as version 1, so that a
+ * snapshot has one form and older builds read those; version 2 is for a
+ * skip of 2 or more. */
+#define SNAP_HEADER_V1 (8 + 4 + 4 + 8 + 8 + 6 * 4 + SEED_TENSOR_MAX_RANK * 8 + 5 * 8 + 4 * 8 + 8 + 8)
+#define SNAP_HEADER (SNAP_HEADER_V1 + 4 + 4)
 
 struct seed_replay {
 	seed_replay_opts o;
@@ -107,7 +112,7 @@ static int mul_size(size_t a, size_t b, size_t *out)
 static size_t rows_of(const seed_replay_layout *l, size_t row[NARR], size_t *obs_bytes)
 {
 	if (l->steps < 1 || l->num_actions < 1 || l->state_size < 0 || l->obs_rank < 0 ||
-	    l->obs_rank > SEED_TENSOR_MAX_RANK - 2 || seed_dtype_size(l->obs_dtype) == 0)
+	    l->obs_rank > SEED_TENSOR_MAX_RANK - 2 || seed_dtype_size(l->obs_dtype) == 0 || l->frame_skip < 0)
 		return 0;
 	size_t ob = seed_dtype_size(l->obs_dtype), steps = (size_t)l->steps, total = 0;
 	for (int i = 0; i < l->obs_rank; i++)
@@ -149,7 +154,8 @@ size_t seed_replay_bytes(const seed_replay_layout *l, uint64_t capacity)
 static bool same_layout(const seed_replay_layout *a, const seed_replay_layout *b)
 {
 	if (a->steps != b->steps || a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype ||
-	    a->obs_rank != b->obs_rank || a->state_size != b->state_size)
+	    a->obs_rank != b->obs_rank || a->state_size != b->state_size ||
+	    (a->frame_skip > 1 ? a->frame_skip : 1) != (b->frame_skip > 1 ? b->frame_skip : 1))
 		return false;
 	for (int i = 0; i < a->obs_rank; i++)
 		if (a->obs_shape[i] != b->obs_shape[i])
@@ -163,7 +169,9 @@ static void layout_str(char *buf, size_t size, const seed_replay_layout *l)
 	for (int i = 0; i < l->obs_rank && o < size; i++)
 		o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)l->obs_shape[i]);
 	if (o < size)
-		snprintf(buf + o, size - o, "], A %d, S %d", l->num_actions, l->state_size);
+		o += (size_t)snprintf(buf + o, size - o, "], A %d, S %d", l->num_actions, l->state_size);
+	if (o < size && l->frame_skip > 1)
+		snprintf(buf + o, size - o, ", frame skip %d", l->frame_skip);
 }
 
 int seed_replay_layout_of(const seed_frame *f, seed_replay_layout *l, seed_err *err)
@@ -186,6 +194,7 @@ int seed_replay_layout_of(const seed_frame *f, seed_replay_layout *l, seed_err *
 		n.obs_shape[i] = obs->shape[2 + i];
 	const seed_tensor *st = seed_frame_tensor(f, "state");
 	n.state_size = st && st->rank == 2 ? (int)st->shape[1] : 0;
+	n.frame_skip = (int)seed_frame_int(f, "frame_skip", 1);
 	*l = n;
 	return 0;
 }
@@ -227,6 +236,7 @@ int seed_replay_set_layout(seed_replay *r, const seed_replay_layout *l, seed_err
 		r->arr[k] = (unsigned char *)mem + off[k];
 	}
 	r->layout = *l;
+	r->layout.frame_skip = l->frame_skip > 1 ? l->frame_skip : 1;
 	r->has_layout = true;
 	return 0;
 }
@@ -473,6 +483,8 @@ int seed_replay_batch_frame(const seed_replay *r, const seed_replay_batch *b, se
 	}
 	rc |= seed_frame_set_tensor(f, "key", seed_tensor_view(b->key, SEED_DTYPE_I64, 1, &K));
 	rc |= seed_frame_set_tensor(f, "weight", seed_tensor_view(b->weight, SEED_DTYPE_F32, 1, &K));
+	if (l->frame_skip > 1)
+		rc |= seed_frame_set_int(f, "frame_skip", l->frame_skip);
 	return rc ? -ENOSPC : 0;
 }
 
@@ -548,15 +560,17 @@ static void runs_of(const seed_replay *r, uint64_t *first, uint64_t *n0, uint64_
 
 int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *nparts, seed_err *err)
 {
-	size_t tree_bytes = seed_sumtree_save_size(r->tree), need = SNAP_HEADER + tree_bytes;
+	bool v2 = r->has_layout && r->layout.frame_skip > 1;
+	size_t hb = v2 ? SNAP_HEADER : SNAP_HEADER_V1;
+	size_t tree_bytes = seed_sumtree_save_size(r->tree), need = hb + tree_bytes;
 	r->snap = seed_xgrow(r->snap, &r->snap_size, need, 1);
 	seed_sumtree_stats ts;
 	seed_sumtree_stats_get(r->tree, &ts);
 	unsigned char *h = r->snap;
-	memset(h, 0, SNAP_HEADER);
+	memset(h, 0, hb);
 	memcpy(h, SNAP_MAGIC, 8);
-	seed_le_put32(h + 8, SNAP_VERSION);
-	seed_le_put32(h + 12, SNAP_HEADER);
+	seed_le_put32(h + 8, v2 ? 2 : 1);
+	seed_le_put32(h + 12, (uint32_t)hb);
 	seed_le_put64(h + 16, r->o.capacity);
 	seed_le_put64(h + 24, seed_f64_bits(r->o.alpha));
 	const seed_replay_layout *l = &r->layout;
@@ -576,7 +590,9 @@ int seed_replay_snapshot_parts(seed_replay *r, seed_fs_part *parts, size_t *npar
 		seed_le_put64(q, r->rng.s[i]);
 	seed_le_put64(q, tree_bytes);
 	seed_le_put64(q + 8, r->has_layout ? ts.count : 0);
-	long wrote = seed_sumtree_save(r->tree, h + SNAP_HEADER, tree_bytes);
+	if (v2)
+		seed_le_put32(q + 16, (uint32_t)l->frame_skip); /* and a zero word */
+	long wrote = seed_sumtree_save(r->tree, h + hb, tree_bytes);
 	if (wrote < 0 || (size_t)wrote != tree_bytes)
 		return seed_err_set(err, -EIO, "replay: the sum tree's state did not fit");
 	size_t n = 0;
@@ -618,12 +634,16 @@ int seed_replay_save(seed_replay *r, const char *path, seed_err *err)
  * alpha it was taken with, which must be r's. */
 static int snap_check_header(const seed_replay *r, const unsigned char *h, size_t len, seed_err *err)
 {
-	if (len < SNAP_HEADER + 8 || memcmp(h, SNAP_MAGIC, 8) != 0)
+	if (len < SNAP_HEADER_V1 + 8 || memcmp(h, SNAP_MAGIC, 8) != 0)
 		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
 		                    SNAP_MAGIC);
-	if (seed_le_get32(h + 8) != SNAP_VERSION || seed_le_get32(h + 12) != SNAP_HEADER)
-		return seed_err_set(err, -EBADMSG, "snapshot version %u, this build reads version %d",
-		                    seed_le_get32(h + 8), SNAP_VERSION);
+	uint32_t v = seed_le_get32(h + 8), hb = seed_le_get32(h + 12);
+	if (!(v == 1 && hb == SNAP_HEADER_V1) && !(v == 2 && hb == SNAP_HEADER))
+		return seed_err_set(err, -EBADMSG, "snapshot version %u, this build reads versions 1 and 2",
+		                    v);
+	if (len < hb + 8)
+		return seed_err_set(err, -EBADMSG, "not a replay snapshot (%zu bytes, no '%s' header)", len,
+		                    SNAP_MAGIC);
 	if (seed_fnv1a(SEED_FNV1A_INIT, h, len - 8) != seed_le_get64(h + len - 8))
 		return seed_err_set(err, -EBADMSG, "snapshot checksum does not match: the file is corrupt");
 	uint64_t cap = seed_le_get64(h + 16);
@@ -640,13 +660,19 @@ static int snap_check_header(const seed_replay *r, const unsigned char *h, size_
 	return 0;
 }
 
-/* The layout a snapshot holds (bytes 32 to 56 + 8 max rank), if any: *has
- * says whether it holds one, l is it, checked against r's if r has one. */
-static int snap_layout(const seed_replay *r, const unsigned char *h, seed_replay_layout *l, bool *has,
-                       seed_err *err)
+/* The layout a snapshot holds (bytes 32 to 56 + 8 max rank, and in a
+ * version 2 header, of hb bytes, the frame skip after the item count), if
+ * any: *has says whether it holds one, l is it, checked against r's if r
+ * has one. */
+static int snap_layout(const seed_replay *r, const unsigned char *h, uint32_t hb, seed_replay_layout *l,
+                       bool *has, seed_err *err)
 {
 	uint32_t has_word = seed_le_get32(h + 52);
+	uint32_t skip = hb == SNAP_HEADER ? seed_le_get32(h + SNAP_HEADER_V1) : 1;
 	*has = has_word != 0;
+	if (hb == SNAP_HEADER && seed_le_get32(h + SNAP_HEADER_V1 + 4) != 0)
+		return seed_err_set(err, -EBADMSG, "snapshot word at byte %d is %u, expected 0",
+		                    SNAP_HEADER_V1 + 4, seed_le_get32(h + SNAP_HEADER_V1 + 4));
 	/* Unused fields are 0, so that a snapshot has one form (restoring and
 	 * saving again gives the same bytes). */
 	if (has_word > 1)
@@ -656,6 +682,13 @@ static int snap_layout(const seed_replay *r, const unsigned char *h, seed_replay
 		if (seed_le_get64(h + 56 + 8 * i) != 0)
 			return seed_err_set(err, -EBADMSG,
 			                    "snapshot observation dimension %d is set past the rank", i);
+	/* Version 2 is for a layout of frame skip 2 or more only; the rest is
+	 * version 1, so that a snapshot has one form. */
+	if (hb == SNAP_HEADER && (!*has || skip < 2 || skip > INT32_MAX))
+		return seed_err_set(err, -EBADMSG,
+		                    "snapshot version 2 %s frame skip %u: version 2 is for a layout of frame "
+		                    "skip 2 or more",
+		                    *has ? "with" : "without a layout, with", skip);
 	if (!*has) {
 		for (int k = 32; k < 52; k += 4)
 			if (seed_le_get32(h + k) != 0)
@@ -663,6 +696,7 @@ static int snap_layout(const seed_replay *r, const unsigned char *h, seed_replay
 				                    "snapshot without a layout has layout fields set");
 		return 0;
 	}
+	l->frame_skip = (int)skip;
 	l->steps = (int)seed_le_get32(h + 32);
 	l->num_actions = (int)seed_le_get32(h + 36);
 	l->obs_dtype = (seed_dtype)seed_le_get32(h + 40);
@@ -738,9 +772,10 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	if (rc)
 		return rc;
 	uint64_t cap = seed_le_get64(h + 16);
+	uint32_t hb = seed_le_get32(h + 12); /* SNAP_HEADER, or a version 1's */
 	seed_replay_layout l = {0};
 	bool has;
-	if ((rc = snap_layout(r, h, &l, &has, err)))
+	if ((rc = snap_layout(r, h, hb, &l, &has, err)))
 		return rc;
 	const unsigned char *q = h + 56 + 8 * SEED_TENSOR_MAX_RANK;
 	uint64_t inserted = seed_le_get64(q), sampled = seed_le_get64(q + 8), samples = seed_le_get64(q + 16),
@@ -755,10 +790,10 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 		                    (unsigned long long)count, (unsigned long long)(has ? want_count : 0));
 	size_t item = has ? seed_replay_item_bytes(&l) : 0, items_bytes;
 	if (tree_bytes > len || mul_size(item, (size_t)count, &items_bytes) || items_bytes > len ||
-	    SNAP_HEADER + tree_bytes + items_bytes + 8 != len)
+	    hb + tree_bytes + items_bytes + 8 != len)
 		return seed_err_set(err, -EBADMSG, "snapshot of %zu bytes, its header says otherwise", len);
 	seed_sumtree *tree = NULL;
-	if ((rc = snap_tree(r, h + SNAP_HEADER, tree_bytes, inserted, &tree, err)))
+	if ((rc = snap_tree(r, h + hb, tree_bytes, inserted, &tree, err)))
 		return rc;
 	if (has && !r->has_layout && (rc = seed_replay_set_layout(r, &l, err))) {
 		seed_sumtree_free(&tree);
@@ -772,7 +807,7 @@ int seed_replay_restore(seed_replay *r, const void *buf, size_t len, seed_err *e
 	r->updated = updated;
 	r->bad_layout = bad;
 	if (has)
-		snap_items(r, h + SNAP_HEADER + tree_bytes);
+		snap_items(r, h + hb + tree_bytes);
 	return 0;
 }
 

@@ -53,6 +53,8 @@ static int check_layout(const seed_unroll_layout *l, size_t *obs_bytes, seed_err
 		return seed_err_set(err, -EINVAL,
 		                    "unroll: T %d and overlap %d: need T >= 1 and 1 <= overlap <= T", l->T,
 		                    l->overlap);
+	if (l->frame_skip < 0)
+		return seed_err_set(err, -EINVAL, "unroll: frame skip %d: need >= 1 (0: 1)", l->frame_skip);
 	if (l->rows < 1 || l->num_actions < 1 || l->state_size < 0)
 		return seed_err_set(err, -EINVAL,
 		                    "unroll: %d rows, %d actions, state of %d: need >= 1, >= 1, >= 0",
@@ -287,6 +289,8 @@ int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_
 		}
 		rc = seed_frame_set_tensor(f, fd->name, seed_tensor_view(u->field[i], dt, rank, shape));
 	}
+	if (l->frame_skip > 1 && !rc)
+		rc = seed_frame_set_int(f, "frame_skip", l->frame_skip);
 	return rc;
 }
 

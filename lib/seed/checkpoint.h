@@ -26,7 +26,8 @@
  * describes itself) is a JSON object:
  *
  *   format "seed-checkpoint", format_version 1, seed_version, created
- *   (ISO 8601 UTC), step, frames, policy_version, optim_step (integers),
+ *   (ISO 8601 UTC), step, frames, agent_steps, policy_version, optim_step
+ *   (integers),
  *   wall_time (seconds), rng (the four 64-bit words of the seed_rng as
  *   16-digit hex strings: JSON numbers cannot hold them exactly), env
  *   ({"name", "options"} or null), model, config (any JSON, or null),
@@ -72,8 +73,15 @@ typedef struct seed_checkpoint {
 	json_t *model;       /* model description */
 
 	/* Where training stood (counts are >= 0). */
-	int64_t step;           /* learner updates applied */
-	int64_t frames;         /* environment frames consumed */
+	int64_t step;   /* learner updates applied */
+	int64_t frames; /* environment frames consumed: emulator frames, agent
+	                   steps times the environment's frame skip */
+	/* Agent steps consumed (frames / frame skip).  Checkpoints written
+	 * before Seed counted emulator frames have no agent_steps in their
+	 * metadata: load sets -1, and their `frames` are agent steps (a
+	 * learner resuming one reads them so: seed_learner_restore).  Save
+	 * leaves it out when negative (not known). */
+	int64_t agent_steps;
 	int64_t policy_version; /* version of the parameters last published */
 	int64_t optim_step;     /* the optimizer's own step count */
 	seed_rng rng;           /* the learner's generator, to resume its stream */

@@ -2,7 +2,8 @@
  *
  * seed-learn appends one JSON object a line to DIR/metrics.jsonl
  * (seed_metrics(3), the keys of seed_learner_metrics): "time" (seconds of
- * training), "frames", "episode_return" (null while no episode has ended),
+ * training), "frames" (emulator frames), "agent_steps", "episode_return"
+ * (null while no episode has ended),
  * the loss terms, and for R2D2 "env_frames", "mean_q", "mean_abs_td",
  * "mean_priority".  This module reads such a file into columns, chooses
  * the columns a learning curve plots, and resamples several runs onto one
@@ -12,10 +13,15 @@
  * Columns: every key whose value is a number (or null) in some line, in the
  * order keys first appear; a line without the key, or with null there,
  * holds NaN.  Every line must be a JSON object with numbers "frames" and
- * "time".  Rows keep "frames" nondecreasing: a line whose frames are fewer
- * than the previous row's (seed-learn --resume from a checkpoint older than
- * the last lines, which redoes that training) replaces the earlier rows
- * past its frames.
+ * "time".  Lines written before Seed counted emulator frames have no
+ * "agent_steps", and their "frames" are agent steps: when later lines of
+ * the file have both (the run was resumed since), their ratio is the frame
+ * skip, and the old lines are read with agent_steps = their frames and
+ * frames (and env_frames) times the skip; a file of old lines only is read
+ * as it is.  Rows keep "frames" nondecreasing: a line whose frames are
+ * fewer than the previous row's (seed-learn --resume from a checkpoint
+ * older than the last lines, which redoes that training) replaces the
+ * earlier rows past its frames.
  *
  * Errors name the file, and the line for a bad line ("DIR/metrics.jsonl:7:
  * not JSON: ...").  Threads: no shared state; a seed_curves may be read
@@ -67,9 +73,15 @@ int64_t seed_curves_points(const seed_curves *c, const char *xkey, const char *y
 
 /* The column that counts a run's frames: "frames" (every algorithm's
  * counter: for V-trace the frames the actors played, for R2D2 the
- * sequence steps sampled, T*B per update), or "env_frames" (what R2D2's
- * actors played) when env_frames is true and c has that column. */
+ * sequence steps sampled, T*B per update, times the frame skip), or
+ * "env_frames" (what R2D2's actors played) when env_frames is true and c
+ * has that column. */
 const char *seed_curves_frames_key(const seed_curves *c, bool env_frames);
+
+/* The column that counts a run's agent steps: "agent_steps", or "frames"
+ * when c has no agent_steps (a run whose lines all predate it, when frames
+ * were agent steps). */
+const char *seed_curves_steps_key(const seed_curves *c);
 
 /* The column of a run's returns: "episode_return" (the mean return of
  * the last episodes, every gradient learner's), or "mean" (the round's

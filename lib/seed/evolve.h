@@ -12,7 +12,9 @@
  * caller's clock, in seconds, passed in, so that a test can drive it.
  *
  * Frames: every episode of a member counts, stale or not: the frame budget
- * (total_frames) is the environment steps the members played.  An episode
+ * (total_frames) is the emulator frames the members played, each episode's
+ * length (agent steps) times its frame frame_skip (1 without it,
+ * seed-frames(7)).  An episode
  * of no member (member -1: under way when the server's first generation
  * came) or in a frame without generation fields (seed-infer not in
  * population mode) is counted in ignored and otherwise dropped.
@@ -47,8 +49,11 @@
  * finishes, so that every member of a round sees the same statistics.  A
  * checkpoint's obs_norm.* tensors hold them (as floats), so that seed-eval
  * plays the network as the members did.  step counts finished rounds, policy_version is the current
- * round's generation, frames the frames played, wall_time the seconds of
- * training by the caller's clock as of the last call that passed it.
+ * round's generation, frames and agent_steps the frames and steps played
+ * (a checkpoint without agent_steps counted steps as frames: resumed, its
+ * frames are agent steps, times the frame skip of the first episode frame
+ * taken), wall_time the seconds of training by the caller's clock as of
+ * the last call that passed it.
  *
  * Threads: an evolver belongs to one thread at a time.
  */
@@ -75,16 +80,20 @@ typedef struct seed_evolver seed_evolver;
 
 /* Where the run stands; the counters survive a save and a restore. */
 typedef struct seed_evolver_status {
-	int64_t rounds;       /* rounds finished (the algorithm's stats.generation) */
-	int64_t generation;   /* the current round's generation */
-	int phase;            /* the current round's phase (1: an elite re-evaluation) */
-	int64_t frames;       /* env steps of every episode of a member, stale or not */
-	int64_t episodes;     /* those episodes */
-	int64_t stale;        /* episodes of another round than the current (dropped) */
-	int64_t ignored;      /* episodes without generation fields or of no member (-1) */
-	int64_t deadlines;    /* rounds finished by the deadline, incomplete */
-	int64_t saved_rounds; /* rounds at the last successful save (-1: none) */
-	double round_seconds; /* the last finished round's seconds */
+	int64_t rounds;         /* rounds finished (the algorithm's stats.generation) */
+	int64_t generation;     /* the current round's generation */
+	int phase;              /* the current round's phase (1: an elite re-evaluation) */
+	int64_t frames;         /* emulator frames of every episode of a member, stale or not */
+	int64_t agent_steps;    /* their agent steps (frames / frame skip) */
+	bool frames_from_steps; /* restored from a checkpoint that counted agent steps as
+	                           frames: frames stand at agent_steps until an episode
+	                           frame says its frame skip */
+	int64_t episodes;       /* those episodes */
+	int64_t stale;          /* episodes of another round than the current (dropped) */
+	int64_t ignored;        /* episodes without generation fields or of no member (-1) */
+	int64_t deadlines;      /* rounds finished by the deadline, incomplete */
+	int64_t saved_rounds;   /* rounds at the last successful save (-1: none) */
+	double round_seconds;   /* the last finished round's seconds */
 	/* Seconds this process spent advancing rounds (the algorithm's update)
 	 * and building the best network for checkpoints. */
 	double time_update;
@@ -142,10 +151,12 @@ const char *seed_evolver_done(const seed_evolver *E);
 /* The metrics line of the last finished round, as a new JSON object:
  * generation (rounds finished), phase (of that round), best, mean, median
  * (of the last evaluation round's members; null before one), elite (null
- * until one), evaluated, frames, episodes (totals), frames_per_s and
- * episodes_per_s (since the previous call), round_seconds, stale, ignored,
- * deadlines, time (seconds of training), algorithm.  Starts a new
- * interval for the rates.  now: the caller's clock. */
+ * until one), evaluated, frames, agent_steps, episodes (totals),
+ * frames_per_s and episodes_per_s (since the previous call), round_seconds,
+ * stale, ignored, deadlines, time (seconds of training), algorithm.  Starts
+ * a new interval for the rates.  now: the caller's clock.  NULL while the
+ * frames of a checkpoint that counted agent steps are not known yet
+ * (frames_from_steps). */
 json_t *seed_evolver_metrics(seed_evolver *E, double now);
 
 /* Save a checkpoint into the run directory (above).  Errors: -EINVAL

@@ -292,6 +292,9 @@ typedef struct seed_step {
 	/* A Box action space: A (num_actions) float32 each, the same for every
 	 * environment of the frame; NULL (both) when the actions are discrete. */
 	const unsigned char *action_low, *action_high;
+	/* The emulator frames one step of these environments is (the
+	 * optional field frame_skip; 1 when absent). */
+	int32_t frame_skip;
 } seed_step;
 
 /* Fill *st from f, a step frame that passed the schema (decoding checks

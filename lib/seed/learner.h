@@ -101,9 +101,18 @@ typedef struct seed_learner seed_learner;
 
 /* Where training stands.  Counters survive a save and a restore. */
 typedef struct seed_learner_status {
-	int64_t updates;        /* updates run (skipped ones included) */
-	int64_t optim_steps;    /* optimizer steps taken (ppo: up to epochs * minibatches an update) */
-	int64_t frames;         /* frames trained on: T * B per update (r2d2: replayed steps) */
+	int64_t updates;     /* updates run (skipped ones included) */
+	int64_t optim_steps; /* optimizer steps taken (ppo: up to epochs * minibatches an update) */
+	/* Agent steps trained on: T * B per update (r2d2: replayed steps);
+	 * and emulator frames, the papers' count: each row's T steps times
+	 * the frame skip of the frame it came in (its field frame_skip,
+	 * seed-frames(7); 1 without it, where the two counts are the same).
+	 * total_frames and the learning rate's schedule are in frames. */
+	int64_t agent_steps, frames;
+	/* Restored from a checkpoint without agent_steps, which counted agent
+	 * steps as frames: frames stand at agent_steps until the first frame
+	 * taken says its frame skip, then become agent_steps times it. */
+	bool frames_from_steps;
 	int64_t policy_version; /* the version of the current parameters */
 	int64_t skipped;        /* updates skipped for a non-finite gradient */
 	int64_t episodes;       /* episodes reported by episode frames */
@@ -126,9 +135,10 @@ typedef struct seed_learner_status {
 	 * is zero), and the copies into the target network so far. */
 	double mean_q, mean_abs_td, mean_priority;
 	int64_t target_updates;
-	/* The env steps of the finished episodes that episode frames
-	 * reported (their lengths summed): what the actors played, where
-	 * frames counts what was trained on.  Not kept by checkpoints. */
+	/* The emulator frames of the finished episodes that episode frames
+	 * reported (their lengths times their frame skip, summed): what the
+	 * actors played, where frames counts what was trained on.  Not kept
+	 * by checkpoints. */
 	int64_t env_frames;
 	/* Seconds the updates of this process spent in their forward passes
 	 * (with the loss), backward passes, and clipping and optimizer steps
@@ -237,12 +247,16 @@ int seed_learner_save(seed_learner *L, bool last, seed_err *err);
 
 /* The metrics of the interval since the previous call (or since new or
  * restore), as a new JSON object for seed_metrics_write: time (seconds
- * trained), frames, updates, version, fps, updates_per_s, the last
+ * trained), frames (emulator frames), agent_steps, updates, version, fps
+ * (frames a second), updates_per_s, the last
  * update's loss, pg_loss, baseline_loss, entropy_loss, entropy, mean_rho,
  * mean_value, grad_norm and lr, episodes, policy_lag (mean over the
  * interval), batch_size, unroll_length, skipped_updates, and
  * episode_return (mean of the window; null while it is empty).  Starts a
- * new interval.  NULL when no time has passed since the previous call. */
+ * new interval.  NULL when no time has passed since the previous call, or
+ * while the frames of a checkpoint that counted agent steps are not known
+ * yet (frames_from_steps: a line then would put agent steps on the frames
+ * axis). */
 json_t *seed_learner_metrics(seed_learner *L);
 
 /* Encode a params frame (seed-frames(7)) of the current parameters, their
@@ -284,7 +298,9 @@ const char *seed_learner_dir(const seed_learner *L);
 
 /* The one-line account of a run that a program prints when it stops, into
  * buf (n bytes, always terminated): "WHY: F frames, U updates, version V,
- * mean return R over the last N episodes, S s" and then where the run is:
+ * mean return R over the last N episodes, S s" ("F frames (A agent
+ * steps)" where the two differ; "A agent steps (frame skip not known yet)"
+ * while frames_from_steps) and then where the run is:
  * ", checkpoint in DIR" when the last checkpoint holds every update, or
  * "; NOT SAVED: DIR holds ..." when it does not (no directory: nothing).
  * why NULL reads "stopped by a signal". */

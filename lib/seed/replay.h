@@ -4,7 +4,8 @@
  * field of seed_frame_unroll_fields, its recurrent state (S floats, when
  * the frame has `state`, with the action before step 0, `prev_action`: -1
  * when the frame has none), and its env, run and actor.  The first unroll
- * inserted fixes the layout (T+1, the observation's dtype and shape, A, S);
+ * inserted fixes the layout (T+1, the observation's dtype and shape, A, S,
+ * the frame skip);
  * an unroll of another layout is refused (-SEED_EFRAME, nothing stored).
  *
  * Capacity is in sequences, filled first in, first out: inserting into a
@@ -78,6 +79,9 @@ typedef struct seed_replay_layout {
 	int obs_rank; /* of one observation */
 	int64_t obs_shape[SEED_TENSOR_MAX_RANK];
 	int state_size; /* S; 0: none */
+	/* The unrolls' frame skip (their field frame_skip, seed-frames(7));
+	 * 0 means 1.  Sequences frames carry it on when it is above 1. */
+	int frame_skip;
 } seed_replay_layout;
 
 typedef struct seed_replay_stats {
@@ -161,8 +165,8 @@ int seed_replay_sample_ready(const seed_replay *r, int K);
 int seed_replay_sample(seed_replay *r, seed_replay_batch *b, seed_err *err);
 
 /* Fill f (initialised here) with the sequences frame viewing b: the unroll
- * per-step fields, num_actions, env, run, actor, state when S > 0, key and
- * weight.  b must outlive f's encoding. */
+ * per-step fields, num_actions, env, run, actor, state when S > 0, key,
+ * weight, and frame_skip when the layout's is above 1.  b must outlive f's encoding. */
 int seed_replay_batch_frame(const seed_replay *r, const seed_replay_batch *b, seed_frame *f);
 
 /* Set the priorities of n items by key; keys not live (evicted, never

@@ -110,18 +110,16 @@ int seed_sessions_new(seed_sessions **out, const seed_sessions_opts *o, seed_err
 void seed_sessions_free(seed_sessions **s);
 
 /* The session of (run, actor, env0), made for layout l (rows, num_actions,
- * the observation's dtype, rank and shape, and state_size, the floats of
- * recurrent state a row, are read; T and overlap are the sessions') if
- * there is none, or remade if the half's layout changed (a new state size:
- * the agent changed, its old state is meaningless).  Marks it as heard from at now.  Returns 1 for a new (or
- * remade) session, 0 for a known one, with *out set; or
- *   -EBUSY   the half's layout changed while one of its requests waits in
- *            the batch (its buffers are in use: nothing is changed);
- *   -E2BIG   the session alone needs more than max_bytes;
- *   -ENOSPC  the bounds are reached and every session has a request
- *            waiting, so none can be evicted;
- *   -EINVAL  l is not a valid layout;
- * err says which and why.  Never invalidates a pending session. */
+ * the observation's dtype, rank and shape, state_size, the floats of
+ * recurrent state a row, and frame_skip are read; T and overlap are the
+ * sessions') if there is none, or remade if the half's layout changed (a
+ * new state size: the agent changed, its old state is meaningless; a new
+ * frame skip: its unroll's steps would count differently).  Marks it as heard from at now.  Returns 1 for a
+ * new (or remade) session, 0 for a known one, with *out set; or -EBUSY   the half's layout changed while one
+ * of its requests waits in the batch (its buffers are in use: nothing is changed); -E2BIG   the session alone
+ * needs more than max_bytes; -ENOSPC  the bounds are reached and every session has a request waiting, so none
+ * can be evicted; -EINVAL  l is not a valid layout; err says which and why.  Never invalidates a pending
+ * session. */
 int seed_sessions_get(seed_sessions *s, uint32_t run, uint32_t actor, int32_t env0,
                       const seed_unroll_layout *l, double now, seed_session **out, seed_err *err);
 

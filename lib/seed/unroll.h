@@ -54,6 +54,9 @@ typedef struct seed_unroll_layout {
 	int64_t obs_shape[SEED_TENSOR_MAX_RANK];
 	int state_size; /* S floats of state per row at step 0; 0: none */
 	bool box;       /* actions: A reals (a Box); false: one of A (discrete) */
+	/* The emulator frames one step is (the step frames' frame_skip,
+	 * seed-frames(7)); 0 means 1.  Frames of a skip above 1 say it. */
+	int frame_skip;
 } seed_unroll_layout;
 
 typedef struct seed_unroll {
@@ -114,10 +117,10 @@ bool seed_unroll_record_action_box(seed_unroll *u, const float *action, const fl
 /* Fill f with an unroll frame viewing u's buffers (f is initialised here;
  * it points into u and env, which must outlive its encoding): run, actor,
  * num_actions, env i32 (B) (each row's environment in the actor's vector),
- * state and prev_action when S > 0, and every field of
+ * state and prev_action when S > 0, every field of
  * seed_frame_unroll_fields (seed_frame_unroll_box_fields for a Box layout)
- * over the L steps.  Errors: -EINVAL when u is not full; -ENOSPC when f has no room
- * (cannot happen with the fields defined here). */
+ * over the L steps, and frame_skip when the layout's is above 1.  Errors: -EINVAL when u is not full; -ENOSPC
+ * when f has no room (cannot happen with the fields defined here). */
 int seed_unroll_frame(const seed_unroll *u, seed_frame *f, uint32_t run, uint32_t actor, const int32_t *env);
 
 /* Start the next unroll: the last `overlap` steps of the full one become its

@@ -416,7 +416,8 @@ static bool take_step_frame(seed_serve *s, const seed_chan_msg *m, seed_unroll_l
 	                          .num_actions = (int)A,
 	                          .obs_dtype = obs->dtype,
 	                          .obs_rank = obs->rank - 1,
-	                          .box = s->step.action_low != NULL};
+	                          .box = s->step.action_low != NULL,
+	                          .frame_skip = s->step.frame_skip};
 	memcpy(l->obs_shape, obs->shape + 1, (size_t)l->obs_rank * sizeof l->obs_shape[0]);
 	return true;
 }

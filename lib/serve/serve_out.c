@@ -110,6 +110,8 @@ int serve_send_episodes(seed_serve *s, seed_session *h)
 		seed_frame_set_tensor(&e, "generation", seed_tensor_view(h->ep_gen, SEED_DTYPE_I64, 1, &N));
 		seed_frame_set_tensor(&e, "member", seed_tensor_view(h->ep_member, SEED_DTYPE_I32, 1, &N));
 	}
+	if (h->layout.frame_skip > 1)
+		seed_frame_set_int(&e, "frame_skip", h->layout.frame_skip);
 	bool moments = s->pop.active && s->pop.obs_count > 0;
 	if (moments) {
 		int64_t D = s->pop.obs_dim;

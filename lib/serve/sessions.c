@@ -150,7 +150,8 @@ static void grow(seed_sessions *s)
 static bool same_layout(const seed_unroll_layout *a, const seed_unroll_layout *b)
 {
 	if (a->rows != b->rows || a->num_actions != b->num_actions || a->obs_dtype != b->obs_dtype ||
-	    a->obs_rank != b->obs_rank || a->state_size != b->state_size || a->box != b->box)
+	    a->obs_rank != b->obs_rank || a->state_size != b->state_size || a->box != b->box ||
+	    (a->frame_skip > 1 ? a->frame_skip : 1) != (b->frame_skip > 1 ? b->frame_skip : 1))
 		return false;
 	for (int i = 0; i < a->obs_rank; i++)
 		if (a->obs_shape[i] != b->obs_shape[i])

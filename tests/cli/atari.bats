@@ -117,7 +117,7 @@ for _ in range(n): a = r.randrange(6); print(' '.join([str(a)] * k))"
 	[ "$(distinct --env-options '{"repeat_action_probability": 0.25, "atari": {"noop_max": 0}}')" -ge 4 ]
 }
 
-@test "seed-gym steps Pong for seed-infer --policy random: 400 frames, unrolls of u8 [84,84,4]" {
+@test "seed-gym steps Pong for seed-infer --policy random: 400 steps, unrolls of u8 [84,84,4] at frame skip 4" {
 	need_ale
 	seed-infer --bind "ipc://$D/infer" --policy random --unrolls "$D/u.msgpack" --unroll-length 20 \
 		--stats-interval 0 2>"$D/infer.err" &
@@ -134,9 +134,23 @@ for _ in range(n): a = r.randrange(6); print(' '.join([str(a)] * k))"
 	grep -q ' 400 steps, .* 0 bad frames, 0 resends, 0 gaps, 2 halves' "$D/infer.err"
 	# 100 steps of each half send its step frames 0..99: 4 unrolls of 20
 	# steps a half (21 observations, overlapping by one), [envs, T + 1, ...].
-	run sh -c "seed-cat '$D/u.msgpack' | jq -c 'select(.type == \"unroll\") | [.obs.dtype, .obs.shape]' | sort | uniq -c"
+	run sh -c "seed-cat '$D/u.msgpack' | jq -c 'select(.type == \"unroll\") | [.obs.dtype, .obs.shape, .frame_skip]' | sort | uniq -c"
 	echo "$output"
-	assert_output --regexp '^ +8 \["u8",\[2,21,84,84,4\]\]$'
+	assert_output --regexp '^ +8 \["u8",\[2,21,84,84,4\],4\]$'
+}
+
+@test "the step frames say the frame skip: the preprocessing's, or ALE's own without it" {
+	need_ale
+	random_actions 3 2 1 >"$D/actions"
+	skips() {
+		seed-gym --env ALE/Pong-v5 --envs 2 "$@" --actions "$D/actions" --out "$D/f.msgpack" --quiet
+		seed-cat "$D/f.msgpack" | jq -r '.frame_skip // "none"' | sort | uniq -c | awk '{ print $1, $2 }'
+	}
+	[ "$(skips)" = "4 4" ]
+	[ "$(skips --frame-skip 3)" = "4 3" ]
+	[ "$(skips --env-options '{"atari": {"frame_skip": 1}}')" = "4 none" ]
+	[ "$(skips --no-atari)" = "4 4" ]
+	[ "$(skips --no-atari --env-options '{"frameskip": 2}')" = "4 2" ]
 }
 
 @test "seed-train runs the preset atari-pong for a few thousand frames and evaluates it through seed-gym" {
@@ -146,6 +160,10 @@ for _ in range(n): a = r.randrange(6); print(' '.join([str(a)] * k))"
 	assert_success
 	echo "$output" | jq -e '.eval.env == "gym:ALE/Pong-v5" and .eval.episodes == 1 and .eval.return.mean >= -21'
 	[ -s "$D/run/checkpoint.json" ]
+	# Frames are emulator frames, 4 an agent step; the budget is in frames.
+	jq -e '.frames == 4 * .agent_steps and .frames >= 3000' "$D/run/checkpoint.json"
+	jq -se 'length > 0 and all(.frames == 4 * .agent_steps)' "$D/run/metrics.jsonl"
+	echo "$output" | jq -e '.frames == 4 * .agent_steps'
 	# Either actor may be stopped before it served (tests/cli/gym.bats says why).
 	cat "$D"/run/actor-[01].metrics.jsonl | grep -q '"frac_step"'
 }

@@ -77,6 +77,8 @@ teardown() {
 	# final_obs (the policy's env at 500 steps), many terminations.
 	[ "$(seed-cat "$D/gym.msgpack" | jq -s '[.[] | select(.truncated.data[2] == 1 and .final_obs != null)] | length')" -eq 2 ]
 	[ "$(seed-cat "$D/gym.msgpack" | jq -s '[.[] | .terminated.data[1]] | add')" -ge 50 ]
+	# No frame skip (a frame is a step): the field is left out, as seed-actor does.
+	[ "$(seed-cat "$D/gym.msgpack" | jq -s 'map(select(has("frame_skip"))) | length')" -eq 0 ]
 }
 
 @test "--spec, and environments Seed cannot take are errors that say why" {

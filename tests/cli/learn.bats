@@ -168,6 +168,56 @@ record_unrolls() {
 	[ "$(jq .policy_version "$D/run/checkpoint.json")" -eq 48 ]
 }
 
+# old_checkpoint DIR: rewrite DIR's checkpoint as a Seed that counted agent
+# steps as frames wrote it: frames = agent_steps and no agent_steps, in
+# checkpoint.json and in the metadata inside the tensors file (which must
+# agree), the safetensors header padded to 8 bytes again.
+old_checkpoint() {
+	python3 - "$1" <<-'PY'
+		import json, os, struct, sys
+		run = sys.argv[1]
+		with open(os.path.join(run, "checkpoint.json")) as f:
+		    meta = json.load(f)
+		meta["frames"] = meta.pop("agent_steps")
+		path = os.path.join(run, meta["file"])
+		with open(path, "rb") as f:
+		    data = f.read()
+		n = struct.unpack("<Q", data[:8])[0]
+		header = json.loads(data[8:8 + n])
+		inner = {k: v for k, v in meta.items() if k != "file"}
+		header["__metadata__"]["seed.checkpoint"] = json.dumps(inner)
+		h = json.dumps(header).encode()
+		h += b" " * (-len(h) % 8)
+		with open(path, "wb") as f:
+		    f.write(struct.pack("<Q", len(h)) + h + data[8 + n:])
+		with open(os.path.join(run, "checkpoint.json"), "w") as f:
+		    json.dump(meta, f, indent=2)
+	PY
+}
+
+@test "frames are emulator frames: unrolls of frame skip 4 count 4 an agent step; an old checkpoint resumes" {
+	record_unrolls 200
+	# The same unrolls and episodes as an environment of frame skip 4 sends them.
+	seed-cat "$D/unrolls.msgpack" | jq -c '.frame_skip = 4' | seed-cat --encode --out "$D/skip4.msgpack"
+	run seed-learn --config cartpole --unrolls "$D/skip4.msgpack" --params "ipc://$D/params" \
+		--dir "$D/run" --batch-size 8 --set target_return=null --quiet
+	assert_success
+	# 48 updates of 8 unrolls of 16 steps: 6144 agent steps, 24576 frames.
+	[ "$(jq -s 'last | [.frames, .agent_steps]' -c "$D/run/metrics.jsonl")" = "[24576,6144]" ]
+	[ "$(jq -s 'all(.frames == 4 * .agent_steps)' "$D/run/metrics.jsonl")" = true ]
+	[ "$(jq -c '[.frames, .agent_steps]' "$D/run/checkpoint.json")" = "[24576,6144]" ]
+	# Made old: frames 6144, no agent_steps.  Resumed on the same stream,
+	# the learner reads them as agent steps: 6144 + 6144 = 12288 agent
+	# steps, 4 times that in frames, and no metrics line before it knew.
+	old_checkpoint "$D/run"
+	[ "$(jq -c '[.frames, .agent_steps]' "$D/run/checkpoint.json")" = "[6144,null]" ]
+	lines=$(wc -l <"$D/run/metrics.jsonl")
+	run seed-learn --resume "$D/run" --unrolls "$D/skip4.msgpack" --params "ipc://$D/params" --quiet
+	assert_success
+	[ "$(jq -c '[.frames, .agent_steps]' "$D/run/checkpoint.json")" = "[49152,12288]" ]
+	[ "$(tail -n +$((lines + 1)) "$D/run/metrics.jsonl" | jq -s 'length > 0 and all(.frames == 4 * .agent_steps and .agent_steps >= 6144)')" = true ]
+}
+
 @test "an update that fails stops the learner with the library's own words" {
 	# 2049 steps of 32 envs: 32 x 128 = 4096 unrolls, 4096 updates of 1.
 	# The run reserves versions 0..4095 as it starts; the update that makes
@@ -393,6 +443,12 @@ record_unrolls() {
 	[ "$(jq -s "max_by(.eval.return.mean) | .eval.return.mean >= $best1" "$R/evals.jsonl")" = true ]
 	[ "$(find "$R" -maxdepth 1 -name '.best-*' | wc -l)" -eq 1 ]
 	[ "$(jq -r .eval.checkpoint <<<"$(tail -n 1 <<<"$output")")" = "$R/best" ]
+	# The JSON line says how far the run got, as its checkpoint: CartPole has
+	# no frame skip, so frames and agent steps are the same; so do the
+	# evaluations' lines (a first checkpoint may be of 0 frames).
+	[ "$(jq -c '[.frames, .agent_steps]' <<<"$(tail -n 1 <<<"$output")")" = \
+		"$(jq -c '[.frames, .frames]' "$R/checkpoint.json")" ]
+	[ "$(jq -s 'all(.frames == .agent_steps and (.frames | type) == "number")' "$R/evals.jsonl")" = true ]
 	run pgrep -f "ipc://$D/tmp"
 	[ "$status" -ne 0 ] || { echo "left running: $output"; false; }
 }

@@ -191,6 +191,37 @@ nothing_left() {
 	[[ "$output" == *"env frames"* ]]
 }
 
+@test "frames are emulator frames on the axis; --agent-steps draws against agent steps" {
+	need_gnuplot
+	mkdir atari
+	# Four frames an agent step; the first line predates agent_steps (its
+	# frames, 500, are agent steps: 2000 frames once read).
+	printf '%s\n' \
+		'{"time":1,"frames":500,"episode_return":-21,"algorithm":"vtrace"}' \
+		'{"time":2,"frames":4000,"agent_steps":1000,"episode_return":-20,"algorithm":"vtrace"}' \
+		'{"time":3,"frames":8000,"agent_steps":2000,"episode_return":-18,"algorithm":"vtrace"}' \
+		>atari/metrics.jsonl
+	run seed-plot --size 80x30 atari
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mean return against frames"* ]]
+	[[ "$output" == *"frames (emulator)"* ]]
+	[[ "$output" != *"agent steps"* ]]
+	# From the old line's 2000 frames to 8000.
+	echo "$output" | grep -Eq '^ +2\.0k .* 8\.0k *$'
+	run seed-plot --agent-steps --size 80x30 atari
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mean return against agent steps"* ]]
+	[[ "$output" != *"frames (emulator)"* ]]
+	# A quarter of it: 500 agent steps to 2000.
+	echo "$output" | grep -Eq ' 2\.0k *$'
+	! echo "$output" | grep -q '8\.0k'
+	run seed-plot --agent-steps --mean --points 4 --size 80x30 atari
+	[ "$status" -eq 0 ]
+	run seed-plot --agent-steps --env-frames r2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--env-frames and --agent-steps choose two different x axes"* ]]
+}
+
 @test "run directories that are not, and metrics files that are bad, are named" {
 	run seed-plot nodir
 	[ "$status" -eq 1 ]

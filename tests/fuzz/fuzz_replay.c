@@ -6,7 +6,9 @@
  * reading the file.  Both checksums would stop nearly every mutation before
  * the fields behind them, so bit 0 of the flag byte has the target write the
  * right file checksum (the last 8 bytes) and bit 1 the right sum tree
- * checksum (where the header says the tree's state ends) before restoring.
+ * checksum (where the header says the tree's state ends: after a header of
+ * 192 bytes, version 1, or 200, version 2 with a frame skip) before
+ * restoring.
  * Besides "no crash, no leak, no undefined behaviour", it checks:
  *   - a refused snapshot gets -EBADMSG or -EINVAL (-E2BIG for a layout over
  *     the replay's memory bound) and a message, and leaves the replay as it
@@ -25,9 +27,10 @@
 #include "seed/replay.h"
 
 #define CAPACITY 4
-/* The tree's state starts at byte 192 (the header); its size is the u64
- * at byte 176. */
+/* The tree's state starts after the header (192 bytes, or 200 in version
+ * 2: the u32 at byte 12 says which); its size is the u64 at byte 176. */
 #define HEADER 192
+#define HEADER_V2 200
 #define TREE_SIZE_AT 176
 
 static seed_replay *fresh(void)
@@ -50,11 +53,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *buf = malloc(len ? len : 1);
 	REQUIRE(buf);
 	memcpy(buf, data + 1, len);
-	if ((flags & 2) && len >= HEADER) {
+	size_t hb = len >= HEADER_V2 && seed_le_get32(buf + 12) == HEADER_V2 ? HEADER_V2 : HEADER;
+	if ((flags & 2) && len >= hb) {
 		uint64_t tb = seed_le_get64(buf + TREE_SIZE_AT);
-		if (tb >= 8 && tb <= len - HEADER)
-			seed_le_put64(buf + HEADER + tb - 8,
-			              seed_fnv1a(SEED_FNV1A_INIT, buf + HEADER, (size_t)tb - 8));
+		if (tb >= 8 && tb <= len - hb)
+			seed_le_put64(buf + hb + tb - 8,
+			              seed_fnv1a(SEED_FNV1A_INIT, buf + hb, (size_t)tb - 8));
 	}
 	if ((flags & 1) && len >= 8)
 		seed_le_put64(buf + len - 8, seed_fnv1a(SEED_FNV1A_INIT, buf, len - 8));

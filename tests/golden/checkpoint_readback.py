@@ -75,6 +75,7 @@ def checkpoint(run):
     check(meta.pop("file") == os.readlink(st), "checkpoint.json names the linked file")
     check(meta == emb, "checkpoint.json equals the embedded seed.checkpoint metadata")
     check(meta["step"] == 1000 and meta["frames"] == 1000 * 1280 + 3, "step and frames")
+    check(meta["agent_steps"] == 1000 * 320 + 1, "agent_steps")
     check(meta["policy_version"] == 1001 and meta["optim_step"] == 1000, "policy_version, optim_step")
     check(meta["wall_time"] == 1234.5678901234567, "wall_time exact")
     check(meta["rng"][3] == "ffffffffffffffff" and all(len(x) == 16 for x in meta["rng"]), "rng words")

@@ -337,10 +337,47 @@ generation_ars = Pairs([
     ("centre", T("f32", [0.5, -0.75, 1e-4])),
 ])
 
+# An environment with a frame skip (Atari's preprocessing: 4 emulator frames
+# an agent step): the optional field frame_skip on a step frame, and on the
+# unroll and episode frames the server makes of its steps.
+step_skip = Pairs([
+    ("type", "step"),
+    ("version", 1),
+    ("run", 77),
+    ("actor", 1),
+    ("seq", 40),
+    ("env0", 2),
+    ("num_actions", 6),
+    ("obs", T("u8", rng.integers(0, 256, size=(2, 3, 3, 2)))),
+    ("reward", T("f32", [0.0, -1.0])),
+    ("terminated", T("u8", [0, 1])),
+    ("truncated", T("u8", [0, 0])),
+    ("ep_return", T("f32", [2.0, -21.0])),
+    ("ep_length", T("i32", [300, 812])),
+    ("frame_skip", 4),
+])
+
+unroll_skip = add(Pairs(list(unroll)), "frame_skip", 4)
+
+episode_skip = Pairs([
+    ("type", "episode"),
+    ("version", 1),
+    ("run", 77),
+    ("actor", 1),
+    ("env", T("i32", [3])),
+    ("return", T("f32", [-21.0])),
+    ("length", T("i32", [812])),
+    ("truncated", T("u8", [0])),
+    ("frame_skip", 4),
+])
+
 # Frames in golden_frames.h and the fuzzer's corpus, not in the streams.
 GOOD_EVO = [
     ("generation_snes", generation_snes, {}),
     ("generation_ars", generation_ars, {}),
+    ("step_skip", step_skip, {}),
+    ("unroll_skip", unroll_skip, {}),
+    ("episode_skip", episode_skip, {}),
 ]
 
 GOOD = [
@@ -685,6 +722,15 @@ bad("episode_obs_sum_dtype", replace(eo, "obs_sum", T("f32", [1.5, -2])), EF,
     "episode frame: field 'obs_sum': dtype f32, expected f64")
 bad("episode_obs_count_negative", replace(eo, "obs_count", -1), EF,
     "episode frame: field 'obs_count': -1 out of range")
+# The frame skip: an int >= 1 wherever it appears.
+bad("step_frame_skip_zero", replace(step_skip, "frame_skip", 0), EF,
+    "step frame: field 'frame_skip': 0 out of range [1, 2147483647]")
+bad("unroll_frame_skip_negative", replace(unroll_skip, "frame_skip", -4), EF,
+    "unroll frame: field 'frame_skip': -4 out of range [1, 2147483647]")
+bad("episode_frame_skip_float", replace(episode_skip, "frame_skip", 4.0), EF,
+    "episode frame: field 'frame_skip': float, expected int")
+bad("step_frame_skip_str", replace(step_skip, "frame_skip", "4"), EF,
+    "step frame: field 'frame_skip': str, expected int")
 bad("episode_obs_sum_nan", replace(eo, "obs_sum", T("f64", [1.5, np.nan])), EF,
     "episode frame: field 'obs_sum': element 1 is nan, expected finite")
 bad("episode_obs_sumsq_negative", replace(eo, "obs_sumsq", T("f64", [-4, 9])), EF,

@@ -47,6 +47,9 @@ static int config(seed_config *c, const char *algorithm, const char *const *sets
 	return rc;
 }
 
+/* When above 0, episodes() writes this frame_skip. */
+static int episode_skip;
+
 /* An episode frame of n episodes: generation gen[i] (NULL: no generation
  * fields), member mem[i], return ret[i], length len[i]. */
 static void episodes(seed_frame *f, int n, const int64_t *gen, const int32_t *mem, const float *ret,
@@ -66,6 +69,8 @@ static void episodes(seed_frame *f, int n, const int64_t *gen, const int32_t *me
 		seed_frame_set_tensor(f, "generation", seed_tensor_view((void *)gen, SEED_DTYPE_I64, 1, &N));
 		seed_frame_set_tensor(f, "member", seed_tensor_view((void *)mem, SEED_DTYPE_I32, 1, &N));
 	}
+	if (episode_skip > 0)
+		seed_frame_set_int(f, "frame_skip", episode_skip);
 }
 
 /* Report one episode of every member m of the current round with return
@@ -203,6 +208,65 @@ static void t_round(void)
 	seed_frame_clear(&f);
 	seed_evolver_free(&E);
 	seed_config_free(&c);
+}
+
+/* Frames are emulator frames: an episode of length l (agent steps) in a
+ * frame of frame skip k is l * k frames.  By hand, es with 4 members of one
+ * episode each: a round of length 50 at skip 4 is 200 agent steps, 800
+ * frames.  The same checkpoint as a Seed that counted agent steps wrote
+ * it (frames 200, no agent_steps: saved here with -1) resumes at 200 agent
+ * steps, frames not known (no metrics line) until an episode frame says
+ * skip 4: then 800, and its round of length 10 adds 40 agent steps and 160
+ * frames: 240 and 960. */
+static void t_frame_skip(void)
+{
+	seed_config c;
+	seed_evolver *E, *R;
+	seed_err err = {""};
+	const char *dir = tmpdir_new(), *old = "old";
+	char olddir[4200];
+	snprintf(olddir, sizeof olddir, "%s/%s", dir, old);
+	CHECK(config(&c, "es", NULL, 0) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_open_dir(E, dir, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *st = seed_evolver_get_status(E);
+	episode_skip = 4;
+	CHECK(play_round(E, 1, 50) == 4);
+	CHECK_MSG(st->agent_steps == 200 && st->frames == 800, "%lld agent steps, %lld frames",
+	          (long long)st->agent_steps, (long long)st->frames);
+	CHECK(seed_evolver_step(E, 1, &err) == 1);
+	json_t *o = seed_evolver_metrics(E, 2);
+	CHECK(o && json_integer_value(json_object_get(o, "frames")) == 800 &&
+	      json_integer_value(json_object_get(o, "agent_steps")) == 200);
+	json_decref(o);
+	CHECK_MSG(seed_evolver_save(E, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck->frames == 800 && ck->agent_steps == 200);
+	/* As a Seed that counted agent steps would have written it: frames
+	 * 200, no agent_steps. */
+	ck->frames = 200;
+	ck->agent_steps = -1;
+	int64_t *counters = (int64_t *)seed_checkpoint_get(ck, "evolver.counters")->data;
+	counters[0] = 200;
+	CHECK_MSG(seed_checkpoint_save(olddir, ck, &err) == 0, "%s", err.msg);
+	seed_checkpoint_free(&ck);
+	CHECK_MSG(seed_checkpoint_load(olddir, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck->agent_steps == -1);
+	CHECK_MSG(seed_evolver_new(&R, &c, NULL, 10, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_restore(R, ck, 10, &err) == 0, "%s", err.msg);
+	const seed_evolver_status *rs = seed_evolver_get_status(R);
+	CHECK(rs->frames_from_steps && rs->agent_steps == 200 && rs->frames == 200);
+	CHECK(seed_evolver_metrics(R, 11) == NULL);
+	CHECK(play_round(R, 1, 10) == 4);
+	CHECK_MSG(!rs->frames_from_steps && rs->agent_steps == 240 && rs->frames == 960,
+	          "%lld agent steps, %lld frames", (long long)rs->agent_steps, (long long)rs->frames);
+	episode_skip = 0;
+	seed_checkpoint_free(&ck);
+	seed_evolver_free(&R);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	tmpdir_remove(dir);
 }
 
 /* The deadline finishes an incomplete round, counted; a round in which
@@ -593,6 +657,7 @@ int main(void)
 	TAP_RUN(t_generation_frame);
 	TAP_RUN(t_round);
 	TAP_RUN(t_deadline);
+	TAP_RUN(t_frame_skip);
 	TAP_RUN(t_done);
 	TAP_RUN(t_checkpoint_ga);
 	TAP_RUN(t_checkpoint_es);

@@ -81,6 +81,7 @@ static void fixture_init(struct fixture *f, int64_t step, float bias)
 	    .model = f->model,
 	    .step = step,
 	    .frames = step * 1280 + 3,
+	    .agent_steps = step * 320 + 1,
 	    .policy_version = step + 1,
 	    .optim_step = step,
 	    .wall_time = 1234.5678901234567,
@@ -105,6 +106,7 @@ static void check_same(const seed_checkpoint *got, const seed_checkpoint *want)
 {
 	CHECK(got->step == want->step);
 	CHECK(got->frames == want->frames);
+	CHECK(got->agent_steps == want->agent_steps);
 	CHECK(got->policy_version == want->policy_version);
 	CHECK(got->optim_step == want->optim_step);
 	CHECK(memcmp(got->rng.s, want->rng.s, sizeof want->rng.s) == 0);
@@ -130,6 +132,33 @@ static void check_same(const seed_checkpoint *got, const seed_checkpoint *want)
 		CHECK_MSG(memcmp(t->data, w->data, seed_tensor_nbytes(w)) == 0, "%s values",
 		          want->tensors[i].name);
 	}
+}
+
+/* agent_steps not known (-1, as load gives for a checkpoint written before
+ * it existed) is saved as such a checkpoint was: without the key, so that
+ * it loads as -1 again; 0 and more are written and read back. */
+static void t_agent_steps_unknown(void)
+{
+	struct fixture f;
+	fixture_init(&f, 7, 0.5f);
+	f.ck.agent_steps = -1;
+	const char *run = pathf(dir, "agent-steps");
+	seed_err err = {""};
+	CHECK_MSG(seed_checkpoint_save(run, &f.ck, &err) == 0, "%s", err.msg);
+	json_t *j = json_load_file(pathf(run, "checkpoint.json"), 0, NULL);
+	CHECK(j && !json_object_get(j, "agent_steps") &&
+	      json_integer_value(json_object_get(j, "frames")) == f.ck.frames);
+	json_decref(j);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(run, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck && ck->agent_steps == -1 && ck->frames == f.ck.frames);
+	seed_checkpoint_free(&ck);
+	f.ck.agent_steps = 0;
+	f.ck.step = 8;
+	CHECK(seed_checkpoint_save(run, &f.ck, &err) == 0);
+	CHECK(seed_checkpoint_load(run, &ck, &err) == 0 && ck && ck->agent_steps == 0);
+	seed_checkpoint_free(&ck);
+	fixture_free(&f);
 }
 
 static void t_save_load_roundtrip(void)
@@ -625,6 +654,10 @@ static void t_metadata_fields_validated(void)
 	     "\"0000000000000000\"],"
 	     " \"env\": {\"name\": 3}}",
 	     "env.name is not a string"},
+	    {"{\"format\": \"seed-checkpoint\", \"format_version\": 1, \"seed_version\": \"0\", \"created\": "
+	     "\"x\","
+	     " \"step\": 1, \"frames\": 4, \"agent_steps\": -1, \"policy_version\": 1, \"optim_step\": 1}",
+	     "agent_steps is not a non-negative integer"},
 	    {"not json", "not valid JSON"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -662,6 +695,8 @@ static void t_metadata_fields_validated(void)
 	if (ck) {
 		CHECK(ck->step == INT64_C(9007199254740993) && ck->frames == 2 && ck->policy_version == 3 &&
 		      ck->optim_step == 4 && ck->wall_time == 5.0);
+		/* Written before agent steps were counted apart: not known. */
+		CHECK(ck->agent_steps == -1);
 		CHECK(ck->rng.s[0] == UINT64_C(0x0123456789abcdef) &&
 		      ck->rng.s[1] == UINT64_C(0xfedcba9876543210) && ck->rng.s[2] == 0 &&
 		      ck->rng.s[3] == UINT64_MAX);
@@ -862,6 +897,7 @@ int main(void)
 {
 	dir = tmpdir_new();
 	TAP_RUN(t_save_load_roundtrip);
+	TAP_RUN(t_agent_steps_unknown);
 	TAP_RUN(t_resumed_rng_continues_stream);
 	TAP_RUN(t_directory_layout);
 	TAP_RUN(t_load_other_entry_points);

@@ -166,6 +166,44 @@ static void t_resume(void)
 	seed_curves_free(&c);
 }
 
+/* A run begun before Seed counted emulator frames and resumed since: its
+ * first lines have no agent_steps and their frames are agent steps, the
+ * later ones both, 4 frames an agent step.  By hand: the old lines at 100
+ * and 200 (env_frames 40 and 90) read as agent steps 100 and 200, frames
+ * 400 and 800 (env_frames 160 and 360); then the resume at 1000 frames,
+ * 250 agent steps, redone from a checkpoint at 150 agent steps (600
+ * frames): the line of 800 frames goes.  Axis keys: agent_steps where
+ * there is the column, frames where not (old lines only: frames are agent
+ * steps, and no skip is known, so the file reads as it is). */
+static void t_old_lines(void)
+{
+	seed_curves *c = NULL;
+	seed_err err;
+	int rc = read_text("old.jsonl",
+	                   "{\"time\":1,\"frames\":100,\"env_frames\":40}\n"
+	                   "{\"time\":2,\"frames\":200,\"env_frames\":90}\n"
+	                   "{\"time\":3,\"frames\":600,\"agent_steps\":150,\"env_frames\":200}\n"
+	                   "{\"time\":4,\"frames\":1000,\"agent_steps\":250,\"env_frames\":520}\n",
+	                   &c, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	CHECK_MSG(c->n == 3, "%lld rows", (long long)c->n);
+	const double *f = seed_curves_col(c, "frames"), *a = seed_curves_col(c, "agent_steps"),
+	             *e = seed_curves_col(c, "env_frames");
+	CHECK(f && f[0] == 400 && f[1] == 600 && f[2] == 1000);
+	CHECK(a && a[0] == 100 && a[1] == 150 && a[2] == 250);
+	CHECK(e && e[0] == 160 && e[1] == 200 && e[2] == 520);
+	CHECK(strcmp(seed_curves_steps_key(c), "agent_steps") == 0);
+	seed_curves_free(&c);
+	rc = read_text("old-only.jsonl", "{\"time\":1,\"frames\":100}\n{\"time\":2,\"frames\":200}\n", &c,
+	               &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc || (seed_curves_col(c, "frames")[1] == 200 && !seed_curves_col(c, "agent_steps") &&
+	             strcmp(seed_curves_steps_key(c), "frames") == 0));
+	seed_curves_free(&c);
+}
+
 /* Each bad file: the code and a part of the message (file and line). */
 static void t_bad_files(void)
 {
@@ -322,6 +360,7 @@ int main(void)
 	TAP_RUN(t_return_key);
 	TAP_RUN(t_r2d2_keys);
 	TAP_RUN(t_resume);
+	TAP_RUN(t_old_lines);
 	TAP_RUN(t_bad_files);
 	TAP_RUN(t_read_dir);
 	TAP_RUN(t_interp);

@@ -357,6 +357,64 @@ static void t_learning_rate_schedule(void)
 	seed_config_free(&c);
 }
 
+/* Frames are emulator frames: each unroll's T steps times the frame skip
+ * of its frame, agent steps T per unroll whatever the skip.  By hand, T 3,
+ * batches of 2, total_frames 30, lr 0.01 decayed linearly over the frames:
+ *   a frame of 2 unrolls of frame skip 4: agent steps 6, frames 3*(4+4) = 24;
+ *   a frame of 2 without the field (skip 1): agent steps 12, frames 24 + 6 = 30;
+ * the second update's rate is 0.01 * (1 - 24/30) = 0.002 (at agent steps it
+ * would be 0.01 * (1 - 6/30) = 0.008), and the budget of 30 frames is
+ * reached at 12 agent steps.  Episode frames: lengths 5 and 7 at frame skip
+ * 4, then 11 without the field: env_frames 4*(5+7) + 11 = 59. */
+static void t_frames_count_the_frame_skip(void)
+{
+	seed_config c;
+	config(&c, 3, 2, ", \"total_frames\": 30, \"optimizer\": {\"lr\": 0.01}");
+	seed_learner *L = learner(&c);
+	struct unrolls u;
+	unrolls_init(&u, 2, 4);
+	seed_err err = {""};
+	seed_frame *f = unrolls_frame(&u);
+	seed_frame_set_int(f, "frame_skip", 4);
+	CHECK_MSG(seed_learner_feed(L, f, &err) == 1, "%s", err.msg);
+	const seed_learner_status *st = seed_learner_get_status(L);
+	CHECK_MSG(st->agent_steps == 6 && st->frames == 24, "%lld agent steps, %lld frames",
+	          (long long)st->agent_steps, (long long)st->frames);
+	CHECK(seed_learner_done(L) == NULL);
+	CHECK_MSG(seed_learner_feed(L, unrolls_frame(&u), &err) == 1, "%s", err.msg);
+	CHECK_MSG(st->agent_steps == 12 && st->frames == 30, "%lld agent steps, %lld frames",
+	          (long long)st->agent_steps, (long long)st->frames);
+	CHECK_NEAR(st->lr, 0.002, 1e-9); /* float arithmetic */
+	CHECK(seed_learner_done(L) && strcmp(seed_learner_done(L), "frame budget reached") == 0);
+	json_t *m = seed_learner_metrics(L);
+	CHECK(m && json_number_value(json_object_get(m, "frames")) == 30 &&
+	      json_number_value(json_object_get(m, "agent_steps")) == 12);
+	json_decref(m);
+	char line[256];
+	seed_learner_summary(L, "done", line, sizeof line);
+	CHECK_MSG(has(line, "done: 30 frames (12 agent steps), 2 updates"), "%s", line);
+	int32_t env[3] = {0, 1, 2}, len[3] = {5, 7, 11};
+	float ret[3] = {1, 2, 3};
+	uint8_t tr[3] = {0};
+	for (int k = 0; k < 2; k++) {
+		int64_t n = k ? 1 : 2;
+		seed_frame e;
+		seed_frame_init(&e, SEED_FRAME_EPISODE);
+		seed_frame_set_int(&e, "run", 0);
+		seed_frame_set_int(&e, "actor", 0);
+		seed_frame_set_tensor(&e, "env", seed_tensor_view(env + 2 * k, SEED_DTYPE_I32, 1, &n));
+		seed_frame_set_tensor(&e, "return", seed_tensor_view(ret + 2 * k, SEED_DTYPE_F32, 1, &n));
+		seed_frame_set_tensor(&e, "length", seed_tensor_view(len + 2 * k, SEED_DTYPE_I32, 1, &n));
+		seed_frame_set_tensor(&e, "truncated", seed_tensor_view(tr + 2 * k, SEED_DTYPE_U8, 1, &n));
+		if (k == 0)
+			seed_frame_set_int(&e, "frame_skip", 4);
+		CHECK_MSG(seed_learner_feed(L, &e, &err) == 0, "%s", err.msg);
+	}
+	CHECK_MSG(st->env_frames == 59, "env_frames %lld", (long long)st->env_frames);
+	seed_learner_free(&L);
+	seed_config_free(&c);
+}
+
 /* With max_grad_norm 1e-3 the gradient that reaches the optimizer has
  * norm 1e-3 (it is far longer before). */
 static void t_gradient_clipping(void)
@@ -627,6 +685,86 @@ static void t_save_and_restore(void)
 	seed_learner_free(&R);
 	seed_learner_free(&L);
 	free(p);
+	seed_config_free(&c);
+	tmpdir_remove(tmp);
+}
+
+/* A checkpoint written before frames were emulator frames has no
+ * agent_steps, and its frames are agent steps.  Made here as such a Seed
+ * wrote it: a learner's checkpoint (3 updates of T 2, B 1: 6 steps) saved
+ * again with agent_steps -1, which seed_checkpoint_save leaves out.
+ * Resumed, the learner stands at 6 agent steps with frames not known (no
+ * metrics line, the summary says so, a save keeps the old form) until a
+ * frame says its frame skip, 4: frames 6 * 4 = 24, and its update adds
+ * 2 * 4: 32 frames, 8 agent steps, saved with both. */
+static void t_resume_a_checkpoint_that_counted_agent_steps(void)
+{
+	const char *tmp = tmpdir_new();
+	char dir[4200], old[4200], again[4200];
+	snprintf(dir, sizeof dir, "%s/new", tmp);
+	snprintf(old, sizeof old, "%s/old", tmp);
+	snprintf(again, sizeof again, "%s/again", tmp);
+	seed_config c;
+	config(&c, 2, 1, NULL);
+	seed_learner *L = learner(&c);
+	seed_err err = {""};
+	CHECK_MSG(seed_learner_open_dir(L, dir, &err) == 0, "%s", err.msg);
+	struct unrolls u;
+	unrolls_init(&u, 1, 3);
+	run_updates(L, &u, 3);
+	CHECK_MSG(seed_learner_save(L, true, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck && ck->agent_steps == 6 && ck->frames == 6);
+	ck->agent_steps = -1;
+	CHECK_MSG(seed_checkpoint_save(old, ck, &err) == 0, "%s", err.msg);
+	seed_checkpoint_free(&ck);
+	char path[4300];
+	snprintf(path, sizeof path, "%s/checkpoint.json", old);
+	json_t *j = json_load_file(path, 0, NULL);
+	CHECK(j && !json_object_get(j, "agent_steps") &&
+	      json_integer_value(json_object_get(j, "frames")) == 6);
+	json_decref(j);
+
+	CHECK_MSG(seed_checkpoint_load(old, &ck, &err) == 0, "%s", err.msg);
+	CHECK(ck && ck->agent_steps == -1);
+	seed_learner *R = learner(&c);
+	CHECK_MSG(seed_learner_restore(R, ck, &err) == 0, "%s", err.msg);
+	const seed_learner_status *st = seed_learner_get_status(R);
+	CHECK(st->frames_from_steps && st->agent_steps == 6 && st->frames == 6);
+	struct timespec ms = {0, 2000000};
+	nanosleep(&ms, NULL);
+	CHECK(seed_learner_metrics(R) == NULL);
+	char line[256];
+	seed_learner_summary(R, NULL, line, sizeof line);
+	CHECK_MSG(has(line, "stopped by a signal: 6 agent steps (frame skip not known yet), 3 updates"), "%s",
+	          line);
+	/* Saved before any frame came: still the old form. */
+	CHECK_MSG(seed_learner_open_dir(R, again, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_learner_save(R, false, &err) == 0, "%s", err.msg);
+	snprintf(path, sizeof path, "%s/checkpoint.json", again);
+	j = json_load_file(path, 0, NULL);
+	CHECK(j && !json_object_get(j, "agent_steps") &&
+	      json_integer_value(json_object_get(j, "frames")) == 6);
+	json_decref(j);
+	/* The first frame says frame skip 4. */
+	seed_frame *f = unrolls_frame(&u);
+	seed_frame_set_int(f, "frame_skip", 4);
+	CHECK_MSG(seed_learner_feed(R, f, &err) == 1, "%s", err.msg);
+	CHECK_MSG(!st->frames_from_steps && st->agent_steps == 8 && st->frames == 32,
+	          "%lld agent steps, %lld frames", (long long)st->agent_steps, (long long)st->frames);
+	json_t *m = seed_learner_metrics(R);
+	CHECK(m && json_number_value(json_object_get(m, "frames")) == 32 &&
+	      json_number_value(json_object_get(m, "agent_steps")) == 8);
+	json_decref(m);
+	CHECK_MSG(seed_learner_save(R, true, &err) == 0, "%s", err.msg);
+	j = json_load_file(path, 0, NULL);
+	CHECK(j && json_integer_value(json_object_get(j, "agent_steps")) == 8 &&
+	      json_integer_value(json_object_get(j, "frames")) == 32);
+	json_decref(j);
+	seed_checkpoint_free(&ck);
+	seed_learner_free(&R);
+	seed_learner_free(&L);
 	seed_config_free(&c);
 	tmpdir_remove(tmp);
 }
@@ -1483,6 +1621,7 @@ int main(void)
 	t_bad_frames();
 	TAP_RUN(t_non_finite_gradient_skips_the_step);
 	TAP_RUN(t_learning_rate_schedule);
+	TAP_RUN(t_frames_count_the_frame_skip);
 	TAP_RUN(t_gradient_clipping);
 	TAP_RUN(t_policy_lag);
 	TAP_RUN(t_return_window);
@@ -1490,6 +1629,7 @@ int main(void)
 	TAP_RUN(t_update_allocates_nothing);
 	TAP_RUN(t_update_gradient_is_the_full_batch_gradient);
 	TAP_RUN(t_save_and_restore);
+	TAP_RUN(t_resume_a_checkpoint_that_counted_agent_steps);
 	TAP_RUN(t_return_window_survives_resume);
 	TAP_RUN(t_versions_are_not_reused_after_a_crash);
 	TAP_RUN(t_reservation_failure_changes_nothing);

@@ -563,6 +563,75 @@ static void t_step_view_box(void)
 	seed_buf_free(&m);
 }
 
+/* The frame skip: an optional int >= 1 on step, unroll and episode frames,
+ * read by the step view (1 when absent, as every frame before it) and
+ * kept by both codecs; 0, a negative or a float is refused, naming the
+ * field. */
+static void t_frame_skip(void)
+{
+	seed_frame f, back;
+	seed_buf m = {0};
+	seed_err err = {""};
+	seed_step st;
+	build_step(&f);
+	CHECK(seed_frame_step(&f, &st, &err) == 0 && st.frame_skip == 1);
+	seed_frame_set_int(&f, "frame_skip", 4);
+	int rc = seed_frame_encode(&f, &m, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(rc == 0 && seed_frame_decode(&back, m.data, m.len, &err) == 0);
+	rc = seed_frame_step(&back, &st, &err);
+	CHECK_MSG(rc == 0 && st.frame_skip == 4, "%d %s", rc, err.msg);
+	CHECK(seed_frame_int(&back, "frame_skip", 1) == 4);
+	seed_frame_clear(&back);
+	roundtrip(&f);
+	seed_frame u, e;
+	build_unroll(&u);
+	build_episode(&e);
+	CHECK(seed_frame_int(&u, "frame_skip", 1) == 1 && seed_frame_int(&e, "frame_skip", 1) == 1);
+	seed_frame_set_int(&u, "frame_skip", 4);
+	seed_frame_set_int(&e, "frame_skip", 1000);
+	roundtrip(&u);
+	roundtrip(&e);
+	static const struct {
+		seed_frame_type type;
+		int64_t value;
+		const char *msg;
+	} bad[] = {
+	    {SEED_FRAME_STEP, 0, "step frame: field 'frame_skip': 0 out of range [1, 2147483647]"},
+	    {SEED_FRAME_STEP, -4, "step frame: field 'frame_skip': -4 out of range [1, 2147483647]"},
+	    {SEED_FRAME_UNROLL, 0, "unroll frame: field 'frame_skip': 0 out of range [1, 2147483647]"},
+	    {SEED_FRAME_EPISODE, -1, "episode frame: field 'frame_skip': -1 out of range [1, 2147483647]"},
+	    {SEED_FRAME_EPISODE, 1LL << 31,
+	     "episode frame: field 'frame_skip': 2147483648 out of range [1, 2147483647]"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		seed_frame g;
+		if (bad[i].type == SEED_FRAME_STEP)
+			build_step(&g);
+		else if (bad[i].type == SEED_FRAME_UNROLL)
+			build_unroll(&g);
+		else
+			build_episode(&g);
+		seed_frame_set_int(&g, "frame_skip", bad[i].value);
+		seed_buf_reset(&m);
+		rc = seed_frame_encode(&g, &m, &err);
+		CHECK_MSG(rc == -SEED_EFRAME && strcmp(err.msg, bad[i].msg) == 0, "case %zu: %d '%s'", i, rc,
+		          err.msg);
+	}
+	seed_frame_set_float(&f, "frame_skip", 4.0);
+	rc = seed_frame_validate(&f, &err);
+	CHECK_MSG(rc == -SEED_EFRAME &&
+	              strcmp(err.msg, "step frame: field 'frame_skip': float, expected int") == 0,
+	          "%d %s", rc, err.msg);
+	/* A hand-built frame, never validated: the view refuses it too. */
+	seed_frame_set_int(&f, "frame_skip", 0);
+	rc = seed_frame_step(&f, &st, &err);
+	CHECK_MSG(rc == -SEED_EFRAME &&
+	              strcmp(err.msg, "step frame: field 'frame_skip': 0, expected >= 1") == 0,
+	          "%d %s", rc, err.msg);
+	seed_buf_free(&m);
+}
+
 static void t_roundtrip_step(void)
 {
 	seed_frame f;
@@ -1847,6 +1916,7 @@ int main(void)
 	TAP_RUN(t_roundtrip_step);
 	TAP_RUN(t_step_view);
 	TAP_RUN(t_step_view_box);
+	TAP_RUN(t_frame_skip);
 	TAP_RUN(t_roundtrip_action);
 	TAP_RUN(t_roundtrip_box);
 	TAP_RUN(t_encode_action);

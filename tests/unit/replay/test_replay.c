@@ -8,7 +8,10 @@
  * worked by hand, and that it never blocks both sides; the sequences frame
  * (it validates, and a learner reads it with the unroll field table);
  * snapshot round trip (same items, priorities, counters and the same later
- * samples) and corrupt, truncated and mismatching snapshots refused. */
+ * samples) and corrupt, truncated and mismatching snapshots refused; the
+ * unrolls' frame skip, part of the layout, carried on to the sequences
+ * frames and kept by snapshots (version 2, for a skip above 1), and a
+ * version 1 snapshot read as frame skip 1. */
 #include "seed/replay.h"
 
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "seed/buf.h"
+#include "seed/bytes.h"
 #include "tap.h"
 
 /* An unroll of B rows, T1 steps, f32 observations of OBS floats, A actions
@@ -711,6 +715,118 @@ static void t_snapshot_refused(void)
 	seed_replay_free(&r);
 }
 
+/* The frame skip of the sequences frames of r sampled now (-1: no field). */
+static int64_t sampled_skip(seed_replay *r)
+{
+	struct batch b;
+	batch_new(r, 2, &b);
+	seed_err err = {{0}};
+	seed_frame f, g;
+	seed_buf out = {0};
+	int64_t skip = -2;
+	if (seed_replay_sample(r, &b.b, &err) == 0 && seed_replay_batch_frame(r, &b.b, &f) == 0 &&
+	    seed_frame_encode(&f, &out, &err) == 0 && seed_frame_decode(&g, out.data, out.len, &err) == 0)
+		skip = seed_frame_int(&g, "frame_skip", -1);
+	seed_buf_free(&out);
+	free(b.mem);
+	return skip;
+}
+
+/* Rewrite snapshot file bytes a (len) with checksum: the last 8 bytes. */
+static void resum(unsigned char *a, size_t len)
+{
+	seed_le_put64(a + len - 8, seed_fnv1a(SEED_FNV1A_INIT, a, len - 8));
+}
+
+/* The frame skip is part of the layout: unrolls of skip 4 make sequences
+ * frames of skip 4, and an unroll of skip 1 (no field) is then refused as
+ * another layout.  Snapshots: a layout of skip 4 is version 2 (200 header
+ * bytes: version 1's 192, then the skip and a zero) and keeps it; one of
+ * skip 1 is version 1, as every snapshot before (one form: a version 2
+ * of skip 1 is refused).  A version 1 snapshot of the same items (made
+ * here by taking the 8 bytes out) reads as frame skip 1, with its items,
+ * and a replay of skip 4 refuses it as another layout. */
+static void t_frame_skip(void)
+{
+	seed_err err = {{0}};
+	seed_replay *r = make(4, 0.9, 0.6, 1, 0, 0, 3);
+	struct unroll u, plain;
+	unroll_init(&u, 1, 2, 3, 2, 3, 0, NULL);
+	unroll_init(&plain, 2, 2, 3, 2, 3, 0, NULL);
+	seed_frame_set_int(&u.f, "frame_skip", 4);
+	insert(r, &u);
+	CHECK(seed_replay_get_layout(r)->frame_skip == 4);
+	CHECK_MSG(sampled_skip(r) == 4, "%lld", (long long)sampled_skip(r));
+	int rc = seed_replay_insert(r, &plain.f, NULL, &err);
+	CHECK_MSG(rc == -SEED_EFRAME && strstr(err.msg, "but the replay holds") &&
+	              strstr(err.msg, ", frame skip 4") && !strstr(err.msg, "S 0, frame skip 1"),
+	          "%d %s", rc, err.msg);
+	seed_replay_stats st;
+	seed_replay_stats_get(r, &st);
+	CHECK(st.bad_layout == 1 && st.size == 2);
+	char path[64];
+	snprintf(path, sizeof path, "%s/skip.snap", tmpdir);
+	CHECK_MSG(seed_replay_save(r, path, &err) == 0, "%s", err.msg);
+	void *data;
+	size_t len;
+	CHECK(seed_fs_read(path, 0, &data, &len, &err) == 0);
+	unsigned char *v2 = data;
+	const size_t h1 = 192;
+	CHECK(seed_le_get32(v2 + 8) == 2 && seed_le_get32(v2 + 12) == h1 + 8 && seed_le_get32(v2 + h1) == 4 &&
+	      seed_le_get32(v2 + h1 + 4) == 0);
+	seed_replay *q = make(4, 0.9, 0.6, 1, 0, 0, 3);
+	CHECK_MSG(seed_replay_load(q, path, &err) == 0, "%s", err.msg);
+	CHECK(seed_replay_get_layout(q) && seed_replay_get_layout(q)->frame_skip == 4);
+	CHECK(sampled_skip(q) == 4);
+	seed_replay_free(&q);
+	/* Version 2 of skip 1: not the one form of that layout. */
+	seed_le_put32(v2 + h1, 1);
+	resum(v2, len);
+	q = make(4, 0.9, 0.6, 1, 0, 0, 3);
+	rc = seed_replay_restore(q, v2, len, &err);
+	CHECK_MSG(rc == -EBADMSG && strstr(err.msg, "version 2 is for a layout of frame skip 2 or more"),
+	          "%d %s", rc, err.msg);
+	seed_replay_free(&q);
+
+	/* Version 1 of the same items: frame skip 1. */
+	unsigned char *v1 = malloc(len - 8);
+	memcpy(v1, v2, h1);
+	memcpy(v1 + h1, v2 + h1 + 8, len - h1 - 8);
+	seed_le_put32(v1 + 8, 1);
+	seed_le_put32(v1 + 12, (uint32_t)h1);
+	resum(v1, len - 8);
+	q = make(4, 0.9, 0.6, 1, 0, 0, 3);
+	rc = seed_replay_restore(q, v1, len - 8, &err);
+	CHECK_MSG(rc == 0, "%d %s", rc, err.msg);
+	CHECK(seed_replay_get_layout(q) && seed_replay_get_layout(q)->frame_skip == 1);
+	CHECK(sampled_skip(q) == -1); /* skip 1: no field, as before */
+	struct batch b;
+	batch_new(q, 2, &b);
+	CHECK(seed_replay_sample(q, &b.b, &err) == 0);
+	for (int k = 0; k < 2; k++)
+		CHECK(row_is(&b.b, k, &u, (int)b.b.key[k]));
+	free(b.mem);
+	/* Saved again: version 1, byte for byte. */
+	CHECK(seed_replay_restore(q, v1, len - 8, &err) == 0);
+	CHECK(seed_replay_save(q, path, &err) == 0);
+	void *again;
+	size_t alen;
+	CHECK(seed_fs_read(path, 0, &again, &alen, &err) == 0);
+	CHECK(alen == len - 8 && memcmp(again, v1, alen) == 0);
+	free(again);
+	seed_replay_free(&q);
+	/* ... and a replay of skip 4 refuses it as another layout. */
+	rc = seed_replay_restore(r, v1, len - 8, &err);
+	CHECK_MSG(rc == -EINVAL && strstr(err.msg, "snapshot layout") && strstr(err.msg, "frame skip 4"),
+	          "%d %s", rc, err.msg);
+	free(v1);
+	free(data);
+	unlink(path);
+	seed_replay_free(&r);
+	unroll_free(&u);
+	unroll_free(&plain);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -727,6 +843,7 @@ int main(void)
 	TAP_RUN(t_frame);
 	TAP_RUN(t_snapshot);
 	TAP_RUN(t_snapshot_refused);
+	TAP_RUN(t_frame_skip);
 	char p[80];
 	snprintf(p, sizeof p, "%s/empty.snap", tmpdir);
 	unlink(p);

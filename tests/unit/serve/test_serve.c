@@ -103,6 +103,8 @@ static void rig_close(struct rig *r)
 
 /* When not NULL, step() writes a Box space of A actions with these bounds. */
 static const float *step_low, *step_high;
+/* When above 0, step() writes this frame_skip. */
+static int step_skip;
 
 /* A step frame of K rows of 2 f32 observations (all x), rewards 0.5,
  * terminated at row `term` (-1: none), encoded into out. */
@@ -142,6 +144,8 @@ static void step(seed_buf *out, uint32_t actor, int64_t seq, int64_t env0, int K
 	seed_frame_set_tensor(&f, "truncated", seed_tensor_view(tr, SEED_DTYPE_U8, 1, &ks));
 	seed_frame_set_tensor(&f, "ep_return", seed_tensor_view(ret, SEED_DTYPE_F32, 1, &ks));
 	seed_frame_set_tensor(&f, "ep_length", seed_tensor_view(len, SEED_DTYPE_I32, 1, &ks));
+	if (step_skip > 0)
+		seed_frame_set_int(&f, "frame_skip", step_skip);
 	seed_buf_reset(out);
 	seed_err err;
 	CHECK_MSG(seed_frame_encode(&f, out, &err) == 0, "%s", err.msg);
@@ -324,6 +328,57 @@ static void t_unrolls(void)
 		flushed++;
 	}
 	CHECK_MSG(flushed == 1, "%d episode frames flushed, want 1", flushed);
+	seed_buf_free(&out);
+	seed_buf_free(&got);
+	rig_close(&r);
+}
+
+/* The frame skip of a half's step frames goes on to its unroll and episode
+ * frames; a half without one sends frames without the field (frame skip 1,
+ * as before it existed).  A half whose frame skip changes is remade: its
+ * unroll in progress is dropped, so no unroll mixes steps of two skips.
+ * T 2: an unroll after seqs 2 and 4 (steps 0-2, 2-4), the episode of row 1
+ * ending at seq 3 before the second; then seqs 5-7 without the field make
+ * one unroll starting at seq 5, not 4. */
+static void t_frame_skip(void)
+{
+	struct rig r;
+	rig_open(&r, "skip", true, 2);
+	seed_buf out, got;
+	seed_buf_init(&out);
+	seed_buf_init(&got);
+	for (int seq = 0; seq < 8; seq++) {
+		step_skip = seq < 5 ? 4 : 0;
+		step(&out, 4, seq, 0, 2, 3, (float)seq, seq == 3 ? 1 : -1);
+		CHECK(ask(&r, &out, &got));
+	}
+	step_skip = 0;
+	char order[8] = "";
+	seed_chan_msg m;
+	seed_err err;
+	while (strlen(order) < 4 && seed_chan_recv(r.pull, &m, 200, &err) == 0) {
+		seed_frame f;
+		CHECK(seed_frame_decode(&f, m.data, m.len, &err) == 0);
+		int64_t skip = seed_frame_int(&f, "frame_skip", -1);
+		if (f.type == SEED_FRAME_EPISODE) {
+			strcat(order, "e");
+			CHECK_MSG(skip == 4, "episode frame: frame_skip %lld", (long long)skip);
+			continue;
+		}
+		CHECK(f.type == SEED_FRAME_UNROLL);
+		strcat(order, "u");
+		float o0;
+		memcpy(&o0, seed_frame_tensor(&f, "obs")->data, 4);
+		if (strlen(order) < 4) { /* seqs 0-2 and 2-4: frame skip 4 */
+			CHECK_MSG(skip == 4, "unroll frame %zu: frame_skip %lld", strlen(order),
+			          (long long)skip);
+			CHECK(o0 == (strlen(order) == 1 ? 0.0f : 2.0f));
+		} else { /* seqs 5-7: no field */
+			CHECK_MSG(skip == -1, "last unroll frame: frame_skip %lld", (long long)skip);
+			CHECK_MSG(o0 == 5.0f, "the last unroll starts at obs %g, want 5", (double)o0);
+		}
+	}
+	CHECK_MSG(strcmp(order, "ueuu") == 0, "frames in the order %s, want ueuu", order);
 	seed_buf_free(&out);
 	seed_buf_free(&got);
 	rig_close(&r);
@@ -1136,6 +1191,7 @@ int main(void)
 {
 	TAP_RUN(t_requests);
 	TAP_RUN(t_unrolls);
+	TAP_RUN(t_frame_skip);
 	TAP_RUN(t_recurrent_state);
 	TAP_RUN(t_q_priorities);
 	TAP_RUN(t_q_epsilon_schedule);
