@@ -63,7 +63,8 @@ need_python() {
 	done
 }
 
-# What seed-gym needs (need_gym), with Atari (need_ale), and to draw
+# What seed-gym needs (need_gym), with Atari (need_ale), with Google Research
+# Football (need_football: gfootball and its gym 0.21), and to draw
 # Gymnasium's classic-control environments (need_gym_render: pygame).
 need_gym() {
 	need_python scripts/install-deps gymnasium numpy zmq:pyzmq msgpack
@@ -74,6 +75,9 @@ need_ale() {
 }
 need_envpool() {
 	need_python "pip install envpool; scripts/install-deps --envpool" gymnasium numpy zmq:pyzmq msgpack envpool
+}
+need_football() {
+	need_python "scripts/install-deps --football" gymnasium numpy zmq:pyzmq msgpack gym gfootball.env:gfootball
 }
 need_gym_render() {
 	need_python scripts/install-deps gymnasium numpy zmq:pyzmq msgpack pygame

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# seed-gym on Google Research Football (football:SCENARIO, through gfootball
+# 2.10.2 and its gym 0.21): SEED RL's settings by default (the stacked
+# super-mini-map, u8 [72, 96, 16]; the scoring reward; the default action
+# set of 19), the env options checked before anything is imported, the
+# frames' layout against a recorded stream (tests/golden/data/football-*),
+# episodes that end at a goal (terminated, return 1) or when the scenario's
+# time runs out (truncated), and seed-train on the preset
+# football-empty-goal-close.  Without gfootball (which CI does not install:
+# scripts/install-deps --football does) those tests skip, saying so; the
+# usage errors and the recorded frames need no Python package.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers
+	load_helpers
+	D=$(mktemp -d)
+	export SEED_PRESETS="$SEED_SRCDIR/examples/presets"
+	export TMPDIR=$D
+	GOLDEN="$SEED_SRCDIR/tests/golden/data"
+}
+
+teardown() {
+	for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$D"
+}
+
+# layout: each frame of a step-frame stream on stdin as one line: its
+# fields, and the dtype and shape of each tensor, with the values' range
+# for obs (not the values: gfootball's engine is not reproducible).
+layout() {
+	seed-cat - | jq -c '[to_entries[] | select(.key != "run") |
+		if (.value | type) == "object" then [.key, .value.dtype, .value.shape] else [.key] end] +
+		[[.obs.data | .. | numbers] | [min, max]]'
+}
+
+@test "football options: misuse is a usage error naming the key or option, before any import" {
+	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
+	# A gymnasium that cannot be imported: the errors come before it is.
+	mkdir -p "$D/broken/gymnasium"
+	printf 'raise ImportError("imported")\n' >"$D/broken/gymnasium/__init__.py"
+	export PYTHONPATH="$D/broken"
+	e=football:academy_empty_goal_close
+	run --separate-stderr seed-gym --env $e --env-options '{"representation": "pixels"}' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --env-options: "representation" must be one of "extracted", "simple115v2", "simple115", not "pixels"' ]
+	run --separate-stderr seed-gym --env $e --env-options '{"rewards": "checkpoints"}' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --env-options: "rewards" must be one of "scoring", "scoring,checkpoints", not "checkpoints"' ]
+	run --separate-stderr seed-gym --env $e --env-options '{"stacked": 1}' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --env-options: "stacked" must be true or false, not 1' ]
+	run --separate-stderr seed-gym --env $e --env-options '{"representation": "simple115v2", "stacked": true}' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --env-options: "stacked": gfootball stacks the "extracted" representation only, not "simple115v2"' ]
+	run --separate-stderr seed-gym --env $e --env-options '{"atari": true}' --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --env-options: "atari" is not an option of football: environments (known: representation, stacked, rewards)' ]
+	run --separate-stderr seed-gym --env $e --frame-stack 2 --spec
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --frame-stack does not go with a football: environment' ]
+	run --separate-stderr seed-gym --env $e --backend envpool --spec
+	[ "$status" -eq 2 ]
+	[[ "${stderr_lines[0]}" == 'seed-gym: --backend envpool steps ALE/ ids only'* ]]
+	run --separate-stderr seed-gym --env $e --rgb --actions /dev/null --out "$D/f"
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'seed-gym: --rgb does not go with a football: environment' ]
+	run --separate-stderr seed-gym --env gym:football: --spec
+	[ "$status" -eq 2 ]
+	[[ "${stderr_lines[0]}" == 'seed-gym: --env football:: "football:" must be followed by a scenario name'* ]]
+	# Good options pass on to the import.
+	run --separate-stderr seed-gym --env $e --env-options '{"representation": "simple115", "rewards": "scoring,checkpoints"}' --spec
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"needs Python's gymnasium, numpy, pyzmq and msgpack: imported"* ]]
+}
+
+@test "without gfootball, a football: env says that scripts/install-deps --football installs it" {
+	need_gym
+	mkdir -p "$D/nofb/gfootball"
+	printf 'raise ImportError("No module named gfootball")\n' >"$D/nofb/gfootball/__init__.py"
+	run --separate-stderr env PYTHONPATH="$D/nofb" seed-gym --env football:academy_empty_goal_close --spec
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "seed-gym: --env football:academy_empty_goal_close: needs Python's gfootball 2.10.2 (with gym 0.21.0): No module named gfootball (scripts/install-deps --football installs them)" ]
+}
+
+@test "the recorded frames: extracted is u8 [72,96,16] of 0 and 255, simple115v2 f32 [115], 19 actions" {
+	command -v gzip >/dev/null || skip "no gzip"
+	# seed-gym --env football:academy_empty_goal_close (and with
+	# '{"representation": "simple115v2"}') --actions (5, 5, 12) --out FILE,
+	# the first gzipped: a reset and three steps.
+	run sh -c "gzip -dc '$GOLDEN/football-extracted.frames.gz' | seed-cat --strict - | jq -c '[.type, .seq, .obs.dtype, .obs.shape, .num_actions, .reward.data[0], .terminated.data[0], ([.obs.data | .. | numbers] | unique)]'"
+	assert_success
+	assert_output - <<'OUT'
+["step",0,"u8",[1,72,96,16],19,0,0,[0,255]]
+["step",1,"u8",[1,72,96,16],19,0,0,[0,255]]
+["step",2,"u8",[1,72,96,16],19,0,0,[0,255]]
+["step",3,"u8",[1,72,96,16],19,0,0,[0,255]]
+OUT
+	run sh -c "seed-cat --strict '$GOLDEN/football-simple115v2.frames' | jq -c '[.seq, .obs.dtype, .obs.shape, .num_actions, (.obs.data | flatten | length)]'"
+	assert_success
+	assert_output - <<'OUT'
+[0,"f32",[1,115],19,115]
+[1,"f32",[1,115],19,115]
+[2,"f32",[1,115],19,115]
+[3,"f32",[1,115],19,115]
+OUT
+}
+
+@test "--spec of a scenario: SEED RL's settings by default, the options read back, and frames laid out as recorded" {
+	need_football
+	run --separate-stderr seed-gym --env gym:football:academy_empty_goal_close --spec
+	assert_success
+	assert_output '{"env": "gym:football:academy_empty_goal_close", "obs_dtype": "u8", "obs_shape": [72, 96, 16], "num_actions": 19, "max_steps": 0, "football": {"scenario": "academy_empty_goal_close", "representation": "extracted", "stacked": true, "rewards": "scoring", "game_duration": 400}}'
+	run --separate-stderr seed-gym --env football:11_vs_11_easy_stochastic --spec \
+		--env-options '{"representation": "simple115v2", "rewards": "scoring,checkpoints"}'
+	assert_success
+	assert_output '{"env": "gym:football:11_vs_11_easy_stochastic", "obs_dtype": "f32", "obs_shape": [115], "num_actions": 19, "max_steps": 0, "football": {"scenario": "11_vs_11_easy_stochastic", "representation": "simple115v2", "stacked": false, "rewards": "scoring,checkpoints", "game_duration": 3000}}'
+	run --separate-stderr seed-gym --env football:academy_empty_goal_close --env-options '{"stacked": false}' --spec
+	assert_success
+	echo "$output" | jq -e '.obs_dtype == "u8" and .obs_shape == [72, 96, 4]'
+	# The frames seed-gym writes now are laid out as the recording's.
+	printf '5\n5\n12\n' >"$D/actions"
+	seed-gym --env football:academy_empty_goal_close --actions "$D/actions" --out "$D/ext.frames" --quiet
+	[ "$(layout <"$D/ext.frames")" = "$(gzip -dc "$GOLDEN/football-extracted.frames.gz" | layout)" ]
+	seed-gym --env football:academy_empty_goal_close --env-options '{"representation": "simple115v2"}' \
+		--actions "$D/actions" --out "$D/s115.frames" --quiet
+	[ "$(layout <"$D/s115.frames" | jq -c '.[:-1]')" = "$(layout <"$GOLDEN/football-simple115v2.frames" | jq -c '.[:-1]')" ]
+	# An unknown scenario is named, with the ones there are.
+	run --separate-stderr seed-gym --env football:no_such_scenario --spec
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == 'seed-gym: --env football:no_such_scenario: gfootball has no scenario "no_such_scenario" (its scenarios: 11_vs_11_competition, '*'academy_empty_goal_close, '*')' ]]
+}
+
+@test "episodes end at a goal (terminated, return 1) or when the scenario's time runs out (truncated, with final_obs)" {
+	need_football
+	# Shooting at once from in front of the empty goal scores (the engine
+	# is stochastic: a shot that misses ends the episode out of play,
+	# terminated too, with return 0).
+	for i in $(seq 60); do echo 12; done >"$D/shoot"
+	seed-gym --env football:academy_empty_goal_close --actions "$D/shoot" --out "$D/shoot.frames" --quiet
+	run sh -c "seed-cat '$D/shoot.frames' | jq -c 'select(.terminated.data[0] == 1 or .truncated.data[0] == 1) | [.terminated.data[0], .truncated.data[0], .reward.data[0], .ep_return.data[0], .final_obs == null]'"
+	assert_success
+	[ "${#lines[@]}" -ge 1 ]
+	for l in "${lines[@]}"; do [[ "$l" == "[1,0,1,1,true]" || "$l" == "[1,0,0,0,true]" ]]; done
+	[[ " ${lines[*]} " == *" [1,0,1,1,true] "* ]]
+	# The episode after a goal starts at the reset: its first frame's counters are 0.
+	n=$(seed-cat "$D/shoot.frames" | jq -s 'map(select(.terminated.data[0] == 1)) | .[0].seq')
+	seed-cat "$D/shoot.frames" | jq -e -s --argjson n "$n" '.[$n].ep_length.data[0] > 0 and .[$n + 1].ep_length.data[0] == 1'
+	# 1_vs_1_easy lasts 500 steps and does not end on a goal: standing
+	# still, the episode is cut by the clock, truncated.
+	for i in $(seq 520); do echo 0; done >"$D/idle"
+	seed-gym --env football:1_vs_1_easy --env-options '{"representation": "simple115v2"}' --actions "$D/idle" \
+		--out "$D/idle.frames" --quiet
+	run sh -c "seed-cat '$D/idle.frames' | jq -c 'select(.terminated.data[0] == 1 or .truncated.data[0] == 1) | [.terminated.data[0], .truncated.data[0], (.final_obs.shape // null)]'"
+	assert_success
+	assert_output '[0,1,[1,115]]'
+}
+
+@test "seed-train trains the preset football-empty-goal-close briefly and evaluates it through seed-gym" {
+	need_football
+	run --separate-stderr seed-train football-empty-goal-close --seed 1 --frames 2000 --set actors=1 \
+		--set envs_per_actor=2 --set eval_episodes=2 --dir "$D/run" --quiet
+	echo "$stderr"
+	assert_success
+	echo "$output" | jq -e '.eval.env == "gym:football:academy_empty_goal_close" and .eval.episodes == 2 and
+		.eval.policy == "server" and .eval.return.min >= 0 and .eval.return.max <= 1'
+	[ -s "$D/run/checkpoint.json" ]
+	jq -e '.env_options == {"representation": "extracted", "stacked": true, "rewards": "scoring"}' "$D/run/config.json"
+}
