@@ -75,10 +75,10 @@ static void t_report(void)
 	    /* (10 - 2) / 2 episodes/s */
 	    {"a population playing generation 3", false, true, 3, 0,
 	     TIME_LINE "generation 3 (4 members), 4 episodes/s, 2 generations played, 1 repeats, 0 bad "
-	               "generation frames, 5 restarts\n" COUNT_LINE},
+	               "generation frames, 5 restarts, 25% of rows held\n" COUNT_LINE},
 	    {"generation frames came, none played", true, true, -1, 0,
 	     "done: " TIME_LINE "done: generation none, 4 episodes/s, 2 generations played, 1 repeats, 0 bad "
-	     "generation frames, 5 restarts\n"
+	     "generation frames, 5 restarts, 25% of rows held\n"
 	     "done: " COUNT_LINE},
 	};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -91,6 +91,7 @@ static void t_report(void)
 			b.generations = 2;
 			b.generation_repeats = 1;
 			b.restarts = 5;
+			b.held = 500; /* of the 2000 rows answered since `a`: 25% */
 		}
 		char buf[2048];
 		int n = seed_serve_report(&b, &a, 2.0, cases[k].final, buf, sizeof buf);
@@ -150,9 +151,11 @@ static void t_metrics(void)
 	b.generations = 2;
 	b.bad_generations = 1;
 	b.restarts = 5;
+	b.held = 7;
 	o = seed_serve_metrics(&b, &a, 2.0, 7.5);
 	CHECK(num(o, "generation") == 3 && num(o, "members") == 4 && num(o, "episodes_per_s") == 4 &&
-	      num(o, "generations") == 2 && num(o, "bad_generations") == 1 && num(o, "restarts") == 5);
+	      num(o, "generations") == 2 && num(o, "bad_generations") == 1 && num(o, "restarts") == 5 &&
+	      num(o, "held") == 7);
 	json_decref(o);
 	CHECK(seed_serve_metrics(&b, &a, 0, 7.5) == NULL);
 }
