@@ -104,7 +104,6 @@ typedef struct half {
 	uint32_t seq;
 	int64_t steps;     /* vectorised steps taken */
 	int64_t env_steps; /* rows of them not held (every env stepped or restarted) */
-	int64_t nheld;     /* rows held at the last step */
 	bool inflight;
 	double sent_at;  /* the last send of the request in flight */
 	double asked_at; /* its first send */
@@ -267,8 +266,7 @@ static int step_half(actor *a, half *h, seed_err *err)
 	int64_t held = 0;
 	if (!h->any_reset) {
 		rc = step_rows(a, h, 0, h->count, err);
-		if (h->nheld)
-			memset(h->held, 0, (size_t)h->count);
+		memset(h->held, 0, (size_t)h->count);
 	}
 	for (int i = 0; h->any_reset && i < h->count && !rc;) {
 		int j = i;
@@ -307,7 +305,6 @@ static int step_half(actor *a, half *h, seed_err *err)
 		cli_warn("the simulation went unstable: %" PRId64 " episodes truncated so far", unstable);
 		a->unstable = unstable;
 	}
-	h->nheld = held;
 	a->held += held;
 	h->env_steps += h->count - held;
 	h->steps++;
