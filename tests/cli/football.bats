@@ -8,7 +8,8 @@
 # time runs out (truncated), and seed-train on the preset
 # football-empty-goal-close.  Without gfootball (which CI does not install:
 # scripts/install-deps --football does) those tests skip, saying so; the
-# usage errors and the recorded frames need no Python package.
+# usage errors and the recorded frames need no Python package, and the
+# mini-map --rgb draws only numpy.
 
 bats_require_minimum_version 1.5.0
 
@@ -64,16 +65,106 @@ layout() {
 	run --separate-stderr seed-gym --env $e --backend envpool --spec
 	[ "$status" -eq 2 ]
 	[[ "${stderr_lines[0]}" == 'seed-gym: --backend envpool steps ALE/ ids only'* ]]
-	run --separate-stderr seed-gym --env $e --rgb --actions /dev/null --out "$D/f"
-	[ "$status" -eq 2 ]
-	[ "${stderr_lines[0]}" = 'seed-gym: --rgb does not go with a football: environment' ]
 	run --separate-stderr seed-gym --env gym:football: --spec
 	[ "$status" -eq 2 ]
 	[[ "${stderr_lines[0]}" == 'seed-gym: --env football:: "football:" must be followed by a scenario name'* ]]
-	# Good options pass on to the import.
+	# Good options pass on to the import; --rgb too (the mini-map drawn).
 	run --separate-stderr seed-gym --env $e --env-options '{"representation": "simple115", "rewards": "scoring,checkpoints"}' --spec
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"needs Python's gymnasium, numpy, pyzmq and msgpack: imported"* ]]
+	run --separate-stderr seed-gym --env $e --rgb --actions /dev/null --out "$D/f"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"needs Python's gymnasium, numpy, pyzmq and msgpack: imported"* ]]
+}
+
+@test "football's picture: the mini-map of a hand-made raw observation, drawn without gfootball" {
+	need_python scripts/install-deps numpy
+	# seed-gym's football_picture, loaded from the program itself: numpy is
+	# all it needs.  The geometry is gfootball's super-mini-map at 4 pixels
+	# a cell, 384 x 288: column int((x + 1) / 2 * 384), row
+	# int((y + 1/2.25) * 2.25 / 2 * 288) = int((2.25 y + 1) * 144), y
+	# growing downwards; the colours are seed-gym(1)'s (PICTURES).
+	cat >"$D/picture.py" <<'PY'
+import importlib.machinery
+import importlib.util
+import sys
+import numpy as np
+loader = importlib.machinery.SourceFileLoader("seed_gym", sys.argv[1])
+spec = importlib.util.spec_from_loader("seed_gym", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+PITCH, WHITE, BLACK = (30, 120, 50), (255, 255, 255), (0, 0, 0)
+YELLOW, BLUE, RED = (255, 210, 0), (40, 110, 255), (230, 40, 40)
+o = {"left_team": np.array([[-1.0, 0.2], [-0.5, -0.3]]), "right_team": np.array([[0.5, 0.42]]),
+     "ball": np.array([0.0, 0.0, 0.1]), "active": 1, "score": [0, 0]}
+img = m.football_picture(np, o)
+assert img.shape == (288, 384, 3) and img.dtype == np.uint8, (img.shape, img.dtype)
+bad = []
+def at(r, c, colour, pic=None):
+    got = tuple(int(v) for v in (img if pic is None else pic)[r, c])
+    if got != colour:
+        bad.append("(%d, %d): %s, not %s" % (r, c, got, colour))
+at(100, 50, PITCH)
+# The halfway line (x 0: column 192, 2 pixels wide), the touchlines (y
+# -0.42: row 7.92, rows 7 and 8; y 0.42: row 280.08, rows 279 and 280) and
+# the goal lines (x -1 and 1: the first and last 2 columns).
+for c in (191, 192): at(100, c, WHITE)
+for c in (190, 193): at(100, c, PITCH)
+for r in (7, 8, 279, 280): at(r, 50, WHITE)
+for r in (6, 9, 278, 281): at(r, 50, PITCH)
+for c in (0, 1, 382, 383): at(60, c, WHITE)
+for c in (2, 381): at(60, c, PITCH)
+# The goal mouths: y in [-0.044, 0.044], rows 129.74 to 158.26, so rows
+# 130 to 157, 4 pixels deep.
+for r in (130, 157):
+    for c in (3, 380): at(r, c, WHITE)
+for r in (129, 158): at(r, 3, PITCH)
+for c in (4, 379): at(140, c, PITCH)
+# The ball at the centre spot: pixel (144, 192), a white disc of radius 3
+# in a black rim to radius 4, over the halfway line.
+for r, c in ((144, 192), (144, 191), (143, 191), (144, 195), (141, 192)): at(r, c, WHITE)
+for r, c in ((144, 196), (140, 192), (148, 192), (144, 188)): at(r, c, BLACK)
+at(144, 197, PITCH)
+# Left player 0 at x -1, y 0.2: the left edge, row 208.8, so (208, 0), a
+# disc of radius 5 over the goal line; player 1 at (-0.5, -0.3), row 46.8,
+# column 96, is the active one: red.
+for r, c in ((208, 0), (208, 5), (203, 0), (212, 1)): at(r, c, YELLOW)
+at(208, 6, PITCH)
+at(202, 0, WHITE)
+for r, c in ((46, 96), (46, 101), (41, 96), (51, 96)): at(r, c, RED)
+at(46, 102, PITCH)
+# The right player at x 0.5, y 0.42: column 288, row 280.08: the bottom
+# (gfootball's y grows downwards), nothing at the top.
+for r, c in ((280, 288), (284, 288), (280, 293)): at(r, c, BLUE)
+for r, c in ((286, 288), (3, 288), (12, 288)): at(r, c, PITCH)
+# The score 0-0: "0-0" in 3x5 digits of 2-pixel dots, 22 pixels wide, in a
+# black box of 26 x 14 from column 192 - 13 = 179, row 0; glyph i starts
+# at column 181 + 8 i, row 2.
+for r, c in ((0, 179), (13, 204), (6, 183), (2, 191), (2, 189)): at(r, c, BLACK)
+for r, c in ((0, 178), (0, 205), (14, 186)): at(r, c, PITCH)
+for r, c in ((2, 181), (11, 186), (6, 189), (7, 194), (2, 197)): at(r, c, WHITE)
+# 1-0: the first glyph's top row is ".#.".
+one = m.football_picture(np, dict(o, score=[1, 0]))
+at(2, 181, BLACK, one)
+at(2, 183, WHITE, one)
+diff = np.argwhere((one != img).any(axis=2))
+assert len(diff) and diff[:, 0].min() >= 2 and diff[:, 0].max() <= 11 and diff[:, 1].min() >= 181 \
+    and diff[:, 1].max() <= 186, diff
+# No active player (-1): player 1 is yellow, nothing red.
+none = m.football_picture(np, dict(o, active=-1))
+at(46, 96, YELLOW, none)
+assert not (none == RED).all(axis=2).any()
+# A position off the mini-map is clamped to its edge: the ball at (1.05,
+# 0.5) is drawn at the bottom right corner.
+out = m.football_picture(np, dict(o, ball=np.array([1.05, 0.5, 0.0])))
+at(287, 383, WHITE, out)
+at(283, 383, BLACK, out)
+assert not bad, "\n".join(bad)
+print("ok")
+PY
+	run python3 "$D/picture.py" "$SEED_BUILDDIR/cmd/seed-gym"
+	assert_success
+	assert_output ok
 }
 
 @test "without gfootball, a football: env says that scripts/install-deps --football installs it" {
