@@ -6,10 +6,11 @@
 # frames' layout against a recorded stream (tests/golden/data/football-*),
 # episodes that end at a goal (terminated, return 1) or when the scenario's
 # time runs out (truncated), and seed-train on the preset
-# football-empty-goal-close.  Without gfootball (which CI does not install:
-# scripts/install-deps --football does) those tests skip, saying so; the
-# usage errors and the recorded frames need no Python package, and the
-# mini-map --rgb draws only numpy.
+# football-empty-goal-close, the mini-map drawn as --rgb's picture, and a
+# match of a trained checkpoint recorded by seed-eval.  Without gfootball
+# (which CI does not install: scripts/install-deps --football does) those
+# tests skip, saying so; the usage errors and the recorded frames need no
+# Python package, and the drawing only numpy.
 
 bats_require_minimum_version 1.5.0
 
@@ -249,6 +250,34 @@ OUT
 	assert_output '[0,1,[1,115]]'
 }
 
+@test "--rgb of a scenario: the mini-map in every frame, final_rgb the state a goal ended in, drawn before the reset" {
+	need_football
+	for i in $(seq 60); do echo 12; done >"$D/shoot"
+	seed-gym --env football:academy_empty_goal_close --actions "$D/shoot" --out "$D/rgb.frames" --rgb --quiet
+	# A line a frame: the picture's dtype and shape, whether the episode
+	# ended, the reward, final_rgb's dtype and shape, and pixels (row,
+	# column) of the pictures: (100, 50) on the pitch, (100, 191) on the
+	# halfway line, (2, 181) and (2, 183) in the score's first digit, whose
+	# top row is "###" for 0 and ".#." for 1 (seed-gym(1), PICTURES).
+	seed-cat "$D/rgb.frames" | jq -c '[.rgb.dtype, .rgb.shape, .terminated.data[0] + .truncated.data[0],
+		.reward.data[0], (.final_rgb | if . then [.dtype, .shape] else null end),
+		.rgb.data[100][50], .rgb.data[100][191], .rgb.data[2][181], .rgb.data[2][183],
+		(.final_rgb | if . then [.data[2][181], .data[2][183]] else null end)]' >"$D/rows"
+	[ "$(wc -l <"$D/rows")" -eq 61 ]
+	# Every picture: u8 [288, 384, 3], the pitch and the line where they
+	# are; final_rgb exactly in the frames where the episode ended.
+	jq -e -s 'all(.[]; .[0] == "u8" and .[1] == [288, 384, 3] and .[5] == [30, 120, 50] and
+		.[6] == [255, 255, 255] and ((.[2] == 1) == (.[4] != null)) and
+		(.[4] == null or .[4] == ["u8", [288, 384, 3]]))' "$D/rows"
+	# A goal: its final_rgb has the score 1-0, the state the episode ended
+	# in, and the same frame's rgb 0-0, the new episode's first state.
+	jq -e -s 'map(select(.[3] == 1)) | length >= 1 and all(.[];
+		.[9] == [[0, 0, 0], [255, 255, 255]] and .[7] == [255, 255, 255] and .[8] == [255, 255, 255])' "$D/rows"
+	# Until a goal, the score stays 0-0.
+	jq -e -s '.[0][7] == [255, 255, 255] and all(.[]; .[3] == 1 or .[9] == null or
+		.[9] == [[255, 255, 255], [255, 255, 255]])' "$D/rows"
+}
+
 @test "seed-train trains the preset football-empty-goal-close briefly and evaluates it through seed-gym" {
 	need_football
 	run --separate-stderr seed-train football-empty-goal-close --seed 1 --frames 2000 --set actors=1 \
@@ -259,4 +288,33 @@ OUT
 		.eval.policy == "server" and .eval.return.min >= 0 and .eval.return.max <= 1'
 	[ -s "$D/run/checkpoint.json" ]
 	jq -e '.env_options == {"representation": "extracted", "stacked": true, "rewards": "scoring"}' "$D/run/config.json"
+	# A match of it recorded (doc/football.md): a GIF of the mini-map, a
+	# frame for each state of the episode, its first the pitch (pixel x 50,
+	# y 100), the halfway line (x 191), the score 0-0 (x 181, y 2) and the
+	# left team's two players, one of them the active one (seed-gym(1),
+	# PICTURES).
+	run --separate-stderr seed-eval --checkpoint "$D/run" --last --greedy --episodes 1 --record "$D/match.gif"
+	echo "$stderr"
+	assert_success
+	echo "$output" | jq -e '.env == "gym:football:academy_empty_goal_close" and .episodes == 1'
+	length=$(echo "$output" | jq .length.max)
+	[ "$(head -c 6 "$D/match.gif")" = GIF89a ]
+	run gifinfo "$D/match.gif"
+	assert_success
+	[ "${lines[0]}" = "size 384 288" ]
+	[ "${lines[1]}" = "frames $((length + 1))" ]
+	[ "$(gifinfo "$D/match.gif" 0 50 100)" = "30 120 50" ]
+	[ "$(gifinfo "$D/match.gif" 0 191 100)" = "255 255 255" ]
+	[ "$(gifinfo "$D/match.gif" 0 181 2)" = "255 255 255" ]
+	gifinfo "$D/match.gif" 0 >"$D/first.ppm"
+	python3 - "$D/first.ppm" <<'PY'
+import re
+import sys
+data = open(sys.argv[1], "rb").read()
+head = re.match(rb"P6\s(\d+)\s(\d+)\s(\d+)\s", data)
+pixels = data[head.end():]
+assert head.groups() == (b"384", b"288", b"255") and len(pixels) == 384 * 288 * 3, head.groups()
+colours = {pixels[i:i + 3] for i in range(0, len(pixels), 3)}
+assert bytes((255, 210, 0)) in colours and bytes((230, 40, 40)) in colours, sorted(colours)
+PY
 }
