@@ -15,7 +15,8 @@
  * Seaquest observations (about a tenth set), and of the Nature DQN network
  * (examples/models/nature-dqn.json: three strided convolutions on
  * u8[84,84,4] Atari frames, 18 actions, random bits) at batches of 32
- * (inference), 128 and 512 (a learner's).  --models prints only the
+ * (inference), 128 and 512 (a learner's); --nature adds 160, the rows
+ * atari-pong's learner passes forward and backward (8 unrolls of 20).  --models prints only the
  * model table, --nature only its Nature DQN rows; --cpu-time
  * times by the thread's CPU time instead of the wall clock (for a shared
  * machine; BLAS threads beyond the first are then not counted).  Each figure is the median
@@ -503,6 +504,7 @@ int main(int argc, char **argv)
 	if (nature_only) {
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 32);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 128);
+		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 160);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 512);
 		return 0;
 	}
