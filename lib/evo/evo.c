@@ -44,6 +44,8 @@ void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a)
 	c->seed = 1;
 	c->lr = a == SEED_EVO_SNES ? 1.0f : a == SEED_EVO_ARS ? 0.02f : 0.01f;
 	c->l2 = 0.005f;
+	c->temperature = 0;                     /* SNES's rank utilities */
+	c->centre_init = SEED_EVO_CENTRE_MODEL; /* the model's initialisation */
 	c->truncation = 20;
 	c->elite_candidates = 10;
 	c->elite_episodes = 30;
@@ -113,6 +115,22 @@ static int config_check(const seed_evo_config *c, seed_err *err)
 	if (!(isfinite(c->lr_sigma) && c->lr_sigma >= 0))
 		return seed_err_set(err, -EINVAL, "evolution: lr_sigma %g must be finite and >= 0",
 		                    (double)c->lr_sigma);
+	if (!(isfinite(c->temperature) && c->temperature >= 0))
+		return seed_err_set(err, -EINVAL, "evolution: temperature %g must be finite and >= 0",
+		                    c->temperature);
+	if (c->temperature != 0 && c->algo != SEED_EVO_SNES)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: temperature %g is SNES's (the weights of its update); "
+		                    "algorithm %s takes none (0)",
+		                    c->temperature, seed_evo_algo_name(c->algo));
+	if (c->centre_init != SEED_EVO_CENTRE_MODEL && c->centre_init != SEED_EVO_CENTRE_ZERO)
+		return seed_err_set(err, -EINVAL, "evolution: centre_init %d is neither model nor zero",
+		                    (int)c->centre_init);
+	if (c->centre_init == SEED_EVO_CENTRE_ZERO && !centred)
+		return seed_err_set(err, -EINVAL,
+		                    "evolution: centre_init zero is for es, snes and ars; %s has no centre "
+		                    "(its members start from the model's initialisation)",
+		                    seed_evo_algo_name(c->algo));
 	if (c->top < 0 || c->top > c->population / 2)
 		return seed_err_set(err, -EINVAL, "evolution: top %d is not in [0, population / 2 = %d]",
 		                    c->top, c->population / 2);
@@ -291,6 +309,12 @@ int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noi
 	if (seed_evo_algo_centred(c->algo)) {
 		e->centre = seed_xmalloc(e->P * sizeof *e->centre);
 		memcpy(e->centre, seed_model_params(model), e->P * sizeof *e->centre);
+		if (c->centre_init == SEED_EVO_CENTRE_ZERO) {
+			/* The statistics of "obs_norm" (outside the trainable range) stay. */
+			size_t first, count;
+			seed_model_trainable(model, &first, &count);
+			memset(e->centre + first, 0, count * sizeof *e->centre);
+		}
 	}
 	if (c->algo == SEED_EVO_ES || c->algo == SEED_EVO_SNES)
 		e->grad = seed_xmalloc(e->P * sizeof *e->grad);
@@ -460,17 +484,34 @@ static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
 	return 0;
 }
 
-/* SNES: utilities over the n evaluated members (best first), the natural
- * gradients of the centre and of the log-stds, then a new round. */
-static int advance_snes(seed_evo *e, int n, int64_t next)
+/* SNES's weights of the n evaluated members into e->shaped, indexed by
+ * member.  Temperature 0: the utilities u_k = max(0, ln(n/2 + 1) - ln k) /
+ * sum - 1/n, k = 1..n by rank.  Temperature T > 0: softmax(-T x) with
+ * x_r = r / (n - 1) - 0.5, r = 0..n-1 by rank, computed as
+ * exp(-T r / (n - 1)) / sum (the same after dividing by exp(T / 2), with no
+ * overflow for any finite T: every exponent is <= 0). */
+static void snes_weights(seed_evo *e, int n)
 {
-	/* u_k = max(0, ln(n/2 + 1) - ln k) / sum - 1/n, k = 1..n by rank. */
-	double tot = 0;
+	double T = e->c.temperature, tot = 0;
+	if (T > 0) {
+		for (int r = 0; r < n; r++)
+			tot += n > 1 ? exp(-T * r / (n - 1)) : 1.0;
+		for (int r = 0; r < n; r++)
+			e->shaped[e->order[r]] = (float)((n > 1 ? exp(-T * r / (n - 1)) : 1.0) / tot);
+		return;
+	}
 	for (int k = 1; k <= n; k++)
 		tot += fmax(0.0, log(n / 2.0 + 1.0) - log((double)k));
 	for (int k = 1; k <= n; k++)
 		e->shaped[e->order[k - 1]] =
 		    (float)(fmax(0.0, log(n / 2.0 + 1.0) - log((double)k)) / tot - 1.0 / n);
+}
+
+/* SNES: weights over the n evaluated members (best first), the natural
+ * gradients of the centre and of the log-stds, then a new round. */
+static int advance_snes(seed_evo *e, int n, int64_t next)
+{
+	snes_weights(e, n);
 	size_t P = e->P;
 	memset(e->grad, 0, P * sizeof *e->grad);
 	memset(e->grad2, 0, P * sizeof *e->grad2);

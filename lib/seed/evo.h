@@ -30,12 +30,16 @@
  *       per parameter s; members in antithetic pairs mu +- s . eps(key)
  *       (full rank only); the M' evaluated members, best first, get the
  *       utilities u_k = max(0, ln(M'/2 + 1) - ln k) / sum_j max(0, ...) -
- *       1/M' (k = 1..M'); with z = sign eps(key) a member's standardised
- *       sample,
+ *       1/M' (k = 1..M'), or with temperature T > 0 the weights of
+ *       evosax's SNES with a temperature (Lange et al. 2022's discovered
+ *       weights): x_k = (k - 1) / (M' - 1) - 0.5 and
+ *       u_k = exp(-T x_k) / sum_j exp(-T x_j), all positive and summing to
+ *       1, no baseline (M' = 1: u_1 = 1); with z = sign eps(key) a member's
+ *       standardised sample,
  *           mu  += lr * s . sum_k u_k z_k
  *           s   *= exp(lr_sigma / 2 * sum_k u_k (z_k^2 - 1))
  *       (lr_sigma 0: (3 + ln P) / (5 sqrt P)); s starts at sigma for every
- *       parameter, mu at the model's initialisation.
+ *       parameter, mu as centre_init says.
  *   ars augmented random search, V2-t (Mania et al. 2018): members in
  *       antithetic pairs theta +- sigma eps(key) as es's; of the pairs
  *       evaluated, the top b (top; 0: all) by max(r+, r-), and
@@ -43,6 +47,12 @@
  *       with sigma_R the standard deviation (ddof 0) of their 2b returns (no
  *       step when it is 0).  Observation statistics are the evolver's
  *       (seed/evolve.h), as for every algorithm.
+ * The centre of es, snes and ars starts (centre_init) at the model's
+ * parameters as seed_evo_new finds them (SEED_EVO_CENTRE_MODEL), or at zero
+ * (SEED_EVO_CENTRE_ZERO: every parameter an optimizer may change,
+ * seed_model_trainable's range, as NeuroEvoBench's ES mean starts; the
+ * observation statistics of "obs_norm" keep the model's values); a
+ * restored state brings its own centre.
  * Fitness may be shifted (ARS's "shift", for tasks that pay for being alive):
  * a member's fitness is its mean return minus reward_shift times its mean
  * episode length; the round's statistics stay those of the returns.
@@ -188,6 +198,12 @@ int seed_evo_add_noise(const seed_noise *noise, const seed_model *model, int ran
  * mean of their positions.  n = 1 gives 0; n = 0 writes nothing. */
 void seed_evo_centered_ranks(const double *fitness, int n, float *shaped);
 
+/* Where the centre of es, snes and ars starts (seed_evo_config.centre_init). */
+typedef enum seed_evo_centre_init {
+	SEED_EVO_CENTRE_MODEL = 0, /* the model's parameters as seed_evo_new finds them */
+	SEED_EVO_CENTRE_ZERO       /* zero (the observation statistics aside) */
+} seed_evo_centre_init;
+
 /* The algorithm object (the learner's side). */
 typedef struct seed_evo_config {
 	seed_evo_algo algo;
@@ -201,11 +217,15 @@ typedef struct seed_evo_config {
 	float lr, l2;         /* ES: Adam's learning rate (0.01), L2 weight decay coefficient (0.005);
 	                       * SNES: the centre's learning rate (1); ARS: the step size (0.02) */
 	float lr_sigma;       /* SNES: the stds' learning rate; 0: (3 + ln P) / (5 sqrt P) (0) */
+	double temperature;   /* SNES: > 0 softmax weights of that temperature; 0 rank utilities (0) */
 	int top;              /* ARS: the pairs of the update (b); 0: all (0) */
 	double reward_shift;  /* fitness = mean return - reward_shift * mean length (0) */
 	int truncation;       /* GA: parents kept (T): 20 */
 	int elite_candidates; /* GA, RS: top candidates re-evaluated (10) */
 	int elite_episodes;   /* GA, RS: episodes of each re-evaluation (30) */
+
+	/* ES, SNES, ARS: where the centre starts (SEED_EVO_CENTRE_MODEL) */
+	seed_evo_centre_init centre_init;
 } seed_evo_config;
 /* Fill c with the defaults of algorithm a: population 256 (ES, RS, SNES,
  * ARS) or 1000 (GA, Uber's Atari population), sigma 0.02 (ES), 0.002 (GA),
@@ -214,16 +234,16 @@ typedef struct seed_evo_config {
 void seed_evo_config_default(seed_evo_config *c, seed_evo_algo a);
 
 typedef struct seed_evo seed_evo;
-/* model: the layout (and for ES the initial centre: its current parameters), kept by the caller
- * alive while evo lives.  noise: the table named by c (kept alive by the
- * caller too).  The first round (generation 0, phase 0) is ready at once.
- * Errors: -EINVAL (a bad configuration: err names the key: population < 1,
- * or odd for ES, SNES, ARS; episodes, elite_episodes < 1; sigma not finite
- * or < 0 (or 0 for ES, SNES, ARS); rank < 0, or not 0 for SNES; top not in
- * [0, population / 2]; lr_sigma, reward_shift not finite (lr_sigma < 0); truncation not in [1, population];
- * elite_candidates not in [0, population]; lr not finite or < 0; l2 not finite or < 0; a table that is not
- * (noise_seed, noise_size); a noise slice longer than the table); those of seed_optim_new (ES).  Allocation
- * failure aborts (seed_oom). */
+/* model: the layout (and for ES, SNES, ARS with centre_init model the initial centre: its
+ * current parameters), kept by the caller alive while evo lives.  noise: the table named by c (kept alive by
+ * the caller too).  The first round (generation 0, phase 0) is ready at once. Errors: -EINVAL (a bad
+ * configuration: err names the key: population < 1, or odd for ES, SNES, ARS; episodes, elite_episodes < 1;
+ * sigma not finite or < 0 (or 0 for ES, SNES, ARS); rank < 0, or not 0 for SNES; top not in [0, population /
+ * 2]; lr_sigma, reward_shift not finite (lr_sigma < 0); temperature not finite, < 0, or not 0 for an
+ * algorithm other than snes; centre_init unknown, or zero for ga or rs (they have no centre); truncation not
+ * in [1, population]; elite_candidates not in [0, population]; lr not finite or < 0; l2 not finite or < 0; a
+ * table that is not (noise_seed, noise_size); a noise slice longer than the table); those of seed_optim_new
+ * (ES).  Allocation failure aborts (seed_oom). */
 int seed_evo_new(seed_evo **out, const seed_evo_config *c, const seed_noise *noise, seed_model *model,
                  seed_err *err);
 /* Free *e (NULL is fine) and set *e to NULL. */

@@ -18,7 +18,7 @@ from what seed/noise.h and seed/evo.h document:
     evaluated members, g = 1/(M' sigma) sum shaped sign eps, then Adam as
     seed/optim.h has it (PyTorch's) on -g + l2 theta;
   - SNES's natural-gradient updates of the centre and the stds with its
-    rank utilities, and ARS's V2-t step (top pairs, their returns' std, a
+    rank utilities or with a temperature's softmax weights, and ARS's V2-t step (top pairs, their returns' std, a
     shifted fitness), on the same keys and returns.
 
 Usage: python3 tests/golden/evo_ref.py > tests/golden/evo_golden.h
@@ -233,8 +233,11 @@ def main():
     # rank over the evaluated members, natural gradients of the centre and of
     # the stds (Wierstra et al. 2014, as evosax's SNES writes them), two
     # rounds, lr 0.5, sigma 0.05, lr_sigma 0 (its default) then again with
-    # lr_sigma 0.3.
-    for lr_sigma, tag in ((0.0, "snes"), (0.3, "snes_ls")):
+    # lr_sigma 0.3; then with temperature 5: the rank utilities replaced by
+    # the weights of evosax's SNES with a temperature (Lange et al. 2022's
+    # discovered weights): for the n evaluated, best first, ranks r = 0..n-1,
+    # x_r = r / (n - 1) - 0.5 and w = softmax(-temperature x), no baseline.
+    for lr_sigma, temperature, tag in ((0.0, 0.0, "snes"), (0.3, 0.0, "snes_ls"), (0.0, 5.0, "snes_t")):
         mu, sd = centre.copy(), np.full(P, es_sigma)
         eta_s = lr_sigma if lr_sigma > 0 else (3 + math.log(P)) / (5 * math.sqrt(P))
         mus, sds = [], []
@@ -243,8 +246,13 @@ def main():
             ok = [i for i in range(pop) if ret[i & ~1] is not None and ret[i | 1] is not None]
             n = len(ok)
             order = sorted(ok, key=lambda i: (-ret[i], i))
-            u = np.maximum(0, math.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
-            u = u / u.sum() - 1.0 / n
+            if temperature > 0:
+                x = np.arange(n) / (n - 1) - 0.5
+                u = np.exp(-temperature * x)
+                u = u / u.sum()
+            else:
+                u = np.maximum(0, math.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
+                u = u / u.sum() - 1.0 / n
             gm, gs = np.zeros(P), np.zeros(P)
             for uk, i in zip(u, order):
                 z = (1.0 if i % 2 == 0 else -1.0) * eps(table, mseed, ks[i // 2], 0)
@@ -254,8 +262,8 @@ def main():
             sd = sd * np.exp(eta_s / 2 * gs)
             mus.append(mu)
             sds.append(sd)
-        w.append("/* SNES (population ES_POP, seed ES_SEED, lr 0.5, sigma ES_SIGMA, lr_sigma %s): the centre\n"
-                 " * and the stds after rounds 0 and 1: [2][P] */" % repr(lr_sigma))
+        w.append("/* SNES (population ES_POP, seed ES_SEED, lr 0.5, sigma ES_SIGMA, lr_sigma %s, temperature %s):\n"
+                 " * the centre and the stds after rounds 0 and 1: [2][P] */" % (repr(lr_sigma), repr(temperature)))
         w.append(carray("float", tag + "_centre", np.array(mus), cfloat))
         w.append(carray("float", tag + "_sigmas", np.array(sds), cfloat))
 

@@ -543,20 +543,25 @@ static seed_evo_config centred_config(seed_evo_algo a)
 
 /* SNES over ES's keys and returns (tests/golden/evo_ref.py): the centre
  * and the stds after each round, the generation's sigmas and mean sigma,
- * with lr_sigma's default and a given one. */
+ * with lr_sigma's default and a given one, then with temperature 5 (the
+ * softmax weights in place of the rank utilities; round 1 has a pair left
+ * out and a tie, so the ranks run over the 4 evaluated). */
 static void t_snes_update(void)
 {
 	seed_model *m = small_model();
 	seed_noise *n = member_table();
 	if (!m || !n)
 		goto out;
-	for (int v = 0; v < 2; v++) {
-		const float *want_c = v ? snes_ls_centre : snes_centre;
-		const float *want_s = v ? snes_ls_sigmas : snes_sigmas;
+	static const float *const want_cs[3] = {snes_centre, snes_ls_centre, snes_t_centre};
+	static const float *const want_ss[3] = {snes_sigmas, snes_ls_sigmas, snes_t_sigmas};
+	for (int v = 0; v < 3; v++) {
+		const float *want_c = want_cs[v];
+		const float *want_s = want_ss[v];
 		set_centre(m);
 		seed_evo_config c = centred_config(SEED_EVO_SNES);
 		c.lr = 0.5f;
-		c.lr_sigma = v ? 0.3f : 0.0f;
+		c.lr_sigma = v == 1 ? 0.3f : 0.0f;
+		c.temperature = v == 2 ? 5.0 : 0.0;
 		seed_evo *e = NULL;
 		seed_err err = {{0}};
 		CHECK_MSG(seed_evo_new(&e, &c, n, m, &err) == 0, "%s", err.msg);
@@ -584,8 +589,8 @@ static void t_snes_update(void)
 				mean += want_s[r * MEMBER_P + i];
 			}
 			CHECK_MSG(bad_c == 0 && bad_s == 0,
-			          "lr_sigma %g, round %d: %d centre, %d sigmas differ", (double)c.lr_sigma, r,
-			          bad_c, bad_s);
+			          "lr_sigma %g, temperature %g, round %d: %d centre, %d sigmas differ",
+			          (double)c.lr_sigma, c.temperature, r, bad_c, bad_s);
 			CHECK(memcmp(g->centre, centre, sizeof centre) == 0);
 			CHECK(close5(g->sigma, mean / MEMBER_P));
 		}
@@ -593,6 +598,89 @@ static void t_snes_update(void)
 	}
 out:
 	seed_model_free(&m);
+	seed_noise_free(&n);
+}
+
+/* centre_init: model starts es's, snes's and ars's centre at the model's
+ * parameters, zero at zero (the trainable ones: a model with "obs_norm"
+ * keeps its statistics, mean 0, var 1, count 1e-4, in front); the
+ * members of the first round are then centre +- sigma eps. */
+static void t_centre_init(void)
+{
+	static const char *NORM = "{\"torso\": [{\"type\": \"linear\", \"out\": 4}, {\"type\": \"relu\"}], "
+	                          "\"obs_norm\": {\"clip\": 5}}";
+	seed_model *m = small_model(), *mn = NULL;
+	seed_noise *n = member_table();
+	int64_t shape[1] = {3};
+	seed_err err = {{0}};
+	CHECK_MSG(seed_model_new(&mn, NORM, SEED_DTYPE_F32, 1, shape, 2, 8, &err) == 0, "%s", err.msg);
+	if (!m || !mn || !n)
+		goto out;
+	static const seed_evo_algo algos[] = {SEED_EVO_ES, SEED_EVO_SNES, SEED_EVO_ARS};
+	for (int a = 0; a < N_OF(algos); a++)
+		for (int zero = 0; zero < 2; zero++) {
+			set_centre(m);
+			seed_evo_config c = centred_config(algos[a]);
+			c.centre_init = zero ? SEED_EVO_CENTRE_ZERO : SEED_EVO_CENTRE_MODEL;
+			seed_evo *e = NULL;
+			CHECK_MSG(seed_evo_new(&e, &c, n, m, &err) == 0, "%s", err.msg);
+			if (!e)
+				continue;
+			const seed_evo_gen *g = seed_evo_current(e);
+			float best[MEMBER_P], member[MEMBER_P];
+			CHECK(seed_evo_best_params(e, best, &err) == 0);
+			int bad = 0;
+			for (int i = 0; i < MEMBER_P; i++) {
+				float want = zero ? 0.0f : (float)(0.01 * i - 0.1);
+				bad += g->centre[i] != want || best[i] != want;
+			}
+			CHECK_MSG(bad == 0, "%s, centre_init %s: %d parameters of the first centre differ",
+			          seed_evo_algo_name(algos[a]), zero ? "zero" : "model", bad);
+			/* The model is left as it was. */
+			CHECK(seed_model_params(m)[0] == -0.1f &&
+			      seed_model_params(m)[MEMBER_P - 1] == (float)(0.01 * (MEMBER_P - 1) - 0.1));
+			/* Member 1 (sign -1) is the centre less its noise. */
+			seed_model *scratch = small_model();
+			CHECK(scratch && seed_evo_member_params(n, scratch, g, 1, member, &err) == 0);
+			float eps[MEMBER_P] = {0};
+			if (scratch &&
+			    seed_evo_add_noise(n, m, 0, (uint64_t)g->genome[1], 1.0f, eps, &err) == 0) {
+				int off = 0;
+				for (int i = 0; i < MEMBER_P; i++) {
+					float s = g->sigmas ? g->sigmas[i] : (float)g->sigma;
+					off += !close5(member[i], g->centre[i] - s * eps[i]);
+				}
+				CHECK_MSG(off == 0, "%s: member 1 is not centre - sigma eps at %d parameters",
+				          seed_evo_algo_name(algos[a]), off);
+			}
+			seed_model_free(&scratch);
+			seed_evo_free(&e);
+		}
+	/* With "obs_norm": zero leaves the statistics in front of the
+	 * trainable range as the model has them. */
+	size_t first = 0, count = 0, P = seed_model_num_params(mn);
+	seed_model_trainable(mn, &first, &count);
+	CHECK(first == 7 && first + count == P);
+	for (size_t i = first; i < P; i++)
+		seed_model_params(mn)[i] = 0.5f;
+	seed_evo_config c = centred_config(SEED_EVO_SNES);
+	c.centre_init = SEED_EVO_CENTRE_ZERO;
+	seed_evo *e = NULL;
+	CHECK_MSG(seed_evo_new(&e, &c, n, mn, &err) == 0, "%s", err.msg);
+	if (e) {
+		const float *ce = seed_evo_current(e)->centre;
+		CHECK(ce[0] == 0.0f && ce[1] == 0.0f && ce[2] == 0.0f); /* mean */
+		CHECK(ce[3] == 1.0f && ce[4] == 1.0f && ce[5] == 1.0f); /* var */
+		CHECK(ce[6] == 1e-4f);                                  /* count */
+		int nonzero = 0;
+		for (size_t i = first; i < P; i++)
+			nonzero += ce[i] != 0.0f;
+		CHECK_MSG(nonzero == 0, "%d trainable parameters not zero", nonzero);
+		seed_evo_free(&e);
+	}
+out:
+	seed_model_free(&m);
+	seed_model_free(&mn);
 	seed_noise_free(&n);
 }
 
@@ -898,9 +986,37 @@ static void t_config_errors(void)
 	c = centred_config(SEED_EVO_ARS);
 	c.reward_shift = INFINITY;
 	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "reward_shift"));
+	c = centred_config(SEED_EVO_SNES);
+	c.temperature = -1;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "temperature -1"));
+	c = centred_config(SEED_EVO_SNES);
+	c.temperature = NAN;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "temperature") &&
+	      strstr(err.msg, "finite"));
+	c = centred_config(SEED_EVO_SNES);
+	c.temperature = INFINITY;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "temperature"));
+	c = es_config();
+	c.temperature = 30;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "temperature 30 is SNES's") &&
+	      strstr(err.msg, "es takes none"));
+	c = centred_config(SEED_EVO_ARS);
+	c.temperature = 1;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "temperature"));
+	c = ga_config(SEED_EVO_GA);
+	c.centre_init = SEED_EVO_CENTRE_ZERO;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "centre_init zero") &&
+	      strstr(err.msg, "ga has no centre"));
+	c = ga_config(SEED_EVO_RS);
+	c.centre_init = SEED_EVO_CENTRE_ZERO;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "rs has no centre"));
+	c = es_config();
+	c.centre_init = (seed_evo_centre_init)7;
+	CHECK(seed_evo_new(&e, &c, n, m, &err) == -EINVAL && strstr(err.msg, "centre_init 7"));
 	CHECK(e == NULL);
 	seed_evo_config_default(&c, SEED_EVO_SNES);
 	CHECK(c.population == 256 && c.sigma == 0.01 && c.lr == 1.0f && c.lr_sigma == 0);
+	CHECK(c.temperature == 0 && c.centre_init == SEED_EVO_CENTRE_MODEL);
 	seed_evo_config_default(&c, SEED_EVO_ARS);
 	CHECK(c.population == 256 && c.sigma == 0.03 && c.lr == 0.02f && c.top == 0);
 	seed_evo_config d;
@@ -1068,6 +1184,7 @@ int main(void)
 	TAP_RUN(t_es_update);
 	TAP_RUN(t_snes_update);
 	TAP_RUN(t_ars_update);
+	TAP_RUN(t_centre_init);
 	TAP_RUN(t_no_episodes);
 	TAP_RUN(t_ga_selection);
 	TAP_RUN(t_rs);
