@@ -180,7 +180,9 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 	if (rc == 0)
 		rc = seed_noise_new(&E->noise, ev->noise_seed, ev->noise_size, err);
 	if (rc == 0) {
-		/* ES's first centre: the model's own initialisation. */
+		/* ES's, SNES's and ARS's first centre: the model's own
+		 * initialisation, or zero (centre_init, seed_evo_new's; a
+		 * restored run takes the checkpoint's). */
 		seed_rng rng;
 		seed_rng_init(&rng, cfg->seed, 0x1ea);
 		seed_model_init(E->model, &rng);
@@ -196,6 +198,9 @@ int seed_evolver_new(seed_evolver **out, const seed_config *cfg, const seed_env_
 		ec.lr = ev->lr;
 		ec.l2 = ev->l2;
 		ec.lr_sigma = ev->lr_sigma;
+		ec.temperature = ev->temperature;
+		ec.centre_init =
+		    ev->centre_init == SEED_CONFIG_CENTRE_ZERO ? SEED_EVO_CENTRE_ZERO : SEED_EVO_CENTRE_MODEL;
 		ec.top = ev->top;
 		ec.reward_shift = ev->reward_shift;
 		ec.truncation = ev->truncation;

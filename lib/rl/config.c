@@ -370,6 +370,17 @@ static int check_across(const seed_config *c, seed_err *err)
 		                    "config: 'evolution.rank' = %d: algorithm snes keeps a std per "
 		                    "parameter, which low-rank noise cannot carry: it must be 0",
 		                    e->rank);
+	if (SEED_CONFIG_IS_EVO(c->algorithm) && c->algorithm != SEED_CONFIG_SNES && e->temperature != 0)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.temperature' = %g is snes's (the weights of its "
+		                    "update); algorithm %s takes none: it must be 0",
+		                    e->temperature, an);
+	if (SEED_CONFIG_IS_EVO(c->algorithm) && !centred && e->centre_init != SEED_CONFIG_CENTRE_MODEL)
+		return seed_err_set(err, -SEED_EOPTION,
+		                    "config: 'evolution.centre_init' = 'zero' is for es, snes and ars; "
+		                    "algorithm %s has no centre (its members start from the model's "
+		                    "initialisation): it must be 'model'",
+		                    an);
 	if (e->top > e->population / 2)
 		return seed_err_set(err, -SEED_EOPTION,
 		                    "config: 'evolution.top' = %d is more than the %d pairs of "

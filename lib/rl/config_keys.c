@@ -40,6 +40,8 @@ static const struct choice optim_kinds[] = {
 static const struct choice rmsprop_styles[] = {
     {"tf", SEED_RMSPROP_TF}, {"torch", SEED_RMSPROP_TORCH}, {NULL, 0}};
 static const struct choice reductions[] = {{"mean", SEED_LOSS_MEAN}, {"sum", SEED_LOSS_SUM}, {NULL, 0}};
+static const struct choice centre_inits[] = {
+    {"model", SEED_CONFIG_CENTRE_MODEL}, {"zero", SEED_CONFIG_CENTRE_ZERO}, {NULL, 0}};
 static const struct choice ckpt_policies[] = {
     {"stop", SEED_CONFIG_CKPT_STOP}, {"continue", SEED_CONFIG_CKPT_CONTINUE}, {NULL, 0}};
 
@@ -49,6 +51,7 @@ _Static_assert(sizeof(seed_optim_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(seed_rmsprop_style) == sizeof(int), "enum size");
 _Static_assert(sizeof(seed_loss_reduce) == sizeof(int), "enum size");
 _Static_assert(sizeof(seed_config_ckpt_policy) == sizeof(int), "enum size");
+_Static_assert(sizeof(seed_config_centre_init) == sizeof(int), "enum size");
 
 /* Defaults that depend on rows read before. */
 static double rmsprop_eps(const seed_config *c, double dflt)
@@ -180,6 +183,11 @@ const struct key config_keys[] = {
      .dflt_of = evo_lr, .dflt_note = "snes: 1; ars: 0.02"},
     {FLT("evolution.lr_sigma", evolution.lr_sigma, 0, 0, 10, W_EVO,
          "snes's learning rate of the stds; 0: (3 + ln P) / (5 sqrt P)")},
+    {DBL("evolution.temperature", evolution.temperature, 0, 0, 1e6, W_EVO,
+         "snes's weights: > 0 softmax(-temperature x) over ranks x in [-0.5, 0.5]; 0 rank utilities")},
+    {CHOICE("evolution.centre_init", evolution.centre_init, centre_inits, SEED_CONFIG_CENTRE_MODEL, W_EVO,
+            "where es's, snes's and ars's centre starts: the model's initialisation or zero"),
+     .flags = F_KNOWN},
     {INT("evolution.top", evolution.top, 0, 0, 1 << 20, W_EVO,
          "ars's pairs (directions) of an update, best by max(r+, r-); 0: all")},
     {DBL("evolution.reward_shift", evolution.reward_shift, 0, -1e6, 1e6, W_EVO,

@@ -54,6 +54,13 @@ typedef enum seed_config_algorithm {
 	((a) == SEED_CONFIG_ES || (a) == SEED_CONFIG_GA || (a) == SEED_CONFIG_RS ||                          \
 	 (a) == SEED_CONFIG_SNES || (a) == SEED_CONFIG_ARS)
 
+/* Where the centre of es, snes and ars starts (config key
+ * "evolution.centre_init"). */
+typedef enum seed_config_centre_init {
+	SEED_CONFIG_CENTRE_MODEL = 0, /* "model": the model's own initialisation */
+	SEED_CONFIG_CENTRE_ZERO,      /* "zero": every trainable parameter 0 (NeuroEvoBench's) */
+} seed_config_centre_init;
+
 /* Neuroevolution's settings (config object "evolution", for algorithms es,
  * ga, rs, snes and ars; seed/evo.h and doc/evolution.md).  The defaults are
  * those of seed-config(5); sigma's and lr's depend on the algorithm. */
@@ -67,6 +74,7 @@ typedef struct seed_config_evolution {
 	float lr, l2;               /* ES: Adam's learning rate (0.01), L2 coefficient (0.005);
 	                             * SNES: the centre's learning rate (1); ARS: the step size (0.02) */
 	float lr_sigma;             /* SNES: the stds' learning rate; 0: (3 + ln P) / (5 sqrt P) (0) */
+	double temperature;         /* SNES: > 0 softmax weights of that temperature; 0 rank utilities (0) */
 	int top;                    /* ARS: the pairs (directions) of an update; 0: all (0) */
 	double reward_shift;        /* fitness = mean return - reward_shift * mean length (0) */
 	int truncation;             /* GA: parents kept (20) */
@@ -76,6 +84,9 @@ typedef struct seed_config_evolution {
 	double generation_deadline; /* seconds after which a round ends incomplete; 0 none (60) */
 	bool greedy;                /* members act greedily, else sample their softmax (true) */
 	double action_noise;        /* Box members: std of the noise added to their mean actions (0) */
+
+	/* es, snes, ars: where the centre starts ("model") */
+	seed_config_centre_init centre_init;
 } seed_config_evolution;
 
 /* R2D2's settings (config object "r2d2"; SEED RL's agents/r2d2 defaults).

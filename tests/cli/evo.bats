@@ -33,7 +33,7 @@ teardown() {
 		assert_success
 		a=$(basename "$p" | cut -d- -f1)
 		[ "$(jq -r .algorithm <<<"$output")" = "$a" ]
-		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 18 ]
+		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 20 ]
 		[ "$(jq '.evolution | has("episodes_per_member")' <<<"$output")" = true ]
 		n=$((n + 1))
 	done
@@ -46,6 +46,11 @@ teardown() {
 	for t in halfcheetah hopper humanoid; do
 		[ -f "$SEED_SRCDIR/examples/presets/ars-$t.json" ]
 	done
+	# Left out: rank utilities and the model's initialisation.
+	run seed-learn --config es-cartpole --get evolution.centre_init
+	[ "$output" = model ]
+	run seed-learn --config snes-minatar-breakout --set evolution.temperature=null --get evolution.temperature
+	[ "$output" = 0.0 ]
 	# The defaults of seed-config(5) for what a preset leaves out.
 	run seed-learn --config rs-cartpole --get evolution.truncation
 	[ "$output" = 20 ]
@@ -69,6 +74,18 @@ teardown() {
 	run seed-learn --config es-cartpole --set evolution.noise_size=0 --print-config
 	assert_failure
 	assert_output --partial "'evolution.noise_size' = 0 is out of range"
+	run seed-learn --config snes-minatar-breakout --set evolution.temperature=-3 --print-config
+	assert_failure
+	assert_output --partial "'evolution.temperature' = -3 is out of range"
+	run seed-learn --config es-cartpole --set evolution.temperature=30 --print-config
+	assert_failure
+	assert_output --partial "'evolution.temperature' = 30 is snes's"
+	run seed-learn --config es-cartpole --set evolution.centre_init=ones --print-config
+	assert_failure
+	assert_output --partial "'evolution.centre_init' = 'ones' (known: model, zero)"
+	run seed-learn --config ga-cartpole --set evolution.centre_init=zero --print-config
+	assert_failure
+	assert_output --partial "'evolution.centre_init' = 'zero' is for es, snes and ars; algorithm ga has no centre"
 	run seed-learn --config es-cartpole --set algorithm=cma --print-config
 	assert_failure
 	assert_output --partial "\"es\", \"ga\", \"rs\", \"snes\" or \"ars\""

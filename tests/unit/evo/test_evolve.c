@@ -423,6 +423,71 @@ static void t_checkpoint_ga(void)
 	tmpdir_remove(dir);
 }
 
+/* evolution.centre_init and evolution.temperature reach the algorithm: a
+ * new snes run with centre_init zero starts its centre at zero, model at
+ * the model's initialisation; a temperature changes the first update; a
+ * resumed run takes the checkpoint's centre whatever centre_init says. */
+static void t_centre_init_and_temperature(void)
+{
+	seed_config cz, cm, ct;
+	seed_evolver *Z = NULL, *M = NULL, *T = NULL, *R = NULL;
+	seed_err err = {""};
+	const char *dir = tmpdir_new();
+	const char *zero[] = {"evolution.centre_init=zero"};
+	const char *zero_t[] = {"evolution.centre_init=zero", "evolution.temperature=30"};
+	CHECK(config(&cz, "snes", zero, 1) == 0);
+	CHECK(config(&cm, "snes", NULL, 0) == 0);
+	CHECK(config(&ct, "snes", zero_t, 2) == 0);
+	CHECK_MSG(seed_evolver_new(&Z, &cz, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_new(&M, &cm, NULL, 0, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_new(&T, &ct, NULL, 0, &err) == 0, "%s", err.msg);
+	if (!Z || !M || !T)
+		goto out;
+	size_t P = seed_model_num_params(seed_evolver_model(Z));
+	const float *init = seed_model_params(seed_evolver_model(M));
+	const seed_evo_gen *gz = seed_evo_current(seed_evolver_evo(Z));
+	const seed_evo_gen *gm = seed_evo_current(seed_evolver_evo(M));
+	int zeros = 0, nonzero_init = 0;
+	for (size_t i = 0; i < P; i++) {
+		zeros += gz->centre[i] == 0.0f;
+		nonzero_init += init[i] != 0.0f;
+	}
+	CHECK_MSG(zeros == (int)P, "%d of %zu parameters of the first centre are zero", zeros, P);
+	CHECK(nonzero_init > 0 && memcmp(gm->centre, init, P * sizeof(float)) == 0);
+	/* The same round and returns: the temperature's weights move the
+	 * centre elsewhere than the rank utilities. */
+	CHECK_MSG(seed_evolver_open_dir(Z, dir, &err) == 0, "%s", err.msg);
+	CHECK(play_round(Z, 0, 3) == 4 && play_round(T, 0, 3) == 4);
+	CHECK(seed_evolver_step(Z, 1, &err) == 1 && seed_evolver_step(T, 1, &err) == 1);
+	gz = seed_evo_current(seed_evolver_evo(Z));
+	const seed_evo_gen *gt = seed_evo_current(seed_evolver_evo(T));
+	CHECK(memcmp(gz->genome, gt->genome, (size_t)gz->members * 8) == 0);
+	CHECK(memcmp(gz->centre, gt->centre, P * sizeof(float)) != 0);
+	/* Resumed with centre_init zero: the checkpoint's centre, not zero. */
+	CHECK_MSG(seed_evolver_save(Z, &err) == 0, "%s", err.msg);
+	seed_checkpoint *ck = NULL;
+	CHECK_MSG(seed_checkpoint_load(dir, &ck, &err) == 0, "%s", err.msg);
+	CHECK_MSG(seed_evolver_new(&R, &cz, NULL, 5, &err) == 0, "%s", err.msg);
+	if (ck && R) {
+		CHECK_MSG(seed_evolver_restore(R, ck, 5, &err) == 0, "%s", err.msg);
+		const seed_evo_gen *rg = seed_evo_current(seed_evolver_evo(R));
+		int moved = 0;
+		for (size_t i = 0; i < P; i++)
+			moved += gz->centre[i] != 0.0f;
+		CHECK(moved > 0 && memcmp(rg->centre, gz->centre, P * sizeof(float)) == 0);
+	}
+	seed_checkpoint_free(&ck);
+out:
+	seed_evolver_free(&R);
+	seed_evolver_free(&Z);
+	seed_evolver_free(&M);
+	seed_evolver_free(&T);
+	seed_config_free(&cz);
+	seed_config_free(&cm);
+	seed_config_free(&ct);
+	tmpdir_remove(dir);
+}
+
 /* An ES checkpoint's parameters are the centre; it resumes to the same
  * updates (Adam's moments restored). */
 static void t_checkpoint_es(void)
@@ -661,6 +726,7 @@ int main(void)
 	TAP_RUN(t_done);
 	TAP_RUN(t_checkpoint_ga);
 	TAP_RUN(t_checkpoint_es);
+	TAP_RUN(t_centre_init_and_temperature);
 	TAP_RUN(t_box);
 	TAP_RUN(t_obs_norm);
 	return tap_done();

@@ -333,7 +333,38 @@ static void t_evolution_defaults(void)
 	CHECK_NEAR(c.evolution.sigma, 0.01, 1e-12);
 	CHECK_NEAR(c.evolution.lr, 1, 0);
 	CHECK(c.evolution.lr_sigma == 0 && c.evolution.top == 0 && c.evolution.reward_shift == 0);
+	CHECK(c.evolution.temperature == 0 && c.evolution.centre_init == SEED_CONFIG_CENTRE_MODEL);
+	CHECK_NEAR(json_number_value(seed_config_get(c.root, "evolution.temperature")), 0, 0);
+	CHECK(json_is_string(seed_config_get(c.root, "evolution.centre_init")) &&
+	      strcmp(json_string_value(seed_config_get(c.root, "evolution.centre_init")), "model") == 0);
 	seed_config_free(&c);
+
+	/* snes's temperature and a centre at zero (NeuroEvoBench's Breakout),
+	 * given as --set gives them, read and written back. */
+	root = parse_json(MINIMAL);
+	const char *snes[] = {"algorithm=snes", "evolution.temperature=30", "evolution.centre_init=zero"};
+	for (size_t i = 0; i < sizeof snes / sizeof *snes; i++)
+		CHECK(seed_config_set(root, snes[i], &err) == 0);
+	CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(c.evolution.temperature, 30, 0);
+	CHECK(c.evolution.centre_init == SEED_CONFIG_CENTRE_ZERO);
+	CHECK_NEAR(json_number_value(seed_config_get(c.root, "evolution.temperature")), 30, 0);
+	CHECK(json_is_string(seed_config_get(c.root, "evolution.centre_init")) &&
+	      strcmp(json_string_value(seed_config_get(c.root, "evolution.centre_init")), "zero") == 0);
+	seed_config_free(&c);
+	/* es and ars take a centre at zero too; "model" is every algorithm's. */
+	const char *zero_ok[][2] = {{"algorithm=es", "evolution.centre_init=zero"},
+	                            {"algorithm=ars", "evolution.centre_init=zero"},
+	                            {"algorithm=ga", "evolution.centre_init=model"}};
+	for (size_t i = 0; i < sizeof zero_ok / sizeof *zero_ok; i++) {
+		root = parse_json(MINIMAL);
+		CHECK(seed_config_set(root, zero_ok[i][0], &err) == 0);
+		CHECK(seed_config_set(root, zero_ok[i][1], &err) == 0);
+		CHECK_MSG(seed_config_parse(root, &c, &err) == 0, "%s: %s", zero_ok[i][0], err.msg);
+		CHECK(c.evolution.centre_init ==
+		      (i < 2 ? SEED_CONFIG_CENTRE_ZERO : SEED_CONFIG_CENTRE_MODEL));
+		seed_config_free(&c);
+	}
 	root = parse_json(MINIMAL);
 	const char *ars[] = {"algorithm=ars", "evolution.top=4", "evolution.reward_shift=5",
 	                     "evolution.lr_sigma=0.2"};
@@ -621,6 +652,28 @@ static const struct bad_case {
     {"deadline_negative", "evolution.generation_deadline=-1", NULL, "'evolution.generation_deadline' = -1",
      "out of range"},
     {"greedy_not_bool", "evolution.greedy=1", NULL, "'evolution.greedy'", "true or false"},
+    {"temperature_negative", "evolution.temperature=-1", NULL, "'evolution.temperature' = -1",
+     "out of range"},
+    {"temperature_string", "evolution.temperature=hot", NULL, "'evolution.temperature'", "number"},
+    {"temperature_es", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"es\", "
+     "\"evolution\": {\"temperature\": 30}}",
+     "'evolution.temperature' = 30 is snes's", "algorithm es takes none"},
+    {"temperature_ga", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"ga\", "
+     "\"evolution\": {\"temperature\": 0.5}}",
+     "'evolution.temperature' = 0.5 is snes's", "algorithm ga"},
+    {"centre_init_unknown", "evolution.centre_init=ones", NULL, "'evolution.centre_init' = 'ones'",
+     "known: model, zero"},
+    {"centre_init_number", "evolution.centre_init=0", NULL, "'evolution.centre_init'", "a string"},
+    {"centre_init_zero_ga", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"ga\", "
+     "\"evolution\": {\"centre_init\": \"zero\"}}",
+     "'evolution.centre_init' = 'zero'", "algorithm ga has no centre"},
+    {"centre_init_zero_rs", NULL,
+     "{\"env\": \"cartpole\", \"model\": {\"torso\": []}, \"algorithm\": \"rs\", "
+     "\"evolution\": {\"centre_init\": \"zero\"}}",
+     "'evolution.centre_init' = 'zero'", "algorithm rs has no centre"},
     {"ppo_not_object", "ppo=1", NULL, "'ppo'", "object"},
     {"ppo_unknown_key", "ppo.clip_coef=0.2", NULL, "unknown key 'ppo.clip_coef'", NULL},
     {"ppo_epochs_zero", "ppo.epochs=0", NULL, "'ppo.epochs' = 0", "out of range"},
