@@ -46,6 +46,18 @@ teardown() {
 	for t in halfcheetah hopper humanoid; do
 		[ -f "$SEED_SRCDIR/examples/presets/ars-$t.json" ]
 	done
+	# SNES on MinAtar: NeuroEvoBench's tuned first std and temperature
+	# where it tuned them (breakout, asterix), 0.12 and 0 elsewhere; every
+	# centre starts at zero.
+	run seed-learn --config snes-minatar-breakout --print-config
+	assert_success
+	[ "$(jq -c '.evolution | [.sigma, .temperature, .centre_init]' <<<"$output")" = '[0.119,30,"zero"]' ]
+	run seed-learn --config snes-minatar-asterix --print-config
+	[ "$(jq -c '.evolution | [.sigma, .temperature, .centre_init]' <<<"$output")" = '[0.127,0,"zero"]' ]
+	for g in freeway seaquest space-invaders; do
+		run seed-learn --config "snes-minatar-$g" --print-config
+		[ "$(jq -c '.evolution | [.sigma, .temperature, .centre_init]' <<<"$output")" = '[0.12,0,"zero"]' ]
+	done
 	# Left out: rank utilities and the model's initialisation.
 	run seed-learn --config es-cartpole --get evolution.centre_init
 	[ "$output" = model ]
