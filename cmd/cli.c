@@ -55,8 +55,13 @@ int cli_parse(const seed_opts *spec, int argc, char **argv)
 
 static void on_signal(int sig)
 {
-	if (cli_stop) {
-		/* Second signal: the user insists. */
+	/* A repeated SIGTERM is the same request again: timeout, Slurm,
+	 * systemd and seed-train's supervisors signal a process and its group
+	 * together, and the program must still finish what it writes on the
+	 * way out (the learner's checkpoint).  Any other second signal (a
+	 * second Ctrl-C, SIGINT after SIGTERM or SIGTERM after SIGINT): the
+	 * user insists. */
+	if (cli_stop && !(sig == SIGTERM && cli_stop == SIGTERM)) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
