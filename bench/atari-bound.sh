@@ -83,9 +83,9 @@ bound=$(sed -n 's/^bound on 2 cores: \([0-9]*\) .*/\1/p' "$d/bound")
 timeout -s TERM "$secs" "$bin/seed-train" "$preset" --seed 1 --dir "$d/run" --no-eval >"$d/train" 2>&1 || :
 sed -n 's/^seed-learn: \(.*OpenBLAS[^;]*\).*/\1/p' "$d/train" | head -1
 awk -v w="$warm" '{
-	t = $0; sub(/.*"time":/, "", t); sub(/,.*/, "", t)
-	s = $0; sub(/.*"agent_steps":/, "", s); sub(/,.*/, "", s)
-	if (t + 0 >= w && !seen) { t0 = t; s0 = s; seen = 1 }
+	t = $0; sub(/.*"time":/, "", t); sub(/,.*/, "", t); t += 0
+	s = $0; sub(/.*"agent_steps":/, "", s); sub(/,.*/, "", s); s += 0
+	if (t >= w && !seen) { t0 = t; s0 = s; seen = 1 }
 	t1 = t; s1 = s
 } END {
 	if (!seen || t1 <= t0) { print "pipeline: no metrics past the warm-up"; exit 1 }
