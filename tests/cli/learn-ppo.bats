@@ -29,7 +29,7 @@ teardown() {
 		[ "$(jq '(.unroll_length * .batch_size) % .ppo.minibatches' <<<"$output")" -eq 0 ]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 11 ]
+	[ "$n" -eq 12 ]
 	for g in breakout asterix freeway seaquest space-invaders; do
 		[ -f "$SEED_SRCDIR/examples/presets/ppo-minatar-$g.json" ]
 	done
