@@ -710,41 +710,37 @@ stop_after_first() {
 	return 1
 }
 
+# stopping_learner DIR SIG2: a cartpole learner training into DIR, stopped
+# just after its first SIGTERM was handled, then sent SIG2 and let go on;
+# its exit status in $st.
+stopping_learner() {
+	seed-learn --config cartpole --set target_return=null --frames 100000000 --checkpoint-interval 1000 \
+		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --quiet --dir "$1" 2>"$1.err" &
+	learn=$!
+	PIDS="$PIDS $learn"
+	wait_for_handler $learn 15
+	wait_until 30 updates_past 5 "$1/metrics.jsonl"
+	stop_after_first $learn TERM
+	kill -"$2" $learn
+	kill -CONT $learn
+	st=0
+	wait $learn || st=$?
+	cat "$1.err"
+}
+
 @test "a second SIGTERM while stopping (a process and its group both get one) still writes the checkpoint" {
 	# valgrind queues a client's signals itself, so /proc cannot say when
 	# the first one was handled.
 	[ "${SEED_VALGRIND:-0}" != 1 ] || skip "under valgrind the moment a signal is handled cannot be seen"
 	start_topology
-	common=(--config cartpole --set target_return=null --frames 100000000 --checkpoint-interval 1000
-		--unrolls "ipc://$D/unrolls" --params "ipc://$D/params" --quiet)
-	seed-learn "${common[@]}" --dir "$D/run" 2>"$D/err" &
-	learn=$!
-	PIDS="$PIDS $learn"
-	wait_for_handler $learn 15
-	wait_until 30 updates_past 5 "$D/run/metrics.jsonl"
-	# The first SIGTERM handled, the learner stopped on its way out; the
-	# second comes as it goes on.
-	stop_after_first $learn TERM
-	kill -TERM $learn
-	kill -CONT $learn
-	st=0
-	wait $learn || st=$?
-	cat "$D/err"
+	# The second SIGTERM comes as the learner goes on its way out.
+	stopping_learner "$D/run" TERM
 	[ "$st" -eq 0 ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -gt 5 ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -eq "$(jq -s 'last | .updates' "$D/run/metrics.jsonl")" ]
 	# SIGINT after SIGTERM is someone insisting: it ends the learner at
 	# once, by SIGINT's default action.
-	seed-learn "${common[@]}" --dir "$D/run2" 2>"$D/err2" &
-	learn=$!
-	PIDS="$PIDS $learn"
-	wait_for_handler $learn 15
-	wait_until 30 updates_past 5 "$D/run2/metrics.jsonl"
-	stop_after_first $learn TERM
-	kill -INT $learn
-	kill -CONT $learn
-	st=0
-	wait $learn || st=$?
+	stopping_learner "$D/run2" INT
 	[ "$st" -eq 130 ]
 }
 
