@@ -42,7 +42,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 now() { date +%s.%N; }
-cycle() { awk -v n="$1" -v k="$2" 'BEGIN { for (i = 0; i < n; i++) { s = ""; for (j = 0; j < k; j++) s = s (j ? " " : "") (i + j) % 19; print s } }'; }
 
 case $what in
 engine)
@@ -54,7 +53,7 @@ engine)
 		set -- academy_empty_goal_close academy_3_vs_1_with_keeper 11_vs_11_easy_stochastic \
 			11_vs_11_hard_stochastic
 	fi
-	cycle "$steps" 1 >"$d/actions"
+	awk -v n="$steps" 'BEGIN { for (i = 0; i < n; i++) print i % 19 }' >"$d/actions"
 	printf '| scenario | representation | steps/s on one core (median of %d runs of %d steps) |\n|---|---|---|\n' \
 		"$runs" "$steps"
 	for scen in "$@"; do
