@@ -13,9 +13,11 @@
 # Per run: the learner's median frames/s over its rounds (metrics.jsonl's
 # frames_per_s, one line a round; the first line is left out, since it holds
 # the random play before the first generation, which no member played),
-# seed-infer's env steps/s over its life (random play included), and the
+# seed-infer's env steps/s over its life (random play included), the
 # last round's mean fitness (so that a faster mode that stopped learning
-# shows).  Then the median of each per rank.
+# shows), and the episodes the members played with those of them that were
+# stale (cut short by a new round: frames played for nothing).  Then the
+# median of each per rank.
 #
 # Usage: bench/evo-throughput.sh [RUNS [FRAMES [RANKS [PRESET]]]]   (from the build dir)
 # Defaults: 3 runs, 6000000 frames, ranks "0 1", es-cartpole.
@@ -38,7 +40,7 @@ field() { sed -n "s/.*\"$1\": *\\([-0-9.eE+]*\\).*/\\1/p"; }
 set --
 for s in $sets; do set -- "$@" --set "$s"; done
 echo "# $preset, $frames frames a run, ranks $ranks, sets: $sets"
-printf '%4s %4s %14s %14s %10s\n' run rank learner_fps infer_fps mean
+printf '%4s %4s %14s %14s %10s %10s %8s\n' run rank learner_fps infer_fps mean episodes stale
 i=0
 while [ $i -lt "$runs" ]; do
 	i=$((i + 1))
@@ -49,7 +51,9 @@ while [ $i -lt "$runs" ]; do
 		lf=$(tail -n +2 "$d/run/metrics.jsonl" | field frames_per_s | median)
 		inf=$(sed -n 's/.* \([0-9][0-9]*\) env steps\/s.*/\1/p' "$d/run/infer.log" | tail -n 1)
 		mean=$(tail -n 1 "$d/run/metrics.jsonl" | field mean)
-		printf '%4d %4d %14.0f %14.0f %10.2f\n' "$i" "$r" "$lf" "$inf" "$mean"
+		eps=$(tail -n 1 "$d/run/metrics.jsonl" | field episodes)
+		stale=$(tail -n 1 "$d/run/metrics.jsonl" | field stale)
+		printf '%4d %4d %14.0f %14.0f %10.2f %10d %8d\n' "$i" "$r" "$lf" "$inf" "$mean" "$eps" "$stale"
 		echo "$lf" >>"$d/lf-$r"
 		echo "$inf" >>"$d/inf-$r"
 	done
