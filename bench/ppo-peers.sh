@@ -43,6 +43,23 @@
 #       keeps the run directories there. SEED_FRAMES=N gives Seed a budget
 #       of its own (default FRAMES): the peer's return at FRAMES is the mark,
 #       and the question is whether Seed reaches it in less wall time.
+#   bench/ppo-peers.sh setup-cleanrl-atari VENV
+#       a virtual environment for CleanRL's ppo_atari_envpool.py: torch,
+#       tyro, tensorboard, gym 0.23.1 and envpool 0.8.4 (its pins), numpy<2.
+#   bench/ppo-peers.sh atari VENV CLEANRL [SECONDS [SEEDS [PRESETS]]]
+#       the rates on Pong, in one sitting: per seed (default 1), CleanRL's
+#       ppo_atari_envpool.py on Pong-v5 for SECONDS (default 300) with
+#       torch's default threads (bench/peers/cleanrl_atari.py), then each
+#       Seed preset (default ppo-atari-pong atari-pong; seed-gym and ale-py:
+#       scripts/install-deps --atari) for the same SECONDS, stopped by
+#       SIGTERM.  Agent steps/s over the wall time from the cold start, and
+#       the network arithmetic that rate makes: the Nature network's forward
+#       on Pong (6 actions) is 9.35M multiply-adds a row, 18.7 MFLOP; its
+#       backward the weights' gradients (the same again) and the data
+#       gradients of all but the first convolution (whose input needs none:
+#       neither torch nor Seed computes it), 30.8 MFLOP; so PPO's 4 epochs
+#       and its rollout forward make 4 x 49.5 + 18.7 = 216.8 MFLOP an agent
+#       step, and V-trace's learner and server 49.5 + 18.7 = 68.2.
 #
 # Run from the build directory; every figure is a wall time from a cold start.
 set -eu
@@ -69,6 +86,38 @@ setup-cleanrl)
 	python3 -m venv "$venv"
 	"$py" -m pip install -q torch tyro tensorboard 'gymnasium==0.29.1' 'numpy<2' 'mujoco==2.3.3' imageio
 	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gymnasium|tyro|numpy) '
+	;;
+setup-cleanrl-atari)
+	python3 -m venv "$venv"
+	"$py" -m pip install -q torch tyro tensorboard 'gym==0.23.1' 'envpool==0.8.4' 'numpy<2'
+	"$py" -m pip list 2>/dev/null | grep -iE '^(torch|gym|envpool|numpy|tyro) '
+	;;
+atari)
+	[ $# -ge 1 ] || usage
+	cleanrl=$1
+	secs=${2:-300}
+	seeds=${3:-1}
+	presets=${4:-ppo-atari-pong atari-pong}
+	export SEED_GYM="${SEED_GYM:-$bin/seed-gym}"
+	# MFLOP an agent step: PPO 4 x 49.5 + 18.7, V-trace 49.5 + 18.7.
+	for s in $seeds; do
+		c=$("$py" "$top/bench/peers/cleanrl_atari.py" "$cleanrl" "$s" "$secs" | tail -n 1)
+		echo "$c" | awk -v m=216.8 '{ print }
+			match($0, /"agent_steps_per_s_cold": [0-9.]+/) {
+				r = substr($0, RSTART + 26, RLENGTH - 26)
+				printf "  CleanRL: %.1f agent steps/s, %.1f GFLOP/s of network arithmetic\n", r, r * m / 1000 }'
+		for p in $presets; do
+			case $p in ppo-*) m=216.8 ;; *) m=68.2 ;; esac
+			r="$d/$p-$s"
+			t0=$(now)
+			timeout -s TERM "$secs" "$bin/seed-train" "$p" --seed "$s" --dir "$r" --quiet --no-eval >/dev/null || :
+			t=$(awk "BEGIN { printf \"%.2f\", $(now) - $t0 }")
+			steps=$(field agent_steps <"$r/checkpoint.json")
+			awk -v p="$p" -v s="$s" -v t="$t" -v n="$steps" -v m="$m" 'BEGIN {
+				printf "{\"seed-train\": \"%s\", \"seed\": %s, \"wall_s\": %s, \"agent_steps\": %s, \"agent_steps_per_s_cold\": %.1f}\n", p, s, t, n, n / t
+				printf "  Seed %s: %.1f agent steps/s, %.1f GFLOP/s of network arithmetic\n", p, n / t, n / t * m / 1000 }'
+		done
+	done
 	;;
 setup-purejaxrl)
 	python3 -m venv "$venv"
