@@ -243,7 +243,7 @@ static void dnet_build(dnet *n, int B)
 			md_tag(&md, 4, w, dnnl_f32, dnnl_ohwi);
 			n->plain_w[l] = mem(&md);
 		} else {
-			int in_l = l == 3 ? 3136 : 512, out_l = l == 3 ? 512 : OUTS;
+			int out_l = l == 3 ? 512 : OUTS;
 			dnnl_dims_t d = {B, out_l}, bb = {out_l};
 			md_tag(&any_dst, 2, d, dnnl_f32, dnnl_format_tag_any);
 			md_tag(&any_b, 1, bb, dnnl_f32, dnnl_x);
@@ -261,7 +261,6 @@ static void dnet_build(dnet *n, int B)
 			CHECK(dnnl_inner_product_forward_desc_init(&id, dnnl_forward_training, src_md, &any_w,
 			                                           &any_b, &any_dst));
 			CHECK(dnnl_primitive_desc_create(&fpd[l], &id, attr, eng, NULL));
-			(void)in_l;
 		}
 		if (attr)
 			dnnl_primitive_attr_destroy(attr);

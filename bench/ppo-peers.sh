@@ -102,10 +102,9 @@ atari)
 	# MFLOP an agent step: PPO 4 x 49.5 + 18.7, V-trace 49.5 + 18.7.
 	for s in $seeds; do
 		c=$("$py" "$top/bench/peers/cleanrl_atari.py" "$cleanrl" "$s" "$secs" | tail -n 1)
-		echo "$c" | awk -v m=216.8 '{ print }
-			match($0, /"agent_steps_per_s_cold": [0-9.]+/) {
-				r = substr($0, RSTART + 26, RLENGTH - 26)
-				printf "  CleanRL: %.1f agent steps/s, %.1f GFLOP/s of network arithmetic\n", r, r * m / 1000 }'
+		echo "$c"
+		awk -v r="$(echo "$c" | field agent_steps_per_s_cold)" -v m=216.8 'BEGIN {
+			printf "  CleanRL: %.1f agent steps/s, %.1f GFLOP/s of network arithmetic\n", r, r * m / 1000 }'
 		for p in $presets; do
 			case $p in ppo-*) m=216.8 ;; *) m=68.2 ;; esac
 			r="$d/$p-$s"
