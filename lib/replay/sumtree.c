@@ -16,6 +16,7 @@
 #include "seed/sumtree.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,11 @@ static int sample(const seed_sumtree *t, const double *u, seed_rng *rng, int b, 
 	if (weight) {
 		for (int k = 0; k < b; k++) {
 			double pk = t->sum[t->leaves + ids[k] % t->capacity] / total;
-			weight[k] = (float)(pow(1.0 / (n * pk), beta) / wmax);
+			/* Priorities far apart give ratios beyond a float's range:
+			 * those weights are FLT_MIN, not 0 (nor subnormal), so every
+			 * row drawn keeps a positive weight. */
+			float wk = (float)(pow(1.0 / (n * pk), beta) / wmax);
+			weight[k] = wk >= FLT_MIN ? wk : FLT_MIN;
 		}
 	}
 	return 0;

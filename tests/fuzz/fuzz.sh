@@ -122,6 +122,8 @@ if [ $rc -eq 0 ]; then
 	exit 0
 fi
 echo "not ok 1 - fuzz_$target: libFuzzer found a failure (exit $rc)"
+# What broke first, where a short excerpt of this log (CI's) shows it.
+grep -m 4 -E 'property broken|ERROR: |SUMMARY: |runtime error' "$tmp/fuzz.log" | comment
 tail -n 60 "$tmp/fuzz.log" | comment
 for f in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
 	[ -f "$f" ] || continue

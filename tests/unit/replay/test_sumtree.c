@@ -1,12 +1,14 @@
 /* test_sumtree.c: seed_sumtree against prioritized sampling worked from its
  * definitions (tests/golden/sumtree_golden.h from tests/golden/sumtree_ref.py, numpy,
  * no tree), a chi-square test of the sampling distribution, FIFO eviction and
- * stale updates, refused priorities, capacities 1 and 2^20 (the root against
+ * stale updates, refused priorities, weights below a float's range,
+ * capacities 1 and 2^20 (the root against
  * a fresh sum after many updates), save and restore (truncated and corrupt
  * states refused), and no allocation after seed_sumtree_new(). */
 #include "seed/sumtree.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +205,28 @@ static void t_zero_priority(void)
 	uint64_t slot;
 	CHECK(seed_sumtree_find(t, 1e9, &slot) == 0 && slot == 13);
 	CHECK(seed_sumtree_find(t, -1, &slot) == 0 && slot == 13);
+	seed_sumtree_free(&t);
+}
+
+/* Priorities 1e-300 and 1 (alpha 1, beta 0.6, N 2), one drawn in each half:
+ * by hand, the weights are 1 for the rare item and (1e-300)^0.6 = 1e-180
+ * for the other, below any float: it is given as FLT_MIN, not 0. */
+static void t_weight_underflow(void)
+{
+	seed_sumtree *t = make(2, 1.0);
+	CHECK(seed_sumtree_insert(t, 1e-300, NULL) == 0 && seed_sumtree_insert(t, 1, NULL) == 0);
+	const double u[2] = {0, 0.5};
+	uint64_t ids[2];
+	double prob[2];
+	float w[2];
+	CHECK(seed_sumtree_sample_u(t, u, 2, 0.6, ids, prob, w) == 0);
+	CHECK(ids[0] == 0 && ids[1] == 1);
+	CHECK(w[0] == 1 && w[1] == FLT_MIN);
+	/* Priorities 1e-30 apart stay exact: (1e-30)^0.6 = 1e-18. */
+	CHECK(seed_sumtree_update(t, 0, 1e-30) == 0);
+	CHECK(seed_sumtree_sample_u(t, u, 2, 0.6, ids, prob, w) == 0);
+	CHECK(ids[0] == 0 && ids[1] == 1 && w[0] == 1);
+	CHECK_NEAR(w[1], 1e-18, 1e-24);
 	seed_sumtree_free(&t);
 }
 
@@ -449,6 +473,7 @@ int main(void)
 	TAP_RUN(t_fifo_and_stale);
 	TAP_RUN(t_refused);
 	TAP_RUN(t_zero_priority);
+	TAP_RUN(t_weight_underflow);
 	TAP_RUN(t_capacity_one);
 	TAP_RUN(t_capacity_2e20);
 	TAP_RUN(t_save_restore);
