@@ -208,17 +208,37 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
 	__builtin_memcpy(p, buf, (size_t)n * sizeof *p);
 }
 
-/* Direct convolution.  One vector holds NNK_W filters of one output pixel;
- * eight pixels along a row are computed together, so each weight vector
- * loaded feeds eight fused multiply-adds with broadcast inputs.  In HWC the
- * patch row ky of pixel ox is the k*C contiguous inputs at (oy*S-pt+ky,
- * ox*S-pl), and pixel ox+p's is S*C further on (then blocks of four).  Patch rows in the padding
- * (above or below the image) are skipped for the whole row of pixels; the
- * blocks of eight run on the columns whose patches are inside the image's
- * width (nnk_conv_inner_cols), and the columns at the edges one pixel at a
- * time, their patch rows clipped to the image. */
+/* Direct convolution.  A vector holds NNK_W filters of one output pixel,
+ * and a block computes P output pixels by V filter vectors at once: each
+ * weight vector loaded feeds P fused multiply-adds and each broadcast input
+ * V, with the P x V sums in registers while the patch goes by.  In HWC the
+ * patch row ky of pixel (oy, ox) is the k*C contiguous inputs at
+ * (oy*S-pt+ky, ox*S-pl).
+ *
+ * The output is cut into regions whose patches are clipped alike by the
+ * padding: the columns whose patches lie inside the image's width and
+ * each edge column, by the rows inside its height and each edge row.  A
+ * region's pixels go by in blocks taken in order across rows (and, for the
+ * inner rows, across images), so a 7 or 9 pixel wide output (the Nature
+ * network's third and second layers) is computed in full blocks, not in
+ * rows of 4 + 3 or 8 + 1 pixels whose tails run one pixel at a time (twice
+ * the time for the three layers before).  Every output is the bias plus
+ * the patch's products inside the image in the same order (rows ky, then
+ * along a row), so any block size, region and conv_fwd_relu agree bit for
+ * bit. */
 #define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define NNK_REP4(X) X(0) X(1) X(2) X(3)
+/* The most filter vectors a block holds, and the pixels a block of V
+ * vectors takes: 24 sums of 32 registers with AVX-512, 12 of 16 else
+ * (with the V weight vectors and a broadcast beside them). */
+#define NNK_VMAX 4
+#if NNK_W == 16
+#define NNK_PMAX 8
+#define NNK_CONV_P(V) ((V) == 4 ? 6 : 8)
+#else
+#define NNK_PMAX 8
+#define NNK_CONV_P(V) ((V) == 1 ? 8 : (V) == 2 ? 5 : (V) == 3 ? 4 : 3)
+#endif
 
 /* max(v, 0) lane by lane as relu_fwd computes it (NaN and -0 stay). */
 NNK_INLINE VF NNK_FN(relu_v)(VF v)
@@ -226,144 +246,229 @@ NNK_INLINE VF NNK_FN(relu_v)(VF v)
 	return NNK_FN(select)(v < 0.0f, (VF){0}, v);
 }
 
-/* One output pixel's nf filters from fb: the patch at image row iy0 (< 0
- * above the image), clipped to the image's rows and columns. */
-NNK_INLINE void NNK_FN(conv_pixel)(const nnk_conv *s, const float *xb, const float *wt, int iy0, int ox,
-                                   int fb, int nf, VF bv, float *o, const bool relu)
+/* P pixels (xp[p] their patches' first inputs read, at patch row ky_lo and
+ * column kx_lo, op[p] their outputs at filter 0) by the V filter vectors
+ * from fb, the last of them nf_last filters wide, over the patch rows
+ * [ky_lo, ky_hi) and columns [kx_lo, kx_hi) (clip, in that order: the
+ * part of the patches inside the image).  P and V are constants once
+ * inlined: the loops unroll and the sums become registers. */
+NNK_INLINE void NNK_FN(conv_block)(const nnk_conv *s, const int *clip, const float *const *xp,
+                                   float *const *op, const float *wt, const float *bias, int fb, int nf_last,
+                                   const int P, const int V, const bool relu)
 {
-	const int k = s->k, C = s->C, Fp = (s->F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
-	const int ky_lo = iy0 < 0 ? -iy0 : 0, ky_hi = s->H - iy0 < k ? s->H - iy0 : k;
-	const int ix0 = ox * s->S - s->pl;
-	const int kx_lo = ix0 < 0 ? -ix0 : 0, kx_hi = s->W - ix0 < k ? s->W - ix0 : k;
-	const int len = (kx_hi - kx_lo) * C;
-	VF acc = bv;
-	for (int ky = ky_lo; ky < ky_hi; ky++) {
-		const float *xr = xb + ((size_t)(iy0 + ky) * s->W + (ix0 + kx_lo)) * C;
-		const float *wr = wt + ((size_t)ky * run + (size_t)kx_lo * C) * Fp + fb;
-		for (int j = 0; j < len; j++)
-			acc = NNK_MADD(NNK_FN(splat)(xr[j]), NNK_FN(load)(wr + (size_t)j * Fp), acc);
+	const int Fp = (s->F + NNK_W - 1) / NNK_W * NNK_W, run = s->k * s->C;
+	const int ky_lo = clip[0], ky_hi = clip[1], kx_lo = clip[2], len = (clip[3] - kx_lo) * s->C;
+	const size_t row = (size_t)s->W * s->C;
+	VF acc[NNK_PMAX][NNK_VMAX];
+#pragma GCC unroll 4
+	for (int v = 0; v < V; v++) {
+		const VF bv = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(bias + fb + v * NNK_W)
+		                                            : NNK_FN(load_part)(bias + fb + v * NNK_W, nf_last);
+#pragma GCC unroll 8
+		for (int p = 0; p < P; p++)
+			acc[p][v] = bv;
 	}
-	if (relu)
-		acc = NNK_FN(relu_v)(acc);
-	if (nf == NNK_W)
-		NNK_FN(store)(o + (size_t)ox * s->F, acc);
-	else
-		NNK_FN(store_part)(o + (size_t)ox * s->F, acc, nf);
+	/* The pixels' inputs as offsets from the first's: one pointer moves
+	 * along the patch row, not P of them (which would take P additions an
+	 * input and, with AVX-512's 16 general registers, spills). */
+	ptrdiff_t d[NNK_PMAX];
+#pragma GCC unroll 8
+	for (int p = 0; p < P; p++)
+		d[p] = xp[p] - xp[0];
+	for (int ky = ky_lo; ky < ky_hi; ky++) {
+		const float *xr = xp[0] + (size_t)(ky - ky_lo) * row;
+		const float *wr = wt + ((size_t)ky * run + (size_t)kx_lo * s->C) * Fp + fb;
+		for (int j = 0; j < len; j++, wr += Fp, xr++) {
+			VF w[NNK_VMAX];
+#pragma GCC unroll 4
+			for (int v = 0; v < V; v++)
+				w[v] = NNK_FN(load)(wr + v * NNK_W);
+#pragma GCC unroll 8
+			for (int p = 0; p < P; p++) {
+				const VF xv = NNK_FN(splat)(xr[d[p]]);
+#pragma GCC unroll 4
+				for (int v = 0; v < V; v++)
+					acc[p][v] = NNK_MADD(xv, w[v], acc[p][v]);
+			}
+		}
+	}
+#pragma GCC unroll 8
+	for (int p = 0; p < P; p++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++) {
+			VF a = relu ? NNK_FN(relu_v)(acc[p][v]) : acc[p][v];
+			if (v < V - 1 || nf_last == NNK_W)
+				NNK_FN(store)(op[p] + fb + v * NNK_W, a);
+			else
+				NNK_FN(store_part)(op[p] + fb + v * NNK_W, a, nf_last);
+		}
 }
 
-/* The body of conv_fwd and conv_fwd_relu (relu: max(0, .) before the
- * store, a constant once inlined). */
-NNK_INLINE void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, const float *wt,
+/* conv_block for V vectors and P pixels, P one of NNK_CONV_P(V), 4 or 1
+ * (a block, then the tails).  Not inlined: compiled apart from the walk
+ * over the pixels, the sums and the offsets of a block have the registers
+ * to themselves (inlined, GCC kept the offsets on the stack, a load beside
+ * every broadcast). */
+#define NNK_CONV_BLOCK_V(V_)                                                                                     \
+	NNK_STATIC __attribute__((noinline)) void NNK_FN(conv_block_v##V_)(                                      \
+	    const nnk_conv *s, const int *clip, const float *const *xp, float *const *op, const float *wt,       \
+	    const float *bias, int fb, int nf_last, int P, bool relu)                                            \
+	{                                                                                                        \
+		if (P == NNK_CONV_P(V_) && relu)                                                                 \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, NNK_CONV_P(V_), V_, true);  \
+		else if (P == NNK_CONV_P(V_))                                                                    \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, NNK_CONV_P(V_), V_, false); \
+		else if (P == 4 && relu)                                                                         \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V_, true);               \
+		else if (P == 4)                                                                                 \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V_, false);              \
+		else if (relu)                                                                                   \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V_, true);               \
+		else                                                                                             \
+			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V_, false);              \
+	}
+NNK_CONV_BLOCK_V(1)
+NNK_CONV_BLOCK_V(2)
+NNK_CONV_BLOCK_V(3)
+NNK_CONV_BLOCK_V(4)
+#undef NNK_CONV_BLOCK_V
+
+typedef void (*NNK_FN(conv_block_fn))(const nnk_conv *s, const int *clip, const float *const *xp,
+                                      float *const *op, const float *wt, const float *bias, int fb, int nf_last,
+                                      int P, bool relu);
+
+/* A walk over output pixels: the columns [ox_lo, ox_hi) of the rows
+ * [oy_lo, oy_hi) of images [b, nb), in order, whose patches are clipped
+ * alike (clip: rows [ky_lo, ky_hi), columns [kx_lo, kx_hi) of the patch).
+ * xc and oc are the current pixel's first input read and its output,
+ * moved along a row by additions. */
+typedef struct NNK_FN(conv_walk) {
+	const nnk_conv *s;
+	const float *x, *xc;
+	float *out, *oc;
+	int b, oy, ox, oy_lo, oy_hi, ox_lo, ox_hi, nb;
+	int clip[4];
+} NNK_FN(conv_walk);
+
+/* Point xc and oc at the pixel (b, oy, ox). */
+NNK_INLINE void NNK_FN(conv_walk_seek)(NNK_FN(conv_walk) * w)
+{
+	const nnk_conv *s = w->s;
+	w->xc = w->x + (size_t)w->b * s->H * s->W * s->C +
+	        ((size_t)(w->oy * s->S - s->pt + w->clip[0]) * s->W + (size_t)(w->ox * s->S - s->pl + w->clip[2])) *
+	            s->C;
+	w->oc = w->out + (((size_t)w->b * s->OH + (size_t)w->oy) * s->OW + (size_t)w->ox) * s->F;
+}
+
+/* The walk's next pixel into slot p of xp and op. */
+NNK_INLINE void NNK_FN(conv_walk_next)(NNK_FN(conv_walk) * w, const float **xp, float **op, int p)
+{
+	xp[p] = w->xc;
+	op[p] = w->oc;
+	if (++w->ox < w->ox_hi) {
+		w->xc += (size_t)w->s->S * w->s->C;
+		w->oc += w->s->F;
+		return;
+	}
+	w->ox = w->ox_lo;
+	if (++w->oy == w->oy_hi) {
+		w->oy = w->oy_lo;
+		if (++w->b == w->nb)
+			return; /* the walk's end: no pixel to point at */
+	}
+	NNK_FN(conv_walk_seek)(w);
+}
+
+/* Every pixel of the columns [ox_lo, ox_hi) and rows [oy_lo, oy_hi) of
+ * images [b0, nb), whose patches are clipped alike, by one filter group:
+ * in blocks of P, then of 4, then one at a time. */
+NNK_INLINE void NNK_FN(conv_run)(const nnk_conv *s, const float *x, float *out, int b0, int nb, int oy_lo,
+                                 int oy_hi, int ox_lo, int ox_hi, const int *clip, const float *wt,
+                                 const float *bias, int fb, int nf_last, NNK_FN(conv_block_fn) block, int P,
+                                 bool relu)
+{
+	if (oy_lo >= oy_hi || ox_lo >= ox_hi || b0 >= nb)
+		return;
+	NNK_FN(conv_walk) w = {s, x, NULL, out, NULL, b0, oy_lo, ox_lo, oy_lo, oy_hi, ox_lo, ox_hi, nb,
+	                       {clip[0], clip[1], clip[2], clip[3]}};
+	NNK_FN(conv_walk_seek)(&w);
+	size_t n = (size_t)(nb - b0) * (size_t)(oy_hi - oy_lo) * (size_t)(ox_hi - ox_lo);
+	const float *xp[NNK_PMAX];
+	float *op[NNK_PMAX];
+	for (; n >= (size_t)P; n -= (size_t)P) {
+		for (int p = 0; p < P; p++)
+			NNK_FN(conv_walk_next)(&w, xp, op, p);
+		block(s, clip, xp, op, wt, bias, fb, nf_last, P, relu);
+	}
+	if (P > 4 && n >= 4) {
+		for (int p = 0; p < 4; p++)
+			NNK_FN(conv_walk_next)(&w, xp, op, p);
+		block(s, clip, xp, op, wt, bias, fb, nf_last, 4, relu);
+		n -= 4;
+	}
+	for (; n > 0; n--) {
+		NNK_FN(conv_walk_next)(&w, xp, op, 0);
+		block(s, clip, xp, op, wt, bias, fb, nf_last, 1, relu);
+	}
+}
+
+/* The part [*lo, *hi) of a patch that starts at image row or column i0
+ * (negative in the padding) inside the image's extent n. */
+static inline void NNK_FN(conv_clip)(int i0, int k, int n, int *lo, int *hi)
+{
+	*lo = i0 < 0 ? -i0 : 0;
+	*hi = n - i0 < k ? n - i0 : k;
+}
+
+/* The body of conv_fwd and conv_fwd_relu.  The output is cut into regions
+ * whose patches are clipped alike: the inner columns [ox_lo, ox_hi)
+ * (patches inside the image's width) and each column at the left or
+ * right edge, by the inner rows [oy_lo, oy_hi) (walked across images) and
+ * each row at the top or bottom edge (image by image).  Each region goes
+ * by in blocks, for each group of up to NNK_VMAX filter vectors. */
+NNK_STATIC void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, const float *wt,
                                       const float *bias, float *out, const bool relu)
 {
-	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
-	const size_t SC = (size_t)s->S * C;
-	int in_lo, in_hi;
-	nnk_conv_inner_cols(s, &in_lo, &in_hi);
-	for (int b = 0; b < B; b++) {
-		const float *xb = x + (size_t)b * s->H * s->W * C;
-		for (int oy = 0; oy < s->OH; oy++) {
-			const int iy0 = oy * s->S - s->pt;
-			const int ky_lo = iy0 < 0 ? -iy0 : 0, ky_hi = s->H - iy0 < k ? s->H - iy0 : k;
-#if NNK_W == 16
-			/* With 32 vector registers, the blocks of eight pixels
-			 * take two filter vectors at once where there are 32
-			 * filters or more: each input broadcast feeds two
-			 * multiply-adds (the loads, not the multiply-adds, bound
-			 * the one-vector blocks).  The same sums in the same
-			 * order as the one-vector blocks. */
-			for (int fb = 0; fb + 2 * NNK_W <= F; fb += 2 * NNK_W) {
-				const VF bv = NNK_FN(load)(bias + fb), bw = NNK_FN(load)(bias + fb + NNK_W);
-				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
-				for (int ox = in_lo; ox + 8 <= in_hi; ox += 8) {
-#define ACC2_INIT(p) VF acc##p = bv, bcc##p = bw;
-					NNK_REP8(ACC2_INIT)
-					for (int ky = ky_lo; ky < ky_hi; ky++) {
-						const float *xr =
-						    xb +
-						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
-						const float *wr = wt + (size_t)ky * run * Fp + fb;
-						for (int j = 0; j < run; j++) {
-							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
-							const VF w2 =
-							    NNK_FN(load)(wr + (size_t)j * Fp + NNK_W);
-#define ACC2_FMA(p)                                                                                          \
-	{                                                                                                    \
-		const VF xv_ = NNK_FN(splat)(xr[(p)*SC + j]);                                                \
-		acc##p = NNK_MADD(xv_, w, acc##p);                                                           \
-		bcc##p = NNK_MADD(xv_, w2, bcc##p);                                                          \
-	}
-							NNK_REP8(ACC2_FMA)
-						}
-					}
-#define ACC2_STORE(p)                                                                                        \
-	if (relu) {                                                                                          \
-		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
-		bcc##p = NNK_FN(relu_v)(bcc##p);                                                             \
-	}                                                                                                    \
-	NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                                   \
-	NNK_FN(store)(o + (size_t)(ox + (p)) * F + NNK_W, bcc##p);
-					NNK_REP8(ACC2_STORE)
+	const int k = s->k, F = s->F;
+	int ox_lo, ox_hi;
+	nnk_conv_inner_cols(s, &ox_lo, &ox_hi);
+	/* The rows whose patches lie inside the image's height, as
+	 * nnk_conv_inner_cols finds the columns. */
+	int oy_lo = (s->pt + s->S - 1) / s->S, last = s->H - k + s->pt;
+	int oy_hi = last < 0 ? 0 : last / s->S + 1;
+	if (oy_hi > s->OH)
+		oy_hi = s->OH;
+	if (oy_lo > oy_hi)
+		oy_lo = oy_hi;
+	const int nvec = (F + NNK_W - 1) / NNK_W;
+	for (int fb = 0; fb < F; fb += NNK_VMAX * NNK_W) {
+		const int V = nvec - fb / NNK_W < NNK_VMAX ? nvec - fb / NNK_W : NNK_VMAX;
+		const int nf_last = fb / NNK_W + V == nvec ? F - (nvec - 1) * NNK_W : NNK_W;
+		const NNK_FN(conv_block_fn) block = V == 1   ? NNK_FN(conv_block_v1)
+		                                    : V == 2 ? NNK_FN(conv_block_v2)
+		                                    : V == 3 ? NNK_FN(conv_block_v3)
+		                                             : NNK_FN(conv_block_v4);
+		const int P = NNK_CONV_P(V);
+		/* Column regions: the inner columns at once, the edges one by one. */
+		for (int c0 = 0; c0 < s->OW;) {
+			const int c1 = c0 == ox_lo && ox_lo < ox_hi ? ox_hi : c0 + 1;
+			int clip[4];
+			NNK_FN(conv_clip)(c0 * s->S - s->pl, k, s->W, &clip[2], &clip[3]);
+			clip[0] = 0;
+			clip[1] = k;
+			NNK_FN(conv_run)(s, x, out, 0, B, oy_lo, oy_hi, c0, c1, clip, wt, bias, fb, nf_last, block, P,
+			                 relu);
+			for (int b = 0; b < B; b++)
+				for (int oy = 0; oy < s->OH; oy++) {
+					if (oy == oy_lo && oy_lo < oy_hi)
+						oy = oy_hi;
+					if (oy >= s->OH)
+						break;
+					NNK_FN(conv_clip)(oy * s->S - s->pt, k, s->H, &clip[0], &clip[1]);
+					NNK_FN(conv_run)(s, x, out, b, b + 1, oy, oy + 1, c0, c1, clip, wt, bias, fb,
+					                 nf_last, block, P, relu);
 				}
-			}
-			const int paired = F / (2 * NNK_W) * (2 * NNK_W); /* filters done so */
-#else
-			const int paired = 0;
-#endif
-			for (int fb = 0; fb < F; fb += NNK_W) {
-				const int nf = F - fb < NNK_W ? F - fb : NNK_W;
-				const VF bv =
-				    nf == NNK_W ? NNK_FN(load)(bias + fb) : NNK_FN(load_part)(bias + fb, nf);
-				float *o = out + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
-				int ox = 0;
-				for (; ox < in_lo; ox++) {
-					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
-				}
-				if (fb < paired) /* its blocks of eight are done */
-					ox = in_lo + (in_hi - in_lo) / 8 * 8;
-				for (; ox + 8 <= in_hi; ox += 8) {
-#define ACC_INIT(p) VF acc##p = bv;
-					NNK_REP8(ACC_INIT)
-					for (int ky = ky_lo; ky < ky_hi; ky++) {
-						const float *xr =
-						    xb +
-						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
-						const float *wr = wt + (size_t)ky * run * Fp + fb;
-						for (int j = 0; j < run; j++) {
-							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
-#define ACC_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[(p)*SC + j]), w, acc##p);
-							NNK_REP8(ACC_FMA)
-						}
-					}
-#define ACC_STORE(p)                                                                                         \
-	if (relu)                                                                                            \
-		acc##p = NNK_FN(relu_v)(acc##p);                                                             \
-	if (nf == NNK_W)                                                                                     \
-		NNK_FN(store)(o + (size_t)(ox + (p)) * F, acc##p);                                           \
-	else                                                                                                 \
-		NNK_FN(store_part)(o + (size_t)(ox + (p)) * F, acc##p, nf);
-					NNK_REP8(ACC_STORE)
-				}
-				/* Then four at a time (the Nature DQN network's
-				 * third layer is 7 wide, its first 20). */
-				for (; ox + 4 <= in_hi; ox += 4) {
-					NNK_REP4(ACC_INIT)
-					for (int ky = ky_lo; ky < ky_hi; ky++) {
-						const float *xr =
-						    xb +
-						    ((size_t)(iy0 + ky) * s->W + (ox * s->S - s->pl)) * C;
-						const float *wr = wt + (size_t)ky * run * Fp + fb;
-						for (int j = 0; j < run; j++) {
-							const VF w = NNK_FN(load)(wr + (size_t)j * Fp);
-							NNK_REP4(ACC_FMA)
-						}
-					}
-					NNK_REP4(ACC_STORE)
-				}
-				for (; ox < s->OW; ox++) {
-					NNK_FN(conv_pixel)(s, xb, wt, iy0, ox, fb, nf, bv, o, relu);
-				}
-			}
+			c0 = c1;
 		}
 	}
 }
@@ -695,12 +800,9 @@ NNK_STATIC void NNK_FN(matmul_acc)(size_t rows, size_t k, size_t n, const float 
 
 #undef NNK_REP8
 #undef NNK_REP4
-#undef ACC_INIT
-#undef ACC_FMA
-#undef ACC_STORE
-#undef ACC2_INIT
-#undef ACC2_FMA
-#undef ACC2_STORE
+#undef NNK_VMAX
+#undef NNK_PMAX
+#undef NNK_CONV_P
 #undef DW_INIT
 #undef DW_FMA
 #undef DW_STORE
