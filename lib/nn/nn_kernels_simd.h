@@ -226,8 +226,6 @@ NNK_INLINE void NNK_FN(store_part)(float *p, VF v, int n)
  * the patch's products inside the image in the same order (rows ky, then
  * along a row), so any block size, region and conv_fwd_relu agree bit for
  * bit. */
-#define NNK_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define NNK_REP4(X) X(0) X(1) X(2) X(3)
 /* The most filter vectors a block holds, and the pixels a block of V
  * vectors takes: 24 sums of 32 registers with AVX-512, 12 of 16 else
  * (with the V weight vectors and a broadcast beside them). */
@@ -486,102 +484,159 @@ NNK_STATIC void NNK_FN(conv_fwd_relu)(const nnk_conv *s, int B, const float *x, 
 }
 
 /* Weight gradient: eight rows of dwt (patch positions j0..j0+7 of patch
- * row ky) stay in registers while the output pixels of one image go by,
- * each adding its input at j times its dy vector; one image's x and dy
- * stay in the L1 cache across the passes.  The last block of a patch row
- * may have fewer than eight positions (rem): the others are skipped.
- * Output rows whose patch row ky is in the padding add nothing and are
- * skipped; so are, one position at a time, the padding inputs of the
- * columns at the edges (those outside [ox_lo, ox_hi), where all eight
- * positions are inside the image). */
+ * row ky) by V filter vectors stay in registers while the output pixels of
+ * one image go by, each adding its input at j times its dy vectors; one
+ * image's x and dy stay in the L1 cache across the passes.  V is up to 3
+ * with AVX-512's 32 registers (24 sums: each broadcast input feeds V
+ * multiply-adds, where one vector left the loads, 9 for 8 multiply-adds,
+ * the bound), 1 with 16.  The last block of a patch row may have fewer
+ * than eight positions (rem): the others are skipped.  Output rows whose
+ * patch row ky is in the padding add nothing and are skipped; so are, one
+ * position at a time, the padding inputs of the columns at the edges
+ * (those outside [ox_lo, ox_hi), where all eight positions are inside the
+ * image), which go first.  Each weight sums in the same order whatever V
+ * is: images, rows, then the edge columns and the inside. */
+#if NNK_W == 16
+#define NNK_DW_VMAX 3
+#else
+#define NNK_DW_VMAX 1
+#endif
+
+/* One block: image xb, its dy at the group's first filter (dyb), dwt's
+ * rows at patch row ky and the same filter (dr).  remc: rem as a constant
+ * (8, or 4: MinAtar's 3x3x4 patch rows are 8 + 4), so the position loops
+ * unroll without tests and the sums stay in registers; 0 where rem is
+ * only known at run time. */
+NNK_INLINE void NNK_FN(dw_block)(const nnk_conv *s, const float *xb, const float *dyb, float *dr, int ky,
+                                 int j0, int rem_, int nf_last, const int V, const int remc)
+{
+	const int rem = remc ? remc : rem_;
+	const int C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, S = s->S, W = s->W;
+	/* The block's patch columns kx_min..kx_max: the output columns that
+	 * read no padding. */
+	const int kx_min = j0 / C, kx_max = (j0 + rem - 1) / C;
+	const int need_lo = s->pl - kx_min, last = W - 1 + s->pl - kx_max;
+	int ox_lo = need_lo > 0 ? (need_lo + S - 1) / S : 0;
+	int ox_hi = last < 0 ? 0 : last / S + 1;
+	if (ox_hi > s->OW)
+		ox_hi = s->OW;
+	if (ox_lo > ox_hi)
+		ox_lo = ox_hi;
+	VF acc[8][NNK_DW_VMAX];
+#pragma GCC unroll 8
+	for (int p = 0; p < 8; p++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			acc[p][v] = p < rem ? NNK_FN(load)(dr + (size_t)(j0 + p) * Fp + v * NNK_W) : (VF){0};
+	const size_t SC = (size_t)S * C;
+	for (int oy = 0; oy < s->OH; oy++) {
+		const int iy = oy * S - s->pt + ky;
+		if (iy < 0 || iy >= s->H)
+			continue;
+		const float *grow = dyb + (size_t)oy * s->OW * F;
+		const float *xrow = xb + (size_t)iy * W * C;
+		/* The edges, each input checked. */
+		for (int side = 0; side < 2; side++)
+			for (int ox = side ? ox_hi : 0; ox < (side ? s->OW : ox_lo); ox++) {
+				const float *g = grow + (size_t)ox * F;
+				VF gv[NNK_DW_VMAX];
+#pragma GCC unroll 4
+				for (int v = 0; v < V; v++)
+					gv[v] = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(g + v * NNK_W)
+					                                      : NNK_FN(load_part)(g + v * NNK_W, nf_last);
+#pragma GCC unroll 8
+				for (int p = 0; p < 8; p++) {
+					if (p >= rem)
+						continue;
+					const int col = ox * S - s->pl + (j0 + p) / C;
+					if (col < 0 || col >= W)
+						continue;
+					const VF xv = NNK_FN(splat)(xrow[(size_t)col * C + (j0 + p) % C]);
+#pragma GCC unroll 4
+					for (int v = 0; v < V; v++)
+						acc[p][v] = NNK_MADD(xv, gv[v], acc[p][v]);
+				}
+			}
+		/* The inside: all eight inputs in the image (the patch may start
+		 * in the padding, left of the block's first column). */
+		if (ox_lo == ox_hi)
+			continue;
+		const float *g = grow + (size_t)ox_lo * F;
+		const float *xr = xrow + ((ptrdiff_t)(ox_lo * S - s->pl) * C + j0);
+		for (int ox = ox_lo; ox < ox_hi; ox++, g += F, xr += SC) {
+			VF gv[NNK_DW_VMAX];
+#pragma GCC unroll 4
+			for (int v = 0; v < V; v++)
+				gv[v] = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(g + v * NNK_W)
+				                                      : NNK_FN(load_part)(g + v * NNK_W, nf_last);
+#pragma GCC unroll 8
+			for (int p = 0; p < 8; p++) {
+				if (p >= rem)
+					continue;
+				const VF xv = NNK_FN(splat)(xr[p]);
+#pragma GCC unroll 4
+				for (int v = 0; v < V; v++)
+					acc[p][v] = NNK_MADD(xv, gv[v], acc[p][v]);
+			}
+		}
+	}
+#pragma GCC unroll 8
+	for (int p = 0; p < 8; p++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			if (p < rem)
+				NNK_FN(store)(dr + (size_t)(j0 + p) * Fp + v * NNK_W, acc[p][v]);
+}
+
+/* dw_block for V vectors, compiled apart (the sums have the registers to
+ * themselves). */
+#define NNK_DW_BLOCK_V(V_)                                                                                       \
+	NNK_STATIC __attribute__((noinline)) void NNK_FN(dw_block_v##V_)(const nnk_conv *s, const float *xb,   \
+	                                                                 const float *dyb, float *dr, int ky,  \
+	                                                                 int j0, int rem, int nf_last)         \
+	{                                                                                                        \
+		if (rem == 8)                                                                                    \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 8);                           \
+		else if (rem == 4)                                                                               \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 4);                           \
+		else                                                                                             \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 0);                           \
+	}
+NNK_DW_BLOCK_V(1)
+#if NNK_DW_VMAX >= 3
+NNK_DW_BLOCK_V(2)
+NNK_DW_BLOCK_V(3)
+#endif
+#undef NNK_DW_BLOCK_V
+
 NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const float *dy, float *dwt)
 {
 	const int k = s->k, C = s->C, F = s->F, Fp = (F + NNK_W - 1) / NNK_W * NNK_W, run = k * C;
-	const int S = s->S, W = s->W;
+	const int nvec = (F + NNK_W - 1) / NNK_W;
 	for (int b = 0; b < B; b++) {
-		const float *xb = x + (size_t)b * s->H * W * C;
-		for (int fb = 0; fb < F; fb += NNK_W) {
-			const int nf = F - fb < NNK_W ? F - fb : NNK_W;
+		const float *xb = x + (size_t)b * s->H * s->W * C;
+		const float *dyi = dy + (size_t)b * s->OH * s->OW * F;
+		for (int fb = 0; fb < F; fb += NNK_DW_VMAX * NNK_W) {
+			const int V = nvec - fb / NNK_W < NNK_DW_VMAX ? nvec - fb / NNK_W : NNK_DW_VMAX;
+			const int nf_last = fb / NNK_W + V == nvec ? F - (nvec - 1) * NNK_W : NNK_W;
 			for (int ky = 0; ky < k; ky++) {
 				float *dr = dwt + (size_t)ky * run * Fp + fb;
 				for (int j0 = 0; j0 < run; j0 += 8) {
 					const int rem = run - j0 < 8 ? run - j0 : 8;
-					/* The block's patch columns kx_min..kx_max: the
-					 * output columns that read no padding. */
-					const int kx_min = j0 / C, kx_max = (j0 + rem - 1) / C;
-					const int need_lo = s->pl - kx_min, last = W - 1 + s->pl - kx_max;
-					int ox_lo = need_lo > 0 ? (need_lo + S - 1) / S : 0;
-					int ox_hi = last < 0 ? 0 : last / S + 1;
-					if (ox_hi > s->OW)
-						ox_hi = s->OW;
-					if (ox_lo > ox_hi)
-						ox_lo = ox_hi;
-#define DW_INIT(p) VF acc##p = (p) < rem ? NNK_FN(load)(dr + (size_t)(j0 + (p)) * Fp) : (VF){0};
-					NNK_REP8(DW_INIT)
-					for (int oy = 0; oy < s->OH; oy++) {
-						const int iy = oy * S - s->pt + ky;
-						if (iy < 0 || iy >= s->H)
-							continue;
-						const float *grow =
-						    dy + (((size_t)b * s->OH + oy) * s->OW) * F + fb;
-						const float *xrow = xb + (size_t)iy * W * C;
-						/* The edges, each input checked. */
-#define DW_FMA_EDGE(p)                                                                                       \
-	if ((p) < rem) {                                                                                     \
-		const int col_ = ox * S - s->pl + (j0 + (p)) / C;                                            \
-		if (col_ >= 0 && col_ < W)                                                                   \
-			acc##p =                                                                             \
-			    NNK_MADD(NNK_FN(splat)(xrow[(size_t)col_ * C + (j0 + (p)) % C]), gv, acc##p);    \
-	}
-						for (int side = 0; side < 2; side++)
-							for (int ox = side ? ox_hi : 0;
-							     ox < (side ? s->OW : ox_lo); ox++) {
-								const float *g = grow + (size_t)ox * F;
-								const VF gv = nf == NNK_W
-								                  ? NNK_FN(load)(g)
-								                  : NNK_FN(load_part)(g, nf);
-								NNK_REP8(DW_FMA_EDGE)
-							}
-						/* The inside: all eight inputs in the image
-						 * (the patch may start in the padding, left of
-						 * the block's first column). */
-						if (ox_lo == ox_hi)
-							continue;
-						const float *g = grow + (size_t)ox_lo * F;
-						const float *xr =
-						    xrow + ((ptrdiff_t)(ox_lo * S - s->pl) * C + j0);
-						const size_t SC = (size_t)S * C;
-						if (rem == 8) {
-							for (int ox = ox_lo; ox < ox_hi;
-							     ox++, g += F, xr += SC) {
-								const VF gv = nf == NNK_W
-								                  ? NNK_FN(load)(g)
-								                  : NNK_FN(load_part)(g, nf);
-#define DW_FMA(p) acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
-								NNK_REP8(DW_FMA)
-							}
-						} else {
-							for (int ox = ox_lo; ox < ox_hi;
-							     ox++, g += F, xr += SC) {
-								const VF gv = nf == NNK_W
-								                  ? NNK_FN(load)(g)
-								                  : NNK_FN(load_part)(g, nf);
-#define DW_FMA_PART(p)                                                                                       \
-	if ((p) < rem)                                                                                       \
-		acc##p = NNK_MADD(NNK_FN(splat)(xr[p]), gv, acc##p);
-								NNK_REP8(DW_FMA_PART)
-							}
-						}
-					}
-#define DW_STORE(p)                                                                                          \
-	if ((p) < rem)                                                                                       \
-		NNK_FN(store)(dr + (size_t)(j0 + (p)) * Fp, acc##p);
-					NNK_REP8(DW_STORE)
+#if NNK_DW_VMAX >= 3
+					if (V == 3)
+						NNK_FN(dw_block_v3)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
+					else if (V == 2)
+						NNK_FN(dw_block_v2)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
+					else
+#endif
+						NNK_FN(dw_block_v1)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
 				}
 			}
 		}
 	}
 }
+#undef NNK_DW_VMAX
 /* ---- linear layers ------------------------------------------------------
  *
  * The three matrix products of a linear layer, for the narrow shapes of RL
@@ -798,16 +853,9 @@ NNK_STATIC void NNK_FN(matmul_acc)(size_t rows, size_t k, size_t n, const float 
 #undef LIN_AXPY_ROWS
 #undef NNK_LR
 
-#undef NNK_REP8
-#undef NNK_REP4
 #undef NNK_VMAX
 #undef NNK_PMAX
 #undef NNK_CONV_P
-#undef DW_INIT
-#undef DW_FMA
-#undef DW_STORE
-#undef DW_FMA_PART
-#undef DW_FMA_EDGE
 
 static const nnk_ops NNK_FN(nnk_ops) = {
     .name = NNK_NAME,
