@@ -17,7 +17,9 @@
  * u8[84,84,4] Atari frames, 18 actions, random bits) at batches of 32
  * (inference), 128 and 512 (a learner's); --nature adds 160, the rows
  * atari-pong's learner passes forward and backward (8 unrolls of 20).  --models prints only the
- * model table, --nature only its Nature DQN rows; --cpu-time
+ * model table, --nature only its Nature DQN rows, after a table of the
+ * Nature network's three convolutions at 160 rows by each kernel variant
+ * the CPU runs (forward and weight gradient, GFLOP/s); --cpu-time
  * times by the thread's CPU time instead of the wall clock (for a shared
  * machine; BLAS threads beyond the first are then not counted).  Each figure is the median
  * of R timed runs (default 7), each run long enough (>= 20 ms) to time.
@@ -436,6 +438,70 @@ static void bench_conv(seed_rng *r, int B, int C)
 	free(c.dw);
 }
 
+/* The Nature network's three convolutions at the learner's 160 rows, by
+ * each kernel variant this CPU runs: the direct forward and weight
+ * gradient the model uses, GFLOP/s at 2 * multiply-adds. */
+typedef struct {
+	const nnk_ops *ops;
+	int B;
+	nnk_conv s;
+	float *x, *wt, *b, *out, *dy, *dw;
+} layer_ctx;
+
+static void run_layer_fwd(void *p)
+{
+	layer_ctx *c = p;
+	c->ops->conv_fwd_relu(&c->s, c->B, c->x, c->wt, c->b, c->out);
+}
+
+static void run_layer_dw(void *p)
+{
+	layer_ctx *c = p;
+	c->ops->conv_dw(&c->s, c->B, c->x, c->dy, c->dw);
+}
+
+static void bench_nature_layers(seed_rng *r, int B)
+{
+	static const nnk_conv layers[3] = {
+	    {.H = 84, .W = 84, .C = 4, .k = 8, .F = 32, .OH = 20, .OW = 20, .S = 4},
+	    {.H = 20, .W = 20, .C = 32, .k = 4, .F = 64, .OH = 9, .OW = 9, .S = 2},
+	    {.H = 9, .W = 9, .C = 64, .k = 3, .F = 64, .OH = 7, .OW = 7, .S = 1},
+	};
+	printf("\n| Nature conv2d, B=%d | kernels | forward (+relu) us | GFLOP/s | weight gradient us | GFLOP/s |\n"
+	       "|---|---|---:|---:|---:|---:|\n",
+	       B);
+	for (int v = 0; nnk_variants[v]; v++) {
+		const nnk_ops *ops = nnk_variants[v];
+		if (!nnk_usable(ops) || ops == &nnk_ref)
+			continue;
+		for (int l = 0; l < 3; l++) {
+			const nnk_conv *s = &layers[l];
+			size_t kk = (size_t)s->k * s->k * s->C, Fp = (size_t)nnk_fpad(ops, s->F);
+			size_t ny = (size_t)B * s->OH * s->OW * s->F;
+			layer_ctx c = {ops,
+			               B,
+			               *s,
+			               randn(r, (size_t)B * s->H * s->W * s->C),
+			               randn(r, kk * Fp),
+			               randn(r, Fp),
+			               randn(r, ny),
+			               randn(r, ny),
+			               randn(r, kk * Fp)};
+			double flop = 2.0 * (double)ny * (double)kk;
+			double tf = time_it(run_layer_fwd, &c), tw = time_it(run_layer_dw, &c);
+			printf("| %dx%dx%d, %dx%d stride %d -> %dx%dx%d | %s | %.0f | %.0f | %.0f | %.0f |\n", s->H, s->W,
+			       s->C, s->k, s->k, s->S, s->OH, s->OW, s->F, ops->name, tf * 1e6, flop / tf * 1e-9,
+			       tw * 1e6, flop / tw * 1e-9);
+			free(c.x);
+			free(c.wt);
+			free(c.b);
+			free(c.out);
+			free(c.dy);
+			free(c.dw);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int threads = 1, models_only = 0, nature_only = 0;
@@ -499,15 +565,18 @@ int main(int argc, char **argv)
 	    "{\"type\":\"conv2d\",\"filters\":64,\"kernel\":3,\"stride\":1},{\"type\":\"relu\"},"
 	    "{\"type\":\"flatten\"},{\"type\":\"linear\",\"out\":512},{\"type\":\"relu\"}]}";
 	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10}, atari[3] = {84, 84, 4};
-	printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
-	       "|---|---:|---:|---:|---:|\n");
 	if (nature_only) {
+		bench_nature_layers(&r, 160);
+		printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
+		       "|---|---:|---:|---:|---:|\n");
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 32);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 128);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 160);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 512);
 		return 0;
 	}
+	printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
+	       "|---|---:|---:|---:|---:|\n");
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 256);
 	bench_model(&r, "CartPole MLP 64-64 (f32[4], A=2)", mlp, SEED_DTYPE_F32, 1, cp, 2, 640);
 	bench_model(&r, "MinAtar net (u8[10,10,4], A=3)", minatar, SEED_DTYPE_U8, 3, br, 3, 32);
