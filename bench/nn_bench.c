@@ -467,7 +467,8 @@ static void bench_nature_layers(seed_rng *r, int B)
 	    {.H = 20, .W = 20, .C = 32, .k = 4, .F = 64, .OH = 9, .OW = 9, .S = 2},
 	    {.H = 9, .W = 9, .C = 64, .k = 3, .F = 64, .OH = 7, .OW = 7, .S = 1},
 	};
-	printf("\n| Nature conv2d, B=%d | kernels | forward (+relu) us | GFLOP/s | weight gradient us | GFLOP/s |\n"
+	printf("\n| Nature conv2d, B=%d | kernels | forward (+relu) us | GFLOP/s | weight gradient us | "
+	       "GFLOP/s |\n"
 	       "|---|---|---:|---:|---:|---:|\n",
 	       B);
 	for (int v = 0; nnk_variants[v]; v++) {
@@ -489,9 +490,9 @@ static void bench_nature_layers(seed_rng *r, int B)
 			               randn(r, kk * Fp)};
 			double flop = 2.0 * (double)ny * (double)kk;
 			double tf = time_it(run_layer_fwd, &c), tw = time_it(run_layer_dw, &c);
-			printf("| %dx%dx%d, %dx%d stride %d -> %dx%dx%d | %s | %.0f | %.0f | %.0f | %.0f |\n", s->H, s->W,
-			       s->C, s->k, s->k, s->S, s->OH, s->OW, s->F, ops->name, tf * 1e6, flop / tf * 1e-9,
-			       tw * 1e6, flop / tw * 1e-9);
+			printf("| %dx%dx%d, %dx%d stride %d -> %dx%dx%d | %s | %.0f | %.0f | %.0f | %.0f |\n",
+			       s->H, s->W, s->C, s->k, s->k, s->S, s->OH, s->OW, s->F, ops->name, tf * 1e6,
+			       flop / tf * 1e-9, tw * 1e6, flop / tw * 1e-9);
 			free(c.x);
 			free(c.wt);
 			free(c.b);
@@ -567,7 +568,8 @@ int main(int argc, char **argv)
 	const int64_t cp[1] = {4}, br[3] = {10, 10, 4}, sq[3] = {10, 10, 10}, atari[3] = {84, 84, 4};
 	if (nature_only) {
 		bench_nature_layers(&r, 160);
-		printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward us |\n"
+		printf("\n| model | forward rows/s | forward+backward rows/s | forward us | forward+backward "
+		       "us |\n"
 		       "|---|---:|---:|---:|---:|\n");
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 32);
 		bench_model(&r, "Nature DQN (u8[84,84,4], A=18)", nature, SEED_DTYPE_U8, 3, atari, 18, 128);

@@ -260,8 +260,9 @@ NNK_INLINE void NNK_FN(conv_block)(const nnk_conv *s, const int *clip, const flo
 	VF acc[NNK_PMAX][NNK_VMAX];
 #pragma GCC unroll 4
 	for (int v = 0; v < V; v++) {
-		const VF bv = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(bias + fb + v * NNK_W)
-		                                            : NNK_FN(load_part)(bias + fb + v * NNK_W, nf_last);
+		const VF bv = v < V - 1 || nf_last == NNK_W
+		                  ? NNK_FN(load)(bias + fb + v * NNK_W)
+		                  : NNK_FN(load_part)(bias + fb + v * NNK_W, nf_last);
 #pragma GCC unroll 8
 		for (int p = 0; p < P; p++)
 			acc[p][v] = bv;
@@ -307,23 +308,31 @@ NNK_INLINE void NNK_FN(conv_block)(const nnk_conv *s, const int *clip, const flo
  * over the pixels, the sums and the offsets of a block have the registers
  * to themselves (inlined, GCC kept the offsets on the stack, a load beside
  * every broadcast). */
-#define NNK_CONV_BLOCK_V(V_)                                                                                     \
-	NNK_STATIC __attribute__((noinline)) void NNK_FN(conv_block_v##V_)(                                      \
-	    const nnk_conv *s, const int *clip, const float *const *xp, float *const *op, const float *wt,       \
-	    const float *bias, int fb, int nf_last, int P, bool relu)                                            \
-	{                                                                                                        \
-		if (P == NNK_CONV_P(V_) && relu)                                                                 \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, NNK_CONV_P(V_), V_, true);  \
-		else if (P == NNK_CONV_P(V_))                                                                    \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, NNK_CONV_P(V_), V_, false); \
-		else if (P == 4 && relu)                                                                         \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V_, true);               \
-		else if (P == 4)                                                                                 \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V_, false);              \
-		else if (relu)                                                                                   \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V_, true);               \
-		else                                                                                             \
-			NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V_, false);              \
+/* conv_block for P one of those three, V a constant once inlined. */
+NNK_INLINE void NNK_FN(conv_block_p)(const nnk_conv *s, const int *clip, const float *const *xp,
+                                     float *const *op, const float *wt, const float *bias, int fb,
+                                     int nf_last, int P, const int V, bool relu)
+{
+	const int PV = NNK_CONV_P(V);
+	if (P == PV && relu)
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, PV, V, true);
+	else if (P == PV)
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, PV, V, false);
+	else if (P == 4 && relu)
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V, true);
+	else if (P == 4)
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 4, V, false);
+	else if (relu)
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V, true);
+	else
+		NNK_FN(conv_block)(s, clip, xp, op, wt, bias, fb, nf_last, 1, V, false);
+}
+#define NNK_CONV_BLOCK_V(V_)                                                                                 \
+	NNK_STATIC __attribute__((noinline)) void NNK_FN(conv_block_v##V_)(                                  \
+	    const nnk_conv *s, const int *clip, const float *const *xp, float *const *op, const float *wt,   \
+	    const float *bias, int fb, int nf_last, int P, bool relu)                                        \
+	{                                                                                                    \
+		NNK_FN(conv_block_p)(s, clip, xp, op, wt, bias, fb, nf_last, P, V_, relu);                   \
 	}
 NNK_CONV_BLOCK_V(1)
 NNK_CONV_BLOCK_V(2)
@@ -332,8 +341,8 @@ NNK_CONV_BLOCK_V(4)
 #undef NNK_CONV_BLOCK_V
 
 typedef void (*NNK_FN(conv_block_fn))(const nnk_conv *s, const int *clip, const float *const *xp,
-                                      float *const *op, const float *wt, const float *bias, int fb, int nf_last,
-                                      int P, bool relu);
+                                      float *const *op, const float *wt, const float *bias, int fb,
+                                      int nf_last, int P, bool relu);
 
 /* A walk over output pixels: the columns [ox_lo, ox_hi) of the rows
  * [oy_lo, oy_hi) of images [b, nb), in order, whose patches are clipped
@@ -353,7 +362,8 @@ NNK_INLINE void NNK_FN(conv_walk_seek)(NNK_FN(conv_walk) * w)
 {
 	const nnk_conv *s = w->s;
 	w->xc = w->x + (size_t)w->b * s->H * s->W * s->C +
-	        ((size_t)(w->oy * s->S - s->pt + w->clip[0]) * s->W + (size_t)(w->ox * s->S - s->pl + w->clip[2])) *
+	        ((size_t)(w->oy * s->S - s->pt + w->clip[0]) * s->W +
+	         (size_t)(w->ox * s->S - s->pl + w->clip[2])) *
 	            s->C;
 	w->oc = w->out + (((size_t)w->b * s->OH + (size_t)w->oy) * s->OW + (size_t)w->ox) * s->F;
 }
@@ -387,8 +397,9 @@ NNK_INLINE void NNK_FN(conv_run)(const nnk_conv *s, const float *x, float *out, 
 {
 	if (oy_lo >= oy_hi || ox_lo >= ox_hi || b0 >= nb)
 		return;
-	NNK_FN(conv_walk) w = {s, x, NULL, out, NULL, b0, oy_lo, ox_lo, oy_lo, oy_hi, ox_lo, ox_hi, nb,
-	                       {clip[0], clip[1], clip[2], clip[3]}};
+	NNK_FN(conv_walk)
+	w = {s,     x,     NULL,  out,   NULL,  b0, oy_lo,
+	     ox_lo, oy_lo, oy_hi, ox_lo, ox_hi, nb, {clip[0], clip[1], clip[2], clip[3]}};
 	NNK_FN(conv_walk_seek)(&w);
 	size_t n = (size_t)(nb - b0) * (size_t)(oy_hi - oy_lo) * (size_t)(ox_hi - ox_lo);
 	const float *xp[NNK_PMAX];
@@ -454,8 +465,8 @@ NNK_STATIC void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 			NNK_FN(conv_clip)(c0 * s->S - s->pl, k, s->W, &clip[2], &clip[3]);
 			clip[0] = 0;
 			clip[1] = k;
-			NNK_FN(conv_run)(s, x, out, 0, B, oy_lo, oy_hi, c0, c1, clip, wt, bias, fb, nf_last, block, P,
-			                 relu);
+			NNK_FN(conv_run)
+			(s, x, out, 0, B, oy_lo, oy_hi, c0, c1, clip, wt, bias, fb, nf_last, block, P, relu);
 			for (int b = 0; b < B; b++)
 				for (int oy = 0; oy < s->OH; oy++) {
 					if (oy == oy_lo && oy_lo < oy_hi)
@@ -463,8 +474,9 @@ NNK_STATIC void NNK_FN(conv_fwd_body)(const nnk_conv *s, int B, const float *x, 
 					if (oy >= s->OH)
 						break;
 					NNK_FN(conv_clip)(oy * s->S - s->pt, k, s->H, &clip[0], &clip[1]);
-					NNK_FN(conv_run)(s, x, out, b, b + 1, oy, oy + 1, c0, c1, clip, wt, bias, fb,
-					                 nf_last, block, P, relu);
+					NNK_FN(conv_run)
+					(s, x, out, b, b + 1, oy, oy + 1, c0, c1, clip, wt, bias, fb, nf_last,
+					 block, P, relu);
 				}
 			c0 = c1;
 		}
@@ -542,8 +554,9 @@ NNK_INLINE void NNK_FN(dw_block)(const nnk_conv *s, const float *xb, const float
 				VF gv[NNK_DW_VMAX];
 #pragma GCC unroll 4
 				for (int v = 0; v < V; v++)
-					gv[v] = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(g + v * NNK_W)
-					                                      : NNK_FN(load_part)(g + v * NNK_W, nf_last);
+					gv[v] = v < V - 1 || nf_last == NNK_W
+					            ? NNK_FN(load)(g + v * NNK_W)
+					            : NNK_FN(load_part)(g + v * NNK_W, nf_last);
 #pragma GCC unroll 8
 				for (int p = 0; p < 8; p++) {
 					if (p >= rem)
@@ -567,8 +580,9 @@ NNK_INLINE void NNK_FN(dw_block)(const nnk_conv *s, const float *xb, const float
 			VF gv[NNK_DW_VMAX];
 #pragma GCC unroll 4
 			for (int v = 0; v < V; v++)
-				gv[v] = v < V - 1 || nf_last == NNK_W ? NNK_FN(load)(g + v * NNK_W)
-				                                      : NNK_FN(load_part)(g + v * NNK_W, nf_last);
+				gv[v] = v < V - 1 || nf_last == NNK_W
+				            ? NNK_FN(load)(g + v * NNK_W)
+				            : NNK_FN(load_part)(g + v * NNK_W, nf_last);
 #pragma GCC unroll 8
 			for (int p = 0; p < 8; p++) {
 				if (p >= rem)
@@ -590,17 +604,17 @@ NNK_INLINE void NNK_FN(dw_block)(const nnk_conv *s, const float *xb, const float
 
 /* dw_block for V vectors, compiled apart (the sums have the registers to
  * themselves). */
-#define NNK_DW_BLOCK_V(V_)                                                                                       \
-	NNK_STATIC __attribute__((noinline)) void NNK_FN(dw_block_v##V_)(const nnk_conv *s, const float *xb,   \
-	                                                                 const float *dyb, float *dr, int ky,  \
-	                                                                 int j0, int rem, int nf_last)         \
-	{                                                                                                        \
-		if (rem == 8)                                                                                    \
-			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 8);                           \
-		else if (rem == 4)                                                                               \
-			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 4);                           \
-		else                                                                                             \
-			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 0);                           \
+#define NNK_DW_BLOCK_V(V_)                                                                                   \
+	NNK_STATIC __attribute__((noinline)) void NNK_FN(dw_block_v##V_)(                                    \
+	    const nnk_conv *s, const float *xb, const float *dyb, float *dr, int ky, int j0, int rem,        \
+	    int nf_last)                                                                                     \
+	{                                                                                                    \
+		if (rem == 8)                                                                                \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 8);                       \
+		else if (rem == 4)                                                                           \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 4);                       \
+		else                                                                                         \
+			NNK_FN(dw_block)(s, xb, dyb, dr, ky, j0, rem, nf_last, V_, 0);                       \
 	}
 NNK_DW_BLOCK_V(1)
 #if NNK_DW_VMAX >= 3
@@ -625,12 +639,13 @@ NNK_STATIC void NNK_FN(conv_dw)(const nnk_conv *s, int B, const float *x, const 
 					const int rem = run - j0 < 8 ? run - j0 : 8;
 #if NNK_DW_VMAX >= 3
 					if (V == 3)
-						NNK_FN(dw_block_v3)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
+						NNK_FN(dw_block_v3)
+					(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
 					else if (V == 2)
-						NNK_FN(dw_block_v2)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
+					    NNK_FN(dw_block_v2)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
 					else
 #endif
-						NNK_FN(dw_block_v1)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
+					    NNK_FN(dw_block_v1)(s, xb, dyi + fb, dr, ky, j0, rem, nf_last);
 				}
 			}
 		}

@@ -346,9 +346,8 @@ static void t_conv_variants(void)
 	 * than a block's four vectors holds with AVX-512 (65: four and a
 	 * one-filter vector; 80: four and one). */
 	static const int shapes[][5] = {
-	    {10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20},
-	    {4, 4, 2, 1, 33},   {3, 9, 7, 3, 8},     {5, 5, 3, 5, 2},  {5, 9, 3, 2, 65},
-	    {6, 6, 2, 3, 80},
+	    {10, 10, 4, 3, 16}, {10, 10, 10, 3, 16}, {7, 13, 3, 2, 5}, {6, 20, 1, 3, 20}, {4, 4, 2, 1, 33},
+	    {3, 9, 7, 3, 8},    {5, 5, 3, 5, 2},     {5, 9, 3, 2, 65}, {6, 6, 2, 3, 80},
 	};
 	const int B = 2;
 	seed_rng rng;
