@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@ int cli_parse(const seed_opts *spec, int argc, char **argv)
 	return first;
 }
 
+/* The first stop signal taken (0 before): an atomic, so that of two
+ * handlers running at once exactly one sees the other's signal.  Two can:
+ * a signal whose handler frame is set up when the process is stopped runs
+ * after a second one delivered on resuming (nested above it, or on
+ * another thread), and with a plain read both saw 0 and the second signal
+ * was lost. */
+static atomic_int first_stop;
+
 static void on_signal(int sig)
 {
 	/* A repeated SIGTERM is the same request again: timeout, Slurm,
@@ -60,8 +69,11 @@ static void on_signal(int sig)
 	 * together, and the program must still finish what it writes on the
 	 * way out (the learner's checkpoint).  Any other second signal (a
 	 * second Ctrl-C, SIGINT after SIGTERM or SIGTERM after SIGINT): the
-	 * user insists. */
-	if (cli_stop && !(sig == SIGTERM && cli_stop == SIGTERM)) {
+	 * user insists, and the signal whose handler runs second ends the
+	 * process by its default action. */
+	int first = 0;
+	if (!atomic_compare_exchange_strong(&first_stop, &first, sig) &&
+	    !(sig == SIGTERM && first == SIGTERM)) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}

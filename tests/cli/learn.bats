@@ -739,9 +739,11 @@ stopping_learner() {
 	[ "$(jq .step "$D/run/checkpoint.json")" -gt 5 ]
 	[ "$(jq .step "$D/run/checkpoint.json")" -eq "$(jq -s 'last | .updates' "$D/run/metrics.jsonl")" ]
 	# SIGINT after SIGTERM is someone insisting: it ends the learner at
-	# once, by SIGINT's default action.
+	# once, by a signal's default action: SIGINT's (130), or SIGTERM's
+	# (143) where the first signal's handler, set up before the stop, runs
+	# after SIGINT's.  Never a clean exit: the second signal is not lost.
 	stopping_learner "$D/run2" INT
-	[ "$st" -eq 130 ]
+	[ "$st" -eq 130 ] || [ "$st" -eq 143 ]
 }
 
 @test "--device: a bad name or a device not here is an error naming it" {
