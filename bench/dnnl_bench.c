@@ -43,6 +43,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "bench_time.h"
 #include "seed/blas.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
@@ -61,49 +62,8 @@
 		}                                                                                            \
 	} while (0)
 
-static int repeats = 7;
-static clockid_t clock_id = CLOCK_MONOTONIC;
 static dnnl_engine_t eng;
 static dnnl_stream_t stream;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(clock_id, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median seconds per call of fn(ctx), each timed run >= 20 ms. */
-static double time_it(void (*fn)(void *), void *ctx)
-{
-	fn(ctx); /* warm up: first-touch pages, primitive caches */
-	int calls = 1;
-	for (;;) {
-		double t0 = now();
-		for (int i = 0; i < calls; i++)
-			fn(ctx);
-		if (now() - t0 >= 0.02)
-			break;
-		calls *= 2;
-	}
-	double *t = malloc((size_t)repeats * sizeof *t);
-	for (int r = 0; r < repeats; r++) {
-		double t0 = now();
-		for (int i = 0; i < calls; i++)
-			fn(ctx);
-		t[r] = (now() - t0) / calls;
-	}
-	qsort(t, (size_t)repeats, sizeof *t, cmp_double);
-	double med = t[repeats / 2];
-	free(t);
-	return med;
-}
 
 /* ---- oneDNN's network ------------------------------------------------- */
 
@@ -535,9 +495,9 @@ int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--cpu-time") == 0)
-			clock_id = CLOCK_THREAD_CPUTIME_ID;
+			bench_clock = CLOCK_THREAD_CPUTIME_ID;
 		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
-			repeats = atoi(argv[++i]);
+			bench_repeats = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: OMP_NUM_THREADS=1 dnnl_bench [--repeats R] [--cpu-time]\n");
 			return 2;
@@ -547,7 +507,7 @@ int main(int argc, char **argv)
 	const char *omp = getenv("OMP_NUM_THREADS");
 	printf("oneDNN %d.%d.%d (%s), OMP_NUM_THREADS %s, %s\n", v->major, v->minor, v->patch, v->hash,
 	       omp ? omp : "unset (all cores)",
-	       clock_id == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time");
+	       bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time");
 	CHECK(dnnl_engine_create(&eng, dnnl_cpu, 0));
 	CHECK(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags));
 
@@ -593,10 +553,10 @@ int main(int argc, char **argv)
 		c.n = &n;
 		c.B = Bs[k];
 		check_same(&c);
-		t[k][0] = time_it(d_forward, &c);
-		t[k][1] = time_it(s_forward, &c);
-		t[k][2] = time_it(d_train, &c);
-		t[k][3] = time_it(s_train, &c);
+		t[k][0] = bench_time_it(d_forward, &c);
+		t[k][1] = bench_time_it(s_forward, &c);
+		t[k][2] = bench_time_it(d_train, &c);
+		t[k][3] = bench_time_it(s_train, &c);
 		/* The primitives and memories of this size are left to the
 		 * process's end: a benchmark, not a library. */
 	}

@@ -33,55 +33,11 @@
 #include <time.h>
 
 #include "nn/nn_kernels.h"
+#include "bench_time.h"
 #include "seed/blas.h"
 #include "seed/env.h"
 #include "seed/nn.h"
 #include "seed/rng.h"
-
-static int repeats = 7;
-/* The clock of the timings: wall time, or with --cpu-time this thread's
- * CPU time, which a busy machine's other processes do not inflate by
- * taking the core away (they still share its caches). */
-static clockid_t clock_id = CLOCK_MONOTONIC;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(clock_id, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median seconds per call of fn(ctx). */
-static double time_it(void (*fn)(void *), void *ctx)
-{
-	int iters = 1;
-	for (;;) { /* calibrate: one run >= 20 ms */
-		double t0 = now();
-		for (int i = 0; i < iters; i++)
-			fn(ctx);
-		double dt = now() - t0;
-		if (dt >= 0.02)
-			break;
-		iters = dt > 0 ? (int)(iters * 0.025 / dt) + 1 : iters * 10;
-	}
-	double *runs = malloc((size_t)repeats * sizeof *runs);
-	for (int r = 0; r < repeats; r++) {
-		double t0 = now();
-		for (int i = 0; i < iters; i++)
-			fn(ctx);
-		runs[r] = (now() - t0) / iters;
-	}
-	qsort(runs, (size_t)repeats, sizeof *runs, cmp_double);
-	double med = runs[repeats / 2];
-	free(runs);
-	return med;
-}
 
 static float *randn(seed_rng *r, size_t n)
 {
@@ -132,7 +88,7 @@ static void bench_sgemm(seed_rng *r)
 		g.A = randn(r, (size_t)g.M * g.K);
 		g.B = randn(r, (size_t)g.K * g.N);
 		g.C = randn(r, (size_t)g.M * g.N);
-		double t = time_it(run_gemm, &g);
+		double t = bench_time_it(run_gemm, &g);
 		printf("| %s | %.1f |\n", g.what, 2.0 * g.M * g.N * g.K / t * 1e-9);
 		free(g.A);
 		free(g.B);
@@ -201,9 +157,9 @@ static void bench_linear(seed_rng *r, int B)
 	c.dx = randn(r, (size_t)B * c.n_in);
 	c.dw = randn(r, (size_t)c.n_out * c.n_in);
 	printf("| 1024 -> 128, B=%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", B,
-	       time_it(run_lin_fwd_gemm, &c) * 1e6, time_it(run_lin_fwd_kernel, &c) * 1e6,
-	       time_it(run_lin_dw_gemm, &c) * 1e6, time_it(run_lin_dw_kernel, &c) * 1e6,
-	       time_it(run_lin_dx_gemm, &c) * 1e6, time_it(run_lin_dx_kernel, &c) * 1e6);
+	       bench_time_it(run_lin_fwd_gemm, &c) * 1e6, bench_time_it(run_lin_fwd_kernel, &c) * 1e6,
+	       bench_time_it(run_lin_dw_gemm, &c) * 1e6, bench_time_it(run_lin_dw_kernel, &c) * 1e6,
+	       bench_time_it(run_lin_dx_gemm, &c) * 1e6, bench_time_it(run_lin_dx_kernel, &c) * 1e6);
 	free(c.x);
 	free(c.w);
 	free(c.b);
@@ -257,9 +213,9 @@ static void bench_elementwise(seed_rng *r)
 	const nnk_ops *ks[] = {&nnk_ref, nnk_best()};
 	for (int i = 0; i < 2; i++) {
 		e.k = ks[i];
-		printf("| tanh, %s | %.3f |\n", e.k->name, time_it(run_tanh, &e) / n * 1e9);
-		printf("| relu, %s | %.3f |\n", e.k->name, time_it(run_relu, &e) / n * 1e9);
-		printf("| bias add, %s | %.3f |\n", e.k->name, time_it(run_bias, &e) / n * 1e9);
+		printf("| tanh, %s | %.3f |\n", e.k->name, bench_time_it(run_tanh, &e) / n * 1e9);
+		printf("| relu, %s | %.3f |\n", e.k->name, bench_time_it(run_relu, &e) / n * 1e9);
+		printf("| bias add, %s | %.3f |\n", e.k->name, bench_time_it(run_bias, &e) / n * 1e9);
 	}
 	free(e.x);
 	free(e.y);
@@ -347,7 +303,7 @@ static void bench_model(seed_rng *r, const char *name, const char *json, seed_dt
 	               randn(r, (size_t)B),
 	               randn(r, (size_t)B * A),
 	               randn(r, (size_t)B)};
-	double tf = time_it(run_forward, &c), tt = time_it(run_train, &c);
+	double tf = bench_time_it(run_forward, &c), tt = bench_time_it(run_train, &c);
 	char sum[256];
 	seed_model_summary(m, sum, sizeof sum);
 	printf("| %s, B=%d | %.0f | %.0f | %.1f | %.1f |\n", name, B, B / tf, B / tt, tf * 1e6, tt * 1e6);
@@ -421,9 +377,9 @@ static void bench_conv(seed_rng *r, int B, int C)
 	              randn(r, (size_t)B * 64 * 16),
 	              randn(r, 16 * kk)};
 	double flop = 2.0 * B * 64 * 16 * kk;
-	double ti = time_it(run_im2col, &c), tg = time_it(run_conv_gemm, &c),
-	       td = time_it(run_conv_direct, &c);
-	double tgw = time_it(run_conv_dw_gemm, &c), tdw = time_it(run_conv_dw_direct, &c);
+	double ti = bench_time_it(run_im2col, &c), tg = bench_time_it(run_conv_gemm, &c),
+	       td = bench_time_it(run_conv_direct, &c);
+	double tgw = bench_time_it(run_conv_dw_gemm, &c), tdw = bench_time_it(run_conv_dw_direct, &c);
 	printf("| 3x3x%d->16 on 10x10, B=%d | %.0f | %.0f | %.0f (%.0f GFLOP/s) | %.0f (%.0f GFLOP/s) | %.0f "
 	       "(%.0f) | "
 	       "%.0f (%.0f) |\n",
@@ -489,7 +445,7 @@ static void bench_nature_layers(seed_rng *r, int B)
 			               randn(r, ny),
 			               randn(r, kk * Fp)};
 			double flop = 2.0 * (double)ny * (double)kk;
-			double tf = time_it(run_layer_fwd, &c), tw = time_it(run_layer_dw, &c);
+			double tf = bench_time_it(run_layer_fwd, &c), tw = bench_time_it(run_layer_dw, &c);
 			printf("| %dx%dx%d, %dx%d stride %d -> %dx%dx%d | %s | %.0f | %.0f | %.0f | %.0f |\n",
 			       s->H, s->W, s->C, s->k, s->k, s->S, s->OH, s->OW, s->F, ops->name, tf * 1e6,
 			       flop / tf * 1e-9, tw * 1e6, flop / tw * 1e-9);
@@ -512,18 +468,18 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--nature") == 0)
 			models_only = nature_only = 1;
 		else if (strcmp(argv[i], "--cpu-time") == 0)
-			clock_id = CLOCK_THREAD_CPUTIME_ID;
+			bench_clock = CLOCK_THREAD_CPUTIME_ID;
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			threads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
-			repeats = atoi(argv[++i]);
+			bench_repeats = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: nn_bench [--threads N] [--repeats R] [--models] [--nature] "
 			                "[--cpu-time]\n");
 			return 2;
 		}
 	}
-	if (threads < 1 || repeats < 1) {
+	if (threads < 1 || bench_repeats < 1) {
 		fprintf(stderr,
 		        "usage: nn_bench [--threads N] [--repeats R] [--models] [--nature] [--cpu-time]\n");
 		return 2;
@@ -536,8 +492,8 @@ int main(int argc, char **argv)
 	if (threads != seed_blas_threads() && seed_blas_set_threads(threads) < 0)
 		fprintf(stderr, "nn_bench: cannot set %d BLAS threads\n", threads);
 	printf("BLAS: %s, %d thread(s); element-wise kernels: %s; median of %d runs of %s\n",
-	       seed_blas_info(), seed_blas_threads(), nnk_best()->name, repeats,
-	       clock_id == CLOCK_MONOTONIC ? "wall time" : "CPU time");
+	       seed_blas_info(), seed_blas_threads(), nnk_best()->name, bench_repeats,
+	       bench_clock == CLOCK_MONOTONIC ? "wall time" : "CPU time");
 	seed_rng r;
 	seed_rng_init(&r, 1, 0);
 	if (!models_only) {

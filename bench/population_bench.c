@@ -30,55 +30,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "seed/evo.h"
 #include "seed/nn.h"
 #include "seed/noise.h"
 #include "seed/population.h"
 #include "seed/rng.h"
 
-static int repeats = 7;
-static clockid_t clock_id = CLOCK_MONOTONIC;
 static int only_members; /* 0: 64 and 256 */
 static bool no_ga;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(clock_id, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median seconds per call of fn(ctx). */
-static double time_it(void (*fn)(void *), void *ctx)
-{
-	int iters = 1;
-	for (;;) {
-		double t0 = now();
-		for (int i = 0; i < iters; i++)
-			fn(ctx);
-		double dt = now() - t0;
-		if (dt >= 0.02)
-			break;
-		iters = dt > 0 ? (int)(iters * 0.025 / dt) + 1 : iters * 10;
-	}
-	double *runs = malloc((size_t)repeats * sizeof *runs);
-	for (int r = 0; r < repeats; r++) {
-		double t0 = now();
-		for (int i = 0; i < iters; i++)
-			fn(ctx);
-		runs[r] = (now() - t0) / iters;
-	}
-	qsort(runs, (size_t)repeats, sizeof *runs, cmp_double);
-	double med = runs[repeats / 2];
-	free(runs);
-	return med;
-}
 
 typedef struct ctx {
 	seed_model *model;
@@ -163,7 +123,7 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 	int32_t *member = malloc((size_t)rows * sizeof *member);
 	ctx c = {
 	    .model = model, .rows = rows, .obs = obs, .member = member, .logits = logits, .noise = noise};
-	double single = rows / time_it(run_single, &c);
+	double single = rows / bench_time_it(run_single, &c);
 	printf("| %s | single model | - | %.0f | 100%% | - |\n", d->name, single);
 	static const int members[] = {64, 256};
 	static const int ranks[] = {0, 1, 4};
@@ -202,8 +162,8 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 			}
 			c.pop = pop;
 			c.gen = &g;
-			double set_s = time_it(run_set, &c);
-			double rs = rows / time_it(run_pop, &c);
+			double set_s = bench_time_it(run_set, &c);
+			double rs = rows / bench_time_it(run_pop, &c);
 			char what[32];
 			if (ranks[ri] == 0)
 				snprintf(what, sizeof what, "full rank");
@@ -243,8 +203,8 @@ static void bench_net(const netdef *d, const seed_noise *noise, int rows)
 				exit(1);
 			c.pop = pop;
 			c.gen = &g;
-			double set_s = time_it(run_set, &c);
-			double rs = rows / time_it(run_pop, &c);
+			double set_s = bench_time_it(run_set, &c);
+			double rs = rows / bench_time_it(run_pop, &c);
 			printf("| %s | GA, %s | %d | %.0f | %.0f%% | %.2f |\n", d->name,
 			       L == 1 ? "fresh genomes" : "20 parents + 1 key, parents kept", M, rs,
 			       100.0 * rs / single, 1e3 * set_s);
@@ -269,9 +229,9 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
 			rows = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
-			repeats = atoi(argv[++i]);
+			bench_repeats = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--cpu-time") == 0)
-			clock_id = CLOCK_THREAD_CPUTIME_ID;
+			bench_clock = CLOCK_THREAD_CPUTIME_ID;
 		else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc)
 			net = argv[++i];
 		else if (strcmp(argv[i], "--members") == 0 && i + 1 < argc)
@@ -285,7 +245,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (rows < 1 || repeats < 1) {
+	if (rows < 1 || bench_repeats < 1) {
 		fprintf(stderr, "population_bench: --rows and --repeats must be at least 1\n");
 		return 2;
 	}
@@ -302,13 +262,13 @@ int main(int argc, char **argv)
 	}
 	seed_noise *noise = NULL;
 	seed_err err = {{0}};
-	double t0 = now();
+	double t0 = bench_now();
 	if (seed_noise_new(&noise, 0, INT64_C(1) << 24, &err) != 0) {
 		fprintf(stderr, "population_bench: %s\n", err.msg);
 		return 1;
 	}
-	printf("noise table of 2^24 floats built in %.0f ms\n\n", 1e3 * (now() - t0));
-	printf("%d rows per call, median of %d runs\n\n", rows, repeats);
+	printf("noise table of 2^24 floats built in %.0f ms\n\n", 1e3 * (bench_now() - t0));
+	printf("%d rows per call, median of %d runs\n\n", rows, bench_repeats);
 	printf(
 	    "| network | forward | members | rows/s | of single | set ms |\n|---|---|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
