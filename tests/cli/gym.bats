@@ -106,11 +106,15 @@ teardown() {
 	[ "${SEED_VALGRIND:-0}" != 1 ] || skip "timing-dependent; the actor runs too slowly under valgrind"
 	# The server answers half 0 (envs 0..1) at once and never half 1
 	# (envs 2..3): its request must be resent every 200 ms, same seq.
+	# The server is bound first and counts its 3 s from the first request,
+	# so the actor's slow start (Python, a sanitizer) never leaves half 0
+	# waiting on the server: about 14 resends due, 4 asked (a loaded machine).
+	half_server "ipc://$D/half" 3 >"$D/counts" &
+	srv=$!
 	seed-gym --env CartPole-v1 --envs 4 --connect "ipc://$D/half" --retry-ms 200 --quiet 2>"$D/err" &
 	actor=$!
-	PIDS=$actor
-	wait_for_handler $actor 15
-	half_server "ipc://$D/half" 3 >"$D/counts" # about 14 resends due; 4 asked: slack for a loaded machine
+	PIDS="$srv $actor"
+	wait $srv
 	kill -TERM $actor
 	st=0
 	wait $actor || st=$?

@@ -2,14 +2,21 @@
  *
  *   half_server ENDPOINT SECONDS
  *
- * Binds a ROUTER at ENDPOINT and, for SECONDS seconds, answers every step
- * frame whose env0 is 0 at once with an action frame of zeros, and never
- * answers the others.  Then it prints "answered A ignored I" (the number of
- * step frames of each kind it received) and exits.  seed-actor must go on
- * resending the ignored half's request every --retry-ms although the other
- * half keeps it busy (tests/cli/seed-actor.bats).
+ * Binds a ROUTER at ENDPOINT and, for SECONDS seconds from the first request
+ * it receives, answers every step frame whose env0 is 0 at once with an
+ * action frame of zeros, and never answers the others.  Then it prints
+ * "answered A ignored I" (the number of step frames of each kind it
+ * received) and exits.  seed-actor must go on resending the ignored half's
+ * request every --retry-ms although the other half keeps it busy
+ * (tests/cli/seed-actor.bats, tests/cli/gym.bats).
+ *
+ * Started before the actor, it is bound when the first requests come, so
+ * half 0 is never left waiting for the server to start however slowly the
+ * actor starts (a Python actor under a sanitizer takes seconds).  With no
+ * request within 60 s it gives up with status 1.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +44,17 @@ int main(int argc, char **argv)
 	long answered = 0, ignored = 0;
 	int32_t zeros[4096] = {0};
 	seed_buf reply = {0};
-	double end = seed_now_s() + seconds;
+	double end = seed_now_s() + 60; /* until the first request */
+	bool started = false;
 	while (seed_now_s() < end) {
 		seed_chan_msg m;
 		int rc = seed_chan_recv(c, &m, 20, &err);
 		if (rc == -EAGAIN)
 			continue;
+		if (!started) {
+			started = true;
+			end = seed_now_s() + seconds;
+		}
 		seed_frame f;
 		if (rc || seed_frame_decode(&f, m.data, m.len, &err) || f.type != SEED_FRAME_STEP) {
 			fprintf(stderr, "half_server: a bad request: %s\n",
@@ -77,6 +89,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "half_server: cannot answer: %s\n", seed_strerror(rc));
 			return 1;
 		}
+	}
+	if (!started) {
+		fprintf(stderr, "half_server: no request within 60 s\n");
+		return 1;
 	}
 	printf("answered %ld ignored %ld\n", answered, ignored);
 	seed_buf_free(&reply);
