@@ -41,11 +41,11 @@ typedef struct {
 
 /* The factors of scale layer i of the network being checked (n of them:
  * 1, or the size of the input's last dimension), set by the test. */
-static double rscale[10][8];
+static double rscale[16][8];
 
 typedef struct {
 	int nl;
-	rlayer l[10];
+	rlayer l[16];
 	int rank;
 	int64_t shape[3];
 	int A;
@@ -1646,6 +1646,93 @@ static void t_nature_dqn(void)
 	seed_model_free(&m);
 }
 
+/* The small network of examples/models/conv4x32.json (four 3x3 convolutions
+ * of stride 2 and padding 1, 32 filters each, as the universe-starter-agent's
+ * A3C torso, then 256 units) on Atari's frames at 42x42 and Pong's 6
+ * actions: shapes and parameter count worked by hand, the forward against
+ * the double-precision reference, a backward. */
+static void t_conv4x32(void)
+{
+	char *json = slurp("examples/models/conv4x32.json");
+	CHECK(json != NULL);
+	if (!json)
+		return;
+	enum { B = 2, A = 6, N = 42 * 42 * 4 };
+	const int64_t shape[3] = {42, 42, 4};
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, json, SEED_DTYPE_U8, 3, shape, A, B, &err);
+	free(json);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc)
+		return;
+	/* Each layer (H + 2 - 3) / 2 + 1: 42 -> 21 -> 11 -> 6 -> 3, so
+	 * 3*3*32 = 288 into the dense layer.  Weights and biases: 32*3*3*4 +
+	 * 32, three times 32*3*3*32 + 32, 256*288 + 256, then the heads
+	 * 6*256 + 6 and 256 + 1. */
+	CHECK(seed_model_num_params(m) ==
+	      (1152 + 32) + 3 * (9216 + 32) + (73728 + 256) + (1536 + 6) + (256 + 1));
+	const seed_model_param *p = seed_model_param_find(m, "torso.10.weight");
+	CHECK(p && p->shape[0] == 256 && p->shape[1] == 288);
+	char sum[256];
+	seed_model_summary(m, sum, sizeof sum);
+	CHECK_MSG(strcmp(sum, "u8[42,42,4] scale conv2d(32,k3,s2,p1) relu conv2d(32,k3,s2,p1) relu "
+	                      "conv2d(32,k3,s2,p1) relu conv2d(32,k3,s2,p1) relu flatten linear(256) relu "
+	                      "| heads 6+1 | 104711 params") == 0,
+	          "%s", sum);
+	seed_rng rng;
+	seed_rng_init(&rng, 41, 0);
+	seed_model_init(m, &rng);
+	static unsigned char obs[B * N];
+	static double dobs[B * N];
+	for (int i = 0; i < B * N; i++)
+		dobs[i] = obs[i] = (unsigned char)seed_rng_below(&rng, 256);
+	rnet rn = {12,
+	           {{R_SCALE, 1, 0, 0, 0},
+	            {R_CONV, 32, 3, 2, 1},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_CONV, 32, 3, 2, 1},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_CONV, 32, 3, 2, 1},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_CONV, 32, 3, 2, 1},
+	            {R_RELU, 0, 0, 0, 0},
+	            {R_FLATTEN, 0, 0, 0, 0},
+	            {R_LINEAR, 256, 0, 0, 0},
+	            {R_RELU, 0, 0, 0, 0}},
+	           3,
+	           {42, 42, 4},
+	           A};
+	memset(rscale, 0, sizeof rscale);
+	rscale[0][0] = (float)(1.0 / 255);
+	size_t np = seed_model_num_params(m);
+	double *theta = malloc(np * sizeof *theta);
+	for (size_t j = 0; j < np; j++)
+		theta[j] = seed_model_params(m)[j];
+	float lg[B * A], v[B], dl[B * A], dv[B];
+	double rl[B * A], rv[B];
+	CHECK(seed_model_forward(m, B, obs, lg, v) == 0);
+	rnet_forward(&rn, 0, m, theta, B, dobs, rl, rv);
+	for (int i = 0; i < B * A; i++)
+		CHECK_NEAR(lg[i], rl[i], 1e-5 * (1 + fabs(rl[i])));
+	for (int b = 0; b < B; b++)
+		CHECK_NEAR(v[b], rv[b], 1e-5 * (1 + fabs(rv[b])));
+	CHECK(fabs(v[0] - v[1]) > 1e-3);
+	for (int i = 0; i < B * A; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int b = 0; b < B; b++)
+		dv[b] = (float)seed_rng_normal(&rng);
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, B, dl, dv) == 0);
+	double g2 = 0;
+	p = seed_model_param_find(m, "torso.1.weight");
+	for (size_t e = 0; p && e < p->numel; e++)
+		g2 += (double)seed_model_grads(m)[p->offset + e] * seed_model_grads(m)[p->offset + e];
+	CHECK(g2 > 0 && isfinite(g2));
+	free(theta);
+	seed_model_free(&m);
+}
+
 int main(void)
 {
 	seed_err err;
@@ -1681,6 +1768,7 @@ int main(void)
 	TAP_RUN(t_copy_and_load);
 	TAP_RUN(t_presets);
 	TAP_RUN(t_nature_dqn);
+	TAP_RUN(t_conv4x32);
 	TAP_RUN(t_reserve);
 	return tap_done();
 }
