@@ -1563,23 +1563,80 @@ static void t_presets(void)
 	free(minatar);
 }
 
+/* The model of the JSON file at path (from the source tree) for two rows of
+ * u8 frames of the given shape and A actions; NULL (a failed check) if it
+ * cannot be read or built. */
+static seed_model *load_frames_model(const char *path, const int64_t shape[3], int A)
+{
+	char *json = slurp(path);
+	CHECK_MSG(json != NULL, "%s", path);
+	if (!json)
+		return NULL;
+	seed_model *m = NULL;
+	seed_err err;
+	int rc = seed_model_new(&m, json, SEED_DTYPE_U8, 3, shape, A, 2, &err);
+	free(json);
+	CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
+	return rc ? NULL : m;
+}
+
+/* A model m of two rows on u8 frames (shape rn->shape) checked against the
+ * double-precision reference rn, its first layer a scale by 1/255: random
+ * parameters and frames from seed, the forward against rn's, the values of
+ * the two rows apart (pixels reach the heads), and a backward that reaches
+ * the first convolution's weights.  Frees m. */
+static void check_frames_model(seed_model *m, const rnet *rn, uint64_t seed)
+{
+	enum { B = 2 };
+	const int A = rn->A;
+	const size_t N = (size_t)(rn->shape[0] * rn->shape[1] * rn->shape[2]);
+	seed_rng rng;
+	seed_rng_init(&rng, seed, 0);
+	seed_model_init(m, &rng);
+	unsigned char *obs = malloc(B * N);
+	double *dobs = malloc(B * N * sizeof *dobs);
+	for (size_t i = 0; i < B * N; i++)
+		dobs[i] = obs[i] = (unsigned char)seed_rng_below(&rng, 256);
+	memset(rscale, 0, sizeof rscale);
+	rscale[0][0] = (float)(1.0 / 255);
+	size_t np = seed_model_num_params(m);
+	double *theta = malloc(np * sizeof *theta);
+	for (size_t j = 0; j < np; j++)
+		theta[j] = seed_model_params(m)[j];
+	float *lg = malloc(B * (size_t)A * sizeof *lg), *dl = malloc(B * (size_t)A * sizeof *dl), v[B], dv[B];
+	double *rl = malloc(B * (size_t)A * sizeof *rl), rv[B];
+	CHECK(seed_model_forward(m, B, obs, lg, v) == 0);
+	rnet_forward(rn, 0, m, theta, B, dobs, rl, rv);
+	for (int i = 0; i < B * A; i++)
+		CHECK_NEAR(lg[i], rl[i], 1e-5 * (1 + fabs(rl[i])));
+	for (int b = 0; b < B; b++)
+		CHECK_NEAR(v[b], rv[b], 1e-5 * (1 + fabs(rv[b])));
+	/* The values are not degenerate: pixels reach the heads. */
+	CHECK(fabs(v[0] - v[1]) > 1e-3);
+	for (int i = 0; i < B * A; i++)
+		dl[i] = (float)seed_rng_normal(&rng);
+	for (int b = 0; b < B; b++)
+		dv[b] = (float)seed_rng_normal(&rng);
+	seed_model_zero_grad(m);
+	CHECK(seed_model_backward(m, B, dl, dv) == 0);
+	double g2 = 0;
+	const seed_model_param *p = seed_model_param_find(m, "torso.1.weight");
+	for (size_t e = 0; p && e < p->numel; e++)
+		g2 += (double)seed_model_grads(m)[p->offset + e] * seed_model_grads(m)[p->offset + e];
+	CHECK(g2 > 0 && isfinite(g2)); /* the first layer learns */
+	free(lg), free(dl), free(rl), free(theta), free(obs), free(dobs);
+	seed_model_free(&m);
+}
+
 /* The Nature DQN preset (Mnih et al. 2015) on Atari's u8[84,84,4] with the
  * 18 actions of the full set: shapes and parameter count worked by hand,
  * the forward against the double-precision reference, a backward. */
 static void t_nature_dqn(void)
 {
-	char *json = slurp("examples/models/nature-dqn.json");
-	CHECK(json != NULL);
-	if (!json)
-		return;
-	enum { B = 2, A = 18, N = 84 * 84 * 4 };
-	const int64_t shape[3] = {84, 84, 4};
-	seed_model *m = NULL;
-	seed_err err;
-	int rc = seed_model_new(&m, json, SEED_DTYPE_U8, 3, shape, A, B, &err);
-	free(json);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	if (rc)
+	enum { A = 18 };
+	seed_model *m =
+	    load_frames_model("examples/models/nature-dqn.json", (const int64_t[3]){84, 84, 4}, A);
+	if (!m)
 		return;
 	/* 84 -> (84-8)/4+1 = 20 -> (20-4)/2+1 = 9 -> 9-3+1 = 7: 7*7*64 = 3136
 	 * into the dense layer.  Weights and biases: 32*8*8*4 + 32,
@@ -1594,13 +1651,6 @@ static void t_nature_dqn(void)
 	CHECK_MSG(strcmp(sum, "u8[84,84,4] scale conv2d(32,k8,s4) relu conv2d(64,k4,s2) relu conv2d(64,k3) "
 	                      "relu flatten linear(512) relu | heads 18+1 | 1693875 params") == 0,
 	          "%s", sum);
-	seed_rng rng;
-	seed_rng_init(&rng, 37, 0);
-	seed_model_init(m, &rng);
-	static unsigned char obs[B * N];
-	static double dobs[B * N];
-	for (int i = 0; i < B * N; i++)
-		dobs[i] = obs[i] = (unsigned char)seed_rng_below(&rng, 256);
 	rnet rn = {10,
 	           {{R_SCALE, 1, 0, 0, 0},
 	            {R_CONV, 32, 8, 4, 0},
@@ -1615,35 +1665,7 @@ static void t_nature_dqn(void)
 	           3,
 	           {84, 84, 4},
 	           A};
-	memset(rscale, 0, sizeof rscale);
-	rscale[0][0] = (float)(1.0 / 255);
-	size_t np = seed_model_num_params(m);
-	double *theta = malloc(np * sizeof *theta);
-	for (size_t j = 0; j < np; j++)
-		theta[j] = seed_model_params(m)[j];
-	float lg[B * A], v[B], dl[B * A], dv[B];
-	double rl[B * A], rv[B];
-	CHECK(seed_model_forward(m, B, obs, lg, v) == 0);
-	rnet_forward(&rn, 0, m, theta, B, dobs, rl, rv);
-	for (int i = 0; i < B * A; i++)
-		CHECK_NEAR(lg[i], rl[i], 1e-5 * (1 + fabs(rl[i])));
-	for (int b = 0; b < B; b++)
-		CHECK_NEAR(v[b], rv[b], 1e-5 * (1 + fabs(rv[b])));
-	/* The values are not degenerate: pixels reach the heads. */
-	CHECK(fabs(v[0] - v[1]) > 1e-3);
-	for (int i = 0; i < B * A; i++)
-		dl[i] = (float)seed_rng_normal(&rng);
-	for (int b = 0; b < B; b++)
-		dv[b] = (float)seed_rng_normal(&rng);
-	seed_model_zero_grad(m);
-	CHECK(seed_model_backward(m, B, dl, dv) == 0);
-	double g2 = 0;
-	p = seed_model_param_find(m, "torso.1.weight");
-	for (size_t e = 0; p && e < p->numel; e++)
-		g2 += (double)seed_model_grads(m)[p->offset + e] * seed_model_grads(m)[p->offset + e];
-	CHECK(g2 > 0 && isfinite(g2)); /* the first layer learns */
-	free(theta);
-	seed_model_free(&m);
+	check_frames_model(m, &rn, 37);
 }
 
 /* The small network of examples/models/conv4x32.json (four 3x3 convolutions
@@ -1653,18 +1675,9 @@ static void t_nature_dqn(void)
  * the double-precision reference, a backward. */
 static void t_conv4x32(void)
 {
-	char *json = slurp("examples/models/conv4x32.json");
-	CHECK(json != NULL);
-	if (!json)
-		return;
-	enum { B = 2, A = 6, N = 42 * 42 * 4 };
-	const int64_t shape[3] = {42, 42, 4};
-	seed_model *m = NULL;
-	seed_err err;
-	int rc = seed_model_new(&m, json, SEED_DTYPE_U8, 3, shape, A, B, &err);
-	free(json);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	if (rc)
+	enum { A = 6 };
+	seed_model *m = load_frames_model("examples/models/conv4x32.json", (const int64_t[3]){42, 42, 4}, A);
+	if (!m)
 		return;
 	/* Each layer (H + 2 - 3) / 2 + 1: 42 -> 21 -> 11 -> 6 -> 3, so
 	 * 3*3*32 = 288 into the dense layer.  Weights and biases: 32*3*3*4 +
@@ -1680,13 +1693,6 @@ static void t_conv4x32(void)
 	                      "conv2d(32,k3,s2,p1) relu conv2d(32,k3,s2,p1) relu flatten linear(256) relu "
 	                      "| heads 6+1 | 104711 params") == 0,
 	          "%s", sum);
-	seed_rng rng;
-	seed_rng_init(&rng, 41, 0);
-	seed_model_init(m, &rng);
-	static unsigned char obs[B * N];
-	static double dobs[B * N];
-	for (int i = 0; i < B * N; i++)
-		dobs[i] = obs[i] = (unsigned char)seed_rng_below(&rng, 256);
 	rnet rn = {12,
 	           {{R_SCALE, 1, 0, 0, 0},
 	            {R_CONV, 32, 3, 2, 1},
@@ -1703,34 +1709,7 @@ static void t_conv4x32(void)
 	           3,
 	           {42, 42, 4},
 	           A};
-	memset(rscale, 0, sizeof rscale);
-	rscale[0][0] = (float)(1.0 / 255);
-	size_t np = seed_model_num_params(m);
-	double *theta = malloc(np * sizeof *theta);
-	for (size_t j = 0; j < np; j++)
-		theta[j] = seed_model_params(m)[j];
-	float lg[B * A], v[B], dl[B * A], dv[B];
-	double rl[B * A], rv[B];
-	CHECK(seed_model_forward(m, B, obs, lg, v) == 0);
-	rnet_forward(&rn, 0, m, theta, B, dobs, rl, rv);
-	for (int i = 0; i < B * A; i++)
-		CHECK_NEAR(lg[i], rl[i], 1e-5 * (1 + fabs(rl[i])));
-	for (int b = 0; b < B; b++)
-		CHECK_NEAR(v[b], rv[b], 1e-5 * (1 + fabs(rv[b])));
-	CHECK(fabs(v[0] - v[1]) > 1e-3);
-	for (int i = 0; i < B * A; i++)
-		dl[i] = (float)seed_rng_normal(&rng);
-	for (int b = 0; b < B; b++)
-		dv[b] = (float)seed_rng_normal(&rng);
-	seed_model_zero_grad(m);
-	CHECK(seed_model_backward(m, B, dl, dv) == 0);
-	double g2 = 0;
-	p = seed_model_param_find(m, "torso.1.weight");
-	for (size_t e = 0; p && e < p->numel; e++)
-		g2 += (double)seed_model_grads(m)[p->offset + e] * seed_model_grads(m)[p->offset + e];
-	CHECK(g2 > 0 && isfinite(g2));
-	free(theta);
-	seed_model_free(&m);
+	check_frames_model(m, &rn, 41);
 }
 
 int main(void)
