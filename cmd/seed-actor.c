@@ -112,9 +112,10 @@ typedef struct half {
 	float *reward, *ep_return;
 	uint8_t *terminated, *truncated;
 	int32_t *ep_length, *actions;
-	float *box_actions; /* [count][A] for a Box space, else NULL */
-	uint8_t *reset;     /* the server's requests for the next step (SEED_RESET_*) */
-	uint8_t *held;      /* 1: held at a start since the last step (SEED_RESET_HOLD) */
+	float *box_actions;  /* [count][A] for a Box space, else NULL */
+	uint8_t *reset;      /* the server's requests for the next step (SEED_RESET_*) */
+	int64_t *reset_seed; /* the seeds of its restarts; 0: none (from where the env is) */
+	uint8_t *held;       /* 1: held at a start since the last step (SEED_RESET_HOLD) */
 	bool any_reset;
 	seed_buf frame; /* the last request, kept for resending */
 } half;
@@ -162,6 +163,7 @@ static void half_alloc(half *h, const actor *a, int env0, int count)
 	if (a->box)
 		h->box_actions = seed_xcalloc((size_t)count * (size_t)a->spec->num_actions, sizeof(float));
 	h->reset = seed_xcalloc((size_t)count, 1);
+	h->reset_seed = seed_xcalloc((size_t)count, sizeof *h->reset_seed);
 	h->held = seed_xcalloc((size_t)count, 1);
 	seed_buf_init(&h->frame);
 }
@@ -178,6 +180,7 @@ static void half_free(half *h)
 	free(h->actions);
 	free(h->box_actions);
 	free(h->reset);
+	free(h->reset_seed);
 	free(h->held);
 	seed_buf_free(&h->frame);
 }
@@ -255,8 +258,9 @@ static int step_rows(actor *a, half *h, int i, int j, seed_err *err)
 }
 
 /* Step half h with h->actions; rows of truncated envs get final_obs.  Rows
- * the server asked to restart start a new episode instead: their row is its
- * first observation, with reward, flags and counters 0 (seed-frames(7)).
+ * the server asked to restart start a new episode instead (from the seed
+ * it gave, where it gave one): their row is its first observation, with
+ * reward, flags and counters 0 (seed-frames(7)).
  * Rows it asked to hold are restarted so the first time, and then left as
  * they are: neither stepped nor restarted, their row repeated. */
 static int step_half(actor *a, half *h, seed_err *err)
@@ -280,7 +284,11 @@ static int step_half(actor *a, half *h, seed_err *err)
 		if (hold && h->held[j]) {
 			held++;
 		} else {
-			rc = seed_envs_restart(a->envs, h->env0 + j, h->obs + (size_t)j * a->obs_bytes);
+			void *o = h->obs + (size_t)j * a->obs_bytes;
+			rc = !hold && h->reset_seed[j] > 0
+			         ? seed_envs_restart_seeded(a->envs, h->env0 + j, (uint64_t)h->reset_seed[j],
+			                                    o)
+			         : seed_envs_restart(a->envs, h->env0 + j, o);
 			if (rc)
 				return seed_err_set(err, rc, "restarting env %d: %s", h->env0 + j,
 				                    seed_strerror(rc));
@@ -602,6 +610,11 @@ static half *take_reply(actor *a, const seed_frame *f)
 		for (int i = 0; i < h->count; i++)
 			h->any_reset |= h->reset[i] != 0;
 	}
+	const seed_tensor *seeds = seed_frame_tensor(f, "reset_seed");
+	if (seeds)
+		seed_tensor_copy(h->reset_seed, seeds); /* validated: i64 [K] */
+	else
+		memset(h->reset_seed, 0, (size_t)h->count * sizeof *h->reset_seed);
 	h->inflight = false;
 	if (h->tries > 0) {
 		double t = seed_now_s();

@@ -424,6 +424,15 @@ int seed_envs_restart(seed_envs *e, int i, void *obs)
 	return 0;
 }
 
+int seed_envs_restart_seeded(seed_envs *e, int i, uint64_t seed, void *obs)
+{
+	if (!e->was_reset || i < 0 || i >= e->num)
+		return -EINVAL;
+	seed_rng_init(&e->rng[i], seed, 0);
+	reset_one(e, i, obs);
+	return 0;
+}
+
 /* What every step does after the class stepped env k (row i of the
  * outputs) to observation o with reward r: the episode's totals, the
  * time limit (or a forced truncation), and the reset of an ended episode. */

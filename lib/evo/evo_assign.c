@@ -30,6 +30,7 @@ struct slot {
 	bool live;
 	uint64_t epoch;
 	int64_t generation, cap;
+	uint64_t episode_seed; /* 0: episodes from where their environments are */
 	int M;
 	size_t cap_m;
 	int32_t *wanted;   /* (M) */
@@ -97,7 +98,7 @@ int seed_evo_assign_prepare(seed_evo_assign *a)
 }
 
 int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, const int32_t *episodes,
-                          int64_t cap, seed_err *err)
+                          int64_t cap, uint64_t episode_seed, seed_err *err)
 {
 	if (members < 1)
 		return seed_err_set(err, -EINVAL, "evo_assign: %d members, expected at least 1", members);
@@ -122,6 +123,7 @@ int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, c
 	s->M = members;
 	s->generation = generation;
 	s->cap = cap;
+	s->episode_seed = episode_seed;
 	s->total_wanted = total;
 	s->total_assigned = 0;
 	s->level = 0;
@@ -170,17 +172,30 @@ static void assign(seed_evo_assign *a, seed_evo_row *r)
 	struct slot *s = &a->s[a->current];
 	int m = next_member(s);
 	r->generation = s->generation;
+	r->reseed = 0;
 	if (m < 0) {
 		r->state = SEED_EVO_ROW_WAITING;
 		r->member = -1;
 		return;
 	}
+	r->reseed = s->episode_seed ? seed_evo_episode_seed(s->episode_seed, s->assigned[m]) : 0;
 	s->assigned[m]++;
 	s->total_assigned++;
 	s->in_flight++;
 	r->state = SEED_EVO_ROW_PLAYING;
 	r->epoch = s->epoch;
 	r->member = m;
+}
+
+uint64_t seed_evo_episode_seed(uint64_t episode_seed, int64_t k)
+{
+	/* splitmix64's finaliser over the pair */
+	uint64_t z = episode_seed + 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	z &= INT64_MAX;
+	return z ? z : 1;
 }
 
 /* Row r's episode is lost before its end (an end that never came, a
@@ -243,6 +258,22 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 		r->length = ep_length;
 		return 0;
 	}
+	if (r->state == SEED_EVO_ROW_PLAYING && r->reseed) {
+		/* The restart from the episode's seed was asked at the last
+		 * answer: a step of length 0 is its first, and the episode
+		 * starts here (or, its generation gone meanwhile, the next
+		 * one is assigned).  A longer one: the actor stepped the row
+		 * instead, and the member's episode goes on from there. */
+		r->reseed = 0;
+		if (ep_length == 0) {
+			if (slot_of(a, r) != a->current) {
+				release(a, r);
+				assign(a, r);
+			}
+			r->length = 0;
+			return 0;
+		}
+	}
 	if (r->state != SEED_EVO_ROW_NEW && ep_length <= r->length) {
 		/* An end went missing (frames the server never got). */
 		lose(a, r);
@@ -284,9 +315,16 @@ int seed_evo_assign_request(const seed_evo_assign *a, const seed_evo_row *r)
 		return SEED_RESET_RESTART;
 	case SEED_EVO_ROW_WAITING:
 		return SEED_RESET_HOLD;
+	case SEED_EVO_ROW_PLAYING:
+		return r->reseed ? SEED_RESET_RESTART : SEED_RESET_STEP;
 	default:
 		return SEED_RESET_STEP;
 	}
+}
+
+uint64_t seed_evo_assign_reset_seed(const seed_evo_assign *a, const seed_evo_row *r)
+{
+	return a->current >= 0 && r->state == SEED_EVO_ROW_PLAYING ? r->reseed : 0;
 }
 
 void seed_evo_assign_play(const seed_evo_assign *a, const seed_evo_row *r, int *slot, int32_t *member)

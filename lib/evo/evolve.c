@@ -304,6 +304,18 @@ int seed_evolver_open_dir(seed_evolver *E, const char *dir, seed_err *err)
 	return 0;
 }
 
+/* The episode seed of round g under common episodes: a mix of the run's
+ * seed, the generation and the phase, in [1, 2^63) as the frame's int
+ * carries it; a new one every round, so members are not fitted to a few
+ * episodes. */
+static uint64_t round_episode_seed(uint64_t seed, const seed_evo_gen *g)
+{
+	seed_rng r;
+	seed_rng_init(&r, seed ^ 0xc0ffee5eedull, (uint64_t)g->generation * 2 + (uint64_t)g->phase);
+	uint64_t v = seed_rng_u64(&r) & INT64_MAX;
+	return v ? v : 1;
+}
+
 int seed_evolver_generation_frame(seed_evolver *E, seed_buf *out, seed_err *err)
 {
 	seed_frame f;
@@ -322,6 +334,8 @@ int seed_evolver_generation_frame(seed_evolver *E, seed_buf *out, seed_err *err)
 	rc = seed_frame_set_str(&f, "model", E->cfg->model);
 	if (rc == 0)
 		rc = seed_frame_set_int(&f, "episode_cap", ev->episode_cap);
+	if (rc == 0 && ev->common_episodes)
+		rc = seed_frame_set_int(&f, "episode_seed", (int64_t)round_episode_seed(E->cfg->seed, &g));
 	if (rc == 0)
 		rc = seed_frame_set_bool(&f, "greedy", ev->greedy);
 	seed_buf_reset(out);

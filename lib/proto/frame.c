@@ -473,6 +473,9 @@ static const struct fspec action_spec[] = {
     /* i32 [K], or f32 [K,A] of finite elements (check_contents). */
     {.name = "action", .kind = FK_TENSOR, .dtypes = DT(I32), .dims = {D_K}, .action = true},
     {.name = "reset", .kind = FK_TENSOR, .optional = true, .dtypes = DT(U8), .dims = {D_K}},
+    /* The seed each restart (reset 1) starts its episode from; 0: from
+     * where the environment's generator is. */
+    {.name = "reset_seed", .kind = FK_TENSOR, .optional = true, .dtypes = DT(I64), .dims = {D_K}},
 };
 
 const seed_unroll_field seed_frame_unroll_fields[SEED_UNROLL_NFIELDS] = {
@@ -616,6 +619,9 @@ static const struct fspec generation_spec[] = {
     {.name = "sigmas", .kind = FK_TENSOR, .optional = true, .dtypes = DT(F32), .dims = {D_P}},
     OPT_STR("model"),
     {.name = "episode_cap", .kind = FK_INT, .optional = true, .min = 0, .max = I64},
+    /* Common episodes: every member's k-th episode from the same seed
+     * (seed_evo_episode_seed of this and k); absent or 0: none. */
+    {.name = "episode_seed", .kind = FK_INT, .optional = true, .min = 0, .max = I64},
     {.name = "greedy", .kind = FK_BOOL, .optional = true},
     /* Box members: the std of the normal noise added to each mean action. */
     {.name = "action_noise", .kind = FK_FLOAT, .optional = true, .fmin = 0},

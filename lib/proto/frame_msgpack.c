@@ -678,11 +678,12 @@ static uint8_t *put_tensor(uint8_t *p, const char *dtype, int rank, const int64_
 }
 
 /* The action frame's map header, type, version and its five ints: 118
- * bytes at most (names and headers 73, five ints of 9 bytes at most). */
-static uint8_t *put_action_head(uint8_t *p, bool reset, uint32_t run, uint32_t actor, int64_t seq,
+ * bytes at most (names and headers 73, five ints of 9 bytes at most).
+ * extra: the tensors after the action (reset, reset_seed), 0 to 2. */
+static uint8_t *put_action_head(uint8_t *p, int extra, uint32_t run, uint32_t actor, int64_t seq,
                                 int32_t env0, int64_t policy_version)
 {
-	*p++ = reset ? 0x89 : 0x88; /* type, version and six fields, or seven */
+	*p++ = (uint8_t)(0x88 + extra); /* type, version and six fields, and the extra ones */
 	p = PUT_NAME(p, "type");
 	p = PUT_NAME(p, "action");
 	p = PUT_NAME(p, "version");
@@ -704,7 +705,8 @@ static uint8_t *put_action_head(uint8_t *p, bool reset, uint32_t run, uint32_t a
  * (K) i32, or (K, A) f32 when dtype is f32. */
 static int encode_action_frame(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
                                int64_t policy_version, const void *action, seed_dtype dtype,
-                               const uint8_t *reset, int64_t K, int64_t A, seed_err *err)
+                               const uint8_t *reset, const int64_t *reset_seed, int64_t K, int64_t A,
+                               seed_err *err)
 {
 	seed_frame f;
 	int64_t shape[2] = {K, A};
@@ -718,61 +720,77 @@ static int encode_action_frame(seed_buf *out, uint32_t run, uint32_t actor, int6
 	seed_frame_set_tensor(&f, "action", seed_tensor_view((void *)action, dtype, rank, shape));
 	if (reset)
 		seed_frame_set_tensor(&f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, &K));
+	if (reset_seed)
+		seed_frame_set_tensor(&f, "reset_seed",
+		                      seed_tensor_view((void *)reset_seed, SEED_DTYPE_I64, 1, &K));
 	return seed_frame_encode(&f, out, err);
 }
 
-int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
-                             int64_t policy_version, const int32_t *action, const uint8_t *reset, int64_t K,
-                             seed_err *err)
+/* The restart requests after the action: reset, and reset_seed where
+ * given: 33 bytes at most before each one's data (the name, the tensor's
+ * names and headers, K, the bin's header of 5). */
+static uint8_t *put_resets(uint8_t *p, const uint8_t *reset, const int64_t *reset_seed, int64_t K)
 {
-	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
-	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 4)
-		/* Off the fast path: the frame's own checks say what is wrong. */
-		return encode_action_frame(out, run, actor, seq, env0, policy_version, action, SEED_DTYPE_I32,
-		                           reset, K, 0, err);
-	size_t nbytes = 4 * (size_t)K;
-	/* 145 bytes at most before the data: the head, the name and the
-	 * tensor's names and headers, K, the bin's header of 5. */
-	seed_buf_reserve(out, 192 + nbytes + (reset ? 48 + (size_t)K : 0));
-	uint8_t *p = put_action_head(out->data + out->len, reset, run, actor, seq, env0, policy_version);
-	p = PUT_NAME(p, "action");
-	p = put_tensor(p, "i32", 1, &K, action, nbytes);
 	if (reset) {
-		/* 33 bytes at most before the data: the name, the tensor's
-		 * names and headers, K, the bin's header of 5. */
 		p = PUT_NAME(p, "reset");
 		p = put_tensor(p, "u8", 1, &K, reset, (size_t)K);
 	}
+	if (reset_seed) {
+		p = PUT_NAME(p, "reset_seed");
+		p = put_tensor(p, "i64", 1, &K, reset_seed, 8 * (size_t)K);
+	}
+	return p;
+}
+
+int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
+                             int64_t policy_version, const int32_t *action, const uint8_t *reset,
+                             const int64_t *reset_seed, int64_t K, seed_err *err)
+{
+	if (seq < 0 || env0 < 0 || policy_version < 0 || K < 1 ||
+	    (uint64_t)K > (SEED_FRAME_MAX_BYTES - 256) / 13)
+		/* Off the fast path: the frame's own checks say what is wrong. */
+		return encode_action_frame(out, run, actor, seq, env0, policy_version, action, SEED_DTYPE_I32,
+		                           reset, reset_seed, K, 0, err);
+	size_t nbytes = 4 * (size_t)K;
+	/* 145 bytes at most before the data: the head, the name and the
+	 * tensor's names and headers, K, the bin's header of 5. */
+	seed_buf_reserve(out,
+	                 192 + nbytes + (reset ? 48 + (size_t)K : 0) + (reset_seed ? 48 + 8 * (size_t)K : 0));
+	uint8_t *p = put_action_head(out->data + out->len, (reset != NULL) + (reset_seed != NULL), run, actor,
+	                             seq, env0, policy_version);
+	p = PUT_NAME(p, "action");
+	p = put_tensor(p, "i32", 1, &K, action, nbytes);
+	p = put_resets(p, reset, reset_seed, K);
 	out->len = (size_t)(p - out->data);
 	return 0;
 }
 
 int seed_frame_encode_action_box(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
-                                 int64_t policy_version, const float *action, const uint8_t *reset, int64_t K,
-                                 int64_t A, seed_err *err)
+                                 int64_t policy_version, const float *action, const uint8_t *reset,
+                                 const int64_t *reset_seed, int64_t K, int64_t A, seed_err *err)
 {
 	/* The fast path: a frame of at most SEED_FRAME_MAX_BYTES (K x A
-	 * floats, K reset bytes and 256 of the rest), every element finite. */
+	 * floats, K reset bytes, 8K of seeds and 256 of the rest), every
+	 * element finite. */
 	bool fast = seq >= 0 && env0 >= 0 && policy_version >= 0 && K >= 1 && A >= 1 &&
 	            (uint64_t)A <= (SEED_FRAME_MAX_BYTES - 256) / 5 &&
-	            (uint64_t)K <= (SEED_FRAME_MAX_BYTES - 256) / (4 * (uint64_t)A + 1);
+	            (uint64_t)K <= (SEED_FRAME_MAX_BYTES - 256) / (4 * (uint64_t)A + 9);
 	size_t n = fast ? (size_t)K * (size_t)A : 0;
 	for (size_t i = 0; i < n && fast; i++)
 		fast = isfinite(action[i]);
 	if (!fast)
 		return encode_action_frame(out, run, actor, seq, env0, policy_version, action, SEED_DTYPE_F32,
-		                           reset, K, A, err);
+		                           reset, reset_seed, K, A, err);
 	int64_t shape[2] = {K, A};
 	/* 154 bytes at most before the data: the head, the name and the
 	 * tensor's names and headers, K and A, the bin's header of 5. */
-	seed_buf_reserve(out, 192 + 4 * n + (reset ? 48 + (size_t)K : 0));
-	uint8_t *p = put_action_head(out->data + out->len, reset, run, actor, seq, env0, policy_version);
+	seed_buf_reserve(out,
+	                 192 + 4 * n + (reset ? 48 + (size_t)K : 0) + (reset_seed ? 48 + 8 * (size_t)K : 0));
+	uint8_t *p = put_action_head(out->data + out->len, (reset != NULL) + (reset_seed != NULL), run, actor,
+	                             seq, env0, policy_version);
 	p = PUT_NAME(p, "action");
 	p = put_tensor(p, "f32", 2, shape, action, 4 * n);
-	if (reset) {
-		p = PUT_NAME(p, "reset");
-		p = put_tensor(p, "u8", 1, &K, reset, (size_t)K);
-	}
+	p = put_resets(p, reset, reset_seed, K);
 	out->len = (size_t)(p - out->data);
 	return 0;
 }

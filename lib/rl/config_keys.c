@@ -205,6 +205,8 @@ const struct key config_keys[] = {
     {DBL("evolution.generation_deadline", evolution.generation_deadline, 60, 0, 1e9, W_EVO,
          "seconds after which a round ends incomplete; 0: none")},
     {BOOL("evolution.greedy", evolution.greedy, 1, W_EVO, "members act greedily, else sample")},
+    {BOOL("evolution.common_episodes", evolution.common_episodes, 0, W_EVO,
+          "every member's k-th episode of a round from the same seed (common random numbers)")},
     {DBL("evolution.action_noise", evolution.action_noise, 0, 0, 1e6, W_EVO,
          "std of the noise added to Box members' mean actions")},
     /* Training, stopping and reporting. */

@@ -83,6 +83,7 @@ typedef struct seed_config_evolution {
 	int episode_cap;            /* steps after which an episode is reported as truncated; 0 none (0) */
 	double generation_deadline; /* seconds after which a round ends incomplete; 0 none (60) */
 	bool greedy;                /* members act greedily, else sample their softmax (true) */
+	bool common_episodes;       /* every member's k-th episode of a round from one seed (false) */
 	double action_noise;        /* Box members: std of the noise added to their mean actions (0) */
 
 	/* es, snes, ars: where the centre starts ("model") */

@@ -241,6 +241,16 @@ void seed_envs_reset(seed_envs *e, void *obs);
  * vector was never reset. */
 int seed_envs_restart(seed_envs *e, int i, void *obs);
 
+/* seed_envs_restart from a seed: env i's random generator starts again
+ * from seed first (seed_rng_init(seed, 0)), so the new episode (its start
+ * and every random draw of the environment in it) is the same whichever
+ * env of whichever vector plays it with the same actions: an action frame's
+ * reset_seed (seed-frames(7)), for a population's common episodes; what a
+ * class keeps across episodes by design stays (MinAtar's last action, which
+ * its sticky actions may repeat at the first step).  The generator goes on
+ * from there afterwards.  -EINVAL as seed_envs_restart. */
+int seed_envs_restart_seeded(seed_envs *e, int i, uint64_t seed, void *obs);
+
 /* Step envs first .. first+count-1 with actions[0..count).  Outputs are
  * indexed from 0 (row i is env first+i): obs [count][obs], reward,
  * terminated, truncated (0/1), and, where not NULL, ep_return and ep_length:

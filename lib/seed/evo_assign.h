@@ -49,6 +49,20 @@
  * and a step of length 0 (a restart's first) starts an assigned episode,
  * a later one goes on LOOSE.
  *
+ * Common episodes: a generation started with a non-zero episode seed plays
+ * the k-th episode of every member from the same seed (k counted per
+ * member from 0), so members are ranked on the same episodes (common
+ * random numbers, as EvoJAX evaluates a population).  An episode assigned
+ * so is not played from the start the actor gave it: the server asks the
+ * actor to restart the environment from the episode's seed
+ * (seed_evo_assign_request gives SEED_RESET_RESTART and
+ * seed_evo_assign_reset_seed the seed), and the episode starts at the
+ * restart's first step (length 0).  An actor that steps the row instead
+ * (it cannot restart it from a seed) plays the member's episode from where
+ * it was: assigned, reported, not common.  An episode lost gives its index
+ * back with its assignment: the member's next one takes the count then
+ * (rare: an actor gone, frames lost), which may repeat an index in flight.
+ *
  * Cost: O(1) a step; an assignment is O(1) amortised while the members
  * want the same number of episodes (the general bound: O(M) when one
  * member wants many more than the others).
@@ -82,6 +96,7 @@ typedef struct seed_evo_row {
 	int64_t generation; /* PLAYING, LOOSE: the generation reported at the end */
 	int32_t member;     /* PLAYING: its member */
 	int32_t length;     /* the episode's length at the last step seen */
+	uint64_t reseed;    /* PLAYING: the seed to restart from before the episode starts; 0: none */
 	uint8_t state;      /* SEED_EVO_ROW_* */
 } seed_evo_row;
 
@@ -110,11 +125,18 @@ int seed_evo_assign_prepare(seed_evo_assign *a);
 
 /* Make generation `generation` of members (M) current in the prepared slot:
  * episodes[m] wanted of member m (copied), episodes stopped after cap steps
- * (0: no cap).  The current generation becomes the previous one, kept while
+ * (0: no cap), every member's k-th episode played from the seed
+ * seed_evo_episode_seed(episode_seed, k) (0: each from where its
+ * environment is, see "Common episodes").  The current generation becomes the previous one, kept while
  * episodes of it are in flight.  Returns the slot, or -EINVAL (members < 1,
  * an episodes[m] < 1, cap < 0; err says which; nothing changes). */
 int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, const int32_t *episodes,
-                          int64_t cap, seed_err *err);
+                          int64_t cap, uint64_t episode_seed, seed_err *err);
+
+/* The seed of the k-th episode (k >= 0) of each member of a generation
+ * whose episode seed is episode_seed (non-zero): a mix of the two, in
+ * [1, 2^63) so that an action frame's i64 carries it. */
+uint64_t seed_evo_episode_seed(uint64_t episode_seed, int64_t k);
 
 /* Forget every generation (leaving population mode): rows then play
  * nothing until the next start (seed_evo_assign_play gives slot -1) and
@@ -130,9 +152,14 @@ int seed_evo_assign_step(seed_evo_assign *a, seed_evo_row *r, bool terminated, b
 
 /* What the server's answer asks of row r's environment, as an action
  * frame's reset value: SEED_RESET_RESTART for an episode no generation
- * wants (LOOSE, CAPPED), SEED_RESET_HOLD for a WAITING row, else (and
- * whenever no generation is current) SEED_RESET_STEP. */
+ * wants (LOOSE, CAPPED) and for an assigned episode to be played from its
+ * seed, SEED_RESET_HOLD for a WAITING row, else (and whenever no
+ * generation is current) SEED_RESET_STEP. */
 int seed_evo_assign_request(const seed_evo_assign *a, const seed_evo_row *r);
+
+/* The seed row r's environment should restart from (an action frame's
+ * reset_seed), or 0: restart from where it is, or no restart. */
+uint64_t seed_evo_assign_reset_seed(const seed_evo_assign *a, const seed_evo_row *r);
 
 /* Who chooses row r's next action: *slot (0 or 1; -1: no generation) and
  * *member in it.  PLAYING rows their own; the others the current

@@ -58,6 +58,7 @@ typedef struct seed_session {
 	float *box_raw, *box_act; /* (K, A) */
 	float *low, *high;        /* (A) */
 	uint8_t *reset;           /* (K): the last answer's restart requests */
+	int64_t *reset_seed;      /* (K): their seeds (population mode; 0: none) */
 	int32_t *env;             /* (K): env0 + row, each row's environment */
 	seed_unroll *unroll;      /* the unroll in progress; NULL without unrolls */
 	/* A recurrent agent's state of each row (layout.state_size = S > 0

@@ -255,7 +255,7 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 			h->actions[k] = (int32_t)seed_rng_below(&s->rng, (uint32_t)h->layout.num_actions);
 	/* Population mode: rows playing an episode no generation wants are
 	 * asked to restart, rows with no episode to play to hold. */
-	bool any_reset = false;
+	bool any_reset = false, any_seed = false;
 	if (pop)
 		for (int k = 0; k < K; k++) {
 			uint8_t x = (uint8_t)seed_evo_assign_request(s->pop.assign, &h->evo[k]);
@@ -263,15 +263,19 @@ static int answer(seed_serve *s, int i, bool modeled, bool pop, int S, int64_t v
 			s->st.held += x == SEED_RESET_HOLD;
 			h->reset[k] = x;
 			any_reset |= x != SEED_RESET_STEP;
+			/* an assigned episode to be played from its seed */
+			h->reset_seed[k] = (int64_t)seed_evo_assign_reset_seed(s->pop.assign, &h->evo[k]);
+			any_seed |= h->reset_seed[k] != 0;
 		}
 	/* Straight into the half's kept answer, no seed_frame built. */
 	seed_buf_reset(&h->reply);
 	const uint8_t *rs = any_reset ? h->reset : NULL;
-	int enc = h->layout.box
-	              ? seed_frame_encode_action_box(&h->reply, h->run, h->actor, h->last_seq, h->env0,
-	                                             version, h->box_act, rs, K, h->layout.num_actions, NULL)
-	              : seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0, version,
-	                                         h->actions, rs, K, NULL);
+	const int64_t *rseed = any_seed ? h->reset_seed : NULL;
+	int enc = h->layout.box ? seed_frame_encode_action_box(&h->reply, h->run, h->actor, h->last_seq,
+	                                                       h->env0, version, h->box_act, rs, rseed, K,
+	                                                       h->layout.num_actions, NULL)
+	                        : seed_frame_encode_action(&h->reply, h->run, h->actor, h->last_seq, h->env0,
+	                                                   version, h->actions, rs, rseed, K, NULL);
 	if (enc == 0) {
 		double ts = seed_now_s();
 		seed_chan_send(s->actors, r->id, r->idlen, h->reply.data, h->reply.len, true);

@@ -127,6 +127,7 @@ struct seed_serve {
 		seed_evo_gen_copy pending;
 		bool have_pending, pending_greedy;
 		int64_t pending_cap;
+		uint64_t pending_episode_seed; /* 0: no common episodes */
 		/* the (run, generation, phase) taken last: a repeat is ignored */
 		int64_t last_gen[3];
 		bool have_last_gen;

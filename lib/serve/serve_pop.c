@@ -239,7 +239,7 @@ void serve_apply_generation(seed_serve *s)
 	}
 	if (rc == 0) /* the slot t, or an error */
 		rc = seed_evo_assign_start(s->pop.assign, g.generation, g.members, g.episodes,
-		                           s->pop.pending_cap, &err);
+		                           s->pop.pending_cap, s->pop.pending_episode_seed, &err);
 	if (rc < 0) {
 		serve_bad_generation(s, "generation %" PRId64 " (%s, %d members): %s", g.generation, algo,
 		                     g.members, err.msg);
@@ -302,6 +302,7 @@ void serve_take_generation(seed_serve *s, const seed_frame *f)
 	memcpy(s->pop.last_gen, id, sizeof id);
 	s->pop.have_last_gen = true;
 	s->pop.pending_cap = seed_frame_int(f, "episode_cap", 0);
+	s->pop.pending_episode_seed = (uint64_t)seed_frame_int(f, "episode_seed", 0);
 	s->pop.pending_greedy = !gv || gv->u.b;
 	s->pop.have_pending = true;
 	if (has_json) /* another model: the agent built for it plays the generation */

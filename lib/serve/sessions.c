@@ -88,6 +88,7 @@ static void release(seed_session *h)
 	free(h->low);
 	free(h->high);
 	free(h->reset);
+	free(h->reset_seed);
 	free(h->env);
 	free(h->ep_env);
 	free(h->ep_len);
@@ -169,10 +170,11 @@ static size_t session_bytes(const seed_sessions *s, const seed_unroll_layout *l,
 	size_t ub = seed_unroll_bytes(full); /* validates the layout either way */
 	if (ub == 0)
 		return 0;
-	/* The answer: the actions and restart requests twice (the arrays and
-	 * the encoded frame) and the frame's fixed part; each row's env and
-	 * assignment; the recurrent state. */
-	size_t own = sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
+	/* The answer: the actions, restart requests and their seeds twice (the
+	 * arrays and the encoded frame) and the frame's fixed part; each row's
+	 * env and assignment; the recurrent state. */
+	size_t own =
+	    sizeof(seed_session) + (3 * 4 + 2 + 2 * 8 + sizeof(seed_evo_row)) * (size_t)l->rows + 256;
 	if (l->box) /* two answers of A floats a row, and the bounds */
 		own += 2 * 4 * (size_t)l->rows * (size_t)l->num_actions + 8 * (size_t)l->num_actions;
 	if (l->state_size > 0) /* its floats, and each row's reward and reset */
@@ -236,6 +238,7 @@ static int build(seed_sessions *s, seed_session *h, const seed_unroll_layout *fu
 	seed_buf_init(&h->reply);
 	h->actions = seed_xcalloc((size_t)full->rows, sizeof *h->actions);
 	h->reset = seed_xcalloc((size_t)full->rows, 1);
+	h->reset_seed = seed_xcalloc((size_t)full->rows, sizeof *h->reset_seed);
 	h->box_raw = h->box_act = h->low = h->high = NULL;
 	if (full->box) {
 		size_t na = (size_t)full->num_actions;

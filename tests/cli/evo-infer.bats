@@ -155,6 +155,45 @@ ask() {
 	[ "$(tail -n 1 "$D/m.jsonl" | jq -c '[.restarts, .held]')" = '[2,5]' ]
 }
 
+# ask_seeds JSON: as ask, with the answer's reset seeds as strings (jq's
+# numbers are doubles; the seeds take 63 bits): [type, reset, reset_seed]
+ask_seeds() {
+	echo "$1" | seed-cat --encode >"$D/step.frames"
+	zreq "ipc://$D/s" "$D/step.frames" | seed-cat | sed -E 's/([0-9]{10,})/"\1"/g' |
+		jq -c '[.type, .reset.data, .reset_seed.data]'
+}
+
+@test "common episodes: every member's k-th episode is restarted from one seed, the same for each member" {
+	serve
+	# Two members, two episodes each, episode seed 77: each member's
+	# episode k from seed_evo_episode_seed(77, k), worked in Python from
+	# splitmix64's finaliser (tests/unit/evo/test_evo_assign.c).
+	publish "$(gen 0 11,12 2,2 | jq -c '. + {episode_seed: 77}')"
+	until_metrics '.generation != null'
+	local s0='"7086638178683056257"' s1='"9103081651828072020"'
+	# Both environments start: members 0 and 1, each its episode 0, both
+	# restarted from its seed.
+	[ "$(ask_seeds "$(step 0 0 0 0 0)")" = "[\"action\",[1,1],[$s0,$s0]]" ]
+	# The restarts' first steps (counters 0): played from here, nothing asked.
+	[ "$(ask_seeds "$(step 1 0 0 0 0)")" = '["action",null,null]' ]
+	# Both end (3 and 4 steps): members 0 and 1 take their episode 1.
+	[ "$(ask_seeds "$(step 2 1 1 3 4)")" = "[\"action\",[1,1],[$s1,$s1]]" ]
+	# An actor that steps instead of restarting (length 1): the member's
+	# episode goes on from there, not asked again.
+	[ "$(ask_seeds "$(step 3 0 0 0 1)")" = '["action",null,null]' ]
+	[ "$(ask_seeds "$(step 4 1 1 2 3)")" = '["action",[2,2],null]' ]
+	stop
+	[ "$(jq -sc '[.[] | [.env.data, .member.data, .length.data] | transpose[]]' "$D/eps.jsonl")" = \
+		'[[0,0,3],[1,1,4],[0,0,2],[1,1,3]]' ]
+	# A generation without an episode seed asks for no restart.
+	serve
+	publish "$(gen 1 11,12 1,1)"
+	until_metrics '.generation != null'
+	[ "$(ask_seeds "$(step 0 0 0 0 0)")" = '["action",null,null]' ]
+	until_metrics '.generation == 1'
+	stop
+}
+
 @test "the episode cap: an episode is reported at the cap, truncated, and seed-actor restarts it" {
 	serve
 	publish "$(gen 0 1,2,3 10,10,10 4)"

@@ -33,7 +33,7 @@ teardown() {
 		assert_success
 		a=$(basename "$p" | cut -d- -f1)
 		[ "$(jq -r .algorithm <<<"$output")" = "$a" ]
-		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 20 ]
+		[ "$(jq '.evolution | keys | length' <<<"$output")" -eq 21 ]
 		[ "$(jq '.evolution | has("episodes_per_member")' <<<"$output")" = true ]
 		n=$((n + 1))
 	done
@@ -141,6 +141,31 @@ train() {
 	[ "$(jq -s 'last | .elite == 500' "$D/run/metrics.jsonl")" = true ]
 	# The checkpoint keeps the elite's genome.
 	[ "$(jq -r '.config.evolution.noise_size' "$D/run/checkpoint.json")" -eq 1048576 ]
+}
+
+# With common episodes every member of a round plays the same episodes:
+# members of the same weights (ES with a sigma below float32's resolution
+# of the centre) then score the same, to the step, on MinAtar Asterix
+# (random spawns; sticky actions off, since the last action of the
+# previous episode would carry into the first step).  Without, they differ.
+@test "evolution.common_episodes: members of the same weights score the same; without, they do not" {
+	local ce
+	for ce in true false; do
+		run timeout 120 seed-train es-minatar-asterix --seed 3 --dir "$D/run-$ce" --quiet \
+			--set evolution.population=8 --set evolution.episodes_per_member=2 \
+			--set evolution.sigma=1e-9 --set evolution.reward_shift=-0.001 \
+			--set evolution.common_episodes=$ce --set 'env_options={"sticky_action_prob": 0}' \
+			--set actors=1 --set envs_per_actor=6 --set total_frames=20000 --set eval_episodes=1 \
+			--set target_return=null --set 'infer={"max_batch": 16, "timeout_us": 500}'
+		assert_success
+	done
+	# fitness = return + 0.001 x length: every round's members equal with
+	# common episodes, rounds unlike each other (a new seed each round).
+	jq -c '[.generation, .best, .mean, .median]' "$D/run-true/metrics.jsonl"
+	[ "$(jq -s 'length >= 3' "$D/run-true/metrics.jsonl")" = true ]
+	[ "$(jq -s '[.[] | select(.best != .mean or .median != .mean)] | length' "$D/run-true/metrics.jsonl")" -eq 0 ]
+	[ "$(jq -s '[.[].mean] | unique | length > 1' "$D/run-true/metrics.jsonl")" = true ]
+	[ "$(jq -s '[.[] | select(.best > .mean)] | length > 0' "$D/run-false/metrics.jsonl")" = true ]
 }
 
 @test "seed-train rs-cartpole runs random search to its frame budget and evaluates the elite" {

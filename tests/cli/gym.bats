@@ -235,6 +235,42 @@ teardown() {
 	[ "$(tail -n 1 "$D/actor.jsonl" | jq -c '[.restarts, .held]')" = "[18,$held]" ]
 }
 
+@test "common episodes: seed-gym restarts an environment from the seed the server gives" {
+	need_gym
+	# Three members of the same weights (one key), two episodes each, an
+	# episode seed: each member's episode k starts from the same seed, so
+	# the three play the same two episodes (greedy, deterministic after
+	# the start; key 1's network balances for 49 and 58 steps from them).
+	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
+		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
+	PIDS=$!
+	wait_for_handler $PIDS 15
+	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
+	local cat=$!
+	PIDS="$PIDS $cat"
+	wait_for_handler $cat 15
+	jq -nc --arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
+		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
+		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
+		  genome: {dtype: "i64", shape: [3, 1], data: [1, 1, 1]},
+		  episodes: {dtype: "i32", shape: [3], data: [2, 2, 2]}, model: $model, episode_seed: 12345}' |
+		seed-cat --encode >"$D/gen.frames"
+	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --steps 1200 --connect "ipc://$D/s"
+	assert_success
+	sleep 0.5
+	kill -TERM $cat
+	wait $cat || true
+	# Every member's two lengths (CartPole pays 1 a step: the returns)
+	# are the same pair; the two differ (two seeds).
+	jq -sc '[.[] | [.member.data, .length.data] | transpose[]]' "$D/eps.jsonl"
+	local pairs
+	pairs=$(jq -sc '[.[] | [.member.data, .length.data] | transpose[]] | group_by(.[0]) | map(map(.[1]) | sort)' "$D/eps.jsonl")
+	[ "$(jq 'length' <<<"$pairs")" -eq 3 ]
+	[ "$(jq 'unique | length' <<<"$pairs")" -eq 1 ]
+	[ "$(jq '.[0] | unique | length' <<<"$pairs")" -eq 2 ]
+}
+
 @test "stopped while its packages load, seed-gym exits 0 and leaves its metrics line at exit" {
 	command -v python3 >/dev/null || skip "no python3 to run seed-gym with"
 	# A gymnasium that takes its time to load, and turns an exception

@@ -384,7 +384,7 @@ static void print_sizes(client *cl)
 	seed_buf a;
 	seed_buf_init(&a);
 	seed_err err;
-	if (seed_frame_encode_action(&a, c.run, c.actor, c.seq, 0, 1 << 30, acts, NULL, cl->k, &err))
+	if (seed_frame_encode_action(&a, c.run, c.actor, c.seq, 0, 1 << 30, acts, NULL, NULL, cl->k, &err))
 		cli_die("encoding an action frame: %s", err.msg);
 	printf("{\"envs\":%d,\"obs_dtype\":\"%s\",\"obs_shape\":\"%s\",\"obs_bytes_per_row\":%zu,"
 	       "\"step_frame_bytes\":%zu,\"action_frame_bytes\":%zu}\n",

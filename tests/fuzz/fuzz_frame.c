@@ -159,16 +159,22 @@ static void check_action(const seed_frame *f)
 	memcpy(acts, a->data, 4 * n);
 	for (size_t i = 0; box && i < n; i++)
 		REQUIRE(isfinite(((const float *)acts)[i]));
-	static const char *const order[] = {"run",    "actor", "seq", "env0", "policy_version",
-	                                    "action", "reset"};
-	bool canonical = f->nfields == 6 || f->nfields == 7;
-	for (int i = 0; canonical && i < f->nfields; i++)
-		canonical = is_named(&f->fields[i], order[i]);
+	static const char *const order[] = {"run",    "actor", "seq",       "env0", "policy_version",
+	                                    "action", "reset", "reset_seed"};
+	const seed_tensor *r = seed_frame_tensor(f, "reset"), *rsd = seed_frame_tensor(f, "reset_seed");
+	bool canonical = f->nfields == 6 + (r != NULL) + (rsd != NULL);
+	for (int i = 0, k = 0; canonical && i < f->nfields; i++, k++) {
+		if (k == 6 && !r)
+			k++; /* reset_seed without reset */
+		canonical = is_named(&f->fields[i], order[k]);
+	}
 	if (canonical) {
-		const seed_tensor *r = seed_frame_tensor(f, "reset");
 		uint8_t *reset = r ? malloc((size_t)K) : NULL;
 		if (r)
 			memcpy(reset, r->data, (size_t)K);
+		int64_t *seeds = rsd ? malloc(8 * (size_t)K) : NULL;
+		if (rsd)
+			memcpy(seeds, rsd->data, 8 * (size_t)K);
 		seed_buf want = {0}, got = {0};
 		seed_err err;
 		REQUIRE(seed_frame_encode(f, &want, &err) == 0);
@@ -178,14 +184,15 @@ static void check_action(const seed_frame *f)
 		int32_t env0 = (int32_t)seed_frame_int(f, "env0", 0);
 		if (box)
 			REQUIRE(seed_frame_encode_action_box(&got, run, actor, seq, env0, version, acts,
-			                                     reset, K, A, &err) == 0);
+			                                     reset, seeds, K, A, &err) == 0);
 		else
-			REQUIRE(seed_frame_encode_action(&got, run, actor, seq, env0, version, acts, reset, K,
-			                                 &err) == 0);
+			REQUIRE(seed_frame_encode_action(&got, run, actor, seq, env0, version, acts, reset,
+			                                 seeds, K, &err) == 0);
 		REQUIRE(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
 		seed_buf_free(&want);
 		seed_buf_free(&got);
 		free(reset);
+		free(seeds);
 	}
 	free(acts);
 }

@@ -11,7 +11,7 @@
  *     gets a message, and the same one again on the next call (sticky);
  *   - a refused frame or line gets a message;
  *   - a decoded frame encodes, and decodes back to the same encoding; an
- *     action frame with just the schema's fields encodes to the same bytes
+ *     action frame with just the schema's fields, in its order, encodes to the same bytes
  *     through seed_frame_encode_action (the server's hot path);
  *   - a line that parses encodes, and its frame prints as JSON that parses
  *     again to a frame that prints the same (JSON is a fixed point).
@@ -29,14 +29,19 @@ static seed_frame_decoder *decoder;
 
 static bool is_plain_action(const seed_frame *f)
 {
-	static const char *const names[] = {"run",    "actor", "seq", "env0", "policy_version",
-	                                    "action", "reset"};
-	if (f->type != SEED_FRAME_ACTION || (f->nfields != 6 && f->nfields != 7))
+	/* the schema's order; the last two optional */
+	static const char *const names[] = {"run",    "actor", "seq",       "env0", "policy_version",
+	                                    "action", "reset", "reset_seed"};
+	if (f->type != SEED_FRAME_ACTION || f->nfields < 6 || f->nfields > 8)
 		return false;
-	for (int i = 0; i < f->nfields; i++)
-		if (f->fields[i].name_len != strlen(names[i]) ||
-		    memcmp(f->fields[i].name, names[i], f->fields[i].name_len) != 0)
+	int k = 0;
+	for (int i = 0; i < f->nfields; i++, k++) {
+		if (k == 6 && f->nfields == 7 && seed_frame_tensor(f, "reset_seed"))
+			k++; /* reset_seed without reset */
+		if (f->fields[i].name_len != strlen(names[k]) ||
+		    memcmp(f->fields[i].name, names[k], f->fields[i].name_len) != 0)
 			return false;
+	}
 	return true;
 }
 
@@ -62,16 +67,21 @@ static void check_frame(const seed_frame *f)
 		uint8_t *reset = rt ? malloc((size_t)rt->shape[0] + 1) : NULL;
 		if (rt)
 			memcpy(reset, rt->data, (size_t)rt->shape[0]);
+		const seed_tensor *st = seed_frame_tensor(f, "reset_seed");
+		int64_t *seeds = st ? malloc(8 * (size_t)st->shape[0] + 1) : NULL;
+		if (st)
+			memcpy(seeds, st->data, 8 * (size_t)st->shape[0]);
 		seed_buf fast = {0};
 		REQUIRE(seed_frame_encode_action(
 		            &fast, (uint32_t)seed_frame_int(f, "run", -1),
 		            (uint32_t)seed_frame_int(f, "actor", -1), seed_frame_int(f, "seq", -1),
 		            (int32_t)seed_frame_int(f, "env0", -1), seed_frame_int(f, "policy_version", -1),
-		            act, reset, a->shape[0], &err) == 0);
+		            act, reset, seeds, a->shape[0], &err) == 0);
 		REQUIRE(fast.len == m.len && memcmp(fast.data, m.data, m.len) == 0);
 		seed_buf_free(&fast);
 		free(act);
 		free(reset);
+		free(seeds);
 	}
 	seed_buf_free(&m);
 	seed_buf_free(&again);

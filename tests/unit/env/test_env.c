@@ -363,6 +363,62 @@ static void t_restart(void)
 	seed_envs_free(&e);
 }
 
+/* seed_envs_restart_seeded: an episode restarted from a seed is the same
+ * whichever env of whichever vector plays it with the same actions: its
+ * start, and every random draw in it (MinAtar Asterix's spawns and sticky
+ * actions); another seed gives another episode. */
+static void t_restart_seeded(void)
+{
+	const char *names[2] = {"cartpole", "minatar-asterix"};
+	for (int n = 0; n < 2; n++) {
+		seed_envs *a, *b;
+		seed_err err;
+		CHECK(seed_envs_new(&a, names[n], NULL, 3, 1, &err) == 0);
+		CHECK(seed_envs_new(&b, names[n], NULL, 2, 2, &err) == 0);
+		size_t ob = seed_env_spec_obs_bytes(seed_envs_spec(a));
+		unsigned char *oa = calloc(3, ob), *obb = calloc(3, ob), *first = calloc(1, ob);
+		CHECK(seed_envs_restart_seeded(a, 0, 99, first) == -EINVAL); /* never reset */
+		seed_envs_reset(a, oa);
+		seed_envs_reset(b, obb);
+		/* Env 2 of a and env 0 of b from seed 99; a's env 2 again from
+		 * seed 99 after a step, then from seed 100. */
+		CHECK(seed_envs_restart_seeded(a, 2, 99, oa + 2 * ob) == 0);
+		CHECK(seed_envs_restart_seeded(b, 0, 99, obb) == 0);
+		CHECK(memcmp(oa + 2 * ob, obb, ob) == 0);
+		float rew[3], rb[3];
+		uint8_t te[3], tr[3], teb[3], trb[3];
+		int32_t acts[3] = {0, 1, 1}, len[3];
+		CHECK(seed_envs_step(a, 2, 1, acts, oa + 2 * ob, rew, te, tr, NULL, NULL, len) == 0);
+		CHECK(seed_envs_restart_seeded(a, 2, 99, first) == 0);
+		CHECK(memcmp(first, obb, ob) == 0);
+		memcpy(oa + 2 * ob, first, ob);
+		/* 60 steps of the same actions: the same observations and
+		 * rewards, ends included (each env then resets from its own
+		 * generator, so the comparison stops at the first end). */
+		int same = 0, steps = 0;
+		for (int t = 0; t < 60; t++) {
+			int32_t act = (int32_t)((t * 7 + t / 3) % seed_envs_spec(a)->num_actions);
+			CHECK(seed_envs_step(a, 2, 1, &act, oa + 2 * ob, rew, te, tr, NULL, NULL, len) == 0);
+			CHECK(seed_envs_step(b, 0, 1, &act, obb, rb, teb, trb, NULL, NULL, len) == 0);
+			steps++;
+			same += memcmp(oa + 2 * ob, obb, ob) == 0 && rew[0] == rb[0] && te[0] == teb[0];
+			if (te[0] || tr[0])
+				break;
+		}
+		CHECK_MSG(same == steps && steps > 5, "%s: %d of %d steps the same", names[n], same, steps);
+		CHECK(seed_envs_restart_seeded(a, 1, 100, oa + ob) == 0);
+		CHECK(seed_envs_restart_seeded(b, 1, 99, obb + ob) == 0);
+		if (n == 0) /* cartpole's start is all random: another seed, another start */
+			CHECK(memcmp(oa + ob, obb + ob, ob) != 0);
+		CHECK(seed_envs_restart_seeded(a, 3, 1, first) == -EINVAL);
+		free(oa);
+		free(obb);
+		free(first);
+		seed_envs_free(&a);
+		seed_envs_free(&b);
+	}
+}
+
 static void t_cartpole_matches_gymnasium(void)
 {
 	int checked = 0;
@@ -851,6 +907,7 @@ int main(void)
 	TAP_RUN(t_step_errors);
 	TAP_RUN(t_time_limit_and_autoreset);
 	TAP_RUN(t_restart);
+	TAP_RUN(t_restart_seeded);
 	TAP_RUN(t_cartpole_matches_gymnasium);
 	TAP_RUN(t_cartpole_beyond_termination);
 	TAP_RUN(t_cartpole_vector_slices);

@@ -6,7 +6,10 @@
  * lost ends and held rows, and by hand on a small case;
  * then the life of rows: the previous generation kept until its last
  * episode ends, a third one orphaning it, the episode cap, episodes under
- * way when the first generation comes, lost ends, forgotten rows, stop. */
+ * way when the first generation comes, lost ends, forgotten rows, stop;
+ * common episodes: every member's k-th episode from one seed (the values
+ * from splitmix64's finaliser worked in Python), restarted from it before
+ * it starts, an actor that steps instead, a generation that moves on. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -68,7 +71,7 @@ static void t_fewest_first(void)
 			total += wanted[m];
 		}
 		seed_evo_assign *a = seed_evo_assign_new();
-		CHECK(seed_evo_assign_start(a, trial, M, wanted, 0, NULL) == 0);
+		CHECK(seed_evo_assign_start(a, trial, M, wanted, 0, 0, NULL) == 0);
 		/* Several rows, interleaved: assignments happen in step order. */
 		seed_evo_row rows[3] = {{0}};
 		int bad = 0, n = 0, waits = 0, losses = 0;
@@ -146,7 +149,7 @@ static void t_waits_by_hand(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t wanted[3] = {1, 2, 1}, w5[2] = {1, 1};
-	CHECK(seed_evo_assign_start(a, 4, 3, wanted, 0, NULL) == 0);
+	CHECK(seed_evo_assign_start(a, 4, 3, wanted, 0, 0, NULL) == 0);
 	seed_evo_row r = {0}, q = {0}, x = {0};
 	seed_evo_episode rep;
 	first_step(a, &r);
@@ -169,7 +172,7 @@ static void t_waits_by_hand(void)
 	CHECK(slot == 0 && m == 0);
 	CHECK(seed_evo_assign_assigned(a, 0, 0) == 1 && seed_evo_assign_assigned(a, 0, 1) == 2 &&
 	      seed_evo_assign_assigned(a, 0, 2) == 1);
-	CHECK(seed_evo_assign_start(a, 5, 2, w5, 0, NULL) == 1);
+	CHECK(seed_evo_assign_start(a, 5, 2, w5, 0, 0, NULL) == 1);
 	CHECK(first_step(a, &r) == 0 && r.state == SEED_EVO_ROW_PLAYING && r.generation == 5 &&
 	      r.member == 0);
 	CHECK(first_step(a, &q) == 0 && q.member == 1 && seed_evo_assign_request(a, &q) == SEED_RESET_STEP);
@@ -201,13 +204,13 @@ static void t_previous_kept(void)
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w2[2] = {1, 1}, w3[3] = {1, 1, 1};
 	CHECK(seed_evo_assign_current(a) == -1);
-	int s0 = seed_evo_assign_start(a, 10, 2, w2, 0, NULL);
+	int s0 = seed_evo_assign_start(a, 10, 2, w2, 0, 0, NULL);
 	CHECK(s0 == 0 && seed_evo_assign_current(a) == 0);
 	seed_evo_row r[2] = {{0}};
 	first_step(a, &r[0]);
 	first_step(a, &r[1]);
 	CHECK(r[0].member == 0 && r[1].member == 1 && seed_evo_assign_in_flight(a, 0) == 2);
-	int s1 = seed_evo_assign_start(a, 11, 3, w3, 0, NULL);
+	int s1 = seed_evo_assign_start(a, 11, 3, w3, 0, 0, NULL);
 	CHECK(s1 == 1 && seed_evo_assign_current(a) == 1);
 	CHECK(seed_evo_assign_live(a, 0) && seed_evo_assign_generation(a, 0) == 10);
 	int slot;
@@ -244,8 +247,8 @@ static void t_previous_kept(void)
 	CHECK(seed_evo_assign_step(a, &r[0], true, true, 3, 9, &rep) == 1 && rep.truncated == 0);
 	/* A start with nothing in flight frees the old slot at once. */
 	seed_evo_assign *b = seed_evo_assign_new();
-	seed_evo_assign_start(b, 0, 2, w2, 0, NULL);
-	seed_evo_assign_start(b, 1, 2, w2, 0, NULL);
+	seed_evo_assign_start(b, 0, 2, w2, 0, 0, NULL);
+	seed_evo_assign_start(b, 1, 2, w2, 0, 0, NULL);
 	CHECK(!seed_evo_assign_live(b, 0) && seed_evo_assign_live(b, 1));
 	seed_evo_assign_free(&b);
 	seed_evo_assign_free(&a);
@@ -259,13 +262,13 @@ static void t_third_orphans(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[2] = {1, 1};
-	seed_evo_assign_start(a, 0, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 0, 2, w, 0, 0, NULL);
 	seed_evo_row r = {0}, q = {0};
 	first_step(a, &r);
-	seed_evo_assign_start(a, 1, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 1, 2, w, 0, 0, NULL);
 	first_step(a, &q); /* generation 1's, in slot 1 */
 	CHECK(q.generation == 1 && seed_evo_assign_in_flight(a, 1) == 1);
-	CHECK(seed_evo_assign_start(a, 2, 2, w, 0, NULL) == 0); /* slot 0 reused */
+	CHECK(seed_evo_assign_start(a, 2, 2, w, 0, 0, NULL) == 0); /* slot 0 reused */
 	CHECK(seed_evo_assign_in_flight(a, 0) == 0 && seed_evo_assign_generation(a, 0) == 2);
 	int slot;
 	int32_t m;
@@ -294,7 +297,7 @@ static void t_cap(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[1] = {3};
-	seed_evo_assign_start(a, 3, 1, w, 5, NULL);
+	seed_evo_assign_start(a, 3, 1, w, 5, 0, NULL);
 	seed_evo_row r = {0};
 	first_step(a, &r);
 	seed_evo_episode rep;
@@ -338,7 +341,7 @@ static void t_loose(void)
 	seed_evo_assign_play(a, &r, &slot, &m);
 	CHECK(slot == -1);
 	CHECK(seed_evo_assign_request(a, &r) == SEED_RESET_STEP); /* no generation: nothing to ask */
-	seed_evo_assign_start(a, 6, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 6, 2, w, 0, 0, NULL);
 	CHECK(seed_evo_assign_step(a, &r, false, false, 4, 7, &rep) == 0 && r.state == SEED_EVO_ROW_LOOSE);
 	CHECK(seed_evo_assign_request(a, &r) == SEED_RESET_RESTART);
 	seed_evo_assign_play(a, &r, &slot, &m);
@@ -360,7 +363,7 @@ static void t_missed_end(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[2] = {1, 1};
-	seed_evo_assign_start(a, 0, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 0, 2, w, 0, 0, NULL);
 	seed_evo_row r = {0};
 	first_step(a, &r);
 	seed_evo_episode rep;
@@ -377,10 +380,10 @@ static void t_forget_and_stop(void)
 {
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[2] = {1, 1};
-	seed_evo_assign_start(a, 0, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 0, 2, w, 0, 0, NULL);
 	seed_evo_row r = {0}, q = {0};
 	first_step(a, &r);
-	seed_evo_assign_start(a, 1, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 1, 2, w, 0, 0, NULL);
 	CHECK(seed_evo_assign_live(a, 0));
 	seed_evo_assign_forget(a, &r);
 	CHECK(!seed_evo_assign_live(a, 0) && r.state == SEED_EVO_ROW_NEW);
@@ -395,7 +398,7 @@ static void t_forget_and_stop(void)
 	seed_evo_episode rep;
 	CHECK(end_step(a, &q, 1, 1, &rep) == 0 && q.state == SEED_EVO_ROW_NEW);
 	/* After a stop, a new start: q's next first step is assigned. */
-	seed_evo_assign_start(a, 5, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 5, 2, w, 0, 0, NULL);
 	CHECK(first_step(a, &q) == 0 && q.state == SEED_EVO_ROW_PLAYING && q.generation == 5);
 	seed_evo_assign_free(&a);
 }
@@ -405,17 +408,77 @@ static void t_refusals(void)
 	seed_evo_assign *a = seed_evo_assign_new();
 	int32_t w[2] = {1, 1}, z[2] = {1, 0};
 	seed_err err = {""};
-	seed_evo_assign_start(a, 0, 2, w, 0, NULL);
+	seed_evo_assign_start(a, 0, 2, w, 0, 0, NULL);
 	seed_evo_row r = {0};
 	first_step(a, &r);
-	CHECK(seed_evo_assign_start(a, 1, 0, w, 0, &err) == -EINVAL && strstr(err.msg, "0 members"));
-	CHECK(seed_evo_assign_start(a, 1, 2, z, 0, &err) == -EINVAL &&
+	CHECK(seed_evo_assign_start(a, 1, 0, w, 0, 0, &err) == -EINVAL && strstr(err.msg, "0 members"));
+	CHECK(seed_evo_assign_start(a, 1, 2, z, 0, 0, &err) == -EINVAL &&
 	      strstr(err.msg, "member 1 wants 0 episodes"));
-	CHECK(seed_evo_assign_start(a, 1, 2, w, -1, &err) == -EINVAL && strstr(err.msg, "episode cap -1"));
+	CHECK(seed_evo_assign_start(a, 1, 2, w, -1, 0, &err) == -EINVAL && strstr(err.msg, "episode cap -1"));
 	/* Nothing changed. */
 	CHECK(seed_evo_assign_current(a) == 0 && seed_evo_assign_in_flight(a, 0) == 1);
 	CHECK(seed_evo_assign_generation(a, 0) == 0 && !seed_evo_assign_live(a, 1));
 	CHECK(seed_evo_assign_assigned(a, 0, 2) == 0 && seed_evo_assign_assigned(a, 7, 0) == 0);
+	seed_evo_assign_free(&a);
+}
+
+/* Common episodes: a generation with an episode seed has each member's
+ * k-th episode played from seed_evo_episode_seed(seed, k); the row is
+ * asked to restart from it, and the episode starts at the restart. */
+static void t_common_episodes(void)
+{
+	/* splitmix64's finaliser of 77 + 0x9e3779b97f4a7c15 (k + 1), the top
+	 * bit cleared: computed in Python from the formula. */
+	CHECK(seed_evo_episode_seed(77, 0) == 7086638178683056257ull);
+	CHECK(seed_evo_episode_seed(77, 1) == 9103081651828072020ull);
+	CHECK(seed_evo_episode_seed(77, 2) == 885720525965706988ull);
+	seed_evo_assign *a = seed_evo_assign_new();
+	int32_t w[2] = {2, 2};
+	seed_evo_assign_start(a, 0, 2, w, 0, 77, NULL);
+	/* Four rows start: members 0, 1, 0, 1 (by levels), episodes 0, 0, 1, 1. */
+	seed_evo_row r[4] = {{0}};
+	for (int i = 0; i < 4; i++) {
+		first_step(a, &r[i]);
+		CHECK(r[i].state == SEED_EVO_ROW_PLAYING && r[i].member == i % 2);
+		CHECK(seed_evo_assign_request(a, &r[i]) == SEED_RESET_RESTART);
+		CHECK(seed_evo_assign_reset_seed(a, &r[i]) == seed_evo_episode_seed(77, i / 2));
+	}
+	seed_evo_episode rep;
+	/* Row 0 restarts (its next step is a start, length 0): the episode
+	 * starts, stepped from now on, and ends reported as member 0's. */
+	CHECK(first_step(a, &r[0]) == 0);
+	CHECK(r[0].state == SEED_EVO_ROW_PLAYING && r[0].member == 0);
+	CHECK(seed_evo_assign_request(a, &r[0]) == SEED_RESET_STEP &&
+	      seed_evo_assign_reset_seed(a, &r[0]) == 0);
+	CHECK(seed_evo_assign_step(a, &r[0], false, false, 1, 1, &rep) == 0);
+	CHECK(end_step(a, &r[0], 3, 2, &rep) == 1 && rep.member == 0 && rep.length == 2 &&
+	      rep.generation == 0);
+	/* Row 1's actor steps it instead (it cannot restart from a seed): the
+	 * member's episode goes on from there, and is reported. */
+	CHECK(seed_evo_assign_step(a, &r[1], false, false, 1, 1, &rep) == 0);
+	CHECK(r[1].state == SEED_EVO_ROW_PLAYING && r[1].member == 1);
+	CHECK(seed_evo_assign_request(a, &r[1]) == SEED_RESET_STEP);
+	CHECK(end_step(a, &r[1], 4, 2, &rep) == 1 && rep.member == 1);
+	/* Every member has its episodes: rows 0 and 1 wait. */
+	CHECK(r[0].state == SEED_EVO_ROW_WAITING && r[1].state == SEED_EVO_ROW_WAITING);
+	/* The next generation comes before rows 2 and 3 restarted: row 2's
+	 * restart starts generation 1's first episode instead (member 0,
+	 * episode 0 of seed 78), restarted from its seed in turn. */
+	seed_evo_assign_start(a, 1, 2, w, 0, 78, NULL);
+	CHECK(first_step(a, &r[2]) == 0);
+	CHECK(r[2].state == SEED_EVO_ROW_PLAYING && r[2].generation == 1 && r[2].member == 0);
+	CHECK(seed_evo_assign_reset_seed(a, &r[2]) == seed_evo_episode_seed(78, 0));
+	CHECK(seed_evo_assign_in_flight(a, 0) == 1); /* row 3's, of generation 0 */
+	/* A held row takes an episode when its generation comes: member 1's
+	 * first, from the same seed as member 0's. */
+	CHECK(first_step(a, &r[0]) == 0 && r[0].member == 1);
+	CHECK(seed_evo_assign_request(a, &r[0]) == SEED_RESET_RESTART);
+	CHECK(seed_evo_assign_reset_seed(a, &r[0]) == seed_evo_episode_seed(78, 0));
+	/* Without an episode seed nothing is restarted. */
+	seed_evo_assign_start(a, 2, 2, w, 0, 0, NULL);
+	CHECK(first_step(a, &r[1]) == 0 && r[1].state == SEED_EVO_ROW_PLAYING);
+	CHECK(seed_evo_assign_request(a, &r[1]) == SEED_RESET_STEP &&
+	      seed_evo_assign_reset_seed(a, &r[1]) == 0);
 	seed_evo_assign_free(&a);
 }
 
@@ -430,5 +493,6 @@ int main(void)
 	TAP_RUN(t_missed_end);
 	TAP_RUN(t_forget_and_stop);
 	TAP_RUN(t_refusals);
+	TAP_RUN(t_common_episodes);
 	return tap_done();
 }

@@ -7,6 +7,7 @@
  * from its genome and the noise table its configuration names alone.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -148,6 +149,46 @@ static void t_generation_frame(void)
 	seed_evo_gen_copy_free(&gc);
 	seed_frame_clear(&f);
 	seed_buf_free(&out);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+}
+
+/* The episode seed of a round's frame: under evolution.common_episodes a
+ * positive one, a new one each round; none without. */
+static int64_t frame_episode_seed(seed_evolver *E)
+{
+	seed_buf out = {0};
+	seed_err err = {""};
+	seed_frame f;
+	int64_t v = -2;
+	if (seed_evolver_generation_frame(E, &out, &err) == 0 &&
+	    seed_frame_decode(&f, out.data, out.len, &err) == 0) {
+		v = seed_frame_int(&f, "episode_seed", -1);
+		seed_frame_clear(&f);
+	}
+	seed_buf_free(&out);
+	return v;
+}
+
+static void t_episode_seed(void)
+{
+	seed_config c;
+	seed_evolver *E;
+	seed_err err = {""};
+	const char *on[] = {"evolution.common_episodes=true"};
+	CHECK(config(&c, "es", on, 1) == 0);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 10, &err) == 0, "%s", err.msg);
+	int64_t s0 = frame_episode_seed(E);
+	CHECK(s0 > 0 && frame_episode_seed(E) == s0); /* the round republished: the same */
+	CHECK(play_round(E, 0, 50) == 4);
+	CHECK(seed_evolver_step(E, 12, &err) == 1);
+	int64_t s1 = frame_episode_seed(E);
+	CHECK_MSG(s1 > 0 && s1 != s0, "%" PRId64 " then %" PRId64, s0, s1);
+	seed_evolver_free(&E);
+	seed_config_free(&c);
+	CHECK(config(&c, "es", NULL, 0) == 0 && !c.evolution.common_episodes);
+	CHECK_MSG(seed_evolver_new(&E, &c, NULL, 10, &err) == 0, "%s", err.msg);
+	CHECK(frame_episode_seed(E) == -1);
 	seed_evolver_free(&E);
 	seed_config_free(&c);
 }
@@ -720,6 +761,7 @@ int main(void)
 {
 	TAP_RUN(t_refuses);
 	TAP_RUN(t_generation_frame);
+	TAP_RUN(t_episode_seed);
 	TAP_RUN(t_round);
 	TAP_RUN(t_deadline);
 	TAP_RUN(t_frame_skip);

@@ -759,7 +759,7 @@ static void t_encode_action(void)
 		if (strcmp(golden_frames[i].name, "action") == 0)
 			g = &golden_frames[i];
 	const int32_t a3[3] = {1, 0, -7};
-	CHECK(g && seed_frame_encode_action(&b, 0, 0, 0, 0, 0, a3, NULL, 3, &err) == 0);
+	CHECK(g && seed_frame_encode_action(&b, 0, 0, 0, 0, 0, a3, NULL, NULL, 3, &err) == 0);
 	CHECK(g && g->bytes[0] == 0xde && g->bytes[1] == 0 && g->bytes[2] == 19 && b.data[0] == 0x88);
 	CHECK(g && g->len > b.len + 2 && memcmp(b.data + 1, g->bytes + 3, b.len - 1) == 0);
 
@@ -774,7 +774,7 @@ static void t_encode_action(void)
 	    'e',  0x91, 0x01, 0xa4, 'd',  'a',  't',  'a', 0xc4, 0x04, 0x05, 0x00, 0x00, 0x00};
 	const int32_t five = 5;
 	seed_buf_reset(&b);
-	CHECK(seed_frame_encode_action(&b, 7, 1, 128, 0, 2, &five, NULL, 1, &err) == 0);
+	CHECK(seed_frame_encode_action(&b, 7, 1, 128, 0, 2, &five, NULL, NULL, 1, &err) == 0);
 	CHECK_MSG(b.len == sizeof hand && memcmp(b.data, hand, sizeof hand) == 0, "%zu bytes, want %zu",
 	          b.len, sizeof hand);
 
@@ -797,21 +797,26 @@ static void t_encode_action(void)
 	};
 	int32_t *acts = malloc(16384 * sizeof *acts);
 	uint8_t *resets = malloc(16384);
+	int64_t *seeds = malloc(16384 * sizeof *seeds);
 	for (int i = 0; i < 16384; i++) {
 		acts[i] = (int32_t)(i * 2654435761u);
 		resets[i] = i % 3 == 1;
+		seeds[i] = resets[i] ? (int64_t)(i * 0x9e3779b97f4a7c15ull >> 1) : 0;
 	}
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		seed_frame f;
 		int64_t n = cases[k].n;
 		action_frame(&f, cases[k].run, cases[k].actor, cases[k].seq, cases[k].env0, cases[k].version,
 		             acts, &n);
-		/* Without a reset mask, then with one: the same frame with
-		 * "reset" set last. */
-		for (int with = 0; with < 2; with++) {
-			if (with)
+		/* Without a reset mask, then with one, then with its seeds:
+		 * the same frame with "reset" and "reset_seed" set last. */
+		for (int with = 0; with < 3; with++) {
+			if (with == 1)
 				seed_frame_set_tensor(&f, "reset",
 				                      seed_tensor_view(resets, SEED_DTYPE_U8, 1, &n));
+			if (with == 2)
+				seed_frame_set_tensor(&f, "reset_seed",
+				                      seed_tensor_view(seeds, SEED_DTYPE_I64, 1, &n));
 			seed_buf_reset(&ref);
 			seed_buf_append(&ref, "xy", 2);
 			CHECK(seed_frame_encode(&f, &ref, &err) == 0);
@@ -819,16 +824,23 @@ static void t_encode_action(void)
 			seed_buf_append(&b, "xy", 2);
 			CHECK(seed_frame_encode_action(&b, cases[k].run, cases[k].actor, cases[k].seq,
 			                               cases[k].env0, cases[k].version, acts,
-			                               with ? resets : NULL, n, &err) == 0);
+			                               with ? resets : NULL, with == 2 ? seeds : NULL, n,
+			                               &err) == 0);
 			CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0,
-			          "%s%s: %zu bytes, want %zu", cases[k].name, with ? " with reset" : "",
+			          "%s%s: %zu bytes, want %zu", cases[k].name,
+			          with == 2 ? " with seeds"
+			          : with    ? " with reset"
+			                    : "",
 			          b.len, ref.len);
 		}
 		seed_frame dec;
 		CHECK(seed_frame_decode(&dec, b.data + 2, b.len - 2, &err) == 0);
-		const seed_tensor *rt = seed_frame_tensor(&dec, "reset");
+		const seed_tensor *rt = seed_frame_tensor(&dec, "reset"),
+		                  *st = seed_frame_tensor(&dec, "reset_seed");
 		CHECK(rt && rt->dtype == SEED_DTYPE_U8 && rt->shape[0] == n &&
 		      memcmp(rt->data, resets, (size_t)n) == 0);
+		CHECK(st && st->dtype == SEED_DTYPE_I64 && st->shape[0] == n &&
+		      memcmp(st->data, seeds, 8 * (size_t)n) == 0);
 	}
 
 	/* Refusals: the generic path's code and message, out unchanged. */
@@ -852,13 +864,14 @@ static void t_encode_action(void)
 		seed_buf_reset(&b);
 		seed_buf_append(&b, "xy", 2);
 		int r2 = seed_frame_encode_action(&b, 1, 2, bad[k].seq, bad[k].env0, bad[k].version, acts,
-		                                  NULL, n, &e2);
+		                                  NULL, NULL, n, &e2);
 		CHECK_MSG(r1 == -SEED_EFRAME && r2 == r1, "%s: %d and %d", bad[k].name, r1, r2);
 		CHECK_MSG(strcmp(e1.msg, e2.msg) == 0, "%s: '%s' and '%s'", bad[k].name, e1.msg, e2.msg);
 		CHECK_MSG(b.len == 2, "%s: out changed", bad[k].name);
 	}
 	free(acts);
 	free(resets);
+	free(seeds);
 	seed_buf_free(&b);
 	seed_buf_free(&ref);
 }
@@ -873,7 +886,7 @@ static void t_encode_action(void)
  * out by hand, and across msgpack's widths the bytes of seed_frame_encode
  * for the frame with the same fields; its refusals are the frame's. */
 static void box_frame(seed_frame *f, int64_t seq, int64_t version, const float *a, int64_t *shape,
-                      const uint8_t *reset)
+                      const uint8_t *reset, const int64_t *seeds)
 {
 	seed_frame_init(f, SEED_FRAME_ACTION);
 	seed_frame_set_int(f, "run", 70000);
@@ -884,6 +897,9 @@ static void box_frame(seed_frame *f, int64_t seq, int64_t version, const float *
 	seed_frame_set_tensor(f, "action", seed_tensor_view((void *)a, SEED_DTYPE_F32, 2, shape));
 	if (reset)
 		seed_frame_set_tensor(f, "reset", seed_tensor_view((void *)reset, SEED_DTYPE_U8, 1, shape));
+	if (seeds)
+		seed_frame_set_tensor(f, "reset_seed",
+		                      seed_tensor_view((void *)seeds, SEED_DTYPE_I64, 1, shape));
 }
 
 static void t_encode_action_box(void)
@@ -898,7 +914,7 @@ static void t_encode_action_box(void)
 	 * f32 [[0.5, -1.25, 3e-8], [-0.0, 1e30, -2.5]], reset [0, 1]. */
 	const float a6[6] = {0.5f, -1.25f, 3e-8f, -0.0f, 1e30f, -2.5f};
 	const uint8_t reset2[2] = {0, 1};
-	CHECK(g && seed_frame_encode_action_box(&b, 2, 1, 9, 0, 300, a6, reset2, 2, 3, &err) == 0);
+	CHECK(g && seed_frame_encode_action_box(&b, 2, 1, 9, 0, 300, a6, reset2, NULL, 2, 3, &err) == 0);
 	CHECK_MSG(g && b.len == g->len && memcmp(b.data, g->bytes, b.len) == 0, "%zu bytes, want %zu", b.len,
 	          g ? g->len : 0);
 
@@ -915,7 +931,7 @@ static void t_encode_action_box(void)
 	    'a',  't',  'a', 0xc4, 0x08, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0};
 	const float two[2] = {1.0f, -2.0f};
 	seed_buf_reset(&b);
-	CHECK(seed_frame_encode_action_box(&b, 1, 2, 3, 4, 5, two, NULL, 1, 2, &err) == 0);
+	CHECK(seed_frame_encode_action_box(&b, 1, 2, 3, 4, 5, two, NULL, NULL, 1, 2, &err) == 0);
 	CHECK_MSG(b.len == sizeof hand && memcmp(b.data, hand, sizeof hand) == 0, "%zu bytes, want %zu",
 	          b.len, sizeof hand);
 
@@ -934,23 +950,30 @@ static void t_encode_action_box(void)
 	uint8_t *resets = malloc(16384);
 	for (int i = 0; i < 16388; i++)
 		acts[i] = (float)((int)(i * 2654435761u % 2001u) - 1000) / 8.0f;
-	for (int i = 0; i < 16384; i++)
+	int64_t *seeds = malloc(16384 * sizeof *seeds);
+	for (int i = 0; i < 16384; i++) {
 		resets[i] = i % 5 == 2;
+		seeds[i] = resets[i] ? INT64_MAX - i : 0;
+	}
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-		for (int with = 0; with < 2; with++) {
+		for (int with = 0; with < 3; with++) {
 			seed_frame f;
 			int64_t shape[2] = {cases[k].K, cases[k].A};
-			box_frame(&f, cases[k].seq, cases[k].version, acts, shape, with ? resets : NULL);
+			box_frame(&f, cases[k].seq, cases[k].version, acts, shape, with ? resets : NULL,
+			          with == 2 ? seeds : NULL);
 			seed_buf_reset(&ref);
 			seed_buf_append(&ref, "xy", 2);
 			CHECK(seed_frame_encode(&f, &ref, &err) == 0);
 			seed_buf_reset(&b);
 			seed_buf_append(&b, "xy", 2);
-			CHECK(seed_frame_encode_action_box(&b, 70000, 5, cases[k].seq, 3, cases[k].version,
-			                                   acts, with ? resets : NULL, cases[k].K, cases[k].A,
-			                                   &err) == 0);
+			CHECK(seed_frame_encode_action_box(
+			          &b, 70000, 5, cases[k].seq, 3, cases[k].version, acts, with ? resets : NULL,
+			          with == 2 ? seeds : NULL, cases[k].K, cases[k].A, &err) == 0);
 			CHECK_MSG(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0,
-			          "%s%s: %zu bytes, want %zu", cases[k].name, with ? " with reset" : "",
+			          "%s%s: %zu bytes, want %zu", cases[k].name,
+			          with == 2 ? " with seeds"
+			          : with    ? " with reset"
+			                    : "",
 			          b.len, ref.len);
 		}
 
@@ -979,12 +1002,12 @@ static void t_encode_action_box(void)
 			bad_acts[bad[k].at] = bad[k].value;
 		seed_frame f;
 		int64_t shape[2] = {bad[k].K, bad[k].A};
-		box_frame(&f, bad[k].seq, 1, bad_acts, shape, NULL);
+		box_frame(&f, bad[k].seq, 1, bad_acts, shape, NULL, NULL);
 		seed_err e1 = {""}, e2 = {""};
 		int r1 = seed_frame_encode(&f, &ref, &e1);
 		seed_buf_reset(&b);
 		seed_buf_append(&b, "xy", 2);
-		int r2 = seed_frame_encode_action_box(&b, 70000, 5, bad[k].seq, 3, 1, bad_acts, NULL,
+		int r2 = seed_frame_encode_action_box(&b, 70000, 5, bad[k].seq, 3, 1, bad_acts, NULL, NULL,
 		                                      bad[k].K, bad[k].A, &e2);
 		CHECK_MSG(r1 == -SEED_EFRAME && r2 == r1, "%s: %d and %d", bad[k].name, r1, r2);
 		CHECK_MSG(has(e2.msg, bad[k].msg), "%s: '%s'", bad[k].name, e2.msg);
@@ -993,6 +1016,7 @@ static void t_encode_action_box(void)
 	}
 	free(acts);
 	free(resets);
+	free(seeds);
 	seed_buf_free(&b);
 	seed_buf_free(&ref);
 }

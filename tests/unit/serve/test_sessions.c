@@ -145,13 +145,13 @@ static void t_bounds(void)
 	s = make(100, ub);
 	CHECK(get(s, 1, 0, 0, 8, 0, -E2BIG) == NULL);
 	seed_sessions_free(&s);
-	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 +
+	s = make(100, 2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + 2 * 8 + sizeof(seed_evo_row)) * 8 +
 	                            25 * 8 * 3 + 256));
 	get(s, 1, 0, 0, 8, 0, 1);
 	get(s, 1, 1, 0, 8, 0, 1);
 	CHECK(seed_sessions_bytes(s) ==
-	      2 * ub +
-	          2 * (sizeof(seed_session) + (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256));
+	      2 * ub + 2 * (sizeof(seed_session) + (3 * 4 + 2 + 2 * 8 + sizeof(seed_evo_row)) * 8 +
+	                    25 * 8 * 3 + 256));
 	get(s, 1, 2, 0, 8, 0, 1);
 	CHECK(seed_sessions_count(s) == 2 && seed_sessions_evicted(s) == 1);
 	seed_sessions_free(&s);
@@ -169,8 +169,8 @@ static void t_bounds(void)
 	CHECK(seed_sessions_get(s, 1, 0, 0, &r, 0, &h, &err) == 1);
 	CHECK(h->layout.state_size == 6 && h->unroll && h->unroll->layout.state_size == 6);
 	CHECK(seed_sessions_bytes(s) == seed_unroll_bytes(&r) + sizeof(seed_session) +
-	                                    (3 * 4 + 2 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 + 256 +
-	                                    8 * (6 * 4 + 5));
+	                                    (3 * 4 + 2 + 2 * 8 + sizeof(seed_evo_row)) * 8 + 25 * 8 * 3 +
+	                                    256 + 8 * (6 * 4 + 5));
 	int zeros = 0;
 	for (int k = 0; k < 8 * 6; k++)
 		zeros += h->core[k] == 0;
