@@ -485,8 +485,7 @@ static int advance_es(seed_evo *e, int n, int64_t next, seed_err *err)
 }
 
 /* SNES's weights of the n evaluated members into e->shaped, indexed by
- * member; members of equal fitness get the mean of their ranks' weights.
- * Temperature 0: the utilities u_k = max(0, ln(n/2 + 1) - ln k) /
+ * member.  Temperature 0: the utilities u_k = max(0, ln(n/2 + 1) - ln k) /
  * sum - 1/n, k = 1..n by rank.  Temperature T > 0: softmax(-T x) with
  * x_r = r / (n - 1) - 0.5, r = 0..n-1 by rank, computed as
  * exp(-T r / (n - 1)) / sum (the same after dividing by exp(T / 2), with no
@@ -499,29 +498,13 @@ static void snes_weights(seed_evo *e, int n)
 			tot += n > 1 ? exp(-T * r / (n - 1)) : 1.0;
 		for (int r = 0; r < n; r++)
 			e->shaped[e->order[r]] = (float)((n > 1 ? exp(-T * r / (n - 1)) : 1.0) / tot);
-	} else {
-		for (int k = 1; k <= n; k++)
-			tot += fmax(0.0, log(n / 2.0 + 1.0) - log((double)k));
-		for (int k = 1; k <= n; k++)
-			e->shaped[e->order[k - 1]] =
-			    (float)(fmax(0.0, log(n / 2.0 + 1.0) - log((double)k)) / tot - 1.0 / n);
+		return;
 	}
-	/* Members of equal fitness share their ranks' mean weight: no order
-	 * among them moves the centre (a mirrored pair that ties adds
-	 * nothing), as ES's centred ranks give ties their mean rank. */
-	for (int r = 0; r < n;) {
-		int q = r + 1;
-		while (q < n && e->fit[e->order[q]] == e->fit[e->order[r]])
-			q++;
-		if (q - r > 1) {
-			double w = 0;
-			for (int i = r; i < q; i++)
-				w += e->shaped[e->order[i]];
-			for (int i = r; i < q; i++)
-				e->shaped[e->order[i]] = (float)(w / (q - r));
-		}
-		r = q;
-	}
+	for (int k = 1; k <= n; k++)
+		tot += fmax(0.0, log(n / 2.0 + 1.0) - log((double)k));
+	for (int k = 1; k <= n; k++)
+		e->shaped[e->order[k - 1]] =
+		    (float)(fmax(0.0, log(n / 2.0 + 1.0) - log((double)k)) / tot - 1.0 / n);
 }
 
 /* SNES: weights over the n evaluated members (best first), the natural

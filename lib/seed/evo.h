@@ -34,8 +34,7 @@
  *       evosax's SNES with a temperature (Lange et al. 2022's discovered
  *       weights): x_k = (k - 1) / (M' - 1) - 0.5 and
  *       u_k = exp(-T x_k) / sum_j exp(-T x_j), all positive and summing to
- *       1, no baseline (M' = 1: u_1 = 1); members of equal fitness share
- *       the mean of their ranks' u_k; with z = sign eps(key) a member's
+ *       1, no baseline (M' = 1: u_1 = 1); with z = sign eps(key) a member's
  *       standardised sample,
  *           mu  += lr * s . sum_k u_k z_k
  *           s   *= exp(lr_sigma / 2 * sum_k u_k (z_k^2 - 1))

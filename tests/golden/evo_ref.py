@@ -18,8 +18,7 @@ from what seed/noise.h and seed/evo.h document:
     evaluated members, g = 1/(M' sigma) sum shaped sign eps, then Adam as
     seed/optim.h has it (PyTorch's) on -g + l2 theta;
   - SNES's natural-gradient updates of the centre and the stds with its
-    rank utilities or with a temperature's softmax weights (ties: the mean
-    of their ranks' weights), and ARS's V2-t step (top pairs, their returns' std, a
+    rank utilities or with a temperature's softmax weights, and ARS's V2-t step (top pairs, their returns' std, a
     shifted fitness), on the same keys and returns.
 
 Usage: python3 tests/golden/evo_ref.py > tests/golden/evo_golden.h
@@ -254,10 +253,6 @@ def main():
             else:
                 u = np.maximum(0, math.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
                 u = u / u.sum() - 1.0 / n
-            # Members of equal return share the mean of their ranks'
-            # weights (round 1's pair 0 ties at 4.0).
-            u = np.array([np.mean([u[j] for j in range(n) if ret[order[j]] == ret[order[r]]])
-                          for r in range(n)])
             gm, gs = np.zeros(P), np.zeros(P)
             for uk, i in zip(u, order):
                 z = (1.0 if i % 2 == 0 else -1.0) * eps(table, mseed, ks[i // 2], 0)
