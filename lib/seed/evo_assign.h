@@ -127,8 +127,8 @@ int seed_evo_assign_prepare(seed_evo_assign *a);
  * episodes[m] wanted of member m (copied), episodes stopped after cap steps
  * (0: no cap), every member's k-th episode played from the seed
  * seed_evo_episode_seed(episode_seed, k) (0: each from where its
- * environment is, see "Common episodes").  The current generation becomes the previous one, kept while
- * episodes of it are in flight.  Returns the slot, or -EINVAL (members < 1,
+ * environment is, see "Common episodes").  The current generation becomes
+ * the previous one, kept while episodes of it are in flight.  Returns the slot, or -EINVAL (members < 1,
  * an episodes[m] < 1, cap < 0; err says which; nothing changes). */
 int seed_evo_assign_start(seed_evo_assign *a, int64_t generation, int members, const int32_t *episodes,
                           int64_t cap, uint64_t episode_seed, seed_err *err);

@@ -317,14 +317,14 @@ enum { SEED_RESET_STEP = 0, SEED_RESET_RESTART = 1, SEED_RESET_HOLD = 2 };
 
 /* Append the action frame {run, actor, seq, env0, policy_version, action
  * i32[K], reset u8[K] when reset is not NULL, and reset_seed i64[K] when
- * reset_seed is not NULL} to out, byte for byte as
- * seed_frame_encode writes the frame with those fields set in that order,
- * without building and validating a seed_frame: the answer on an inference
- * server's hot path.  action holds K int32 (host order, as tensor views
- * do), reset K bytes, reset_seed K int64 (seed-frames(7)).  Errors (out unchanged): those
- * of seed_frame_encode for that frame, with its messages (-SEED_EFRAME: seq,
- * env0 or policy_version negative, K < 1).  Allocates only when out must
- * grow. */
+ * reset_seed is not NULL} to out, byte for byte as seed_frame_encode
+ * writes the frame with those fields set in that order, without building
+ * and validating a seed_frame: the answer on an inference server's hot
+ * path.  action holds K int32 (host order, as tensor views do), reset K
+ * bytes, reset_seed K int64 (seed-frames(7)).  Errors (out unchanged):
+ * those of seed_frame_encode for that frame, with its messages
+ * (-SEED_EFRAME: seq, env0 or policy_version negative, K < 1).  Allocates
+ * only when out must grow. */
 int seed_frame_encode_action(seed_buf *out, uint32_t run, uint32_t actor, int64_t seq, int32_t env0,
                              int64_t policy_version, const int32_t *action, const uint8_t *reset,
                              const int64_t *reset_seed, int64_t K, seed_err *err);

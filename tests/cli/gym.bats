@@ -188,27 +188,45 @@ teardown() {
 	[[ "$stderr" == *"--max-episode-steps needs --backend gymnasium"* ]]
 }
 
+# population_server KEYS EPISODES EXTRA: seed-infer in population mode
+# (stderr to $D/infer.err, metrics to $D/m.jsonl), seed-cat writing its
+# episode frames to $D/eps.jsonl ($CAT), and a random-search generation 0
+# published to it: members initialised from KEYS (comma-separated) of a
+# small MLP, EPISODES wanted of each, with the fields of the JSON object
+# EXTRA added.
+population_server() {
+	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
+		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
+	PIDS=$!
+	wait_for_handler $PIDS 15
+	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
+	CAT=$!
+	PIDS="$PIDS $CAT"
+	wait_for_handler $CAT 15
+	jq -nc --argjson keys "[$1]" --argjson eps "[$2]" --argjson extra "$3" \
+		--arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
+		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
+		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
+		  genome: {dtype: "i64", shape: [($keys | length), 1], data: $keys},
+		  episodes: {dtype: "i32", shape: [($eps | length)], data: $eps}, model: $model} + $extra' |
+		seed-cat --encode >"$D/gen.frames"
+	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+}
+
+# episodes_done: seed-cat stopped once the last episode frames are in.
+episodes_done() {
+	sleep 0.5
+	kill -TERM "$CAT"
+	wait "$CAT" || true
+}
+
 @test "a population server's restarts and holds: seed-gym starts a new episode, or holds one, where it is asked to" {
 	need_gym
 	# A random-search generation of 3 members, 6 episodes each, whose
 	# episodes stop at 4 steps (the episode cap): the server asks for a
 	# restart after each, and holds the environments once all 18 are
 	# played.
-	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
-		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
-	PIDS=$!
-	wait_for_handler $PIDS 15
-	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
-	local cat=$!
-	PIDS="$PIDS $cat"
-	wait_for_handler $cat 15
-	jq -nc --arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
-		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
-		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
-		  genome: {dtype: "i64", shape: [3, 1], data: [1, 2, 3]},
-		  episodes: {dtype: "i32", shape: [3], data: [6, 6, 6]}, model: $model, episode_cap: 4}' |
-		seed-cat --encode >"$D/gen.frames"
-	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+	population_server 1,2,3 6,6,6 '{"episode_cap": 4}'
 	for _ in $(seq 100); do
 		tail -n 1 "$D/m.jsonl" 2>/dev/null | jq -e '.generation == 0' >/dev/null 2>&1 && break
 		sleep 0.1
@@ -217,9 +235,7 @@ teardown() {
 		--metrics "$D/actor.jsonl"
 	assert_success
 	echo "$stderr"
-	sleep 0.5
-	kill -TERM $cat
-	wait $cat || true
+	episodes_done
 	# No CartPole-v1 episode ends within 4 steps: every report is at the
 	# cap, and each is followed by a restart (5 steps an episode: room for
 	# 24 in 30 steps of 4 environments), none ended by the game.  The 18
@@ -241,26 +257,10 @@ teardown() {
 	# episode seed: each member's episode k starts from the same seed, so
 	# the three play the same two episodes (greedy, deterministic after
 	# the start; key 1's network balances for 49 and 58 steps from them).
-	seed-infer --bind "ipc://$D/s" --model "ipc://$D/p" --unrolls "ipc://$D/u" --stats-interval 0 \
-		--metrics "$D/m.jsonl" --metrics-interval 0.1 2>"$D/infer.err" &
-	PIDS=$!
-	wait_for_handler $PIDS 15
-	seed-cat --connect "ipc://$D/u" --out "$D/eps.jsonl" 2>/dev/null &
-	local cat=$!
-	PIDS="$PIDS $cat"
-	wait_for_handler $cat 15
-	jq -nc --arg model '{"torso":[{"type":"linear","out":8},{"type":"tanh"}]}' \
-		'{type: "generation", version: 1, run: 0, generation: 0, phase: 0, algorithm: "rs",
-		  noise_seed: 1, noise_size: 1000, sigma: 0, rank: 0,
-		  genome: {dtype: "i64", shape: [3, 1], data: [1, 1, 1]},
-		  episodes: {dtype: "i32", shape: [3], data: [2, 2, 2]}, model: $model, episode_seed: 12345}' |
-		seed-cat --encode >"$D/gen.frames"
-	"$SEED_BUILDDIR/tests/cli/frame_push" --pub "ipc://$D/p" "$D/gen.frames" 2>/dev/null
+	population_server 1,1,1 2,2,2 '{"episode_seed": 12345}'
 	run --separate-stderr seed-gym --env CartPole-v1 --envs 4 --steps 1200 --connect "ipc://$D/s"
 	assert_success
-	sleep 0.5
-	kill -TERM $cat
-	wait $cat || true
+	episodes_done
 	# Every member's two lengths (CartPole pays 1 a step: the returns)
 	# are the same pair; the two differ (two seeds).
 	jq -sc '[.[] | [.member.data, .length.data] | transpose[]]' "$D/eps.jsonl"

@@ -11,8 +11,9 @@
  *     gets a message, and the same one again on the next call (sticky);
  *   - a refused frame or line gets a message;
  *   - a decoded frame encodes, and decodes back to the same encoding; an
- *     action frame with just the schema's fields, in its order, encodes to the same bytes
- *     through seed_frame_encode_action (the server's hot path);
+ *     action frame with just the schema's fields, in its order, encodes to
+ *     the same bytes through seed_frame_encode_action (the server's hot
+ *     path);
  *   - a line that parses encodes, and its frame prints as JSON that parses
  *     again to a frame that prints the same (JSON is a fixed point).
  */
